@@ -1,0 +1,1 @@
+"""Bundled data: schemas, cases, fixtures and prompts (mapped from the top-level folders)."""

@@ -1,0 +1,124 @@
+"""User-facing errors and the one boundary that maps them to exit codes.
+
+Exit codes (DESIGN.md "CLI"): 0 all passed, 1 some failed or errored,
+2 interrupted, 3 internal error, 4 bad usage / config / case file,
+5 no case selected.
+"""
+
+from __future__ import annotations
+
+import sys
+import tempfile
+import traceback
+from dataclasses import dataclass
+from enum import IntEnum
+from pathlib import Path
+from typing import Callable, TextIO
+
+
+class ExitCode(IntEnum):
+    """Process exit codes of the `tooltrial` command."""
+
+    OK = 0
+    FAILED = 1
+    INTERRUPTED = 2
+    INTERNAL = 3
+    USAGE = 4
+    NO_CASES = 5
+
+
+@dataclass(frozen=True)
+class Location:
+    """A position in a user file; line and column are 1-based."""
+
+    file: str
+    line: int | None = None
+    column: int | None = None
+
+    def __str__(self) -> str:
+        parts = [self.file]
+        if self.line is not None:
+            parts.append(str(self.line))
+            if self.column is not None:
+                parts.append(str(self.column))
+        return ":".join(parts)
+
+
+class UserError(Exception):
+    """A mistake the user can fix: bad usage, a bad case or config file.
+
+    Args:
+        message: what is wrong, one line.
+        location: where, if it is in a file.
+        path: the enclosing keys, e.g. ``"expect.files"``, shown before the message.
+        hint: what to do about it, shown in parentheses.
+
+    Rendered as ``file:line:col: path: message (hint)``.
+    """
+
+    exit_code = ExitCode.USAGE
+
+    def __init__(
+        self,
+        message: str,
+        location: Location | None = None,
+        path: str = "",
+        hint: str = "",
+    ) -> None:
+        self.message = message
+        self.location = location
+        self.path = path
+        self.hint = hint
+        super().__init__(self.render())
+
+    def render(self) -> str:
+        text = f"{self.path}: {self.message}" if self.path else self.message
+        if self.hint:
+            text = f"{text} ({self.hint})"
+        return f"{self.location}: {text}" if self.location else text
+
+
+class CaseFileError(UserError):
+    """A case file that cannot be loaded or does not match the case schema."""
+
+
+class ConfigError(UserError):
+    """A project config file (tooltrial.yml) or CLI option that is invalid."""
+
+
+class UserErrors(Exception):
+    """Several user errors found at once (``tooltrial validate`` reports all)."""
+
+    exit_code = ExitCode.USAGE
+
+    def __init__(self, errors: list[UserError]) -> None:
+        self.errors = errors
+        super().__init__("\n".join(e.render() for e in errors))
+
+
+def run_at_boundary(fn: Callable[[], int], stderr: TextIO | None = None) -> int:
+    """Call ``fn`` and turn every expected error into a message and an exit code.
+
+    User errors print one line each and give 4; Ctrl-C gives 2; anything else
+    is an internal error: one line on stderr, the traceback in a log file, 3.
+    """
+    err = stderr or sys.stderr
+    try:
+        return fn()
+    except UserErrors as e:
+        for one in e.errors:
+            print(f"error: {one.render()}", file=err)
+        return e.exit_code
+    except UserError as e:
+        print(f"error: {e.render()}", file=err)
+        return e.exit_code
+    except KeyboardInterrupt:
+        print("interrupted", file=err)
+        return ExitCode.INTERRUPTED
+    except BrokenPipeError:
+        return ExitCode.OK
+    except Exception as e:  # the boundary: anything unexpected is a bug
+        log = Path(tempfile.gettempdir()) / "tooltrial-internal-error.log"
+        log.write_text(traceback.format_exc(), encoding="utf-8")
+        print(f"internal error: {type(e).__name__}: {e} (traceback in {log})", file=err)
+        return ExitCode.INTERNAL

@@ -1,0 +1,83 @@
+"""The provider seam: what the agent loop sends a model and what comes back.
+
+Messages and tool specs use the OpenAI chat-completions shapes
+(https://platform.openai.com/docs/api-reference/chat), which litellm speaks
+for every provider.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """One tool call requested by the model.
+
+    Attributes:
+        id: the provider's call id (synthesized when missing or duplicated).
+        name: the tool name as the model wrote it.
+        arguments: the parsed arguments object, or None when they did not parse.
+        error: why the arguments were unusable (e.g. invalid JSON), else None.
+        raw_arguments: the arguments as sent, when they came as a string.
+    """
+
+    id: str
+    name: str
+    arguments: dict[str, Any] | None
+    error: str | None = None
+    raw_arguments: str | None = None
+
+
+@dataclass(frozen=True)
+class Usage:
+    """Token counts of one model request; None means the provider did not say."""
+
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    total_tokens: int | None = None
+    cost: float | None = None  # USD, from litellm's cost table when the model is known
+
+
+@dataclass(frozen=True)
+class Completion:
+    """One model reply.
+
+    Attributes:
+        content: the reply text (None or "" when the reply is only tool calls).
+        tool_calls: the calls requested, in order.
+        finish_reason: the provider's finish reason (``stop``, ``tool_calls``, ``length``...).
+        usage: token counts, or None when the provider reported none.
+        latency: seconds the request took.
+    """
+
+    content: str | None
+    tool_calls: tuple[ToolCall, ...] = ()
+    finish_reason: str | None = None
+    usage: Usage | None = None
+    latency: float = 0.0
+
+
+class ProviderError(Exception):
+    """A model request failed for good (after any retries); the run becomes an ERROR."""
+
+
+class Provider(Protocol):
+    """A model: given the conversation and the offered tools, one reply.
+
+    ``messages`` are OpenAI-style dicts (role/content/tool_calls/tool_call_id);
+    ``tools`` are OpenAI function-tool specs. Raises ProviderError.
+    """
+
+    name: str
+
+    def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Completion: ...
+
+
+@dataclass
+class RequestLog:
+    """Per-run accounting of model requests, filled by the turn-limit wrapper."""
+
+    requests: int = 0
+    completions: list[Completion] = field(default_factory=list)
