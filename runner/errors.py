@@ -7,9 +7,11 @@ Exit codes (DESIGN.md "CLI"): 0 all passed, 1 some failed or errored,
 
 from __future__ import annotations
 
+import difflib
 import sys
 import tempfile
 import traceback
+from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import IntEnum
 from pathlib import Path
@@ -94,6 +96,12 @@ class UserErrors(Exception):
     def __init__(self, errors: list[UserError]) -> None:
         self.errors = errors
         super().__init__("\n".join(e.render() for e in errors))
+
+
+def did_you_mean(word: str, choices: Iterable[str], otherwise: str = "") -> str:
+    """A hint naming the choice closest to a misspelled ``word`` (difflib), else ``otherwise``."""
+    close = difflib.get_close_matches(word, list(choices), n=1)
+    return f"did you mean {close[0]!r}?" if close else otherwise
 
 
 def run_at_boundary(fn: Callable[[], int], stderr: TextIO | None = None) -> int:

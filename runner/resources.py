@@ -23,4 +23,4 @@ def bundled(kind: str) -> Path:
         raise ValueError(f"unknown bundled data kind {kind!r}")
     if (_CHECKOUT / "pyproject.toml").is_file() and (_CHECKOUT / kind).is_dir():
         return _CHECKOUT / kind
-    return Path(str(resources.files(f"runner.data.{kind}")))
+    return Path(str(resources.files("runner.data") / kind))

@@ -1,0 +1,43 @@
+# tooltrial: `make run` runs the bundled suite offline, `make test` runs the tests.
+# Both create .venv from requirements.lock (hash-checked) when it is missing or stale.
+
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.tooltrial-installed
+PIP    := PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_INPUT=1 $(BIN)/python -m pip --quiet
+
+.PHONY: run test venv lock clean
+
+run: $(STAMP)
+	$(BIN)/tooltrial run cases/
+
+test: $(STAMP)
+	$(BIN)/python -m pytest
+
+venv: $(STAMP)
+
+# The stamp is newer than the lock and pyproject.toml once the install succeeded.
+$(STAMP): requirements.lock pyproject.toml
+	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || \
+	  { echo "tooltrial needs Python >= 3.11; try: make PYTHON=python3.12"; exit 1; }
+	@$(BIN)/python -c '' 2>/dev/null || $(PYTHON) -m venv --clear $(VENV)
+	$(PIP) install --require-hashes -r requirements.lock
+	$(PIP) install --no-deps --no-build-isolation -e .
+	@touch $@
+
+# Regenerate requirements.lock from requirements.in, with hashes, for Python 3.11 on x86-64 Linux.
+# Needs uv (https://docs.astral.sh/uv/) or, failing that, pip-tools (pip-compile).
+lock:
+	@if command -v uv >/dev/null 2>&1; then \
+	  uv pip compile requirements.in --generate-hashes --python-version 3.11 \
+	    --python-platform x86_64-unknown-linux-gnu -o requirements.lock; \
+	elif command -v pip-compile >/dev/null 2>&1; then \
+	  pip-compile --quiet --generate-hashes --allow-unsafe -o requirements.lock requirements.in; \
+	else \
+	  echo "make lock needs uv or pip-tools (pip install uv)"; exit 1; \
+	fi
+
+clean:
+	rm -rf $(VENV) build dist *.egg-info .pytest_cache .hypothesis
+	find . -name __pycache__ -type d -prune -exec rm -rf {} +

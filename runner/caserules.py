@@ -1,0 +1,106 @@
+"""The rules the case schema cannot say, each reported where the value was written.
+
+Ids are unique in a file; the fixture folder exists; every regex compiles;
+``tools``/``deny`` name builtin tools or the case's mocks; ``files`` paths stay
+inside the workspace.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from runner.errors import CaseFileError, did_you_mean
+from runner.patterns import compile_pattern
+from runner.tools import BUILTIN_TOOLS
+from runner.yamlpos import Spot, position, written
+
+Checked = list[tuple[Spot, dict[str, Any]]]  # each case merged over the defaults, with its Spot
+
+
+def extra_rule_errors(checked: Checked, defaults: Spot | None, fixtures: Path) -> list[CaseFileError]:
+    """Every extra-rule error of the file's cases."""
+    return _duplicate_ids(checked) + _rules(checked, defaults, fixtures)
+
+
+def _duplicate_ids(checked: Checked) -> list[CaseFileError]:
+    errors = []
+    first: dict[str, int] = {}
+    for spot, case in checked:
+        case_id = case.get("id")
+        if isinstance(case_id, str) and case_id in first:
+            hint = f"first used at line {first[case_id]}; ids must be unique in a file"
+            errors.append(spot.error(f"duplicate id {case_id!r}", ["id"], hint=hint))
+        elif isinstance(case_id, str):
+            first[case_id] = position(spot.node, ["id"])[0]
+    return errors
+
+
+def _rules(checked: Checked, defaults: Spot | None, fixtures: Path) -> list[CaseFileError]:
+    """The fixture folder exists and every regex compiles, reported where each value was written."""
+    errors = []
+    for spot, case in checked:
+        if isinstance(case.get("fixture"), str) and case["fixture"]:
+            errors += _fixture_errors(case["fixture"], written(["fixture"], spot, defaults), fixtures)
+        for path, pattern in _regexes(case.get("expect")):
+            try:
+                compile_pattern(pattern)
+            except re.error as e:
+                errors.append(written(path, spot, defaults).error(f"invalid regex {pattern!r}: {e}", path))
+        errors += _tool_name_errors(case, spot, defaults) + _file_path_errors(case, spot, defaults)
+    return errors
+
+
+def _tool_name_errors(case: dict[str, Any], spot: Spot, defaults: Spot | None) -> list[CaseFileError]:
+    mocks = case.get("mocks") if isinstance(case.get("mocks"), list) else []
+    known = [*BUILTIN_TOOLS, *(m["name"] for m in mocks if isinstance(m, dict) and isinstance(m.get("name"), str))]
+    errors = []
+    for key in ("tools", "deny"):
+        names = case.get(key) if isinstance(case.get(key), list) else []
+        for i, name in enumerate(names):
+            if isinstance(name, str) and name not in known:
+                hint = did_you_mean(name, known, "known tools: " + ", ".join(known))
+                errors.append(written([key, i], spot, defaults).error(f"unknown tool {name!r}", [key, i], hint=hint))
+    return errors
+
+
+def _file_path_errors(case: dict[str, Any], spot: Spot, defaults: Spot | None) -> list[CaseFileError]:
+    files = case.get("files") if isinstance(case.get("files"), dict) else {}
+    errors = []
+    for name in files:
+        path = PurePosixPath(name)
+        if not name or path.is_absolute() or ".." in path.parts:
+            hint = "use a path relative to the workspace, without '..'"
+            errors.append(written(["files"], spot, defaults).error(f"file path {name!r} leaves the workspace", ["files"], hint=hint))
+    return errors
+
+
+def _fixture_errors(fixture: str, spot: Spot, fixtures: Path) -> list[CaseFileError]:
+    if Path(fixture).is_absolute() or ".." in Path(fixture).parts:
+        return [spot.error(f"fixture {fixture!r} must be a folder inside {fixtures}", ["fixture"])]
+    if (fixtures / fixture).is_dir():
+        return []
+    known = [p.name for p in fixtures.iterdir() if p.is_dir()] if fixtures.is_dir() else []
+    hint = did_you_mean(fixture, known, f"create the folder {fixtures / fixture}")
+    return [spot.error(f"fixture folder {fixture!r} not found in {fixtures}", ["fixture"], hint=hint)]
+
+
+def _regexes(expect: Any) -> list[tuple[list[str | int], str]]:
+    """(path in the case, pattern) of every regex in ``expect``: response_matches, files.*.matches."""
+    if not isinstance(expect, dict):
+        return []
+    found = _strings(expect.get("response_matches"), ["expect", "response_matches"])
+    files = expect.get("files")
+    for name, spec in files.items() if isinstance(files, dict) else ():
+        if isinstance(spec, dict):
+            found += _strings(spec.get("matches"), ["expect", "files", name, "matches"])
+    return found
+
+
+def _strings(value: Any, path: list[str | int]) -> list[tuple[list[str | int], str]]:
+    """(path, text) of each string of a string-or-list value; other items are the schema's business."""
+    if isinstance(value, str):
+        return [(path, value)]
+    items = value if isinstance(value, list) else []
+    return [([*path, i], item) for i, item in enumerate(items) if isinstance(item, str)]

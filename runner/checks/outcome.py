@@ -1,0 +1,89 @@
+"""Outcome checks: the workspace after the run and the final reply."""
+
+from __future__ import annotations
+
+import difflib
+from typing import Any, Mapping
+
+from runner.checks.base import CheckContext, CheckResult, as_list
+from runner.patterns import compile_pattern
+from runner.tools.base import ToolError
+from runner.tools.paths import resolve_inside
+
+
+def check_verify(spec: Any, ctx: CheckContext) -> list[CheckResult]:
+    results = []
+    for command in as_list(spec):
+        done = ctx.run_command(command)
+        if done.timed_out:
+            message = f"verify timed out after {done.duration:.0f}s: {command}"
+        elif done.exit_code != 0:
+            message = f"verify failed (exit {done.exit_code}): {command}"
+        else:
+            message = f"verify passed: {command}"
+        results.append(CheckResult("verify", done.exit_code == 0 and not done.timed_out, message))
+    return results
+
+
+def check_files(spec: Mapping[str, Mapping[str, Any]], ctx: CheckContext) -> list[CheckResult]:
+    results: list[CheckResult] = []
+    for name, rules in spec.items():
+        try:
+            path = resolve_inside(ctx.workspace, name)
+        except ToolError as e:
+            results.append(CheckResult("files", False, f"{name}: {e}"))
+            continue
+        exists = path.is_file()
+        if "exists" in rules:
+            wanted = bool(rules["exists"])
+            results.append(CheckResult("files", exists == wanted,
+                                       f"{name} {'exists' if exists else 'does not exist'}"))
+        content_rules = {k: v for k, v in rules.items() if k != "exists"}
+        if not content_rules:
+            continue
+        if not exists:
+            results.append(CheckResult("files", False, f"{name} does not exist"))
+            continue
+        text = path.read_text(encoding="utf-8", errors="replace")
+        results.extend(_content_checks(name, text, content_rules))
+    return results
+
+
+def _content_checks(name: str, text: str, rules: Mapping[str, Any]) -> list[CheckResult]:
+    results = []
+    for needle in as_list(rules.get("contains", [])):
+        results.append(CheckResult("files", needle in text, f'{name} missing "{needle}"'))
+    for needle in as_list(rules.get("not_contains", [])):
+        results.append(CheckResult("files", needle not in text, f'{name} contains "{needle}"'))
+    for pattern in as_list(rules.get("matches", [])):
+        ok = compile_pattern(pattern).search(text) is not None
+        results.append(CheckResult("files", ok, f"{name} does not match /{pattern}/"))
+    if "equals" in rules:
+        expected = rules["equals"]
+        ok = text == expected
+        results.append(CheckResult("files", ok, f"{name} differs from the expected content" + _diff(expected, text)))
+    return results
+
+
+def _diff(expected: str, actual: str, limit: int = 6) -> str:
+    lines = list(difflib.unified_diff(expected.splitlines(), actual.splitlines(), "expected", "actual", lineterm="", n=0))
+    shown = [line for line in lines[2:] if not line.startswith("@@")][:limit]
+    return (": " + " | ".join(shown)) if shown else " (whitespace at the end differs)"
+
+
+def check_response_contains(spec: Any, ctx: CheckContext) -> list[CheckResult]:
+    reply = ctx.trajectory.final_reply
+    return [CheckResult("response_contains", s in reply, f'response missing "{s}"') for s in as_list(spec)]
+
+
+def check_response_not_contains(spec: Any, ctx: CheckContext) -> list[CheckResult]:
+    reply = ctx.trajectory.final_reply
+    return [CheckResult("response_not_contains", s not in reply, f'response contains "{s}"') for s in as_list(spec)]
+
+
+def check_response_matches(spec: Any, ctx: CheckContext) -> list[CheckResult]:
+    reply = ctx.trajectory.final_reply
+    return [
+        CheckResult("response_matches", compile_pattern(p).search(reply) is not None, f"response does not match /{p}/")
+        for p in as_list(spec)
+    ]

@@ -1,0 +1,144 @@
+"""The `tooltrial` command: argument parsing and one handler per subcommand."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Callable, Sequence
+
+from runner import __version__
+from runner.cases import load_cases, select, validate_file, discover, case_schema
+from runner.engine import Arm, RunOptions, preflight, run_matrix
+from runner.errors import ExitCode, UserError, UserErrors, run_at_boundary
+from runner.prompts import load_prompt
+from runner.providers import SCRIPTED, resolve_provider
+from runner.record import PASS
+from runner.render import RunPrinter, make_console, print_case_list
+from runner.sandbox import Sandbox
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that raises a UserError (exit 4) instead of exiting with 2."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise UserError(message, hint=f"see '{self.prog} --help'")
+
+
+def _add_selection(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("paths", nargs="*", metavar="PATH", help="case files, folders or globs (default: the bundled suite)")
+    parser.add_argument("-c", "--cases", action="append", default=[], metavar="GLOB", help="keep cases whose group/id matches (repeatable)")
+    parser.add_argument("--tag", action="append", default=[], help="keep cases with this tag (repeatable)")
+    parser.add_argument("--cases-dir", type=Path, help="folder of case files used when no PATH is given")
+    parser.add_argument("--fixtures-dir", type=Path, help="folder of fixture folders (default: ../fixtures beside the cases, else the bundled ones)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The full argument parser; subcommand handlers sit in ``HANDLERS``."""
+    parser = _Parser(prog="tooltrial", description="Measure how well LLM agents use tools.")
+    parser.add_argument("--version", action="version", version=f"tooltrial {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    run = sub.add_parser("run", help="run cases against providers and prompts")
+    _add_selection(run)
+    run.add_argument("-p", "--provider", action="append", default=[], help="provider: 'scripted' or a model (repeatable)")
+    run.add_argument("-P", "--prompt", action="append", default=[], metavar="FILE", help="system prompt template (repeatable, A/B)")
+    run.add_argument("--runs", type=_positive_int, default=1, metavar="N", help="repeat each case N times")
+    run.add_argument("--output", choices=["text", "json"], default="text", help="text lines, or one JSON document on stdout")
+    run.add_argument("--keep", action="store_true", help="keep each workspace and print its path")
+    run.add_argument("--timeout", type=_positive_float, metavar="S", help="wall-clock seconds per run (overrides the cases)")
+    run.add_argument("-l", "--list", action="store_true", help="list the selected cases without running them")
+
+    listing = sub.add_parser("list", help="list cases (group/id and description)")
+    _add_selection(listing)
+
+    validate = sub.add_parser("validate", help="check case files and report every error")
+    _add_selection(validate)
+
+    sub.add_parser("schema", help="print the case file JSON Schema")
+    return parser
+
+
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be at least 1")
+    return value
+
+
+def _positive_float(text: str) -> float:
+    value = float(text)
+    if value <= 0:
+        raise argparse.ArgumentTypeError("must be greater than 0")
+    return value
+
+
+def _selected(args: argparse.Namespace):
+    cases = select(load_cases(args.paths, args.cases_dir, args.fixtures_dir), args.cases, args.tag)
+    if not cases:
+        print("no case selected", file=sys.stderr)
+    return cases
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    cases = _selected(args)
+    print_case_list(make_console(), cases)
+    return ExitCode.OK if cases else ExitCode.NO_CASES
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    files = discover(args.paths, args.cases_dir)
+    errors = [e for f in files for e in validate_file(f, args.fixtures_dir)]
+    if errors:
+        raise UserErrors(errors)
+    count = len(load_cases(args.paths, args.cases_dir, args.fixtures_dir))
+    print(f"{count} cases in {len(files)} files are valid")
+    return ExitCode.OK
+
+
+def cmd_schema(args: argparse.Namespace) -> int:
+    print(json.dumps(case_schema(), indent=2))
+    return ExitCode.OK
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    if args.list:
+        return cmd_list(args)
+    cases = _selected(args)
+    if not cases:
+        return ExitCode.NO_CASES
+    providers = [resolve_provider(name) for name in (args.provider or [SCRIPTED])]
+    prompts = [load_prompt(path) for path in (args.prompt or [None])]
+    arms = [Arm(p, t) for p in providers for t in prompts]
+    preflight(cases, arms)
+    options = RunOptions(sandbox=Sandbox(), keep=args.keep, timeout=args.timeout)
+    as_json = args.output == "json"
+    printer = RunPrinter(make_console(sys.stderr if as_json else None), len(arms) > 1, args.runs > 1)
+    records = run_matrix(cases, arms, options, args.runs, on_record=printer.record)
+    printer.totals(records)
+    if as_json:
+        json.dump({"runs": [r.to_dict() for r in records]}, sys.stdout, indent=2, default=str)
+        print()
+    return ExitCode.OK if all(r.status == PASS for r in records) else ExitCode.FAILED
+
+
+HANDLERS: dict[str, Callable[[argparse.Namespace], int]] = {
+    "run": cmd_run,
+    "list": cmd_list,
+    "validate": cmd_validate,
+    "schema": cmd_schema,
+}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of ``tooltrial``; returns the exit code (see runner.errors.ExitCode)."""
+
+    def dispatch() -> int:
+        try:
+            args = build_parser().parse_args(argv)
+        except SystemExit as e:  # --help and --version
+            return int(e.code or 0)
+        return int(HANDLERS[args.command](args))
+
+    return int(run_at_boundary(dispatch))

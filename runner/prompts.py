@@ -1,0 +1,104 @@
+"""Jinja templates for the system prompt and the turns.
+
+Templates render in a sandboxed environment with StrictUndefined, so a
+misspelled variable is an error that names the template and line, never an
+empty string sent to the model.
+"""
+
+from __future__ import annotations
+
+import traceback
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+import jinja2
+from jinja2.sandbox import SandboxedEnvironment
+
+from runner.cases import Case
+from runner.errors import Location, UserError
+from runner.resources import bundled
+
+DEFAULT_PROMPT = "default"
+
+
+class TemplateError(UserError):
+    """A template that does not parse or uses an undefined variable."""
+
+
+@dataclass(frozen=True)
+class PromptTemplate:
+    """A system prompt template: ``name`` labels the A/B arm, ``origin`` is shown in errors."""
+
+    name: str
+    origin: str
+    source: str
+
+
+def load_prompt(path: str | None) -> PromptTemplate:
+    """Read a ``-P`` template file; None gives the bundled ``prompts/default.j2``.
+
+    Raises UserError when the file cannot be read.
+    """
+    file = Path(path) if path else bundled("prompts") / f"{DEFAULT_PROMPT}.j2"
+    try:
+        source = file.read_text(encoding="utf-8")
+    except OSError as e:
+        raise UserError(f"cannot read prompt template: {e.strerror}", Location(str(file))) from e
+    return PromptTemplate(name=file.stem if path else DEFAULT_PROMPT, origin=str(path or file), source=source)
+
+
+@lru_cache(maxsize=1)
+def _environment() -> SandboxedEnvironment:
+    return SandboxedEnvironment(undefined=jinja2.StrictUndefined, keep_trailing_newline=False)
+
+
+def context_for(case: Case, tools: Sequence[Mapping[str, Any]], workspace: str) -> dict[str, Any]:
+    """The variables every template sees: the case vars at top level, plus
+    ``vars``, ``case`` (id, group, full_id, description, tags), ``tools``
+    (list of ``{name, description}``) and ``workspace`` (absolute path).
+    """
+    return {
+        **case.vars,
+        "vars": dict(case.vars),
+        "case": {
+            "id": case.id,
+            "group": case.group,
+            "full_id": case.full_id,
+            "description": case.description,
+            "tags": list(case.tags),
+        },
+        "tools": [{"name": t["function"]["name"], "description": t["function"]["description"]} for t in tools],
+        "workspace": workspace,
+    }
+
+
+def render(source: str, origin: str, context: Mapping[str, Any]) -> str:
+    """Render one template string. Raises TemplateError with the origin and line."""
+    env = _environment()
+    try:
+        return env.from_string(source).render(context).strip()
+    except jinja2.TemplateSyntaxError as e:
+        raise TemplateError(e.message or "syntax error", Location(origin, e.lineno)) from e
+    except jinja2.UndefinedError as e:
+        raise TemplateError(e.message or "undefined variable", Location(origin, _template_line(e))) from e
+    except jinja2.TemplateError as e:
+        raise TemplateError(str(e), Location(origin)) from e
+
+
+def _template_line(error: BaseException) -> int | None:
+    frames = [f for f in traceback.extract_tb(error.__traceback__) if f.filename == "<template>"]
+    return frames[-1].lineno if frames else None
+
+
+def system_prompt(template: PromptTemplate, case: Case, context: Mapping[str, Any]) -> str:
+    """The system prompt for a run: the case's inline ``system`` wins over ``-P``."""
+    if case.system is not None:
+        return render(case.system, f"{case.source}: {case.full_id}.system", context)
+    return render(template.source, template.origin, context)
+
+
+def turn_prompts(case: Case, context: Mapping[str, Any]) -> list[str]:
+    """Every turn of the case, rendered."""
+    return [render(t, f"{case.source}: {case.full_id}.turns[{i}]", context) for i, t in enumerate(case.turns)]

@@ -1,0 +1,35 @@
+"""The turn-limit wrapper every model request passes through."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from runner.providers.base import Completion, Provider
+
+
+class TurnLimitExceeded(Exception):
+    """The case made more model requests than ``expect.max_turns`` allows."""
+
+
+class TurnLimited:
+    """Wraps a provider; counts requests and keeps every completion.
+
+    Request number ``max_turns + 1`` raises TurnLimitExceeded before it is sent.
+    """
+
+    def __init__(self, provider: Provider, max_turns: int) -> None:
+        self.provider = provider
+        self.name = provider.name
+        self.max_turns = max_turns
+        self.completions: list[Completion] = []
+
+    @property
+    def requests(self) -> int:
+        return len(self.completions)
+
+    def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Completion:
+        if self.requests >= self.max_turns:
+            raise TurnLimitExceeded(f"turn limit {self.max_turns} exceeded")
+        completion = self.provider.complete(messages, tools)
+        self.completions.append(completion)
+        return completion

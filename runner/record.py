@@ -1,0 +1,64 @@
+"""The run record: everything tooltrial keeps about one run of one case in one arm."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any
+
+from runner.agent import Step
+from runner.checks import CheckResult
+
+PASS, FAIL, ERROR = "pass", "fail", "error"
+
+
+@dataclass(frozen=True)
+class Tokens:
+    """Token totals of a run; a field is None when no request reported it."""
+
+    prompt: int | None = None
+    completion: int | None = None
+    total: int | None = None
+
+
+@dataclass
+class RunRecord:
+    """One run of one case in one arm (provider x prompt).
+
+    Attributes:
+        status: ``pass`` (every check passed), ``fail`` (some check failed) or ``error``.
+        cause: for an error, the human cause (``setup command failed (exit 2): make``...).
+        error_kind: for an error, its kind (``setup``, ``turn_limit``, ``provider_error``,
+            ``timeout``, ``template``, ``internal``).
+        requests: model requests made. duration: wall-clock seconds. cost: USD or None.
+        changes: workspace paths ``{"added": [...], "changed": [...], "deleted": [...]}``.
+    """
+
+    case: str
+    provider: str
+    prompt: str
+    run: int = 0
+    status: str = ERROR
+    cause: str | None = None
+    error_kind: str | None = None
+    checks: list[CheckResult] = field(default_factory=list)
+    steps: list[Step] = field(default_factory=list)
+    final_reply: str = ""
+    requests: int = 0
+    tokens: Tokens = field(default_factory=Tokens)
+    cost: float | None = None
+    duration: float = 0.0
+    changes: dict[str, list[str]] = field(default_factory=dict)
+    workspace: str | None = None
+
+    @property
+    def failed_checks(self) -> list[CheckResult]:
+        return [c for c in self.checks if not c.passed]
+
+    @property
+    def arm(self) -> str:
+        return f"{self.provider} · {self.prompt}"
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict of every field."""
+        return dataclasses.asdict(self)

@@ -1,0 +1,60 @@
+"""Terminal output with rich: one line per run, failed checks indented, a pass count."""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from rich.console import Console
+from rich.text import Text
+
+from runner.cases import Case
+from runner.record import ERROR, FAIL, PASS, RunRecord
+
+_STYLES = {PASS: "bold green", FAIL: "bold red", ERROR: "bold yellow"}
+
+
+def make_console(stream=None) -> Console:
+    """A console that colours only real terminals and never wraps or highlights run lines."""
+    return Console(file=stream, highlight=False, soft_wrap=True)
+
+
+class RunPrinter:
+    """Prints ``PASS group/id``, ``FAIL group/id`` + one indented line per failed check,
+    ``ERROR group/id: cause``, and finally ``N/M passed``.
+
+    ``label_arms`` appends ``[provider · prompt]`` when several arms run;
+    ``label_runs`` appends ``#run`` when cases repeat.
+    """
+
+    def __init__(self, console: Console, label_arms: bool = False, label_runs: bool = False) -> None:
+        self.console = console
+        self.label_arms = label_arms
+        self.label_runs = label_runs
+
+    def record(self, record: RunRecord) -> None:
+        line = Text()
+        line.append(record.status.upper(), style=_STYLES[record.status])
+        line.append(f" {record.case}")
+        if self.label_runs:
+            line.append(f" #{record.run + 1}")
+        if self.label_arms:
+            line.append(f" [{record.arm}]", style="dim")
+        if record.status == ERROR:
+            line.append(f": {(record.cause or '').splitlines()[0] if record.cause else 'unknown error'}")
+        self.console.print(line)
+        if record.status == FAIL:
+            for check in record.failed_checks:
+                self.console.print(Text(f"  {check.message}"))
+        if record.workspace:
+            self.console.print(Text(f"  workspace kept: {record.workspace}", style="dim"))
+
+    def totals(self, records: Sequence[RunRecord]) -> None:
+        passed = sum(r.status == PASS for r in records)
+        self.console.print(Text(f"{passed}/{len(records)} passed", style="bold"))
+
+
+def print_case_list(console: Console, cases: Sequence[Case]) -> None:
+    """``group/id`` and the description, aligned, one case per line."""
+    width = max((len(c.full_id) for c in cases), default=0)
+    for case in cases:
+        console.print(Text(f"{case.full_id:<{width}}  {case.description}".rstrip()))

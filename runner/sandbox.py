@@ -1,0 +1,210 @@
+"""Running one shell command: scrubbed environment, process-group timeout, capped output.
+
+Only the plain-process mode exists for now; bubblewrap will come behind the
+same ``Sandbox`` class.
+"""
+
+from __future__ import annotations
+
+import os
+import selectors
+import signal
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Mapping
+
+OUTPUT_LIMIT = 30_000  # characters of a tool result, bytes of a command's output
+_CHUNK = 65_536  # bytes per read
+_POLL = 0.05  # seconds between checks on the process while its output is quiet
+_LINGER = 0.25  # seconds a finished command's background children may hold the pipe
+_GRACE = 0.5  # seconds between SIGTERM and SIGKILL
+
+
+def elide(head: str, tail: str, cut: int, unit: str) -> str:
+    """Join what was kept of a long text around a marker line saying how much was cut."""
+    newline = "" if head.endswith("\n") else "\n"
+    return f"{head}{newline}[... {cut} {unit} cut ...]\n{tail}"
+
+
+def cap_text(text: str, limit: int = OUTPUT_LIMIT) -> str:
+    """``text`` unchanged when at most ``limit`` characters, else its head and tail around a marker."""
+    if len(text) <= limit:
+        return text
+    half = limit // 2
+    return elide(text[:half], text[len(text) - (limit - half) :], len(text) - limit, "characters")
+
+
+@dataclass(frozen=True)
+class CommandResult:
+    """What a command did.
+
+    Attributes:
+        exit_code: the exit status (negative for a signal), None when killed by the timeout.
+        output: stdout and stderr interleaved, decoded as UTF-8 (bad bytes replaced),
+            at most ``output_limit`` bytes of it kept (head and tail, with a marker line).
+        timed_out: whether the timeout killed it.
+        duration: wall-clock seconds.
+    """
+
+    exit_code: int | None
+    output: str
+    timed_out: bool
+    duration: float
+
+
+def scrubbed_env(workspace: Path, extra: Mapping[str, str] = {}) -> dict[str, str]:
+    """The only environment commands see: the parent's PATH, HOME=workspace, a UTF-8 locale,
+    TERM=dumb, PYTHONDONTWRITEBYTECODE=1, then ``extra`` (the case's env) over those.
+
+    Nothing else is inherited, so no API key reaches a command.
+    """
+    env = {
+        "PATH": os.environ.get("PATH", os.defpath),
+        "HOME": str(workspace),
+        "LANG": "C.UTF-8",
+        "LC_ALL": "C.UTF-8",
+        "TERM": "dumb",
+        "PYTHONDONTWRITEBYTECODE": "1",
+    }
+    env.update(extra)
+    return env
+
+
+class _Capture:
+    """Keeps the first half of ``limit`` bytes and a rolling tail of the rest; counts what it drops."""
+
+    def __init__(self, limit: int) -> None:
+        self.head_limit = limit // 2
+        self.tail_limit = limit - self.head_limit
+        self.head = bytearray()
+        self.tail = bytearray()
+        self.dropped = 0
+
+    def feed(self, chunk: bytes) -> None:
+        room = self.head_limit - len(self.head)
+        self.head += chunk[:room]
+        self.tail += chunk[room:]
+        excess = len(self.tail) - self.tail_limit
+        if excess > 0:
+            del self.tail[:excess]
+            self.dropped += excess
+
+    def text(self) -> str:
+        head = self.head.decode("utf-8", errors="replace")
+        tail = self.tail.decode("utf-8", errors="replace")
+        return elide(head, tail, self.dropped, "bytes") if self.dropped else head + tail
+
+
+def _signal_group(pgid: int, sig: signal.Signals) -> None:
+    """Send ``sig`` to a whole process group; a group already gone is fine."""
+    try:
+        os.killpg(pgid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _drain(fd: int, capture: _Capture, seconds: float) -> None:
+    """Read what is left on ``fd`` until end of file or for at most ``seconds``."""
+    deadline = time.monotonic() + seconds
+    with selectors.DefaultSelector() as selector:
+        selector.register(fd, selectors.EVENT_READ)
+        while (left := deadline - time.monotonic()) > 0 and selector.select(left):
+            chunk = os.read(fd, _CHUNK)
+            if not chunk:
+                return
+            capture.feed(chunk)
+
+
+def _pump(proc: subprocess.Popen[bytes], capture: _Capture, deadline: float) -> bool:
+    """Read the output until the command is done; False when ``deadline`` (monotonic) passes first.
+
+    Background children still holding the pipe ``_LINGER`` seconds after the
+    command exits are killed with its process group.
+    """
+    assert proc.stdout is not None
+    fd = proc.stdout.fileno()
+    exited_at: float | None = None
+    with selectors.DefaultSelector() as selector:
+        selector.register(fd, selectors.EVENT_READ)
+        while (now := time.monotonic()) < deadline:
+            if selector.select(min(deadline - now, _POLL)):
+                chunk = os.read(fd, _CHUNK)
+                if not chunk:
+                    break
+                capture.feed(chunk)
+            if proc.poll() is not None:
+                exited_at = now if exited_at is None else exited_at
+                if now - exited_at >= _LINGER:
+                    _signal_group(proc.pid, signal.SIGKILL)
+                    _drain(fd, capture, _LINGER)
+                    break
+        else:
+            return False
+    try:
+        proc.wait(max(0.0, deadline - time.monotonic()))
+    except subprocess.TimeoutExpired:
+        return False
+    return True
+
+
+class Sandbox:
+    """Runs shell commands for setup, verify and the ``bash`` tool.
+
+    ``mode`` is ``"none"`` (a plain process); anything else raises ValueError.
+    """
+
+    def __init__(self, mode: str = "none") -> None:
+        if mode != "none":
+            raise ValueError(f"unknown sandbox mode {mode!r} (supported: none)")
+        self.mode = mode
+
+    def run(
+        self,
+        command: str,
+        cwd: Path,
+        env: Mapping[str, str],
+        timeout: float,
+        output_limit: int = OUTPUT_LIMIT,
+    ) -> CommandResult:
+        """Run ``bash -c command`` in ``cwd`` with exactly ``env``, stdin closed.
+
+        ``timeout`` is in seconds; when it passes, the command's whole process
+        group gets SIGTERM, then SIGKILL after a short grace. ``output_limit``
+        is in bytes. Raises OSError when bash cannot be started (e.g. ``cwd`` missing).
+        """
+        start = time.monotonic()
+        proc = subprocess.Popen(
+            ["bash", "-c", command],
+            cwd=cwd,
+            env=dict(env),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        assert proc.stdout is not None
+        capture = _Capture(output_limit)
+        try:
+            finished = _pump(proc, capture, start + timeout)
+            if not finished:
+                _signal_group(proc.pid, signal.SIGTERM)
+                try:
+                    proc.wait(_GRACE)
+                except subprocess.TimeoutExpired:
+                    pass
+                _signal_group(proc.pid, signal.SIGKILL)
+                proc.wait()
+                _drain(proc.stdout.fileno(), capture, _POLL)
+        finally:
+            if proc.poll() is None:
+                _signal_group(proc.pid, signal.SIGKILL)
+                proc.wait()
+            proc.stdout.close()
+        return CommandResult(
+            exit_code=proc.returncode if finished else None,
+            output=capture.text(),
+            timed_out=not finished,
+            duration=time.monotonic() - start,
+        )

@@ -1,0 +1,161 @@
+"""The whole CLI through a real subprocess: output lines and exit codes."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+GOOD = """\
+- id: write-hello
+  description: Write a greeting file.
+  tags: [smoke]
+  turns: [Write hello to out.txt]
+  expect:
+    files:
+      out.txt: {equals: "hello\\n"}
+    response_contains: [out.txt]
+    trace: {must_include: [write_file], max_calls: 1}
+  script:
+    - tool_calls: [{name: write_file, arguments: {path: out.txt, content: "hello\\n"}}]
+    - content: Wrote out.txt.
+- id: count-lines
+  description: Count lines.
+  files: {a.txt: "1\\n2\\n3\\n"}
+  setup: [test -f a.txt]
+  turns: [How many lines are in a.txt?]
+  expect:
+    response_matches: ['\\A3 lines\\z']
+    verify: test -f a.txt
+  script:
+    - tool_calls: [{name: read_file, arguments: {path: a.txt}}]
+    - content: 3 lines
+"""
+
+BAD_RUN = """\
+- id: wrong-answer
+  turns: [Write hello to out.txt]
+  expect:
+    files:
+      out.txt: {contains: [hello]}
+    verify: test -f nothing-here
+  script:
+    - content: I will not.
+- id: broken-setup
+  setup: [exit 3]
+  turns: [anything]
+  script: [{content: hi}]
+- id: too-many-turns
+  turns: [loop]
+  expect: {max_turns: 1}
+  script:
+    - tool_calls: [{name: list_dir, arguments: {}}]
+    - content: done
+"""
+
+
+def tooltrial(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "runner", *args], cwd=cwd, capture_output=True, text=True, timeout=120
+    )
+
+
+@pytest.fixture
+def suite(tmp_path: Path) -> Path:
+    cases = tmp_path / "cases"
+    cases.mkdir()
+    (cases / "good.yml").write_text(GOOD)
+    (cases / "bad.yml").write_text(BAD_RUN)
+    return cases
+
+
+def test_run_passing_group_exits_0(suite: Path) -> None:
+    done = tooltrial("run", str(suite / "good.yml"))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["PASS good/write-hello", "PASS good/count-lines", "2/2 passed"]
+
+
+def test_run_failures_and_errors_exit_1_with_one_line_per_failed_check(suite: Path) -> None:
+    done = tooltrial("run", str(suite / "bad.yml"))
+    assert done.returncode == 1
+    assert done.stdout.splitlines() == [
+        "FAIL bad/wrong-answer",
+        "  verify failed (exit 1): test -f nothing-here",
+        "  out.txt does not exist",
+        "ERROR bad/broken-setup: setup command failed (exit 3): exit 3",
+        "ERROR bad/too-many-turns: turn limit 1 exceeded",
+        "0/3 passed",
+    ]
+
+
+def test_case_glob_and_tag_filters(suite: Path) -> None:
+    listed = tooltrial("run", str(suite), "-c", "good/*", "-l")
+    assert listed.returncode == 0
+    assert [line.split()[0] for line in listed.stdout.splitlines()] == ["good/write-hello", "good/count-lines"]
+    tagged = tooltrial("list", str(suite), "--tag", "smoke")
+    assert tagged.stdout.split() [0] == "good/write-hello" and len(tagged.stdout.splitlines()) == 1
+
+
+def test_no_case_selected_exits_5(suite: Path) -> None:
+    done = tooltrial("run", str(suite), "-c", "nothing/*")
+    assert done.returncode == 5
+    assert "no case selected" in done.stderr
+
+
+def test_validate_misspelled_key_exits_4_with_position(tmp_path: Path) -> None:
+    case_file = tmp_path / "typo.yml"
+    case_file.write_text("- id: a\n  turns: [x]\n  expect:\n    response_contain: [x]\n")
+    done = tooltrial("validate", str(case_file))
+    assert done.returncode == 4
+    assert f"{case_file}:4:5" in done.stderr
+    assert "did you mean 'response_contains'" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_validate_good_files(suite: Path) -> None:
+    done = tooltrial("validate", str(suite / "good.yml"))
+    assert done.returncode == 0
+    assert done.stdout.strip() == "2 cases in 1 files are valid"
+
+
+def test_bad_usage_exits_4_without_traceback() -> None:
+    done = tooltrial("run", "--runs", "zero")
+    assert done.returncode == 4
+    assert "Traceback" not in done.stderr
+
+
+def test_missing_path_exits_4(tmp_path: Path) -> None:
+    done = tooltrial("run", str(tmp_path / "nope.yml"))
+    assert done.returncode == 4
+    assert "nope.yml" in done.stderr
+
+
+def test_undefined_template_variable_is_a_usage_error(tmp_path: Path) -> None:
+    (tmp_path / "tpl.yml").write_text("- id: a\n  turns: ['hello {{ who }}']\n  script: [{content: x}]\n")
+    done = tooltrial("run", str(tmp_path / "tpl.yml"))
+    assert done.returncode == 4
+    assert "'who' is undefined" in done.stderr
+
+
+def test_keep_prints_the_workspace(suite: Path) -> None:
+    done = tooltrial("run", str(suite / "good.yml"), "-c", "*/write-hello", "--keep")
+    kept = [line.split(": ", 1)[1] for line in done.stdout.splitlines() if "workspace kept" in line]
+    assert len(kept) == 1 and (Path(kept[0]) / "out.txt").read_text() == "hello\n"
+
+
+def test_schema_prints_json() -> None:
+    import json
+
+    done = tooltrial("schema")
+    assert done.returncode == 0
+    assert json.loads(done.stdout)["$schema"].startswith("https://json-schema.org/draft/2020-12")
+
+
+def test_import_runner_does_not_import_litellm() -> None:
+    code = "import sys, runner, runner.cli; print('litellm' in sys.modules)"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
+    assert done.stdout.strip() == "False"

@@ -1,0 +1,259 @@
+"""Builtin tools and the Toolbox: path safety, paging, edits, search, bash, errors as results."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from runner.cases import Case
+from runner.sandbox import Sandbox, scrubbed_env
+from runner.tools import BUILTIN_TOOLS, Toolbox, build_toolbox
+from runner.tools.base import Tool, ToolContext, ToolError, ToolResult
+from runner.tools.files import object_schema
+from runner.tools.paths import resolve_inside
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    path = tmp_path / "ws"
+    path.mkdir()
+    return path
+
+
+def _context(workspace: Path, timeout: float = 5.0) -> ToolContext:
+    return ToolContext(workspace, Sandbox(), scrubbed_env(workspace), command_timeout=timeout)
+
+
+def _box(workspace: Path, deny: tuple[str, ...] = (), timeout: float = 5.0) -> Toolbox:
+    return Toolbox(BUILTIN_TOOLS, deny, _context(workspace, timeout))
+
+
+def _call(workspace: Path, name: str, **arguments: Any) -> ToolResult:
+    return _box(workspace).call(name, arguments)
+
+
+def _case(**fields: Any) -> Case:
+    return Case(group="g", id="c", source=Path("g.yml"), line=1, turns=("hi",), **fields)
+
+
+def _raise(arguments: dict[str, Any], context: ToolContext) -> str:
+    raise RuntimeError("boom")
+
+
+BROKEN = Tool("broken", "Always fails.", object_schema({}, []), _raise)
+
+
+# --- paths -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("relative", ["../x", "/etc/passwd", "a/../../x", "out/secret.txt", "out"])
+def test_paths_escaping_the_workspace_are_refused(workspace: Path, relative: str) -> None:
+    outside = workspace.parent / "outside"
+    outside.mkdir()
+    (outside / "secret.txt").write_text("secret")
+    (workspace / "out").symlink_to(outside)
+    with pytest.raises(ToolError, match="path escapes the workspace"):
+        resolve_inside(workspace, relative)
+    for name, arguments in [("read_file", {}), ("write_file", {"content": "x"}), ("list_dir", {})]:
+        result = _call(workspace, name, path=relative, **arguments)
+        assert result.is_error and result.content.startswith("Error: path escapes the workspace: ")
+    assert (outside / "secret.txt").read_text() == "secret"
+    assert not (workspace.parent / "x").exists()
+
+
+@pytest.mark.parametrize(("relative", "message"), [("", "path is empty"), ("a\0b", "NUL byte")])
+def test_empty_and_nul_paths_are_refused(workspace: Path, relative: str, message: str) -> None:
+    with pytest.raises(ToolError, match=message):
+        resolve_inside(workspace, relative)
+
+
+def test_paths_inside_resolve(workspace: Path) -> None:
+    (workspace / "a").mkdir()
+    (workspace / "link").symlink_to("a")
+    assert resolve_inside(workspace, "a/../b.txt") == workspace.resolve() / "b.txt"
+    assert resolve_inside(workspace, "link/new.txt") == workspace.resolve() / "a" / "new.txt"
+
+
+# --- files -------------------------------------------------------------------
+
+
+def test_read_file_pages_with_offset_and_limit(workspace: Path) -> None:
+    (workspace / "f.txt").write_text("".join(f"line {n}\n" for n in range(1, 6)))
+    page = _call(workspace, "read_file", path="f.txt", offset=2, limit=2)
+    assert page == ToolResult("     2\tline 2\n     3\tline 3\n[... 2 more lines; continue with offset=4]")
+    last = _call(workspace, "read_file", path="f.txt", offset=4)
+    assert last.content == "     4\tline 4\n     5\tline 5"
+    assert _call(workspace, "read_file", path="f.txt").content.count("\n") == 4
+    past = _call(workspace, "read_file", path="f.txt", offset=9)
+    assert past.content == "Error: offset 9 is past the end of f.txt (5 lines)"
+
+
+def test_read_file_refusals(workspace: Path) -> None:
+    (workspace / "data.bin").write_bytes(b"abc\0def")
+    (workspace / "dir").mkdir()
+    binary = _call(workspace, "read_file", path="data.bin")
+    assert binary == ToolResult("Error: data.bin is a binary file", True)
+    assert _call(workspace, "read_file", path="dir").content == "Error: dir is a directory; use list_dir"
+    assert _call(workspace, "read_file", path="nope.txt").content == "Error: file not found: nope.txt"
+    with (workspace / "big.txt").open("wb") as f:
+        f.truncate(10_000_001)
+    assert "over the 10000000 byte limit" in _call(workspace, "read_file", path="big.txt").content
+
+
+def test_write_file_creates_parents(workspace: Path) -> None:
+    assert _call(workspace, "write_file", path="a/b/c.txt", content="héllo") == ToolResult(
+        "wrote 6 bytes to a/b/c.txt"
+    )
+    assert (workspace / "a" / "b" / "c.txt").read_text(encoding="utf-8") == "héllo"
+
+
+def test_edit_file_needs_exactly_one_match(workspace: Path) -> None:
+    path = workspace / "calc.py"
+    path.write_bytes(b"x = 1\nx = 1\ny = 2 \xff\n")
+    none = _call(workspace, "edit_file", path="calc.py", old_string="z = 3", new_string="z")
+    assert none == ToolResult("Error: old_string not found in calc.py", True)
+    several = _call(workspace, "edit_file", path="calc.py", old_string="x = 1", new_string="x = 3")
+    assert several.content == (
+        "Error: old_string occurs 2 times in calc.py; include more context to make it unique"
+    )
+    one = _call(workspace, "edit_file", path="calc.py", old_string="y = 2", new_string="y = 20")
+    assert one == ToolResult("edited calc.py")
+    assert path.read_bytes() == b"x = 1\nx = 1\ny = 20 \xff\n"
+
+
+def test_list_dir_sorts_marks_folders_and_hides_git(workspace: Path) -> None:
+    for folder in ("src", ".git", "docs"):
+        (workspace / folder).mkdir()
+    (workspace / "b.txt").write_text("")
+    (workspace / "a.txt").write_text("")
+    assert _call(workspace, "list_dir").content == "a.txt\nb.txt\ndocs/\nsrc/"
+    assert _call(workspace, "list_dir", path="src").content == "src is empty"
+    assert _call(workspace, "list_dir", path="a.txt").is_error
+
+
+# --- search ------------------------------------------------------------------
+
+
+@pytest.fixture
+def tree(workspace: Path) -> Path:
+    files = {
+        "calc.py": "import os\n\ndef add(a, b):\n    return a + b\n",
+        "pkg/util.py": "def add_all(xs):\n    return sum(xs)\n",
+        "pkg/deep/mod.py": "X = 1\n",
+        "notes.md": "def add is in calc.py\n",
+        ".git/hooks/pre.py": "def add(): pass\n",
+    }
+    for relative, content in files.items():
+        (workspace / relative).parent.mkdir(parents=True, exist_ok=True)
+        (workspace / relative).write_text(content)
+    (workspace / "blob.bin").write_bytes(b"def add\0")
+    return workspace
+
+
+def test_glob_recursive(tree: Path) -> None:
+    assert _call(tree, "glob", pattern="**/*.py").content == "calc.py\npkg/deep/mod.py\npkg/util.py"
+    assert _call(tree, "glob", pattern="*.py", path="pkg").content == "pkg/util.py"
+    assert _call(tree, "glob", pattern="*.rs").content == "no files match *.rs"
+    assert _call(tree, "glob", pattern="../*").is_error
+
+
+def test_glob_caps_results(workspace: Path) -> None:
+    for n in range(503):
+        (workspace / f"f{n:03}.txt").write_text("")
+    lines = _call(workspace, "glob", pattern="*.txt").content.splitlines()
+    assert len(lines) == 501 and lines[0] == "f000.txt" and lines[499] == "f499.txt"
+    assert lines[-1] == "[... 3 more files not shown; narrow the pattern]"
+
+
+def test_grep_with_glob_filter(tree: Path) -> None:
+    assert _call(tree, "grep", pattern=r"def add\b").content == (
+        "calc.py:3:def add(a, b):\nnotes.md:1:def add is in calc.py"
+    )
+    assert _call(tree, "grep", pattern="def add", glob="*.py").content == (
+        "calc.py:3:def add(a, b):\npkg/util.py:1:def add_all(xs):"
+    )
+    assert _call(tree, "grep", pattern="return", path="pkg").content == "pkg/util.py:2:    return sum(xs)"
+    assert _call(tree, "grep", pattern="nothing here").content == "no matches"
+
+
+def test_grep_bad_regex_is_an_error(tree: Path) -> None:
+    result = _call(tree, "grep", pattern="def (add")
+    assert result.is_error
+    assert result.content == (
+        "Error: invalid regex 'def (add': missing ), unterminated subpattern at position 4"
+    )
+
+
+# --- bash --------------------------------------------------------------------
+
+
+def test_bash_reports_the_exit_code_without_an_error(workspace: Path) -> None:
+    assert _call(workspace, "bash", command="echo hi; exit 3") == ToolResult("hi\n[exit code 3]")
+    assert _call(workspace, "bash", command="true") == ToolResult("[exit code 0]")
+
+
+def test_bash_timeout_is_an_error(workspace: Path) -> None:
+    result = _box(workspace, timeout=0.2).call("bash", {"command": "echo started; sleep 5"})
+    assert result == ToolResult("Error: started\n[timed out after 0.2s]", True)
+
+
+# --- toolbox -----------------------------------------------------------------
+
+
+def test_toolbox_errors_never_raise(workspace: Path) -> None:
+    box = Toolbox({**BUILTIN_TOOLS, "broken": BROKEN}, ("bash",), _context(workspace))
+    denied = box.call("bash", {"command": "true"})
+    assert denied == ToolResult("Error: tool 'bash' is denied in this case", True)
+    unknown = box.call("nope", {})
+    assert unknown.is_error
+    assert unknown.content == (
+        "Error: unknown tool 'nope'; "
+        "available: read_file, write_file, edit_file, list_dir, glob, grep, broken"
+    )
+    missing = box.call("read_file", {})
+    assert missing.content == "Error: invalid arguments for read_file: 'path' is a required property"
+    extra = box.call("read_file", {"path": "a", "bogus": 1})
+    assert extra.is_error and extra.content.startswith("Error: invalid arguments for read_file: ")
+    assert "'bogus'" in extra.content
+    typed = box.call("read_file", {"path": "a", "offset": "2"})
+    assert typed.content == "Error: invalid arguments for read_file: offset: '2' is not of type 'integer'"
+    assert box.call("read_file", None, "invalid JSON: Expecting value") == ToolResult(
+        "Error: invalid JSON: Expecting value", True
+    )
+    assert box.call("broken", None) == ToolResult("Error: RuntimeError: boom", True)
+
+
+def test_toolbox_caps_long_results(workspace: Path) -> None:
+    long = Tool("long", "Long output.", object_schema({}, []), lambda arguments, context: "x" * 100_000)
+    content = Toolbox({"long": long}, (), _context(workspace)).call("long", {}).content
+    assert content == "x" * 15_000 + "\n[... 70000 characters cut ...]\n" + "x" * 15_000
+
+
+def test_build_toolbox_offers_and_denies(workspace: Path) -> None:
+    context = _context(workspace)
+    mock = Tool("weather", "Weather.", object_schema({}, []), lambda arguments, context: "sunny")
+    every = build_toolbox(_case(), context, {"weather": mock})
+    assert every.offered == [*BUILTIN_TOOLS, "weather"]
+    assert [spec["function"]["name"] for spec in every.specs()] == every.offered
+    assert every.specs()[0]["type"] == "function"
+    assert every.specs()[0]["function"]["parameters"]["additionalProperties"] is False
+
+    case = _case(tools=("weather", "read_file"), deny=("read_file",))
+    chosen = build_toolbox(case, context, {"weather": mock})
+    assert chosen.offered == ["weather", "read_file"]
+    assert chosen.call("weather", {}) == ToolResult("sunny")
+    assert chosen.call("read_file", {"path": "a"}).content == "Error: tool 'read_file' is denied in this case"
+    unknown = chosen.call("bash", {"command": "true"})
+    assert unknown.content == "Error: unknown tool 'bash'; available: weather"
+
+    override = Tool("bash", "Fake bash.", object_schema({}, []), lambda arguments, context: "fake")
+    overridden = build_toolbox(_case(), context, {"bash": override})
+    assert overridden.offered == list(BUILTIN_TOOLS)
+    assert overridden.call("bash", {}) == ToolResult("fake")
+
+    with pytest.raises(ValueError, match="g/c: unknown tool 'nope'"):
+        build_toolbox(_case(tools=("read_file", "nope")), context)
+    with pytest.raises(ValueError, match="g/c: unknown tool 'bsh'"):
+        build_toolbox(_case(deny=("bsh",)), context)
