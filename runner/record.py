@@ -32,6 +32,10 @@ class RunRecord:
             ``timeout``, ``template``, ``internal``).
         requests: model requests made. duration: wall-clock seconds. cost: USD or None.
         changes: workspace paths ``{"added": [...], "changed": [...], "deleted": [...]}``.
+        outcome, process: scores in [0, 1] (runner.scoring), None when the case has no such checks.
+        accuracy: 1/0 against ``expect.trace.expected``, None without it.
+        redundant, errors: counts of repeated identical calls and of error results plus loop errors.
+        failure: the failure cause of a non-passing run (runner.scoring taxonomy), None for a pass.
     """
 
     case: str
@@ -50,6 +54,12 @@ class RunRecord:
     duration: float = 0.0
     changes: dict[str, list[str]] = field(default_factory=dict)
     workspace: str | None = None
+    outcome: float | None = None
+    process: float | None = None
+    accuracy: int | None = None
+    redundant: int = 0
+    errors: int = 0
+    failure: str | None = None
 
     @property
     def failed_checks(self) -> list[CheckResult]:
