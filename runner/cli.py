@@ -9,14 +9,15 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from runner import __version__
-from runner.cases import load_cases, select, validate_file, discover, case_schema
+from runner.cases import Case, case_schema, select, validate_file
 from runner.engine import Arm, RunOptions, preflight, run_matrix
 from runner.errors import ExitCode, UserError, UserErrors, run_at_boundary
 from runner.prompts import load_prompt
 from runner.providers import SCRIPTED, resolve_provider
 from runner.record import PASS
-from runner.render import RunPrinter, make_console, print_case_list
+from runner.render import RunPrinter, make_console, print_case_list, print_sources
 from runner.sandbox import Sandbox
+from runner.sources import Sourced, load_sourced, select_sources
 
 
 class _Parser(argparse.ArgumentParser):
@@ -30,7 +31,8 @@ def _add_selection(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("paths", nargs="*", metavar="PATH", help="case files, folders or globs (default: the bundled suite)")
     parser.add_argument("-c", "--cases", action="append", default=[], metavar="GLOB", help="keep cases whose group/id matches (repeatable)")
     parser.add_argument("--tag", action="append", default=[], help="keep cases with this tag (repeatable)")
-    parser.add_argument("--cases-dir", type=Path, help="folder of case files used when no PATH is given")
+    parser.add_argument("--cases-dir", type=Path, help="folder of case files used instead of the default sources")
+    parser.add_argument("--no-user-cases", action="store_true", help="leave out the user's case folder (~/.config/tooltrial/cases)")
     parser.add_argument("--fixtures-dir", type=Path, help="folder of fixture folders (default: ../fixtures beside the cases, else the bundled ones)")
 
 
@@ -49,9 +51,11 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--keep", action="store_true", help="keep each workspace and print its path")
     run.add_argument("--timeout", type=_positive_float, metavar="S", help="wall-clock seconds per run (overrides the cases)")
     run.add_argument("-l", "--list", action="store_true", help="list the selected cases without running them")
+    run.set_defaults(sources=False)
 
     listing = sub.add_parser("list", help="list cases (group/id and description)")
     _add_selection(listing)
+    listing.add_argument("--sources", action="store_true", help="show where each case came from and what it overrides")
 
     validate = sub.add_parser("validate", help="check case files and report every error")
     _add_selection(validate)
@@ -74,25 +78,39 @@ def _positive_float(text: str) -> float:
     return value
 
 
-def _selected(args: argparse.Namespace):
-    cases = select(load_cases(args.paths, args.cases_dir, args.fixtures_dir), args.cases, args.tag)
-    if not cases:
+def _sources(args: argparse.Namespace):
+    return select_sources(args.paths, args.cases_dir, user=not args.no_user_cases)
+
+
+def _selected(args: argparse.Namespace) -> list[Sourced]:
+    everything = load_sourced(_sources(args), args.fixtures_dir)
+    kept = {case.full_id for case in select([s.case for s in everything], args.cases, args.tag)}
+    chosen = [s for s in everything if s.case.full_id in kept]
+    if not chosen:
         print("no case selected", file=sys.stderr)
-    return cases
+    return chosen
+
+
+def _selected_cases(args: argparse.Namespace) -> list[Case]:
+    return [s.case for s in _selected(args)]
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    cases = _selected(args)
-    print_case_list(make_console(), cases)
-    return ExitCode.OK if cases else ExitCode.NO_CASES
+    chosen = _selected(args)
+    if args.sources:
+        print_sources(make_console(), chosen, Path.cwd())
+    else:
+        print_case_list(make_console(), [s.case for s in chosen])
+    return ExitCode.OK if chosen else ExitCode.NO_CASES
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    files = discover(args.paths, args.cases_dir)
+    sources = _sources(args)
+    files = [f for source in sources for f in source.files()]
     errors = [e for f in files for e in validate_file(f, args.fixtures_dir)]
     if errors:
         raise UserErrors(errors)
-    count = len(load_cases(args.paths, args.cases_dir, args.fixtures_dir))
+    count = len(load_sourced(sources, args.fixtures_dir))
     print(f"{count} cases in {len(files)} files are valid")
     return ExitCode.OK
 
@@ -105,7 +123,7 @@ def cmd_schema(args: argparse.Namespace) -> int:
 def cmd_run(args: argparse.Namespace) -> int:
     if args.list:
         return cmd_list(args)
-    cases = _selected(args)
+    cases = _selected_cases(args)
     if not cases:
         return ExitCode.NO_CASES
     providers = [resolve_provider(name) for name in (args.provider or [SCRIPTED])]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Sequence
 
 from rich.console import Console
@@ -9,6 +10,7 @@ from rich.text import Text
 
 from runner.cases import Case
 from runner.record import ERROR, FAIL, PASS, RunRecord
+from runner.sources import Sourced
 
 _STYLES = {PASS: "bold green", FAIL: "bold red", ERROR: "bold yellow"}
 
@@ -58,3 +60,26 @@ def print_case_list(console: Console, cases: Sequence[Case]) -> None:
     width = max((len(c.full_id) for c in cases), default=0)
     for case in cases:
         console.print(Text(f"{case.full_id:<{width}}  {case.description}".rstrip()))
+
+
+def print_sources(console: Console, sourced: Sequence[Sourced], cwd: Path) -> None:
+    """``group/id``, its source, ``file:line`` and what it overrides, aligned, one case per line.
+
+    Files under ``cwd`` are shown relative to it, files under the home folder with ``~``.
+    """
+    id_width = max((len(s.case.full_id) for s in sourced), default=0)
+    label_width = max((len(s.source.label) for s in sourced), default=0)
+    for item in sourced:
+        where = f"{_short(item.case.source, cwd)}:{item.case.line}"
+        line = f"{item.case.full_id:<{id_width}}  {item.source.label:<{label_width}}  {where}"
+        if item.overrides:
+            line += f"  (overrides {', '.join(o.label for o in item.overrides)})"
+        console.print(Text(line))
+
+
+def _short(path: Path, cwd: Path) -> str:
+    absolute = path.resolve()
+    for base, prefix in ((cwd.resolve(), ""), (Path.home().resolve(), "~/")):
+        if absolute.is_relative_to(base):
+            return prefix + absolute.relative_to(base).as_posix()
+    return str(absolute)
