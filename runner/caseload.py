@@ -160,8 +160,13 @@ def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
 
 def _partial_errors(data: dict[str, Any], spot: Spot) -> list[CaseFileError]:
     """Every schema error of unmerged ``data`` (defaults or a case) but keys required where mappings merge."""
-    _, partial, _ = _validators()
-    return [one for error in partial.iter_errors(data) for one in _convert(error, spot)]
+    return schema_errors(_validators()[1], data, spot)
+
+
+def schema_errors(validator: Draft202012Validator, data: Any, spot: Spot) -> list[CaseFileError]:
+    """Every error of ``data`` (``to_plain`` of ``spot.node``) against ``validator``, worded and
+    positioned as case file errors are."""
+    return [one for error in validator.iter_errors(data) for one in _convert(error, spot)]
 
 
 def _merged_errors(data: dict[str, Any], case: Spot, defaults: Spot | None) -> list[CaseFileError]:
@@ -233,12 +238,15 @@ _MESSAGES: dict[str, Callable[[ValidationError], str]] = {
     "minItems": lambda e: "must not be empty" if e.validator_value == 1 else f"needs {e.validator_value} items",
     "minLength": lambda e: "must not be empty",
     "minProperties": lambda e: "must not be empty",
+    "enum": lambda e: f"{e.instance!r} is not one of {', '.join(map(repr, e.validator_value))}",
 }
 
 
 def _hint(error: ValidationError) -> str:
     if error.validator == "pattern":
         return _NAME_RULES.get(error.validator_value, f"must match {error.validator_value}")
+    if error.validator == "enum" and isinstance(error.instance, str):
+        return did_you_mean(error.instance, [v for v in error.validator_value if isinstance(v, str)])
     if error.validator == "minProperties":
         return "give " + " or ".join(map(repr, error.schema.get("properties", {})))
     wants_text = error.validator in ("type", "anyOf") and "a string" in describe(error.schema, _defs())

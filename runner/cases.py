@@ -15,7 +15,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
+from runner import replio
 from runner.caseload import case_schema, check_file
+from runner.caserules import Checked
 from runner.errors import CaseFileError, Location, UserError, UserErrors
 from runner.resources import bundled
 from runner.yamlpos import Spot, parse, position, to_plain
@@ -35,7 +37,7 @@ class Case:
     """One case of a group (a case file), after defaults are merged.
 
     Attributes:
-        group: the case file's stem.
+        group: the case file's stem (``replio`` for a replio fixture).
         id: unique within the group.
         source: the case file it came from.
         line: 1-based line of the case in ``source``.
@@ -178,23 +180,36 @@ def select(cases: Sequence[Case], globs: Sequence[str] = (), tags: Sequence[str]
 
 
 def _read(path: Path, fixtures_dir: Path | None) -> tuple[list[Case], list[CaseFileError]]:
-    """The cases of one file and its errors; no cases unless the file has no error."""
+    """The cases of one file (a case file or a replio fixture) and its errors; no cases unless it has no error."""
     file = str(path)
     try:
         root = parse(_text(path), file)
         data = to_plain(root, file)
     except CaseFileError as e:
         return [], [e]
-    errors: list[CaseFileError] = []
-    if not GROUP_PATTERN.fullmatch(path.stem):
-        hint = f"rename the file to match {GROUP_PATTERN.pattern}"
-        errors.append(CaseFileError(f"group name {path.stem!r} is not valid", Location(file), "(file)", hint))
     fixtures = fixtures_dir if fixtures_dir is not None else _default_fixtures(path)
-    checked, problems = check_file(Spot(file, root, empty="(file)"), data, fixtures)
-    if errors or problems:
-        return [], errors + problems
+    spot = Spot(file, root, empty="(file)")
+    if replio.is_fixture(data):
+        group = replio.GROUP
+        checked, errors = replio.check_fixture(spot, data, path.stem, fixtures)
+    else:
+        group = path.stem
+        checked, errors = _check_case_file(spot, data, fixtures)
+    if errors:
+        return [], errors
     resolved = fixtures.resolve()
-    return [_to_case(path, spot, merged, resolved) for spot, merged in checked], []
+    return [_to_case(path, group, case_spot, merged, resolved) for case_spot, merged in checked], []
+
+
+def _check_case_file(spot: Spot, data: Any, fixtures: Path) -> tuple[Checked, list[CaseFileError]]:
+    """``check_file``, and the file's stem must be a valid group name."""
+    errors: list[CaseFileError] = []
+    stem = Path(spot.file).stem
+    if not GROUP_PATTERN.fullmatch(stem):
+        hint = f"rename the file to match {GROUP_PATTERN.pattern}"
+        errors.append(CaseFileError(f"group name {stem!r} is not valid", Location(spot.file), "(file)", hint))
+    checked, problems = check_file(spot, data, fixtures)
+    return checked, errors + problems
 
 
 def _text(path: Path) -> str:
@@ -217,10 +232,10 @@ def _default_fixtures(path: Path) -> Path:
     return beside if beside.is_dir() else bundled("fixtures")
 
 
-def _to_case(path: Path, spot: Spot, data: dict[str, Any], fixtures: Path) -> Case:
-    """A validated case mapping (merged over the defaults) as a Case."""
+def _to_case(path: Path, group: str, spot: Spot, data: dict[str, Any], fixtures: Path) -> Case:
+    """A validated case mapping (merged over the defaults) as a Case of ``group``."""
     return Case(
-        group=path.stem,
+        group=group,
         id=data["id"],
         source=path,
         line=position(spot.node, ())[0],

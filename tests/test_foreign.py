@@ -1,0 +1,142 @@
+"""Other harnesses' case formats: replio JSON fixtures and elelem YAML cases run as they are.
+
+``tests/foreign/replio/read-file-lines.json`` is replio's documented example and
+``tests/foreign/elelem/cases/fix.yml`` elelem's (with Python in place of Ruby),
+both byte for byte. Neither has a script, so a test plays the model here.
+Each ``tests/foreign/broken/NAME.json`` is paired with ``NAME.expected``;
+regenerate those with:
+
+    TOOLTRIAL_REGEN=1 .venv/bin/python -m pytest tests/test_foreign.py -k broken
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from runner.cases import Case, load_file, validate_file
+from runner.engine import Arm, RunOptions, execute
+from runner.prompts import load_prompt
+from runner.providers import ProviderSpec
+from runner.providers.scripted import ScriptedProvider
+from runner.record import RunRecord
+from runner.replio import to_case_mapping
+from runner.sandbox import Sandbox
+from tests.test_cases_fuzz import anything, check
+
+FOREIGN = Path(__file__).parent / "foreign"
+ROOT = Path(__file__).parent.parent
+BROKEN = sorted(p.name for p in (FOREIGN / "broken").glob("*.json"))
+
+
+def play(case: Case, script: list[dict[str, Any]]) -> RunRecord:
+    """Run ``case`` with a model that replies ``script``, whatever the case says."""
+    model = ProviderSpec("model", lambda _case: ScriptedProvider(script))
+    return execute(case, Arm(model, load_prompt(None)), RunOptions(Sandbox()))
+
+
+def call(name: str, **arguments: Any) -> dict[str, Any]:
+    return {"tool_calls": [{"name": name, "arguments": arguments}]}
+
+
+@pytest.mark.parametrize("name", BROKEN)
+def test_broken_replio_file_gives_its_exact_errors(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(FOREIGN / "broken")
+    actual = "".join(f"{error.render()}\n" for error in validate_file(Path(name)))
+    expected = FOREIGN / "broken" / name.replace(".json", ".expected")
+    if os.environ.get("TOOLTRIAL_REGEN"):
+        expected.write_text(actual, encoding="utf-8")
+    assert actual == expected.read_text(encoding="utf-8")
+
+
+def test_replio_fixture_maps_onto_a_case() -> None:
+    (case,) = load_file(FOREIGN / "replio" / "read-file-lines.json")
+    assert (case.full_id, case.description, case.line) == ("replio/read-file-lines", "Read a file and report its line count", 1)
+    assert case.turns == ("Read src/app.py and report how many lines it has.",)
+    assert case.files == {"src/app.py": "import sys\n\ndef main():\n    return 0\n"}
+    assert case.deny == ("write_file", "edit_file", "bash")  # replio's defaults: edit and bash denied
+    assert case.expect == {
+        "trace": {"must_include": ["read_file"], "avoid": ["bash"], "max_calls": 2, "expected": ["read_file"]}
+    }
+    assert case.script is None
+
+
+def test_permissions_merge_over_the_defaults_and_the_task_stays_literal() -> None:
+    mapped = to_case_mapping(
+        {"task": "Keep {{ this }}.", "tool_permission": {"edit": "ask", "list": "deny"}, "tools_deny": ["file_write"]},
+        "stem",
+    )
+    assert mapped == {
+        "id": "stem",
+        "vars": {"task": "Keep {{ this }}."},
+        "turns": ["{{ task }}"],
+        "deny": ["write_file", "list_dir", "glob", "bash"],
+    }
+
+
+def test_replio_fixture_runs_and_its_verifier_judges_the_trace() -> None:
+    (case,) = load_file(FOREIGN / "replio" / "read-file-lines.json")
+    good = play(case, [call("read_file", path="src/app.py"), {"content": "src/app.py has 4 lines."}])
+    assert good.status == "pass", good.checks
+    bad = play(case, [call("bash", command="wc -l src/app.py"), {"content": "4 lines."}])
+    assert bad.steps[0].result == "Error: tool 'bash' is denied in this case"
+    assert [c.check for c in bad.failed_checks] == ["trace.must_include", "trace.avoid"]
+
+
+def test_replio_script_passthrough_runs_offline_from_the_cli() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "runner", "run", "tests/foreign/replio", "-p", "scripted"],
+        cwd=ROOT, capture_output=True, text=True, timeout=120,
+    )
+    assert done.returncode == 1
+    assert done.stdout.splitlines() == [
+        "PASS replio/bump-version",
+        "ERROR replio/read-file-lines: case replio/read-file-lines has no script: the scripted provider needs one",
+        "1/2 passed",
+    ]
+
+
+def test_elelem_case_runs_unchanged() -> None:
+    (case,) = load_file(FOREIGN / "elelem" / "cases" / "fix.yml")
+    assert case.fixtures_dir == (FOREIGN / "elelem" / "fixtures").resolve()
+    fix = {"path": "lib/calc.py", "old_string": "a - b", "new_string": "a + b"}
+    good = play(case, [call("bash", command="python3 test.py"), call("edit_file", **fix), {"content": "Fixed add()."}])
+    assert good.status == "pass", good.checks
+    lazy = play(case, [{"content": "sorry, no"}])
+    assert [c.check for c in lazy.failed_checks] == [
+        "verify", "files", "files", "response_contains", "response_not_contains"
+    ]
+    assert lazy.failed_checks[0].message == "verify failed (exit 1): python3 -m unittest -q test"
+
+
+replio_names = st.sampled_from(["file_read", "read_file", "run_command", "bash", "file_raed", 3])
+replio_fixture = st.fixed_dictionaries(
+    {"task": st.text(max_size=12) | anything},
+    optional={
+        "id": st.sampled_from(["a", "Bad Id"]) | anything,
+        "files": st.dictionaries(st.sampled_from(["a.txt", "../up", ""]), st.text(max_size=5) | anything),
+        "expected": st.lists(replio_names, max_size=3) | anything,
+        "verifier": st.dictionaries(
+            st.sampled_from(["exact", "must_include", "avoid", "max_calls", "min_calls", "args", "avoids"]),
+            st.lists(replio_names, max_size=2) | st.dictionaries(replio_names.filter(lambda n: isinstance(n, str)), anything) | anything,
+        ) | anything,
+        "tool_permission": st.dictionaries(st.sampled_from(["edit", "bash", "shell"]), st.sampled_from(["allow", "ask", "deny", "no"])),
+        "tools_deny": st.lists(replio_names, max_size=2) | anything,
+        "script": anything,
+    },
+)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(replio_fixture)
+def test_any_replio_data_loads_or_fails_with_a_located_error(data: Any) -> None:
+    with tempfile.TemporaryDirectory() as folder:
+        check(data, Path(folder))
