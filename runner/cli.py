@@ -14,7 +14,8 @@ from runner.engine import Arm, RunOptions, preflight, run_matrix
 from runner.errors import ExitCode, UserError, UserErrors, run_at_boundary
 from runner.prompts import load_prompt
 from runner.providers import SCRIPTED, resolve_provider
-from runner.record import PASS
+from runner.record import PASS, RunRecord
+from runner.recording import Recorder
 from runner.render import RunPrinter, make_console, print_case_list, print_sources
 from runner.sandbox import Sandbox
 from runner.sources import Sourced, load_sourced, select_sources
@@ -51,6 +52,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--keep", action="store_true", help="keep each workspace and print its path")
     run.add_argument("--timeout", type=_positive_float, metavar="S", help="wall-clock seconds per run (overrides the cases)")
     run.add_argument("-l", "--list", action="store_true", help="list the selected cases without running them")
+    run.add_argument("--record", type=Path, metavar="DIR", help="write each run as a case whose script is what the model did, to DIR/cases")
     run.set_defaults(sources=False)
 
     listing = sub.add_parser("list", help="list cases (group/id and description)")
@@ -133,8 +135,18 @@ def cmd_run(args: argparse.Namespace) -> int:
     options = RunOptions(sandbox=Sandbox(), keep=args.keep, timeout=args.timeout)
     as_json = args.output == "json"
     printer = RunPrinter(make_console(sys.stderr if as_json else None), len(arms) > 1, args.runs > 1)
-    records = run_matrix(cases, arms, options, args.runs, on_record=printer.record)
+    recorder = Recorder(args.record, cases, len(providers), len(prompts), args.runs) if args.record else None
+
+    def on_record(record: RunRecord) -> None:
+        printer.record(record)
+        if recorder is not None:
+            recorder.record(record)
+
+    records = run_matrix(cases, arms, options, args.runs, on_record=on_record)
     printer.totals(records)
+    if recorder is not None:
+        print(f"recorded {recorder.recorded} runs in {recorder.cases_dir}; replay them offline with: "
+              f"tooltrial run {recorder.cases_dir} -p scripted", file=sys.stderr)
     if as_json:
         json.dump({"runs": [r.to_dict() for r in records]}, sys.stdout, indent=2, default=str)
         print()

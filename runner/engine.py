@@ -20,6 +20,7 @@ from runner.prompts import PromptTemplate, context_for, system_prompt, turn_prom
 from runner.providers import ProviderSpec
 from runner.providers.base import ProviderError
 from runner.providers.limits import TurnLimited
+from runner.providers.scripted import script_reply
 from runner.record import ERROR, FAIL, PASS, RunRecord, Tokens
 from runner.sandbox import Sandbox
 from runner.tools import build_toolbox
@@ -146,6 +147,7 @@ def _account(record: RunRecord, provider: TurnLimited, trajectory: Trajectory) -
     record.steps = list(trajectory.steps)
     record.final_reply = trajectory.final_reply
     record.requests = provider.requests
+    record.script = [script_reply(c) for c in provider.completions]
     usages = [c.usage for c in provider.completions if c.usage is not None]
     record.tokens = Tokens(
         prompt=_sum(u.prompt_tokens for u in usages),

@@ -36,6 +36,8 @@ class RunRecord:
         accuracy: 1/0 against ``expect.trace.expected``, None without it.
         redundant, errors: counts of repeated identical calls and of error results plus loop errors.
         failure: the failure cause of a non-passing run (runner.scoring taxonomy), None for a pass.
+        script: the model's replies in ``script:`` form (runner.providers.scripted.script_reply),
+            one per request; replaying them with the scripted provider repeats the run.
     """
 
     case: str
@@ -60,6 +62,7 @@ class RunRecord:
     redundant: int = 0
     errors: int = 0
     failure: str | None = None
+    script: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def failed_checks(self) -> list[CheckResult]:

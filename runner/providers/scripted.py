@@ -2,14 +2,15 @@
 
 It is how tooltrial runs offline (CI, demos, checking a suite's checks): the
 agent loop, tools, workspace and checks are all real; only the model is a
-recording. It reports no token usage (null, never guessed).
+recording. It reports token usage only where the script records it (a
+``--record``ed live run does); otherwise none (null, never guessed).
 """
 
 from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
-from runner.providers.base import Completion, ProviderError, ToolCall
+from runner.providers.base import Completion, ProviderError, ToolCall, Usage, parse_arguments
 
 
 class ScriptExhausted(ProviderError):
@@ -20,7 +21,9 @@ class ScriptedProvider:
     """Serves ``script`` items in order, one per model request.
 
     Args:
-        script: items ``{content?: str, tool_calls?: [{name, arguments}]}`` as in the case file.
+        script: items ``{content?: str, tool_calls?: [{name, arguments}], usage?: {...}}`` as in
+            the case file. ``arguments`` is an object, or the raw text a model sent (parsed as JSON;
+            text that is no JSON object makes the call an error, as from a live model).
 
     Raises ScriptExhausted on the request after the last item.
     """
@@ -39,12 +42,36 @@ class ScriptedProvider:
             )
         item = self._script[self._next]
         self._next += 1
-        calls = tuple(
-            ToolCall(id=f"call_{self._next}_{i}", name=str(c["name"]), arguments=dict(c.get("arguments") or {}))
-            for i, c in enumerate(item.get("tool_calls") or ())
-        )
+        calls = tuple(_call(f"call_{self._next}_{i}", c) for i, c in enumerate(item.get("tool_calls") or ()))
         return Completion(
             content=item.get("content"),
             tool_calls=calls,
             finish_reason="tool_calls" if calls else "stop",
+            usage=Usage(**item["usage"]) if "usage" in item else None,
         )
+
+
+def _call(call_id: str, call: Mapping[str, Any]) -> ToolCall:
+    arguments = call.get("arguments") or {}
+    if not isinstance(arguments, str):
+        return ToolCall(id=call_id, name=str(call["name"]), arguments=dict(arguments))
+    parsed, error = parse_arguments(arguments)
+    return ToolCall(id=call_id, name=str(call["name"]), arguments=parsed, error=error, raw_arguments=arguments)
+
+
+def script_reply(completion: Completion) -> dict[str, Any]:
+    """One model reply as a ``script:`` item that makes this provider reply the same.
+
+    Calls whose arguments did not parse keep the raw text; usage is kept where reported.
+    """
+    reply: dict[str, Any] = {}
+    if completion.content or not completion.tool_calls:
+        reply["content"] = completion.content or ""
+    if completion.tool_calls:
+        reply["tool_calls"] = [
+            {"name": c.name, "arguments": c.arguments if c.arguments is not None else c.raw_arguments or ""}
+            for c in completion.tool_calls
+        ]
+    if completion.usage is not None:
+        reply["usage"] = {k: v for k, v in vars(completion.usage).items() if v is not None}
+    return reply
