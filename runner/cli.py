@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from runner import __version__
+from runner.authoring import default_cases_dir, new_case
 from runner.cases import Case, case_schema, select, validate_file
 from runner.engine import Arm, RunOptions, preflight, run_matrix
 from runner.errors import ExitCode, UserError, UserErrors, run_at_boundary
@@ -63,6 +64,11 @@ def build_parser() -> argparse.ArgumentParser:
     _add_selection(validate)
 
     sub.add_parser("schema", help="print the case file JSON Schema")
+
+    new = sub.add_parser("new", help="start a case from a commented skeleton that validates")
+    new.add_argument("case", metavar="GROUP/ID", help="the new case's full id; it goes to GROUP.yml")
+    new.add_argument("--fixture", metavar="NAME", help="copy fixture folder NAME into the workspace (made empty if missing)")
+    new.add_argument("--cases-dir", type=Path, help="folder of case files (default: ./cases if it exists, else ./.tooltrial/cases)")
     return parser
 
 
@@ -122,6 +128,15 @@ def cmd_schema(args: argparse.Namespace) -> int:
     return ExitCode.OK
 
 
+def cmd_new(args: argparse.Namespace) -> int:
+    written = new_case(args.case, args.cases_dir or default_cases_dir(Path.cwd()), args.fixture)
+    print(f"wrote {args.case} to {written.path}:{written.line}")
+    if written.fixture_created:
+        print(f"created the empty fixture folder {written.fixture_created}: put the case's starting files there")
+    print(f"try it offline: tooltrial run {written.path} -c {args.case}")
+    return ExitCode.OK
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     if args.list:
         return cmd_list(args)
@@ -158,6 +173,7 @@ HANDLERS: dict[str, Callable[[argparse.Namespace], int]] = {
     "list": cmd_list,
     "validate": cmd_validate,
     "schema": cmd_schema,
+    "new": cmd_new,
 }
 
 

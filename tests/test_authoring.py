@@ -1,0 +1,102 @@
+"""Authoring aids: `tooltrial new` writes a skeleton that validates and passes; the schema documents every key."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from jsonschema import Draft202012Validator
+from referencing import Registry, Resource
+
+from runner.authoring import default_cases_dir, new_case
+from runner.cases import case_schema, load_file, validate_file
+from runner.cli import main
+from runner.errors import UserError, UserErrors
+from runner.resources import bundled
+
+
+def test_new_starts_a_group_file_that_validates_and_passes_offline(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    cases = tmp_path / "cases"
+    assert main(["new", "mine/first", "--cases-dir", str(cases)]) == 0
+    path = cases / "mine.yml"
+    assert capsys.readouterr().out.splitlines() == [
+        f"wrote mine/first to {path}:3",
+        f"try it offline: tooltrial run {path} -c mine/first",
+    ]
+    assert path.read_text(encoding="utf-8").startswith(
+        f"# yaml-language-server: $schema={(bundled('schemas') / 'case.schema.json').resolve().as_uri()}\n\n- id: first\n"
+    )
+    assert validate_file(path) == []
+    assert main(["run", str(path), "-p", "scripted"]) == 0
+    assert capsys.readouterr().out.splitlines() == ["PASS mine/first", "1/1 passed"]
+
+
+def test_new_appends_to_a_list_and_refuses_an_id_in_use(tmp_path: Path) -> None:
+    path = tmp_path / "mine.yml"
+    path.write_text("- {id: old, turns: [Hi.], script: [{content: hi}]}", encoding="utf-8")  # no final newline
+    written = new_case("mine/fresh", tmp_path)
+    assert (written.path, written.line) == (path, 3)
+    assert [(case.id, case.line) for case in load_file(path)] == [("old", 1), ("fresh", 3)]
+    with pytest.raises(UserError) as raised:
+        new_case("mine/old", tmp_path)
+    assert raised.value.render() == f"case mine/old already exists at {path}:1 (pick another id)"
+
+
+def test_new_goes_into_the_cases_list_of_a_defaults_file(tmp_path: Path) -> None:
+    path = tmp_path / "wrapped.yml"
+    path.write_text("cases:\n    - id: a\n      turns: [Hi.]\n\ndefaults:\n  tags: [kept]\n", encoding="utf-8")
+    new_case("wrapped/b", tmp_path)
+    text = path.read_text(encoding="utf-8")
+    assert text.startswith("cases:\n    - id: a\n      turns: [Hi.]\n\n    - id: b\n      description: What")
+    assert text.endswith("\n\ndefaults:\n  tags: [kept]\n")
+    assert [(case.id, case.tags) for case in load_file(path)] == [("a", ("kept",)), ("b", ("kept",))]
+
+
+def test_new_refuses_bad_ids_and_broken_files_and_makes_a_missing_fixture(tmp_path: Path) -> None:
+    with pytest.raises(UserError, match="'Mine/x' is not GROUP/ID"):
+        new_case("Mine/x", tmp_path / "cases")
+    with pytest.raises(UserError, match="'mine' is not GROUP/ID"):
+        new_case("mine", tmp_path / "cases")
+    (tmp_path / "cases").mkdir()
+    (tmp_path / "cases/bad.yml").write_text("- id: a\n  turn: [Hi.]\n", encoding="utf-8")
+    with pytest.raises(UserErrors, match="unknown key 'turn'"):
+        new_case("bad/b", tmp_path / "cases")
+    written = new_case("mine/with-fixture", tmp_path / "cases", fixture="proj")
+    assert written.fixture_created == tmp_path / "fixtures" / "proj"
+    assert load_file(written.path)[0].fixture == "proj"
+    assert new_case("mine/again", tmp_path / "cases", fixture="proj").fixture_created is None
+
+
+def test_new_writes_to_cases_or_else_the_project_folder(tmp_path: Path) -> None:
+    assert default_cases_dir(tmp_path) == tmp_path / ".tooltrial" / "cases"
+    (tmp_path / "cases").mkdir()
+    assert default_cases_dir(tmp_path) == tmp_path / "cases"
+
+
+def keys(schema: dict[str, Any], at: str = "") -> list[tuple[str, dict[str, Any]]]:
+    """Every property schema under ``schema`` (through ``items`` and ``additionalProperties``), with its path."""
+    found = []
+    for name, sub in schema.get("properties", {}).items():
+        found.append((f"{at}{name}", sub))
+        found += keys(sub, f"{at}{name}.")
+    for part in ("items", "additionalProperties"):
+        if isinstance(schema.get(part), dict):
+            found += keys(schema[part], f"{at}[{part}].")
+    return found
+
+
+@pytest.mark.parametrize("name", ["case.schema.json", "replio.schema.json"])
+def test_every_key_has_a_title_a_description_and_valid_examples(name: str) -> None:
+    """What an editor with the YAML language server shows on hover and offers on completion."""
+    schema = json.loads((bundled("schemas") / name).read_text(encoding="utf-8"))
+    every = keys(schema) + [(f"$defs.{d}", sub) for d, sub in schema.get("$defs", {}).items()]
+    every += [(f"$defs.{d}.{k}", sub) for d, top in schema.get("$defs", {}).items() for k, sub in keys(top)]
+    assert [path for path, sub in every if not {"title", "description", "examples"} <= sub.keys()] == []
+    case = case_schema()
+    registry = Registry().with_resource(case["$id"], Resource.from_contents(case))
+    for path, sub in every:
+        validator = Draft202012Validator({**sub, "$id": schema["$id"], "$defs": schema.get("$defs", {})}, registry=registry)
+        for example in sub["examples"]:
+            assert list(validator.iter_errors(example)) == [], (path, example)
