@@ -13,6 +13,7 @@ from pathlib import Path
 from runner.cases import GROUP_PATTERN, load_file, validate_file
 from runner.errors import UserError, UserErrors
 from runner.resources import bundled
+from runner.sources import PROJECT_DIR
 from runner.yamlpos import parse
 
 _ID = re.compile(r"[a-z0-9][a-z0-9._-]*")
@@ -52,9 +53,9 @@ class Written:
     fixture_created: Path | None = None
 
 
-def default_cases_dir(cwd: Path) -> Path:
-    """``cases`` in ``cwd`` when that folder exists, else the project folder ``.tooltrial/cases``."""
-    return cwd / "cases" if (cwd / "cases").is_dir() else cwd / ".tooltrial" / "cases"
+def default_cases_dir() -> Path:
+    """``cases`` when the current directory has that folder, else the project folder ``.tooltrial/cases``."""
+    return Path("cases") if Path("cases").is_dir() else PROJECT_DIR
 
 
 def new_case(full_id: str, cases_dir: Path, fixture: str | None = None) -> Written:

@@ -68,7 +68,7 @@ def build_parser() -> argparse.ArgumentParser:
     new = sub.add_parser("new", help="start a case from a commented skeleton that validates")
     new.add_argument("case", metavar="GROUP/ID", help="the new case's full id; it goes to GROUP.yml")
     new.add_argument("--fixture", metavar="NAME", help="copy fixture folder NAME into the workspace (made empty if missing)")
-    new.add_argument("--cases-dir", type=Path, help="folder of case files (default: ./cases if it exists, else ./.tooltrial/cases)")
+    new.add_argument("--cases-dir", type=Path, metavar="D", help="folder of case files (default: ./cases if it exists, else ./.tooltrial/cases)")
     return parser
 
 
@@ -129,7 +129,7 @@ def cmd_schema(args: argparse.Namespace) -> int:
 
 
 def cmd_new(args: argparse.Namespace) -> int:
-    written = new_case(args.case, args.cases_dir or default_cases_dir(Path.cwd()), args.fixture)
+    written = new_case(args.case, args.cases_dir or default_cases_dir(), args.fixture)
     print(f"wrote {args.case} to {written.path}:{written.line}")
     if written.fixture_created:
         print(f"created the empty fixture folder {written.fixture_created}: put the case's starting files there")

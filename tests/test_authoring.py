@@ -69,10 +69,14 @@ def test_new_refuses_bad_ids_and_broken_files_and_makes_a_missing_fixture(tmp_pa
     assert new_case("mine/again", tmp_path / "cases", fixture="proj").fixture_created is None
 
 
-def test_new_writes_to_cases_or_else_the_project_folder(tmp_path: Path) -> None:
-    assert default_cases_dir(tmp_path) == tmp_path / ".tooltrial" / "cases"
+def test_new_writes_to_cases_or_else_the_project_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert default_cases_dir() == Path(".tooltrial/cases")
     (tmp_path / "cases").mkdir()
-    assert default_cases_dir(tmp_path) == tmp_path / "cases"
+    assert default_cases_dir() == Path("cases")
+    assert main(["new", "mine/here"]) == 0
+    assert capsys.readouterr().out.splitlines()[0] == "wrote mine/here to cases/mine.yml:3"
 
 
 def keys(schema: dict[str, Any], at: str = "") -> list[tuple[str, dict[str, Any]]]:
