@@ -18,9 +18,9 @@ from runner.checks import CheckContext, run_checks
 from runner.errors import UserError, UserErrors
 from runner.prompts import PromptTemplate, context_for, system_prompt, turn_prompts
 from runner.providers import ProviderSpec
-from runner.providers.base import ProviderError
+from runner.providers.base import Completion, ProviderError, Usage
 from runner.providers.limits import TurnLimited
-from runner.record import ERROR, FAIL, PASS, RunRecord, Tokens
+from runner.record import ERROR, FAIL, PASS, RequestStats, RunRecord, Tokens
 from runner.sandbox import Sandbox
 from runner.tools import build_toolbox
 from runner.tools.base import ToolContext
@@ -153,6 +153,14 @@ def _account(record: RunRecord, provider: TurnLimited, trajectory: Trajectory) -
         total=_sum(u.total_tokens for u in usages),
     )
     record.cost = _sum(u.cost for u in usages)
+    record.model_requests = [_stats(c) for c in provider.completions]
+    record.latency = _sum(c.latency for c in provider.completions)
+
+
+def _stats(completion: Completion) -> RequestStats:
+    usage = completion.usage or Usage()
+    return RequestStats(usage.prompt_tokens, usage.completion_tokens, usage.total_tokens, usage.cost,
+                        completion.latency, completion.finish_reason)
 
 
 def _sum(values: Iterable[float | int | None]) -> float | int | None:
