@@ -24,6 +24,7 @@ from runner.record import ERROR, FAIL, PASS, RunRecord, Tokens
 from runner.sandbox import Sandbox
 from runner.tools import build_toolbox
 from runner.tools.base import ToolContext
+from runner.tools.mocks import mock_tools
 from runner.workspace import SetupError, Workspace
 
 DEFAULT_RUN_TIMEOUT = 600.0
@@ -124,7 +125,7 @@ def _run_in(workspace: Workspace, case: Case, arm: Arm, options: RunOptions, rec
     workspace.run_setup(case, timeout=command_timeout)
     before = workspace.snapshot()
     env = workspace.env(case)
-    toolbox = build_toolbox(case, ToolContext(workspace.path, options.sandbox, env, command_timeout))
+    toolbox = build_toolbox(case, ToolContext(workspace.path, options.sandbox, env, command_timeout), mock_tools(case.mocks))
     context = context_for(case, toolbox.specs(), str(workspace.path))
     system, turns = system_prompt(arm.prompt, case, context), turn_prompts(case, context)
     provider = TurnLimited(arm.provider.create(case), case.max_turns)
