@@ -22,6 +22,7 @@ from runner.providers.base import ProviderError
 from runner.providers.limits import TurnLimited
 from runner.record import ERROR, FAIL, PASS, RunRecord, Tokens
 from runner.sandbox import Sandbox
+from runner.scoring import fill_metrics
 from runner.tools import build_toolbox
 from runner.tools.base import ToolContext
 from runner.tools.mocks import mock_tools
@@ -94,7 +95,7 @@ def _plan(cases: Sequence[Case], arms: Sequence[Arm], repeats: int) -> Iterable[
 
 
 def execute(case: Case, arm: Arm, options: RunOptions, index: int = 0) -> RunRecord:
-    """One run of one case in one arm; never raises for anything the run itself does."""
+    """One run of one case in one arm, scored (runner.scoring); never raises for anything the run itself does."""
     record = RunRecord(case=case.full_id, provider=arm.provider.name, prompt=arm.prompt.name, run=index)
     started = time.monotonic()
     workspace: Workspace | None = None
@@ -116,6 +117,7 @@ def execute(case: Case, arm: Arm, options: RunOptions, index: int = 0) -> RunRec
                 record.workspace = str(workspace.path)
             else:
                 workspace.cleanup()
+    fill_metrics(case, record)
     return record
 
 
