@@ -95,16 +95,20 @@ def _fixture_errors(fixture: str, spot: Spot, fixtures: Path) -> list[CaseFileEr
 def _mock_errors(case: dict[str, Any], spot: Spot, defaults: Spot | None) -> list[CaseFileError]:
     """Duplicate mock names, invalid ``parameters`` schemas, and malformed ``responses``."""
     mocks = case.get("mocks") if isinstance(case.get("mocks"), list) else []
-    errors, names = [], set()
+    errors: list[CaseFileError] = []
+    names: set[str] = set()
     for i, mock in enumerate(mocks):
         if not isinstance(mock, dict):
             continue
         here = written(["mocks", i], spot, defaults)
-        if mock.get("name") in names:
-            errors.append(here.error(f"duplicate mock {mock['name']!r}", ["mocks", i, "name"], hint="give each mock its own name"))
-        names.add(mock.get("name"))
+        name = mock.get("name")
+        if isinstance(name, str) and name in names:
+            errors.append(here.error(f"duplicate mock {name!r}", ["mocks", i, "name"], hint="give each mock its own name"))
+        elif isinstance(name, str):
+            names.add(name)
         try:
-            Draft202012Validator.check_schema(mock.get("parameters", {}))
+            if isinstance(mock.get("parameters"), dict):
+                Draft202012Validator.check_schema(mock["parameters"])
         except SchemaError as e:
             where = "/".join(map(str, e.absolute_path))
             message = f"invalid JSON Schema{f' at {where!r}' if where else ''}: {e.message}"
