@@ -148,6 +148,11 @@ def failure_cause(case: Case, record: RunRecord) -> str | None:
     8. ``excessive_calls``: a failed ``trace.max_calls`` check.
     9. ``good_process_bad_outcome``: every process check passed, some outcome check failed.
     10. ``unknown``: none of the above (e.g. a failed check of a kind this list does not know).
+
+    Source: ToolEval's mutually exclusive, first-match taxonomy (run_error, no_tools,
+    called_forbidden, wrong_tool, missing_output, wrong_args, excessive_calls,
+    good_process_bad_outcome, unknown); tooltrial adds ``turn_limit`` and ties each
+    cause to the checks above, so the same run always gets the same cause.
     """
     if record.status == PASS:
         return None
