@@ -233,6 +233,7 @@ _MESSAGES: dict[str, Callable[[ValidationError], str]] = {
     "minItems": lambda e: "must not be empty" if e.validator_value == 1 else f"needs {e.validator_value} items",
     "minLength": lambda e: "must not be empty",
     "minProperties": lambda e: "must not be empty",
+    "const": lambda e: f"must be {json.dumps(e.validator_value)}",
 }
 
 

@@ -17,7 +17,9 @@ from runner.prompts import load_prompt
 from runner.providers import SCRIPTED, resolve_provider
 from runner.record import PASS, RunRecord
 from runner.render import RunPrinter, make_console, print_case_list
+from runner.report import Summary, build_report, summarize
 from runner.sandbox import Sandbox
+from runner.tables import print_summary
 
 
 class _Parser(argparse.ArgumentParser):
@@ -49,7 +51,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("-v", "--verbose", action="store_true", help="let litellm log its requests (DEBUG)")
     run.add_argument("-P", "--prompt", action="append", default=[], metavar="FILE", help="system prompt template (repeatable, A/B)")
     run.add_argument("--runs", type=_positive_int, default=1, metavar="N", help="repeat each case N times")
-    run.add_argument("--output", choices=["text", "json"], default="text", help="text lines, or one JSON document on stdout")
+    run.add_argument("--output", choices=["text", "json"], default="text", help="text lines and tables, or the JSON report on stdout (lines and tables on stderr)")
     run.add_argument("--keep", action="store_true", help="keep each workspace and print its path")
     run.add_argument("--timeout", type=_positive_float, metavar="S", help="wall-clock seconds per run (overrides the cases)")
     run.add_argument("-l", "--list", action="store_true", help="list the selected cases without running them")
@@ -127,8 +129,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     usage = usage_line(records)
     if usage:
         console.print(usage, markup=False)
+    print_summary(console, summarize(records), Summary.of(records))
     if as_json:
-        json.dump({"runs": [r.to_dict() for r in records]}, sys.stdout, indent=2, default=str)
+        json.dump(build_report(records), sys.stdout, indent=2, default=str)
         print()
     return ExitCode.OK if all(r.status == PASS for r in records) else ExitCode.FAILED
 

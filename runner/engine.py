@@ -22,8 +22,10 @@ from runner.providers.base import Completion, ProviderError, Usage
 from runner.providers.limits import TurnLimited
 from runner.record import ERROR, FAIL, PASS, RequestStats, RunRecord, Tokens
 from runner.sandbox import Sandbox
+from runner.scoring import fill_metrics
 from runner.tools import build_toolbox
 from runner.tools.base import ToolContext
+from runner.tools.mocks import mock_tools
 from runner.workspace import SetupError, Workspace
 
 DEFAULT_RUN_TIMEOUT = 600.0
@@ -93,7 +95,7 @@ def _plan(cases: Sequence[Case], arms: Sequence[Arm], repeats: int) -> Iterable[
 
 
 def execute(case: Case, arm: Arm, options: RunOptions, index: int = 0) -> RunRecord:
-    """One run of one case in one arm; never raises for anything the run itself does."""
+    """One run of one case in one arm, scored (runner.scoring); never raises for anything the run itself does."""
     record = RunRecord(case=case.full_id, provider=arm.provider.name, prompt=arm.prompt.name, run=index)
     started = time.monotonic()
     workspace: Workspace | None = None
@@ -115,6 +117,7 @@ def execute(case: Case, arm: Arm, options: RunOptions, index: int = 0) -> RunRec
                 record.workspace = str(workspace.path)
             else:
                 workspace.cleanup()
+    fill_metrics(case, record)
     return record
 
 
@@ -124,7 +127,7 @@ def _run_in(workspace: Workspace, case: Case, arm: Arm, options: RunOptions, rec
     workspace.run_setup(case, timeout=command_timeout)
     before = workspace.snapshot()
     env = workspace.env(case)
-    toolbox = build_toolbox(case, ToolContext(workspace.path, options.sandbox, env, command_timeout))
+    toolbox = build_toolbox(case, ToolContext(workspace.path, options.sandbox, env, command_timeout), mock_tools(case.mocks))
     context = context_for(case, toolbox.specs(), str(workspace.path))
     system, turns = system_prompt(arm.prompt, case, context), turn_prompts(case, context)
     provider = TurnLimited(arm.provider.create(case), case.max_turns)

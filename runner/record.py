@@ -79,6 +79,16 @@ class RunRecord:
     failure: str | None = None
 
     @property
+    def names(self) -> list[str]:
+        """The called tool names, in order."""
+        return [step.name for step in self.steps]
+
+    @property
+    def calls(self) -> int:
+        """How many tool calls the run made."""
+        return len(self.steps)
+
+    @property
     def failed_checks(self) -> list[CheckResult]:
         return [c for c in self.checks if not c.passed]
 
