@@ -160,13 +160,8 @@ def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
 
 def _partial_errors(data: dict[str, Any], spot: Spot) -> list[CaseFileError]:
     """Every schema error of unmerged ``data`` (defaults or a case) but keys required where mappings merge."""
-    return schema_errors(_validators()[1], data, spot)
-
-
-def schema_errors(validator: Draft202012Validator, data: Any, spot: Spot) -> list[CaseFileError]:
-    """Every error of ``data`` (``to_plain`` of ``spot.node``) against ``validator``, worded and
-    positioned as case file errors are."""
-    return [one for error in validator.iter_errors(data) for one in _convert(error, spot)]
+    _, partial, _ = _validators()
+    return [one for error in partial.iter_errors(data) for one in schema_errors(error, spot)]
 
 
 def _merged_errors(data: dict[str, Any], case: Spot, defaults: Spot | None) -> list[CaseFileError]:
@@ -176,11 +171,11 @@ def _merged_errors(data: dict[str, Any], case: Spot, defaults: Spot | None) -> l
         one
         for error in full.iter_errors(data)
         if error.validator == "required" and tuple(error.schema_path) in dropped
-        for one in _convert(error, written(list(error.absolute_path), case, defaults))
+        for one in schema_errors(error, written(list(error.absolute_path), case, defaults))
     ]
 
 
-def _convert(error: ValidationError, spot: Spot) -> list[CaseFileError]:
+def schema_errors(error: ValidationError, spot: Spot) -> list[CaseFileError]:
     """One jsonschema error as CaseFileErrors (one per unknown key; none for a misspelled required key)."""
     path = list(error.absolute_path)
     if error.validator == "additionalProperties":
@@ -190,7 +185,7 @@ def _convert(error: ValidationError, spot: Spot) -> list[CaseFileError]:
         return []
     deeper = [e for e in error.context or () if len(e.absolute_path) > len(path)]
     if error.validator == "anyOf" and deeper:  # the value has the right type; its items are wrong
-        return [one for e in deeper for one in _convert(e, spot)]
+        return [one for e in deeper for one in schema_errors(e, spot)]
     if "propertyNames" in error.schema_path:  # the instance is a key of the mapping at ``path``
         return [spot.error(_message(error), path, at=[*path, error.instance], key=True, hint=_hint(error))]
     return [spot.error(_message(error), path, hint=_hint(error))]
@@ -238,6 +233,7 @@ _MESSAGES: dict[str, Callable[[ValidationError], str]] = {
     "minItems": lambda e: "must not be empty" if e.validator_value == 1 else f"needs {e.validator_value} items",
     "minLength": lambda e: "must not be empty",
     "minProperties": lambda e: "must not be empty",
+    "const": lambda e: f"must be {json.dumps(e.validator_value)}",
     "enum": lambda e: f"{e.instance!r} is not one of {', '.join(map(repr, e.validator_value))}",
 }
 

@@ -1,8 +1,10 @@
 """The rules the case schema cannot say, each reported where the value was written.
 
-Ids are unique in a file; the fixture folder exists; every regex compiles;
-``tools``/``deny`` name builtin tools or the case's mocks; ``files`` paths stay
-inside the workspace.
+Ids are unique in a file; the fixture folder exists; every regex compiles
+(``matches`` in replies, files and argument matchers); ``tools``/``deny`` name
+builtin tools or the case's mocks; ``files`` paths stay inside the workspace;
+mocks have unique names, a valid ``parameters`` schema, and responses that give
+exactly one of ``result``/``error``, at most one of them without ``when``.
 """
 
 from __future__ import annotations
@@ -10,6 +12,9 @@ from __future__ import annotations
 import re
 from pathlib import Path, PurePosixPath
 from typing import Any
+
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import SchemaError
 
 from runner.errors import CaseFileError, did_you_mean
 from runner.patterns import compile_pattern
@@ -43,12 +48,13 @@ def _rules(checked: Checked, defaults: Spot | None, fixtures: Path) -> list[Case
     for spot, case in checked:
         if isinstance(case.get("fixture"), str) and case["fixture"]:
             errors += _fixture_errors(case["fixture"], written(["fixture"], spot, defaults), fixtures)
-        for path, pattern in _regexes(case.get("expect")):
+        for path, pattern in _regexes(case):
             try:
                 compile_pattern(pattern)
             except re.error as e:
                 errors.append(written(path, spot, defaults).error(f"invalid regex {pattern!r}: {e}", path))
         errors += _tool_name_errors(case, spot, defaults) + _file_path_errors(case, spot, defaults)
+        errors += _mock_errors(case, spot, defaults)
     return errors
 
 
@@ -86,16 +92,66 @@ def _fixture_errors(fixture: str, spot: Spot, fixtures: Path) -> list[CaseFileEr
     return [spot.error(f"fixture folder {fixture!r} not found in {fixtures}", ["fixture"], hint=hint)]
 
 
-def _regexes(expect: Any) -> list[tuple[list[str | int], str]]:
-    """(path in the case, pattern) of every regex in ``expect``: response_matches, files.*.matches."""
-    if not isinstance(expect, dict):
-        return []
+def _mock_errors(case: dict[str, Any], spot: Spot, defaults: Spot | None) -> list[CaseFileError]:
+    """Duplicate mock names, invalid ``parameters`` schemas, and malformed ``responses``."""
+    mocks = case.get("mocks") if isinstance(case.get("mocks"), list) else []
+    errors: list[CaseFileError] = []
+    names: set[str] = set()
+    for i, mock in enumerate(mocks):
+        if not isinstance(mock, dict):
+            continue
+        here = written(["mocks", i], spot, defaults)
+        name = mock.get("name")
+        if isinstance(name, str) and name in names:
+            errors.append(here.error(f"duplicate mock {name!r}", ["mocks", i, "name"], hint="give each mock its own name"))
+        elif isinstance(name, str):
+            names.add(name)
+        try:
+            if isinstance(mock.get("parameters"), dict):
+                Draft202012Validator.check_schema(mock["parameters"])
+        except SchemaError as e:
+            where = "/".join(map(str, e.absolute_path))
+            message = f"invalid JSON Schema{f' at {where!r}' if where else ''}: {e.message}"
+            errors.append(here.error(message, ["mocks", i, "parameters"]))
+        responses = mock.get("responses") if isinstance(mock.get("responses"), list) else []
+        errors += _response_errors(responses, ["mocks", i, "responses"], here)
+    return errors
+
+
+def _response_errors(responses: list[Any], path: list[str | int], spot: Spot) -> list[CaseFileError]:
+    shaped = [(j, r) for j, r in enumerate(responses) if isinstance(r, dict)]
+    errors = [spot.error("give exactly one of 'result' or 'error'", [*path, j])
+              for j, r in shaped if ("result" in r) == ("error" in r)]
+    hint = "only one response may lack 'when': it answers when no 'when' matches"
+    fallbacks = [j for j, r in shaped if "when" not in r]
+    return errors + [spot.error("another fallback response", [*path, j], hint=hint) for j in fallbacks[1:]]
+
+
+def _regexes(case: dict[str, Any]) -> list[tuple[list[str | int], str]]:
+    """(path in the case, pattern) of every regex: response_matches, files.*.matches, and each
+    ``{matches: ...}`` argument matcher in ``expect.trace.args`` and the mocks' ``when``."""
+    expect = case.get("expect") if isinstance(case.get("expect"), dict) else {}
     found = _strings(expect.get("response_matches"), ["expect", "response_matches"])
     files = expect.get("files")
     for name, spec in files.items() if isinstance(files, dict) else ():
         if isinstance(spec, dict):
             found += _strings(spec.get("matches"), ["expect", "files", name, "matches"])
+    trace = expect.get("trace") if isinstance(expect.get("trace"), dict) else {}
+    found += _matcher_regexes(trace.get("args"), ["expect", "trace", "args"])
+    for i, mock in enumerate(case.get("mocks") if isinstance(case.get("mocks"), list) else []):
+        responses = mock.get("responses") if isinstance(mock, dict) else None
+        for j, response in enumerate(responses if isinstance(responses, list) else []):
+            if isinstance(response, dict):
+                found += _matcher_regexes(response.get("when"), ["mocks", i, "responses", j, "when"])
     return found
+
+
+def _matcher_regexes(value: Any, path: list[str | int]) -> list[tuple[list[str | int], str]]:
+    """(path, pattern) of every ``{matches: pattern}`` matcher anywhere inside ``value``."""
+    if isinstance(value, dict) and len(value) == 1 and isinstance(value.get("matches"), str):
+        return [([*path, "matches"], value["matches"])]
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    return [found for key, item in items for found in _matcher_regexes(item, [*path, key])]
 
 
 def _strings(value: Any, path: list[str | int]) -> list[tuple[list[str | int], str]]:

@@ -6,11 +6,12 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Callable, Iterable, Sequence
 
 from runner import __version__
 from runner.authoring import default_cases_dir, new_case
 from runner.cases import Case, case_schema, select, validate_file
+from runner.config import load_config
 from runner.engine import Arm, RunOptions, preflight, run_matrix
 from runner.errors import ExitCode, UserError, UserErrors, run_at_boundary
 from runner.prompts import load_prompt
@@ -18,8 +19,10 @@ from runner.providers import SCRIPTED, resolve_provider
 from runner.record import PASS, RunRecord
 from runner.recording import Recorder
 from runner.render import RunPrinter, make_console, print_case_list, print_sources
+from runner.report import Summary, build_report, summarize
 from runner.sandbox import Sandbox
 from runner.sources import Sourced, load_sourced, select_sources
+from runner.tables import print_summary
 
 
 class _Parser(argparse.ArgumentParser):
@@ -46,10 +49,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     run = sub.add_parser("run", help="run cases against providers and prompts")
     _add_selection(run)
-    run.add_argument("-p", "--provider", action="append", default=[], help="provider: 'scripted' or a model (repeatable)")
+    run.add_argument("-p", "--provider", action="append", default=[],
+                     help="'scripted', a litellm model (ollama/qwen3, openai/gpt-4o) or an alias from tooltrial.yml (repeatable)")
+    run.add_argument("--config", metavar="FILE", help="project config (default: ./tooltrial.yml if it exists)")
+    run.add_argument("-v", "--verbose", action="store_true", help="let litellm log its requests (DEBUG)")
     run.add_argument("-P", "--prompt", action="append", default=[], metavar="FILE", help="system prompt template (repeatable, A/B)")
     run.add_argument("--runs", type=_positive_int, default=1, metavar="N", help="repeat each case N times")
-    run.add_argument("--output", choices=["text", "json"], default="text", help="text lines, or one JSON document on stdout")
+    run.add_argument("--output", choices=["text", "json"], default="text", help="text lines and tables, or the JSON report on stdout (lines and tables on stderr)")
     run.add_argument("--keep", action="store_true", help="keep each workspace and print its path")
     run.add_argument("--timeout", type=_positive_float, metavar="S", help="wall-clock seconds per run (overrides the cases)")
     run.add_argument("-l", "--list", action="store_true", help="list the selected cases without running them")
@@ -143,13 +149,16 @@ def cmd_run(args: argparse.Namespace) -> int:
     cases = _selected_cases(args)
     if not cases:
         return ExitCode.NO_CASES
-    providers = [resolve_provider(name) for name in (args.provider or [SCRIPTED])]
+    config = load_config(args.config)
+    names = args.provider or [config.default_provider or SCRIPTED]
+    providers = [resolve_provider(name, config, args.verbose) for name in names]
     prompts = [load_prompt(path) for path in (args.prompt or [None])]
     arms = [Arm(p, t) for p in providers for t in prompts]
     preflight(cases, arms)
     options = RunOptions(sandbox=Sandbox(), keep=args.keep, timeout=args.timeout)
     as_json = args.output == "json"
-    printer = RunPrinter(make_console(sys.stderr if as_json else None), len(arms) > 1, args.runs > 1)
+    console = make_console(sys.stderr if as_json else None)
+    printer = RunPrinter(console, len(arms) > 1, args.runs > 1)
     recorder = Recorder(args.record, cases, len(providers), len(prompts), args.runs) if args.record else None
 
     def on_record(record: RunRecord) -> None:
@@ -159,13 +168,32 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     records = run_matrix(cases, arms, options, args.runs, on_record=on_record)
     printer.totals(records)
+    usage = usage_line(records)
+    if usage:
+        console.print(usage, markup=False)
+    print_summary(console, summarize(records), Summary.of(records))
     if recorder is not None:
         print(f"recorded {recorder.recorded} runs in {recorder.cases_dir}; replay them offline with: "
               f"tooltrial run {recorder.cases_dir} -p scripted", file=sys.stderr)
     if as_json:
-        json.dump({"runs": [r.to_dict() for r in records]}, sys.stdout, indent=2, default=str)
+        json.dump(build_report(records), sys.stdout, indent=2, default=str)
         print()
     return ExitCode.OK if all(r.status == PASS for r in records) else ExitCode.FAILED
+
+
+def usage_line(records: Sequence[RunRecord]) -> str:
+    """``tokens: P prompt + C completion = T total, cost $X`` over every run; "" when no run reported tokens."""
+    prompt, completion, tokens = (_known_sum(getattr(r.tokens, f) for r in records) for f in ("prompt", "completion", "total"))
+    if tokens is None and prompt is None and completion is None:
+        return ""
+    text = f"tokens: {prompt or 0:,} prompt + {completion or 0:,} completion = {tokens or 0:,} total"
+    cost = _known_sum(r.cost for r in records)
+    return text + (f", cost ${cost:.4f}" if cost is not None else "")
+
+
+def _known_sum(values: Iterable[float | int | None]) -> float | int | None:
+    known = [v for v in values if v is not None]
+    return sum(known) if known else None
 
 
 HANDLERS: dict[str, Callable[[argparse.Namespace], int]] = {

@@ -18,13 +18,15 @@ from runner.checks import CheckContext, run_checks
 from runner.errors import UserError, UserErrors
 from runner.prompts import PromptTemplate, context_for, system_prompt, turn_prompts
 from runner.providers import ProviderSpec
-from runner.providers.base import ProviderError
+from runner.providers.base import Completion, ProviderError, Usage
 from runner.providers.limits import TurnLimited
 from runner.providers.scripted import script_reply
-from runner.record import ERROR, FAIL, PASS, RunRecord, Tokens
+from runner.record import ERROR, FAIL, PASS, RequestStats, RunRecord, Tokens
 from runner.sandbox import Sandbox
+from runner.scoring import fill_metrics
 from runner.tools import build_toolbox
 from runner.tools.base import ToolContext
+from runner.tools.mocks import mock_tools
 from runner.workspace import SetupError, Workspace
 
 DEFAULT_RUN_TIMEOUT = 600.0
@@ -94,7 +96,7 @@ def _plan(cases: Sequence[Case], arms: Sequence[Arm], repeats: int) -> Iterable[
 
 
 def execute(case: Case, arm: Arm, options: RunOptions, index: int = 0) -> RunRecord:
-    """One run of one case in one arm; never raises for anything the run itself does."""
+    """One run of one case in one arm, scored (runner.scoring); never raises for anything the run itself does."""
     record = RunRecord(case=case.full_id, provider=arm.provider.name, prompt=arm.prompt.name, run=index)
     started = time.monotonic()
     workspace: Workspace | None = None
@@ -116,6 +118,7 @@ def execute(case: Case, arm: Arm, options: RunOptions, index: int = 0) -> RunRec
                 record.workspace = str(workspace.path)
             else:
                 workspace.cleanup()
+    fill_metrics(case, record)
     return record
 
 
@@ -125,7 +128,7 @@ def _run_in(workspace: Workspace, case: Case, arm: Arm, options: RunOptions, rec
     workspace.run_setup(case, timeout=command_timeout)
     before = workspace.snapshot()
     env = workspace.env(case)
-    toolbox = build_toolbox(case, ToolContext(workspace.path, options.sandbox, env, command_timeout))
+    toolbox = build_toolbox(case, ToolContext(workspace.path, options.sandbox, env, command_timeout), mock_tools(case.mocks))
     context = context_for(case, toolbox.specs(), str(workspace.path))
     system, turns = system_prompt(arm.prompt, case, context), turn_prompts(case, context)
     provider = TurnLimited(arm.provider.create(case), case.max_turns)
@@ -155,6 +158,14 @@ def _account(record: RunRecord, provider: TurnLimited, trajectory: Trajectory) -
         total=_sum(u.total_tokens for u in usages),
     )
     record.cost = _sum(u.cost for u in usages)
+    record.model_requests = [_stats(c) for c in provider.completions]
+    record.latency = _sum(c.latency for c in provider.completions)
+
+
+def _stats(completion: Completion) -> RequestStats:
+    usage = completion.usage or Usage()
+    return RequestStats(usage.prompt_tokens, usage.completion_tokens, usage.total_tokens, usage.cost,
+                        completion.latency, completion.finish_reason)
 
 
 def _sum(values: Iterable[float | int | None]) -> float | int | None:

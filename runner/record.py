@@ -21,6 +21,19 @@ class Tokens:
     total: int | None = None
 
 
+@dataclass(frozen=True)
+class RequestStats:
+    """One model request: tokens (None when not reported), cost in USD (None when unknown),
+    latency in seconds (retries and their waits included), and the provider's finish reason."""
+
+    prompt: int | None = None
+    completion: int | None = None
+    total: int | None = None
+    cost: float | None = None
+    latency: float = 0.0
+    finish_reason: str | None = None
+
+
 @dataclass
 class RunRecord:
     """One run of one case in one arm (provider x prompt).
@@ -31,6 +44,8 @@ class RunRecord:
         error_kind: for an error, its kind (``setup``, ``turn_limit``, ``provider_error``,
             ``timeout``, ``template``, ``internal``).
         requests: model requests made. duration: wall-clock seconds. cost: USD or None.
+        latency: seconds spent waiting on the model, summed over requests (None before any request).
+        model_requests: per-request tokens, cost, latency and finish reason, in order.
         changes: workspace paths ``{"added": [...], "changed": [...], "deleted": [...]}``.
         outcome, process: scores in [0, 1] (runner.scoring), None when the case has no such checks.
         accuracy: 1/0 against ``expect.trace.expected``, None without it.
@@ -53,6 +68,8 @@ class RunRecord:
     requests: int = 0
     tokens: Tokens = field(default_factory=Tokens)
     cost: float | None = None
+    latency: float | None = None
+    model_requests: list[RequestStats] = field(default_factory=list)
     duration: float = 0.0
     changes: dict[str, list[str]] = field(default_factory=dict)
     workspace: str | None = None
@@ -63,6 +80,16 @@ class RunRecord:
     errors: int = 0
     failure: str | None = None
     script: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def names(self) -> list[str]:
+        """The called tool names, in order."""
+        return [step.name for step in self.steps]
+
+    @property
+    def calls(self) -> int:
+        """How many tool calls the run made."""
+        return len(self.steps)
 
     @property
     def failed_checks(self) -> list[CheckResult]:

@@ -77,7 +77,8 @@ def check_fixture(spot: Spot, data: dict[str, Any], stem: str, fixtures: Path) -
     Returns ``[(spot, case mapping)]`` and no errors, or no case and every
     error sorted by position. ``stem`` is the file name without its extension.
     """
-    errors = schema_errors(_validator(), data, spot) + _name_errors(spot, data)
+    errors = [one for error in _validator().iter_errors(data) for one in schema_errors(error, spot)]
+    errors += _name_errors(spot, data)
     if "id" not in data and not _ID.fullmatch(stem):
         hint = "give the fixture an 'id', or rename the file"
         errors.append(spot.error(f"no 'id', and the file name {stem!r} is not a valid case id", hint=hint))

@@ -1,7 +1,7 @@
-"""The bundled suite: every case passes with its own script and fails when the model does nothing.
+"""The bundled suite is big enough, covers every group, and no case passes when the model does nothing.
 
-The second half is a do-nothing baseline: a case that a single "Done." reply
-could pass would not be measuring anything.
+A case that a single "Done." reply could pass would not be measuring anything
+(tests/test_bundled.py checks that each case passes with its own script).
 """
 
 from __future__ import annotations
@@ -35,11 +35,6 @@ def test_the_suite_is_big_enough_and_covers_every_group() -> None:
     assert set(GROUPS) <= {case.group for case in CASES}
     coding = [case for case in CASES if case.group in ("build", "fix", "search", "git", "refactor", "tests")]
     assert len(coding) >= 12
-
-
-def test_every_bundled_case_passes_with_its_script() -> None:
-    failed = {full_id: r.cause or [c.message for c in r.failed_checks] for full_id, r in run_all(CASES).items() if r.status != PASS}
-    assert failed == {}
 
 
 @pytest.mark.parametrize("group", sorted({case.group for case in CASES}))

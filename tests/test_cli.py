@@ -73,16 +73,31 @@ def suite(tmp_path: Path) -> Path:
     return cases
 
 
+def split_output(stdout: str) -> tuple[list[str], list[list[str]]]:
+    """The run lines up to ``N/M passed``, and the summary after them: each line as its words,
+    but for the rules under table headers; a group row's last word (its time) varies."""
+    lines = stdout.splitlines()
+    end = next(i for i, line in enumerate(lines) if line.endswith(" passed")) + 1
+    return lines[:end], [line.split() for line in lines[end:] if not line.startswith("─")]
+
+
+HEADER = ["group", "passed", "accuracy", "outcome", "process", "calls", "redundant", "errors", "tokens", "time"]
+
+
 def test_run_passing_group_exits_0(suite: Path) -> None:
     done = tooltrial("run", str(suite / "good.yml"))
     assert done.returncode == 0, done.stderr
-    assert done.stdout.splitlines() == ["PASS good/write-hello", "PASS good/count-lines", "2/2 passed"]
+    lines, summary = split_output(done.stdout)
+    assert lines == ["PASS good/write-hello", "PASS good/count-lines", "2/2 passed"]
+    assert summary[:3] == [[], ["scripted", "·", "default"], HEADER]
+    assert [row[:-1] for row in summary[3:]] == [["good", "2/2", "100%", "-", "1.00", "1.00", "2", "0", "0", "-"]]
 
 
 def test_run_failures_and_errors_exit_1_with_one_line_per_failed_check(suite: Path) -> None:
     done = tooltrial("run", str(suite / "bad.yml"))
     assert done.returncode == 1
-    assert done.stdout.splitlines() == [
+    lines, summary = split_output(done.stdout)
+    assert lines == [
         "FAIL bad/wrong-answer",
         "  verify failed (exit 1): test -f nothing-here",
         "  out.txt does not exist",
@@ -90,6 +105,34 @@ def test_run_failures_and_errors_exit_1_with_one_line_per_failed_check(suite: Pa
         "ERROR bad/too-many-turns: turn limit 1 exceeded",
         "0/3 passed",
     ]
+    assert summary[3][:-1] == ["bad", "0/3", "0%", "-", "0.00", "-", "1", "0", "2", "-"]
+    assert summary[:3] + summary[4:] == [
+        [],
+        ["scripted", "·", "default"],
+        HEADER,
+        [],
+        ["failure", "cause", "runs"],
+        ["missing_output", "1"],
+        ["run_error", "1"],
+        ["turn_limit", "1"],
+    ]
+
+
+def test_json_output_is_the_report_alone_and_matches_its_schema(suite: Path) -> None:
+    import json
+
+    from jsonschema import Draft202012Validator
+
+    done = tooltrial("run", str(suite), "--output", "json")
+    assert done.returncode == 1
+    report = json.loads(done.stdout)
+    schema = json.loads((ROOT / "schemas" / "report.schema.json").read_text())
+    Draft202012Validator.check_schema(schema)
+    assert list(Draft202012Validator(schema).iter_errors(report)) == []
+    assert [run["failure"] for run in report["runs"]] == ["missing_output", "run_error", "turn_limit", None, None]
+    assert report["summary"]["failures"] == {"missing_output": 1, "run_error": 1, "turn_limit": 1}
+    assert list(report["summary"]["arms"][0]["groups"]) == ["bad", "good"]
+    assert "5 passed" not in done.stdout and "2/5 passed" in done.stderr and "scripted · default" in done.stderr
 
 
 def test_case_glob_and_tag_filters(suite: Path) -> None:

@@ -47,7 +47,8 @@ LIVE = [
     Completion(None, (ToolCall("c1", "read_file", *parse_arguments('{"path": notes'), '{"path": notes'),)),
     Completion("There are 2 notes."),
     Completion(None, (ToolCall("d1", "write_file", {"path": "count.txt", "content": "2\n"}),)),
-    Completion("Wrote count.txt with a count of 2 that is long enough to be folded onto a second line when written."),
+    Completion("Wrote count.txt with a count of 2 that is long enough to be folded onto a second line when written.",
+               finish_reason="length"),
 ]
 
 
@@ -61,7 +62,8 @@ class Live:
 
     def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Completion:
         reply = next(self.replies)
-        return dataclasses.replace(reply, usage=Usage(100, 10, 110, 0.002))
+        finish = reply.finish_reason or ("tool_calls" if reply.tool_calls else "stop")
+        return dataclasses.replace(reply, usage=Usage(100, 10, 110, 0.002), finish_reason=finish)
 
 
 @pytest.fixture
@@ -81,11 +83,13 @@ def run(case: Case, provider: ProviderSpec) -> RunRecord:
 def same_run(record: RunRecord) -> dict[str, Any]:
     """What a replay must reproduce: everything but timings, call ids, the provider's name and the workspace."""
     data = record.to_dict()
-    for key in ("provider", "duration", "workspace"):
+    for key in ("provider", "duration", "workspace", "latency"):
         data.pop(key)
     for step in data["steps"]:
         step.pop("duration")
         step.pop("call_id")
+    for request in data["model_requests"]:
+        request.pop("latency")
     return data
 
 
@@ -146,6 +150,7 @@ cases:
           Wrote count.txt with a count of 2 that is long enough to be folded onto a second
           line when written.
         usage: {prompt_tokens: 100, completion_tokens: 10, total_tokens: 110, cost: 0.002}
+        finish_reason: length
 """
 
 

@@ -26,6 +26,8 @@ def check_verify(spec: Any, ctx: CheckContext) -> list[CheckResult]:
 
 
 def check_files(spec: Mapping[str, Mapping[str, Any]], ctx: CheckContext) -> list[CheckResult]:
+    """Per path: ``files.exists`` (must exist: ``exists: true`` or any content rule),
+    ``files.absent`` (``exists: false``), then ``files`` for each content rule of an existing file."""
     results: list[CheckResult] = []
     for name, rules in spec.items():
         try:
@@ -34,15 +36,12 @@ def check_files(spec: Mapping[str, Mapping[str, Any]], ctx: CheckContext) -> lis
             results.append(CheckResult("files", False, f"{name}: {e}"))
             continue
         exists = path.is_file()
-        if "exists" in rules:
-            wanted = bool(rules["exists"])
-            results.append(CheckResult("files", exists == wanted,
-                                       f"{name} {'exists' if exists else 'does not exist'}"))
+        if rules.get("exists") is False:
+            results.append(CheckResult("files.absent", not exists, f"{name} exists"))
         content_rules = {k: v for k, v in rules.items() if k != "exists"}
-        if not content_rules:
-            continue
-        if not exists:
-            results.append(CheckResult("files", False, f"{name} does not exist"))
+        if rules.get("exists") is True or (content_rules and not exists):
+            results.append(CheckResult("files.exists", exists, f"{name} does not exist"))
+        if not content_rules or not exists:
             continue
         text = path.read_text(encoding="utf-8", errors="replace")
         results.extend(_content_checks(name, text, content_rules))

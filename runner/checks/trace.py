@@ -1,46 +1,33 @@
 """Process checks on the tool-call trace (``expect.trace``).
 
 Semantics follow replio eval's declarative verifier (exact, must_include,
-avoid, max_calls, min_calls, args) plus ``order`` (names as a subsequence).
-``expected`` and ``minimal_calls`` feed metrics, not pass/fail.
+avoid, max_calls, min_calls, args) plus ``order`` (names as a subsequence, gaps
+allowed) and BFCL-style argument matchers for ``args`` (runner.checks.matchers).
+``expected`` and ``minimal_calls`` feed metrics (runner.scoring), not pass/fail.
 """
 
 from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
+from runner.agent import Step
 from runner.checks.base import PROCESS, CheckContext, CheckResult
+from runner.checks.matchers import arguments_mismatch, show
 
 
 def _result(key: str, passed: bool, message: str) -> CheckResult:
     return CheckResult(f"trace.{key}", passed, message, PROCESS)
 
 
-def _is_subsequence(wanted: Sequence[str], names: Sequence[str]) -> bool:
+def is_subsequence(wanted: Sequence[str], names: Sequence[str]) -> bool:
+    """Whether ``wanted`` occurs in ``names`` in order, other names allowed between."""
     remaining = iter(names)
     return all(any(name == w for name in remaining) for w in wanted)
 
 
-def values_equal(expected: Any, actual: Any) -> bool:
-    """Equality where an int matches an equal float and objects compare recursively."""
-    if isinstance(expected, bool) or isinstance(actual, bool):
-        return expected is actual if isinstance(expected, bool) and isinstance(actual, bool) else False
-    if isinstance(expected, (int, float)) and isinstance(actual, (int, float)):
-        return float(expected) == float(actual)
-    if isinstance(expected, Mapping) and isinstance(actual, Mapping):
-        return expected.keys() == actual.keys() and all(values_equal(v, actual[k]) for k, v in expected.items())
-    if isinstance(expected, (list, tuple)) and isinstance(actual, (list, tuple)):
-        return len(expected) == len(actual) and all(values_equal(e, a) for e, a in zip(expected, actual))
-    return expected == actual
-
-
-def _args_match(wanted: Mapping[str, Any], arguments: Mapping[str, Any] | None) -> bool:
-    args = arguments or {}
-    return all(param in args and values_equal(value, args[param]) for param, value in wanted.items())
-
-
 def check_trace(spec: Mapping[str, Any], ctx: CheckContext) -> list[CheckResult]:
-    names = [s.name for s in ctx.trajectory.steps]
+    steps = ctx.trajectory.steps
+    names = [s.name for s in steps]
     shown = ", ".join(names) or "no calls"
     results: list[CheckResult] = []
     if "exact" in spec:
@@ -59,10 +46,23 @@ def check_trace(spec: Mapping[str, Any], ctx: CheckContext) -> list[CheckResult]
                                f"{len(names)} tool calls, at least {spec['min_calls']} required"))
     if "order" in spec:
         want = list(spec["order"])
-        results.append(_result("order", _is_subsequence(want, names),
+        results.append(_result("order", is_subsequence(want, names),
                                f"calls [{shown}] do not contain [{', '.join(want)}] in that order"))
+    exact = bool(spec.get("exact_args", False))
     for tool, wanted in spec.get("args", {}).items():
-        seen = [s.arguments for s in ctx.trajectory.steps if s.name == tool]
-        ok = any(_args_match(wanted, a) for a in seen)
-        results.append(_result("args", ok, f"no {tool} call with {wanted} (saw {seen or 'no calls'})"))
+        results.append(_args_result(tool, wanted, steps, exact))
     return results
+
+
+def _args_result(tool: str, wanted: Mapping[str, Any], steps: Sequence[Step], exact: bool) -> CheckResult:
+    """Passes when some call of ``tool`` matches ``wanted``; else lists every call of it with its first difference."""
+    seen = [(number, step) for number, step in enumerate(steps, 1) if step.name == tool]
+    reasons = []
+    for number, step in seen:
+        reason = arguments_mismatch(wanted, step.arguments, exact)
+        if reason is None:
+            return _result("args", True, f"call #{number} of {tool} matches {show(wanted)}")
+        reasons.append(f"#{number} {show(step.arguments)} ({reason})")
+    kind = "exactly " if exact else ""
+    calls = "; ".join(reasons) if reasons else f"{tool} was never called"
+    return _result("args", False, f"no {tool} call has arguments {kind}matching {show(wanted)}: {calls}")

@@ -21,8 +21,8 @@ class ScriptedProvider:
     """Serves ``script`` items in order, one per model request.
 
     Args:
-        script: items ``{content?: str, tool_calls?: [{name, arguments}], usage?: {...}}`` as in
-            the case file. ``arguments`` is an object, or the raw text a model sent (parsed as JSON;
+        script: items ``{content?: str, tool_calls?: [{name, arguments}], usage?: {...},
+            finish_reason?: str}`` as in the case file. ``arguments`` is an object, or the raw text a model sent (parsed as JSON;
             text that is no JSON object makes the call an error, as from a live model).
 
     Raises ScriptExhausted on the request after the last item.
@@ -46,9 +46,14 @@ class ScriptedProvider:
         return Completion(
             content=item.get("content"),
             tool_calls=calls,
-            finish_reason="tool_calls" if calls else "stop",
+            finish_reason=item.get("finish_reason", _finish_reason(calls)),
             usage=Usage(**item["usage"]) if "usage" in item else None,
         )
+
+
+def _finish_reason(calls: Sequence[ToolCall]) -> str:
+    """What a model says when it stops: ``tool_calls`` when it asked for tools, else ``stop``."""
+    return "tool_calls" if calls else "stop"
 
 
 def _call(call_id: str, call: Mapping[str, Any]) -> ToolCall:
@@ -62,7 +67,8 @@ def _call(call_id: str, call: Mapping[str, Any]) -> ToolCall:
 def script_reply(completion: Completion) -> dict[str, Any]:
     """One model reply as a ``script:`` item that makes this provider reply the same.
 
-    Calls whose arguments did not parse keep the raw text; usage is kept where reported.
+    Calls whose arguments did not parse keep the raw text; usage is kept where reported, and the
+    finish reason where it is not the one this provider would give (``tool_calls`` or ``stop``).
     """
     reply: dict[str, Any] = {}
     if completion.content or not completion.tool_calls:
@@ -74,4 +80,6 @@ def script_reply(completion: Completion) -> dict[str, Any]:
         ]
     if completion.usage is not None:
         reply["usage"] = {k: v for k, v in vars(completion.usage).items() if v is not None}
+    if completion.finish_reason != _finish_reason(completion.tool_calls):
+        reply["finish_reason"] = completion.finish_reason
     return reply

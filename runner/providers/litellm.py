@@ -1,0 +1,198 @@
+"""The litellm provider: any model litellm can reach, behind the Provider protocol.
+
+litellm is imported here only, and only when a provider is created for a run
+(``load_litellm``); importing this module costs nothing. Before the import its
+remote model-cost-map fetch and its reading of ``.env`` files are turned off;
+afterwards its logging is kept quiet unless ``verbose``.
+
+Each request is retried as ``runner.providers.retry`` says (429, 5xx,
+timeouts and connection errors, backoff with jitter, Retry-After honoured);
+litellm's and the OpenAI client's own retries are turned off so exactly one
+policy applies.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import sys
+import threading
+import time
+from dataclasses import replace
+from typing import Any, Mapping
+from urllib.parse import urlparse
+
+from runner.providers.base import Completion, ProviderError, Usage
+from runner.providers.parse import as_dict, parse_completion, parse_usage
+from runner.providers.retry import retrying
+from runner.providers.settings import ModelSettings
+
+LOCAL_DUMMY_KEY = "tooltrial-local"  # sent to loopback servers so the OpenAI client does not refuse
+_LOCAL_HOSTS = {"localhost", "127.0.0.1", "::1", "0.0.0.0"}
+_LOGGERS = ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy")
+_import_lock = threading.Lock()
+
+
+def load_litellm(verbose: bool = False) -> Any:
+    """Import litellm with the cost-map fetch off and its logging quiet (DEBUG when ``verbose``)."""
+    with _import_lock:
+        os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
+        os.environ.setdefault("LITELLM_OFFLINE_MODE", "true")  # no tokenizer or header-catalog downloads
+        os.environ.setdefault("LITELLM_MODE", "PRODUCTION")  # "DEV" would load a .env file into the environment
+        import litellm
+
+        litellm.telemetry = False  # older releases phone home unless this is off; newer ones have no SDK telemetry
+        litellm.suppress_debug_info = True  # its help banners are print()s to stdout, which carries --output json
+        for name in _LOGGERS:
+            _to_stderr(logging.getLogger(name), logging.DEBUG if verbose else logging.CRITICAL)
+        return litellm
+
+
+def _to_stderr(logger: logging.Logger, level: int) -> None:
+    """Send ``logger`` to stderr at ``level``: litellm logs debug lines to stdout, which carries
+    ``--output json``. Its handlers' filters (which redact keys) are kept."""
+    logger.setLevel(level)
+    if any(getattr(h, "_tooltrial", False) for h in logger.handlers):
+        return
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(levelname)s: %(message)s"))
+    for old in logger.handlers:
+        for one in old.filters:
+            handler.addFilter(one)
+    handler._tooltrial = True  # type: ignore[attr-defined]
+    logger.handlers = [handler]
+    logger.propagate = False
+
+
+def route(model: str) -> str:
+    """The litellm model string actually sent: ``ollama/x`` goes to Ollama's ``/api/chat`` (``ollama_chat/x``),
+    the endpoint that carries native tool calls; everything else is unchanged."""
+    return "ollama_chat/" + model[len("ollama/"):] if model.startswith("ollama/") else model
+
+
+def is_local(api_base: str | None) -> bool:
+    """Whether ``api_base`` points at this machine (loopback or localhost)."""
+    host = urlparse(api_base or "").hostname or ""
+    return host in _LOCAL_HOSTS or host.startswith("127.")
+
+
+def api_key(settings: ModelSettings, environ: Mapping[str, str] = os.environ) -> str | None:
+    """The key to send: the ``api_key_env`` variable's value, else a dummy for a local server, else None
+    (litellm then reads the provider's usual variable, e.g. ``OPENAI_API_KEY``)."""
+    if settings.api_key_env and environ.get(settings.api_key_env):
+        return environ[settings.api_key_env]
+    return LOCAL_DUMMY_KEY if settings.api_base and is_local(settings.api_base) else None
+
+
+def is_provider_name(name: str, verbose: bool = False) -> bool:
+    """Whether ``name`` is one of litellm's provider prefixes (``ollama``, ``openai``, ``anthropic``...)."""
+    return name in load_litellm(verbose).provider_list
+
+
+def model_problem(settings: ModelSettings, verbose: bool = False) -> str | None:
+    """Why litellm cannot send requests for ``settings`` (unknown provider, missing key), or None.
+
+    Only the key variables litellm itself would read are checked, and only when
+    no ``api_base`` is set (a custom server may take any key or none).
+    """
+    litellm = load_litellm(verbose)
+    model = route(settings.model)
+    try:
+        litellm.get_llm_provider(model)
+    except litellm.exceptions.BadRequestError:
+        return f"litellm knows no provider for model {settings.model!r}"
+    if settings.api_base or settings.api_key_env:
+        return None
+    found = litellm.validate_environment(model=model)
+    keys = [k for k in found.get("missing_keys") or () if k.endswith("_API_KEY")]
+    if keys and not found.get("keys_in_environment"):
+        return f"{' or '.join(keys)} is not set"
+    return None
+
+
+class LiteLLMProvider:
+    """A Provider that sends each request through ``litellm.completion``.
+
+    Args:
+        settings: the model and its request settings.
+        name: the label shown in output (default: the model string).
+        verbose: let litellm log at DEBUG.
+
+    ``complete`` raises ProviderError after the last retry, or at once for a
+    failure that retrying cannot fix (bad request, auth, unknown model).
+    """
+
+    def __init__(self, settings: ModelSettings, name: str | None = None, verbose: bool = False) -> None:
+        self.settings = settings
+        self.name = name or settings.model
+        self._litellm = load_litellm(verbose)
+
+    def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Completion:
+        import openai  # a dependency of litellm; every litellm exception derives from openai.OpenAIError
+
+        retry = retrying(self.settings.retry)
+        started = time.monotonic()
+        try:
+            response, raw = retry(self._send, messages, tools)
+        except openai.OpenAIError as e:
+            attempts = retry.statistics.get("attempt_number", 1)
+            after = f" after {attempts} attempts" if attempts > 1 else ""
+            raise ProviderError(f"{self.name}: request failed{after}: {_first_line(e)}") from e
+        latency = time.monotonic() - started
+        # Tokens come from the provider's own body: litellm fills a missing usage block with zeros
+        # or its own estimate. Without a raw body (litellm kept none) its figures are all there is.
+        usage = parse_usage(raw) if raw is not None else parse_usage(as_dict(response))
+        return parse_completion(response, latency=latency, usage=self._costed(usage))
+
+    def _send(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> tuple[Any, dict[str, Any] | None]:
+        """One attempt: the ModelResponse and the raw response body (None when litellm kept none)."""
+        bodies: list[Any] = []
+
+        def capture(details: dict[str, Any]) -> None:  # litellm's per-request logger hook
+            if details.get("log_event_type") == "post_api_call":
+                bodies.append(details.get("original_response"))
+
+        response = self._litellm.completion(**self.request(messages, tools), logger_fn=capture)
+        return response, _json_object(bodies[-1] if bodies else None)
+
+    def request(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> dict[str, Any]:
+        """The keyword arguments of ``litellm.completion`` for one request; they hold the API key, so never log them."""
+        s = self.settings
+        kwargs: dict[str, Any] = {**s.params, "model": route(s.model), "messages": messages,
+                                  "timeout": s.timeout, "num_retries": 0, "max_retries": 0, "stream": False}
+        if tools:
+            kwargs["tools"] = tools
+        optional = {"api_base": s.api_base, "api_key": api_key(s), "temperature": s.temperature,
+                    "max_tokens": s.max_tokens}
+        kwargs.update({k: v for k, v in optional.items() if v is not None})
+        return kwargs
+
+    def _costed(self, usage: Usage | None) -> Usage | None:
+        """``usage`` with its USD cost from litellm's table; cost stays None for an unknown model."""
+        if usage is None or usage.prompt_tokens is None or usage.completion_tokens is None:
+            return usage
+        try:
+            prompt_cost, completion_cost = self._litellm.cost_per_token(
+                model=route(self.settings.model), prompt_tokens=usage.prompt_tokens,
+                completion_tokens=usage.completion_tokens)
+        except Exception:  # litellm raises several types for "model not in the cost table"; cost is then unknown
+            return usage
+        return replace(usage, cost=float(prompt_cost) + float(completion_cost))
+
+
+def _json_object(raw: Any) -> dict[str, Any] | None:
+    if isinstance(raw, dict):
+        return raw
+    if isinstance(raw, (str, bytes)):
+        try:
+            value = json.loads(raw)
+        except ValueError:
+            return None
+        return value if isinstance(value, dict) else None
+    return None
+
+
+def _first_line(error: BaseException) -> str:
+    text = str(error).strip()
+    return text.splitlines()[0] if text else type(error).__name__

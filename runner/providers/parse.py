@@ -1,0 +1,171 @@
+"""Turning a raw chat-completion response into a Completion, robustly.
+
+Real providers return odd shapes: tool-call arguments as a JSON string or as
+an object, arguments that are not valid JSON, missing or repeated call ids,
+``content`` null beside tool calls, no usage block. This module accepts
+litellm's ``ModelResponse`` or a plain dict of the OpenAI chat-completion
+shape (https://platform.openai.com/docs/api-reference/chat/object) and never
+guesses: what the provider did not say stays None. It is pure (no I/O, no
+litellm import), so it is tested on its own.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from runner.providers.base import Completion, ProviderError, ToolCall, Usage
+
+_UNSET: Any = object()
+
+
+def parse_completion(response: Any, *, latency: float = 0.0, usage: Usage | None = _UNSET) -> Completion:
+    """The first choice of ``response`` as a Completion.
+
+    Args:
+        response: a litellm ``ModelResponse`` (anything with ``model_dump()``) or a
+            mapping ``{"choices": [{"message": {...}, "finish_reason": ...}], "usage": {...}}``.
+        latency: seconds the request took, stored as is.
+        usage: token counts to record instead of reading them from ``response``
+            (the provider passes what the raw HTTP body said, cost included).
+
+    Raises ProviderError when the response has no choice or no message at all.
+    """
+    body = as_dict(response)
+    choices = body.get("choices")
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], Mapping):
+        raise ProviderError(f"the model's response has no choices: {_preview(body)}")
+    choice = choices[0]
+    message = choice.get("message")
+    if not isinstance(message, Mapping):
+        raise ProviderError(f"the model's response has no message: {_preview(body)}")
+    finish = choice.get("finish_reason")
+    return Completion(
+        content=_content(message.get("content")),
+        tool_calls=parse_tool_calls(_raw_calls(message)),
+        finish_reason=str(finish) if finish is not None else None,
+        usage=parse_usage(body) if usage is _UNSET else usage,
+        latency=latency,
+    )
+
+
+def as_dict(response: Any) -> dict[str, Any]:
+    """``response`` as plain dicts: pydantic models via ``model_dump()``, mappings copied."""
+    if hasattr(response, "model_dump"):
+        response = response.model_dump()
+    if not isinstance(response, Mapping):
+        raise ProviderError(f"the model's response is not a JSON object: {_preview(response)}")
+    return dict(response)
+
+
+def _content(content: Any) -> str | None:
+    """Text content; a list of parts (``[{"type": "text", "text": ...}]``) is joined."""
+    if content is None or isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = [p.get("text") if isinstance(p, Mapping) else p for p in content]
+        return "".join(p for p in parts if isinstance(p, str))
+    return str(content)
+
+
+def _raw_calls(message: Mapping[str, Any]) -> list[Any]:
+    calls = message.get("tool_calls")
+    if isinstance(calls, list) and calls:
+        return calls
+    legacy = message.get("function_call")  # the pre-tools single-call shape
+    return [{"function": legacy}] if isinstance(legacy, Mapping) else []
+
+
+def parse_tool_calls(raw_calls: Iterable[Any]) -> tuple[ToolCall, ...]:
+    """Tool calls in order, each with a unique id and parsed arguments.
+
+    An id that is missing, empty or already used gets a fresh ``call_<n>``.
+    Arguments: an object is used as is; a string is parsed as JSON; empty means
+    ``{}``. Anything else gives ``arguments=None`` and ``error`` (``invalid JSON
+    arguments: ...``), which the agent loop answers with an error result.
+    """
+    raw_calls = list(raw_calls)
+    calls: list[ToolCall] = []
+    given = [c.get("id") if isinstance(c, Mapping) else None for c in raw_calls]
+    taken: set[str] = set()
+    counter = 0
+    for raw, call_id in zip(raw_calls, given, strict=True):
+        function = raw.get("function") if isinstance(raw, Mapping) else None
+        function = function if isinstance(function, Mapping) else {}
+        if not isinstance(call_id, str) or not call_id or call_id in taken:
+            counter += 1
+            while f"call_{counter}" in taken or f"call_{counter}" in given:
+                counter += 1
+            call_id = f"call_{counter}"
+        taken.add(call_id)
+        arguments, error, text = parse_arguments(function.get("arguments"))
+        name = function.get("name")
+        calls.append(ToolCall(id=call_id, name=name if isinstance(name, str) else "", arguments=arguments,
+                              error=error, raw_arguments=text))
+    return tuple(calls)
+
+
+def parse_arguments(raw: Any) -> tuple[dict[str, Any] | None, str | None, str | None]:
+    """``(arguments, error, raw_text)`` for one call's arguments as the provider sent them.
+
+    ``raw_text`` is the string as sent (None when it came as an object).
+    """
+    if raw is None:
+        return {}, None, None
+    if isinstance(raw, Mapping):
+        return dict(raw), None, None
+    if not isinstance(raw, str):
+        return None, f"invalid JSON arguments: expected a JSON object, got {type(raw).__name__}", None
+    if not raw.strip():
+        return {}, None, raw
+    try:
+        value = json.loads(raw)
+    except ValueError as e:
+        return None, f"invalid JSON arguments: {e}", raw
+    if not isinstance(value, dict):
+        return None, f"invalid JSON arguments: expected a JSON object, got {type(value).__name__}", raw
+    return value, None, raw
+
+
+def parse_usage(body: Mapping[str, Any]) -> Usage | None:
+    """Token counts from a raw response body, or None when it reports none.
+
+    Understands the OpenAI ``usage`` block (``prompt_tokens``/``completion_tokens``/
+    ``total_tokens``), Anthropic's (``input_tokens``/``output_tokens``), Gemini's
+    ``usageMetadata`` and Ollama's top-level ``prompt_eval_count``/``eval_count``.
+    A missing total is the sum of the two parts when both are known; nothing is
+    estimated. ``cost`` is left None (the provider fills it from litellm's table).
+    """
+    usage = body.get("usage")
+    if isinstance(usage, Mapping):
+        prompt = _count(usage, "prompt_tokens", "input_tokens")
+        completion = _count(usage, "completion_tokens", "output_tokens")
+        total = _count(usage, "total_tokens")
+    elif isinstance(body.get("usageMetadata"), Mapping):
+        meta = body["usageMetadata"]
+        prompt = _count(meta, "promptTokenCount")
+        completion = _count(meta, "candidatesTokenCount")
+        total = _count(meta, "totalTokenCount")
+    else:
+        prompt = _count(body, "prompt_eval_count")
+        completion = _count(body, "eval_count")
+        total = None
+    if total is None and prompt is not None and completion is not None:
+        total = prompt + completion
+    if prompt is None and completion is None and total is None:
+        return None
+    return Usage(prompt_tokens=prompt, completion_tokens=completion, total_tokens=total)
+
+
+def _count(mapping: Mapping[str, Any], *keys: str) -> int | None:
+    for key in keys:
+        value = mapping.get(key)
+        if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+            return value
+    return None
+
+
+def _preview(value: Any, limit: int = 200) -> str:
+    text = json.dumps(value, default=str) if not isinstance(value, str) else value
+    return text if len(text) <= limit else text[:limit] + "..."

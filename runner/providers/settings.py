@@ -1,0 +1,38 @@
+"""What tooltrial needs to reach one model: the model string, server, key variable and request settings.
+
+Plain data, so the project config can build it without importing litellm.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+from runner.providers.retry import RetryPolicy
+
+DEFAULT_TIMEOUT = 120.0
+
+
+@dataclass(frozen=True)
+class ModelSettings:
+    """One model as the user named it: a ``-p`` model string or a ``tooltrial.yml`` alias.
+
+    Attributes:
+        model: litellm model string (``openai/gpt-4o``, ``ollama_chat/qwen3``...).
+        api_base: server URL, or None for the provider's default.
+        api_key_env: name of the environment variable holding the key (read in
+            tooltrial's own process only), or None for litellm's usual variables.
+        temperature, max_tokens: sent when set.
+        timeout: seconds per request attempt.
+        params: extra litellm keyword arguments, sent as given.
+        retry: how transient failures (429, 5xx, timeouts) are retried.
+    """
+
+    model: str
+    api_base: str | None = None
+    api_key_env: str | None = None
+    temperature: float | None = None
+    max_tokens: int | None = None
+    timeout: float = DEFAULT_TIMEOUT
+    params: Mapping[str, Any] = field(default_factory=dict)
+    retry: RetryPolicy = field(default_factory=RetryPolicy)

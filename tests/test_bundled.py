@@ -1,0 +1,69 @@
+"""The bundled suite: every case passes with its own script, and wrong behaviour is caught with its cause."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import pytest
+
+from runner.cases import Case, load_cases
+from runner.engine import Arm, RunOptions, execute
+from runner.prompts import load_prompt
+from runner.providers import resolve_provider
+from runner.record import RunRecord
+from runner.resources import bundled
+from runner.sandbox import Sandbox
+
+CASES = {case.full_id: case for case in load_cases([bundled("cases")])}
+
+
+def _run(case: Case, script: list[dict[str, Any]] | None = None) -> RunRecord:
+    if script is not None:
+        case = dataclasses.replace(case, script=tuple(script))
+    return execute(case, Arm(resolve_provider("scripted"), load_prompt(None)), RunOptions(sandbox=Sandbox()))
+
+
+@pytest.mark.parametrize("case_id", sorted(CASES))
+def test_bundled_case_passes_with_its_script_on_the_ideal_path(case_id: str) -> None:
+    record = _run(CASES[case_id])
+    assert record.status == "pass", record.cause or [c.message for c in record.failed_checks]
+    assert record.failure is None
+    assert record.accuracy in (1, None) and record.outcome in (1.0, None)
+
+
+def test_every_group_of_the_issue_is_bundled_with_trace_expectations() -> None:
+    groups = {case.group for case in CASES.values()}
+    assert {"fs", "calc", "research"} <= groups
+    for case in CASES.values():
+        if case.group in ("fs", "calc"):
+            assert "expected" in case.expect["trace"] and "minimal_calls" in case.expect["trace"], case.full_id
+
+
+def test_inventing_a_paywalled_posting_fails_on_outcome() -> None:
+    case = CASES["research/paywalled-posting"]
+    fetch = case.script[0]  # type: ignore[index]
+    invented = {"content": "Requirements: 3 years of experience with PyTorch. Salary: $150,000."}
+    record = _run(case, [fetch, invented])
+    assert (record.status, record.failure, record.process) == ("fail", "good_process_bad_outcome", 1.0)
+    # the reply fails response_matches and 3 of the 6 response_not_contains
+    assert record.outcome == pytest.approx(3 / 7)
+
+
+def test_answering_without_the_calculator_is_no_tools() -> None:
+    record = _run(CASES["calc/arithmetic"], [{"content": "6 times 7 is 42."}])
+    assert (record.failure, record.outcome, record.process) == ("no_tools", 1.0, pytest.approx(1 / 3))
+
+
+def test_the_long_way_round_lowers_the_process_score() -> None:
+    calls = [
+        {"tool_calls": [{"name": "calculate", "arguments": {"expression": "450 * 3"}}]},
+        {"tool_calls": [{"name": "calculate", "arguments": {"expression": "450 * 3"}}]},
+        {"tool_calls": [{"name": "convert", "arguments": {"value": 1350, "from": "g", "to": "kg"}}]},
+        {"tool_calls": [{"name": "convert", "arguments": {"value": 1350, "from": "g", "to": "lb"}}]},
+        {"content": "That is about 2.98 lb."},
+    ]
+    record = _run(CASES["calc/flour-pounds"], calls)
+    assert (record.status, record.failure) == ("pass", None)
+    assert (record.calls, record.redundant, record.errors, record.accuracy) == (4, 1, 1, 0)
+    assert record.process == pytest.approx((1 + 2 / 4) / 2)

@@ -1,0 +1,164 @@
+"""The real CLI in a subprocess, with live providers served by loopback fake servers.
+
+``python -m runner run ... -p ALIAS --config FILE`` talks over HTTP, through
+litellm, to servers this test process runs; assertions read the JSON record.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from runner.cases import load_cases
+from runner.config import load_config
+from runner.errors import UserError
+from runner.providers import resolve_provider
+from tests.fake_servers import OllamaServer, OpenAIServer, ScriptResponder, error_reply, openai_reply, script_replies
+
+ROOT = Path(__file__).resolve().parent.parent
+BUNDLED = load_cases([ROOT / "cases"])
+FIX = next(c for c in BUNDLED if c.full_id == "fix/fix-failing-test")
+
+
+def tooltrial(*argv: str, cwd: Path = ROOT, env: dict | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "runner", *argv], cwd=cwd, capture_output=True, text=True,
+                          timeout=300, env=env)
+
+
+def config(tmp_path: Path, openai_base: str = "http://127.0.0.1:9/v1", ollama_base: str = "http://127.0.0.1:9",
+           extra: str = "") -> Path:
+    path = tmp_path / "tooltrial.yml"
+    path.write_text(f"""\
+providers:
+  local-openai:
+    model: openai/fake
+    api_base: {openai_base}
+    api_key_env: TOOLTRIAL_TEST_LOCAL_KEY
+    temperature: 0
+    timeout: 10
+    retries: {{attempts: 3, backoff: 0.05, max_backoff: 0.1}}
+  local-ollama:
+    model: ollama/fake
+    api_base: {ollama_base}
+    retries: {{attempts: 2, backoff: 0.05}}
+{extra}""", encoding="utf-8")
+    return path
+
+
+def test_a_bundled_case_over_http_recorded_as_json(tmp_path: Path) -> None:
+    with OpenAIServer() as server:
+        server.push(*script_replies(FIX.script, usage=(120, 30)))
+        done = tooltrial("run", "cases/fix.yml", "-c", "fix/fix-failing-test", "-p", "local-openai",
+                         "--config", str(config(tmp_path, server.api_base)), "--output", "json")
+    assert done.returncode == 0, done.stderr
+    (record,) = json.loads(done.stdout)["runs"]
+    assert (record["case"], record["provider"], record["status"]) == ("fix/fix-failing-test", "local-openai", "pass")
+    assert [s["name"] for s in record["trace"]] == ["bash", "read_file", "edit_file", "bash"]
+    assert record["tokens"] == {"prompt": 600, "completion": 150, "total": 750}
+    assert record["requests"] == 5 and record["cost"] is None
+    assert [r["total"] for r in record["model_requests"]] == [150] * 5
+    assert record["latency"] > 0
+    # nothing from litellm (cost-map fetch warnings, debug banners) reaches the terminal
+    assert done.stderr.splitlines()[:3] == ["PASS fix/fix-failing-test", "1/1 passed",
+                                            "tokens: 600 prompt + 150 completion = 750 total"]
+    assert "LiteLLM" not in done.stderr and "litellm" not in done.stderr
+    assert server.chats[0].body["temperature"] == 0
+
+
+def test_server_errors_then_the_next_case_runs_verbose(tmp_path: Path) -> None:
+    env = {**os.environ, "TOOLTRIAL_TEST_LOCAL_KEY": "sk-verbose-secret"}
+    with OpenAIServer() as server:
+        server.push(*[error_reply(503, "model is loading")] * 3, *script_replies(FIX.script, usage=None))
+        done = tooltrial("run", "cases/fix.yml", "-p", "local-openai", "--config", str(config(tmp_path, server.api_base)),
+                         "-c", "fix/fix-failing-test", "--runs", "2", "--output", "json", "--verbose", env=env)
+    assert done.returncode == 1
+    assert "LiteLLM DEBUG" in done.stderr  # litellm's log goes to stderr; stdout stays one JSON document
+    assert "sk-verbose-secret" not in done.stderr + done.stdout
+    assert server.chats[0].headers["authorization"] == "Bearer sk-verbose-secret"
+    first, second = json.loads(done.stdout)["runs"]
+    assert (first["status"], first["error_kind"]) == ("error", "provider_error")
+    assert "after 3 attempts" in first["cause"] and "model is loading" in first["cause"]
+    assert second["status"] == "pass"
+    assert second["tokens"] == {"prompt": None, "completion": None, "total": None}
+    assert "ERROR fix/fix-failing-test #1: local-openai: request failed after 3 attempts" in done.stderr
+    assert "tokens:" not in done.stderr  # no run reported any
+
+
+def test_whole_bundled_suite_over_both_servers_with_labelled_arms(tmp_path: Path) -> None:
+    with OpenAIServer(responder=ScriptResponder(BUNDLED)) as oa, OllamaServer(responder=ScriptResponder(BUNDLED, ollama=True)) as ol:
+        done = tooltrial("run", "cases/", "-p", "local-openai", "-p", "local-ollama", "-P", "prompts/terse.j2",
+                         "--config", str(config(tmp_path, oa.api_base, ol.api_base)))
+    assert done.returncode == 0, done.stdout + done.stderr
+    lines = done.stdout.splitlines()
+    for case in BUNDLED:
+        assert f"PASS {case.full_id} [local-openai · terse]" in lines
+        assert f"PASS {case.full_id} [local-ollama · terse]" in lines
+    total = 2 * len(BUNDLED)
+    assert f"{total}/{total} passed" in lines
+    assert lines[lines.index(f"{total}/{total} passed") + 1].startswith("tokens: ")
+
+
+def test_config_in_the_current_folder_and_its_default_provider(tmp_path: Path) -> None:
+    with OpenAIServer() as server:
+        server.push(openai_reply(tool_calls=[("write_file", {"path": "out.txt", "content": "hi"})]), openai_reply("wrote it"))
+        config(tmp_path, server.api_base, extra="default_provider: local-openai\n")
+        (tmp_path / "t.yml").write_text(
+            "- id: w\n  turns: [write hi]\n  expect: {files: {out.txt: {equals: hi}}}\n", encoding="utf-8")
+        done = tooltrial("run", "t.yml", cwd=tmp_path, env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT)})
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "PASS t/w" in done.stdout
+    assert len(server.chats) == 2
+
+
+def test_a_bare_provider_name_is_exit_4_with_how_to_name_a_model(tmp_path: Path) -> None:
+    done = tooltrial("run", "cases/fix.yml", "-p", "ollama", "--config", str(config(tmp_path)))
+    assert done.returncode == 4
+    assert done.stderr.strip() == ("error: provider 'ollama' needs a model "
+                                   "(use -p ollama/<model>, or add an alias 'ollama' under providers: in tooltrial.yml)")
+
+
+_HOW = "(name a model as provider/model, e.g. -p ollama/qwen3 or -p openai/gpt-4o, or an alias from tooltrial.yml)"
+
+
+@pytest.mark.parametrize("provider, expected", [
+    ("anthropic", "provider 'anthropic' needs a model "
+                  "(use -p anthropic/<model>, or add an alias 'anthropic' under providers: in tooltrial.yml)"),
+    ("local-opnai", "unknown provider 'local-opnai' (did you mean 'local-openai'?)"),
+    ("nosuch/model", f"cannot use provider 'nosuch/model': litellm knows no provider for model 'nosuch/model' {_HOW}"),
+    ("qwen3", f"cannot use provider 'qwen3': litellm knows no provider for model 'qwen3' {_HOW}"),
+])
+def test_names_tooltrial_cannot_use(tmp_path: Path, provider: str, expected: str) -> None:
+    with pytest.raises(UserError) as caught:
+        resolve_provider(provider, load_config(config(tmp_path)))
+    assert caught.value.render() == expected
+    assert caught.value.exit_code == 4
+
+
+def test_names_tooltrial_can_use(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    loaded = load_config(config(tmp_path))
+    assert [resolve_provider(n, loaded).name for n in ("scripted", "local-openai", "ollama/qwen3", "openai/gpt-4o", "gpt-4o")] == [
+        "scripted", "local-openai", "ollama/qwen3", "openai/gpt-4o", "gpt-4o"]
+
+
+def test_missing_key_for_a_remote_alias_points_at_the_config(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.delenv("TOOLTRIAL_TEST_UNSET_KEY", raising=False)
+    path = config(tmp_path, extra="  hosted:\n    model: openai/gpt-4o\n    api_key_env: TOOLTRIAL_TEST_UNSET_KEY\n")
+    with pytest.raises(UserError) as caught:
+        resolve_provider("hosted", load_config(path))
+    assert caught.value.render() == (
+        f"{path}:15:18: providers.hosted.api_key_env: environment variable TOOLTRIAL_TEST_UNSET_KEY is not set "
+        "(export the variable in the shell that runs tooltrial; agent commands never see it)")
+
+
+def test_a_bad_config_file_is_exit_4_with_its_position(tmp_path: Path) -> None:
+    path = tmp_path / "bad.yml"
+    path.write_text("providers:\n  x: {model: openai/y, temprature: 0}\n", encoding="utf-8")
+    done = tooltrial("run", "cases/fix.yml", "--config", str(path))
+    assert done.returncode == 4
+    assert done.stderr.strip() == f"error: {path}:2:24: providers.x: unknown key 'temprature' (did you mean 'temperature'?)"

@@ -1,0 +1,253 @@
+"""Run metrics and the failure taxonomy: hand-built traces, and one deliberately wrong case per cause."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from runner.agent import Step
+from runner.cases import load_file
+from runner.checks import OUTCOME, PROCESS, CheckResult
+from runner.engine import Arm, RunOptions, execute
+from runner.prompts import load_prompt
+from runner.providers import resolve_provider
+from runner.record import FAIL, PASS, RunRecord
+from runner.sandbox import Sandbox
+from runner.scoring import (
+    FAILURE_CAUSES,
+    accuracy,
+    error_count,
+    failure_cause,
+    offered_tools,
+    outcome_score,
+    process_score,
+    redundant,
+)
+from tests.helpers import make_case
+
+
+def _step(name: str, arguments: dict[str, Any] | None = None, is_error: bool = False) -> Step:
+    return Step(0, "c", name, arguments, "Error: x" if is_error else "ok", is_error, 0.0)
+
+
+# --- metrics on hand-built traces ---------------------------------------------------------------
+
+
+def test_redundant_counts_repeats_of_an_earlier_identical_call() -> None:
+    steps = [
+        _step("read_file", {"path": "a", "limit": 5}),
+        _step("read_file", {"limit": 5, "path": "a"}),  # same arguments, other key order
+        _step("read_file", {"path": "a", "limit": 6}),
+        _step("grep", {"path": "a", "limit": 5}),
+        _step("read_file", {"path": "a", "limit": 5.0}),  # 5.0 is not 5 in canonical JSON
+        _step("read_file", {"limit": 5, "path": "a"}),
+        _step("list_dir", None),
+        _step("list_dir", None),
+    ]
+    assert redundant(steps) == 3
+    assert redundant([]) == 0
+
+
+def test_accuracy_is_exact_sequence_equality_or_none() -> None:
+    assert accuracy(["glob", "read_file"], ["glob", "read_file"]) == 1
+    assert accuracy(["read_file", "glob"], ["glob", "read_file"]) == 0
+    assert accuracy(["glob", "read_file", "read_file"], ["glob", "read_file"]) == 0
+    assert accuracy([], []) == 1
+    assert accuracy(["glob"], None) is None
+
+
+def test_errors_count_error_results_plus_a_run_error() -> None:
+    steps = [_step("a", is_error=True), _step("b"), _step("c", is_error=True)]
+    assert error_count(steps, PASS) == 2
+    assert error_count(steps, "error") == 3
+
+
+def test_outcome_is_the_fraction_of_outcome_checks_passed() -> None:
+    checks = [
+        CheckResult("verify", True, ""),
+        CheckResult("files", False, ""),
+        CheckResult("response_contains", True, ""),
+        CheckResult("trace.avoid", False, "", PROCESS),
+    ]
+    assert outcome_score(checks) == pytest.approx(2 / 3)
+    assert outcome_score(checks[3:]) is None
+
+
+def test_process_is_the_mean_of_required_forbidden_where_offered_and_efficiency() -> None:
+    trace = {"must_include": ["glob", "read_file"], "avoid": ["bash", "web"], "minimal_calls": 2}
+    offered = frozenset({"glob", "read_file", "bash"})
+    # required 1/2, forbidden: only bash was offered and it was called -> 0, efficiency 2/4
+    names = ["glob", "glob", "bash", "glob"]
+    assert process_score(trace, names, offered) == pytest.approx((0.5 + 0 + 0.5) / 3)
+    # a 9-call solution to a 4-call problem scores 4/9 on efficiency (ToolEval's example)
+    assert process_score({"minimal_calls": 4}, ["x"] * 9, offered) == pytest.approx(4 / 9)
+    assert process_score({"minimal_calls": 4}, ["x"] * 2, offered) == 1.0
+    assert process_score({"minimal_calls": 1}, [], offered) == 0.0
+    # an avoided tool that was not offered is no component at all
+    assert process_score({"avoid": ["web"]}, ["web"], offered) is None
+    assert process_score({"max_calls": 3}, ["glob"], offered) is None
+
+
+def test_offered_tools_default_to_builtins_plus_mocks() -> None:
+    mock = {"name": "lookup", "description": "", "parameters": {}, "responses": []}
+    assert {"read_file", "bash", "lookup"} <= offered_tools(make_case(mocks=[mock]))
+    assert offered_tools(make_case(tools=["lookup"], mocks=[mock])) == {"lookup"}
+
+
+def test_a_failed_check_of_an_unknown_kind_is_unknown() -> None:
+    # no bundled check kind reaches "unknown": every process check maps to an earlier cause
+    record = RunRecord("t/case", "scripted", "default", status=FAIL, steps=[_step("grep")],
+                       checks=[CheckResult("budget.max_tokens", False, "too many tokens", "budget")])
+    assert failure_cause(make_case(), record) == "unknown"
+    record.checks.append(CheckResult("files", False, "", OUTCOME))
+    assert failure_cause(make_case(), record) == "unknown"
+
+
+# --- one deliberately wrong case per failure cause, run end to end -----------------------------
+
+CAUSES = """\
+defaults:
+  files: {a.txt: "alpha\\n", b.txt: "beta\\n"}
+  mocks:
+    - name: lookup
+      description: Look up an order by id.
+      parameters:
+        type: object
+        properties: {id: {type: integer}}
+        required: [id]
+      responses:
+        - {when: {id: 7}, result: {status: shipped}}
+        - {result: unknown order}
+cases:
+  - id: run-error
+    setup: [exit 3]
+    turns: [Read a.txt.]
+    expect: {trace: {must_include: [read_file]}}
+    script: [{content: never asked}]
+  - id: turn-limit
+    turns: [Read a.txt.]
+    expect: {max_turns: 1, trace: {must_include: [read_file]}}
+    script:
+      - tool_calls: [{name: read_file, arguments: {path: a.txt}}]
+      - content: never asked
+  - id: no-tools
+    turns: [What is the status of order 7?]
+    expect:
+      response_contains: [shipped]
+      trace: {must_include: [lookup], minimal_calls: 1}
+    script: [{content: Order 7 has shipped.}]
+  - id: called-forbidden
+    turns: [What does a.txt say?]
+    expect:
+      response_contains: [alpha]
+      trace: {must_include: [read_file], avoid: [bash, web_search], minimal_calls: 1}
+    script:
+      - tool_calls: [{name: bash, arguments: {command: cat a.txt}}]
+      - tool_calls: [{name: read_file, arguments: {path: a.txt}}]
+      - content: It says alpha.
+  - id: wrong-tool
+    turns: [What is the status of order 7?]
+    expect:
+      response_contains: [shipped]
+      trace: {must_include: [lookup], minimal_calls: 1}
+    script:
+      - tool_calls: [{name: grep, arguments: {pattern: "7"}}]
+      - content: Order 7 has shipped.
+  - id: missing-output
+    turns: [Write hello to out.txt.]
+    expect:
+      files: {out.txt: {contains: hello}}
+      trace: {minimal_calls: 1}
+    script:
+      - tool_calls: [{name: write_file, arguments: {path: hello.txt, content: out}}]
+      - content: Done.
+  - id: empty-reply
+    turns: [What does a.txt say?]
+    expect:
+      response_contains: [alpha]
+    script:
+      - tool_calls: [{name: read_file, arguments: {path: a.txt}}]
+      - content: ""
+  - id: wrong-args
+    turns: [What is the status of order 7?]
+    expect:
+      response_contains: [order]
+      trace: {must_include: [lookup], args: {lookup: {id: 7}}, minimal_calls: 1}
+    script:
+      - tool_calls: [{name: lookup, arguments: {id: 8}}]
+      - content: I could not find that order.
+  - id: excessive-calls
+    turns: [What does a.txt say?]
+    expect:
+      response_contains: [alpha]
+      trace: {must_include: [read_file], max_calls: 2, minimal_calls: 1}
+    script:
+      - tool_calls: [{name: read_file, arguments: {path: a.txt}}]
+      - tool_calls: [{name: read_file, arguments: {path: a.txt}}]
+      - tool_calls: [{name: read_file, arguments: {path: a.txt}}]
+      - content: It says alpha.
+  - id: good-process-bad-outcome
+    turns: [What is the status of order 7?]
+    expect:
+      response_contains: [shipped]
+      trace: {expected: [lookup], must_include: [lookup], args: {lookup: {id: 7}}, minimal_calls: 1}
+    script:
+      - tool_calls: [{name: lookup, arguments: {id: 7}}]
+      - content: Order 7 is still being packed.
+  - id: passes
+    turns: [What is the status of order 7?]
+    expect:
+      response_contains: [shipped]
+      trace: {expected: [lookup], must_include: [lookup], args: {lookup: {id: 7}}, minimal_calls: 1}
+    script:
+      - tool_calls: [{name: lookup, arguments: {id: "7"}}]
+      - tool_calls: [{name: lookup, arguments: {id: 7}}]
+      - content: Order 7 has shipped.
+"""
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, RunRecord]:
+    path = tmp_path_factory.mktemp("cases") / "causes.yml"
+    path.write_text(CAUSES)
+    arm = Arm(resolve_provider("scripted"), load_prompt(None))
+    options = RunOptions(sandbox=Sandbox(), command_timeout=10.0)
+    return {case.id: execute(case, arm, options) for case in load_file(path)}
+
+
+# case id -> (failure, status, calls, accuracy, redundant, errors, outcome, process)
+EXPECTED: dict[str, tuple[Any, ...]] = {
+    "run-error": ("run_error", "error", 0, None, 0, 1, None, None),
+    "turn-limit": ("turn_limit", "error", 1, None, 0, 1, None, 1.0),
+    "no-tools": ("no_tools", "fail", 0, None, 0, 0, 1.0, 0.0),
+    "called-forbidden": ("called_forbidden", "fail", 2, None, 0, 0, 1.0, (1 + 0 + 0.5) / 3),
+    "wrong-tool": ("wrong_tool", "fail", 1, None, 0, 0, 1.0, 0.5),
+    "missing-output": ("missing_output", "fail", 1, None, 0, 0, 0.0, 1.0),
+    "empty-reply": ("missing_output", "fail", 1, None, 0, 0, 0.0, None),
+    "wrong-args": ("wrong_args", "fail", 1, None, 0, 0, 1.0, 1.0),
+    "excessive-calls": ("excessive_calls", "fail", 3, None, 2, 0, 1.0, (1 + 1 / 3) / 2),
+    "good-process-bad-outcome": ("good_process_bad_outcome", "fail", 1, 1, 0, 0, 0.0, 1.0),
+    "passes": (None, "pass", 2, 0, 0, 1, 1.0, 0.75),
+}
+
+
+@pytest.mark.parametrize("case_id", list(EXPECTED))
+def test_each_wrong_script_gets_exactly_its_failure_cause_and_metrics(case_id: str, runs: dict[str, RunRecord]) -> None:
+    record = runs[case_id]
+    got = (record.failure, record.status, record.calls, record.accuracy, record.redundant,
+           record.errors, record.outcome, record.process)
+    assert got == pytest.approx(EXPECTED[case_id]), record.cause or record.failed_checks
+
+
+def test_every_cause_is_covered() -> None:
+    covered = {expected[0] for expected in EXPECTED.values()} | {"unknown"}
+    assert covered == set(FAILURE_CAUSES) | {None}
+
+
+def test_mock_results_reach_the_trace(runs: dict[str, RunRecord]) -> None:
+    steps = runs["passes"].steps
+    assert steps[0].is_error and "invalid arguments for lookup: id: '7' is not of type 'integer'" in steps[0].result
+    assert steps[1].result == '{"status": "shipped"}' and not steps[1].is_error
+    assert runs["wrong-args"].steps[0].result == "unknown order"
+
