@@ -30,6 +30,7 @@ from runner.providers.scripted import ScriptedProvider
 from runner.record import RunRecord
 from runner.replio import to_case_mapping
 from runner.sandbox import Sandbox
+from tests.fake_servers import OpenAIServer, openai_reply
 from tests.test_cases_fuzz import anything, check
 
 FOREIGN = Path(__file__).parent / "foreign"
@@ -140,3 +141,26 @@ replio_fixture = st.fixed_dictionaries(
 def test_any_replio_data_loads_or_fails_with_a_located_error(data: Any) -> None:
     with tempfile.TemporaryDirectory() as folder:
         check(data, Path(folder))
+
+
+def test_both_samples_run_unchanged_against_a_live_model(tmp_path: Path) -> None:
+    """The CLI, over HTTP through litellm to a loopback fake OpenAI server, on the files as they are."""
+    with OpenAIServer() as server:
+        server.push(
+            openai_reply(None, [("read_file", {"path": "src/app.py"})]),
+            openai_reply("src/app.py has 4 lines."),
+            openai_reply(None, [("bash", {"command": "python3 test.py"})]),
+            openai_reply(None, [("edit_file", {"path": "lib/calc.py", "old_string": "a - b", "new_string": "a + b"})]),
+            openai_reply("Fixed add() in lib/calc.py."),
+        )
+        config = tmp_path / "tooltrial.yml"
+        config.write_text(f"providers:\n  live:\n    model: openai/fake\n    api_base: {server.api_base}\n", encoding="utf-8")
+        done = subprocess.run(
+            [sys.executable, "-m", "runner", "run", "tests/foreign/replio/read-file-lines.json", "tests/foreign/elelem/cases",
+             "-p", "live", "--config", str(config)],
+            cwd=ROOT, capture_output=True, text=True, timeout=300,
+        )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.splitlines()[:3] == ["PASS replio/read-file-lines", "PASS fix/fix-failing-test", "2/2 passed"]
+    offered = [tool["function"]["name"] for tool in server.chats[0].body["tools"]]
+    assert offered == ["read_file", "write_file", "edit_file", "list_dir", "glob", "grep", "bash"]

@@ -14,7 +14,8 @@ from runner.cli import main
 from runner.engine import Arm, RunOptions, execute
 from runner.prompts import load_prompt
 from runner.providers import ProviderSpec, resolve_provider
-from runner.providers.base import Completion, ToolCall, Usage, parse_arguments
+from runner.providers.base import Completion, ToolCall, Usage
+from runner.providers.parse import parse_arguments
 from runner.record import RunRecord
 from runner.recording import Recorder
 from runner.sandbox import Sandbox
@@ -44,7 +45,7 @@ cases:
 LIVE = [
     Completion("Let me look.", (ToolCall("a1", "list_dir", {"path": "."}), ToolCall("a2", "glob", {"pattern": "*"}))),
     Completion(None, (ToolCall("b1", "bash", {"command": "ls notes | wc -l; exit 3"}),)),
-    Completion(None, (ToolCall("c1", "read_file", *parse_arguments('{"path": notes'), '{"path": notes'),)),
+    Completion(None, (ToolCall("c1", "read_file", *parse_arguments('{"path": notes')),)),
     Completion("There are 2 notes."),
     Completion(None, (ToolCall("d1", "write_file", {"path": "count.txt", "content": "2\n"}),)),
     Completion("Wrote count.txt with a count of 2 that is long enough to be folded onto a second line when written.",

@@ -7,7 +7,6 @@ for every provider.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -29,18 +28,6 @@ class ToolCall:
     arguments: dict[str, Any] | None
     error: str | None = None
     raw_arguments: str | None = None
-
-
-def parse_arguments(raw: str) -> tuple[dict[str, Any] | None, str | None]:
-    """A tool call's arguments as sent (JSON text): ``(object, None)``, or ``(None, why not)``
-    when the text is not JSON or not a JSON object; the reason is what the model is told."""
-    try:
-        value = json.loads(raw) if raw.strip() else {}
-    except json.JSONDecodeError as e:
-        return None, f"the arguments are not valid JSON ({e.msg} at position {e.pos}): {raw[:200]}"
-    if not isinstance(value, dict):
-        return None, f"the arguments must be a JSON object, got: {raw[:200]}"
-    return value, None
 
 
 @dataclass(frozen=True)

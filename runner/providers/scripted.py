@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
-from runner.providers.base import Completion, ProviderError, ToolCall, Usage, parse_arguments
+from runner.providers.base import Completion, ProviderError, ToolCall, Usage
+from runner.providers.parse import parse_arguments
 
 
 class ScriptExhausted(ProviderError):
@@ -57,11 +58,9 @@ def _finish_reason(calls: Sequence[ToolCall]) -> str:
 
 
 def _call(call_id: str, call: Mapping[str, Any]) -> ToolCall:
-    arguments = call.get("arguments") or {}
-    if not isinstance(arguments, str):
-        return ToolCall(id=call_id, name=str(call["name"]), arguments=dict(arguments))
-    parsed, error = parse_arguments(arguments)
-    return ToolCall(id=call_id, name=str(call["name"]), arguments=parsed, error=error, raw_arguments=arguments)
+    """A script's tool call, its arguments read the way a live provider reads them."""
+    arguments, error, raw = parse_arguments(call.get("arguments"))
+    return ToolCall(id=call_id, name=str(call["name"]), arguments=arguments, error=error, raw_arguments=raw)
 
 
 def script_reply(completion: Completion) -> dict[str, Any]:
