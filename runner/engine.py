@@ -103,7 +103,7 @@ def execute(case: Case, arm: Arm, options: RunOptions, index: int = 0) -> RunRec
     except SetupError as e:
         _error(record, "setup", str(e))
     except ProviderError as e:
-        _error(record, "provider_error", str(e))
+        _error(record, e.kind, str(e))
     except UserError as e:
         _error(record, "template", e.render())
     except Exception as e:  # a bug in tooltrial must not stop the suite

@@ -29,7 +29,7 @@ class RunRecord:
         status: ``pass`` (every check passed), ``fail`` (some check failed) or ``error``.
         cause: for an error, the human cause (``setup command failed (exit 2): make``...).
         error_kind: for an error, its kind (``setup``, ``turn_limit``, ``provider_error``,
-            ``timeout``, ``template``, ``internal``).
+            ``script_exhausted``, ``timeout``, ``judge_error``, ``template``, ``internal``).
         requests: model requests made. duration: wall-clock seconds. cost: USD or None.
         changes: workspace paths ``{"added": [...], "changed": [...], "deleted": [...]}``.
         outcome, process: scores in [0, 1] (runner.scoring), None when the case has no such checks.
