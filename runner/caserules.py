@@ -1,8 +1,8 @@
 """The rules the case schema cannot say, each reported where the value was written.
 
-Ids are unique in a file; the fixture folder exists; every regex compiles;
-``tools``/``deny`` name builtin tools or the case's mocks; ``files`` paths stay
-inside the workspace.
+Ids are unique in a file; the fixture folder exists; every regex compiles
+(per-turn ones too); ``tools``/``deny`` name builtin tools or the case's mocks;
+``files`` paths stay inside the workspace.
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ def _rules(checked: Checked, defaults: Spot | None, fixtures: Path) -> list[Case
     for spot, case in checked:
         if isinstance(case.get("fixture"), str) and case["fixture"]:
             errors += _fixture_errors(case["fixture"], written(["fixture"], spot, defaults), fixtures)
-        for path, pattern in _regexes(case.get("expect")):
+        for path, pattern in _regexes(case.get("expect")) + _turn_regexes(case.get("turns")):
             try:
                 compile_pattern(pattern)
             except re.error as e:
@@ -95,6 +95,16 @@ def _regexes(expect: Any) -> list[tuple[list[str | int], str]]:
     for name, spec in files.items() if isinstance(files, dict) else ():
         if isinstance(spec, dict):
             found += _strings(spec.get("matches"), ["expect", "files", name, "matches"])
+    return found
+
+
+def _turn_regexes(turns: Any) -> list[tuple[list[str | int], str]]:
+    """(path, pattern) of each ``response_matches`` written on a ``{content, expect}`` turn."""
+    found: list[tuple[list[str | int], str]] = []
+    for i, turn in enumerate(turns if isinstance(turns, list) else []):
+        expect = turn.get("expect") if isinstance(turn, dict) else None
+        if isinstance(expect, dict):
+            found += _strings(expect.get("response_matches"), ["turns", i, "expect", "response_matches"])
     return found
 
 

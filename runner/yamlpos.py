@@ -233,6 +233,8 @@ def describe(schema: Mapping[str, Any], defs: Mapping[str, Any], plural: bool = 
         return describe(defs[schema["$ref"].rsplit("/", 1)[-1]], defs, plural)
     if "anyOf" in schema:
         return _or([describe(sub, defs, plural) for sub in schema["anyOf"]])
+    if "if" in schema:
+        return _or([describe(schema[branch], defs, plural) for branch in ("else", "then") if branch in schema])
     types = schema.get("type", [])
     words = []
     for kind in [types] if isinstance(types, str) else types:

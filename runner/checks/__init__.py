@@ -11,6 +11,7 @@ from runner.checks.outcome import (
     check_verify,
 )
 from runner.checks.trace import check_trace
+from runner.checks.turns import check_turns
 
 CHECKS: dict[str, Check] = {
     "verify": check_verify,
@@ -25,8 +26,8 @@ __all__ = ["CHECKS", "OUTCOME", "PROCESS", "CheckContext", "CheckResult", "run_c
 
 
 def run_checks(ctx: CheckContext) -> list[CheckResult]:
-    """Run every check the case's ``expect`` names, in registry order; all of them, always."""
-    results: list[CheckResult] = []
+    """Run every per-turn check, then every check the case's ``expect`` names, in registry order; all of them, always."""
+    results = check_turns(CHECKS, ctx)
     for key, check in CHECKS.items():
         if key in ctx.case.expect:
             results.extend(check(ctx.case.expect[key], ctx))
