@@ -76,7 +76,7 @@ def run_matrix(
     repeats: int = 1,
     on_record: Callable[[RunRecord], None] = lambda record: None,
 ) -> list[RunRecord]:
-    """Run every case in every arm ``repeats`` times, calling ``on_record`` as each run ends."""
+    """Run every case in every arm ``repeats`` times (a case's own ``runs`` wins), calling ``on_record`` as each run ends."""
     records = []
     for case, arm, index in _plan(cases, arms, repeats):
         record = execute(case, arm, options, index)
@@ -88,7 +88,7 @@ def run_matrix(
 def _plan(cases: Sequence[Case], arms: Sequence[Arm], repeats: int) -> Iterable[tuple[Case, Arm, int]]:
     for arm in arms:
         for case in cases:
-            for index in range(repeats):
+            for index in range(case.runs or repeats):
                 yield case, arm, index
 
 
