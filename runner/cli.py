@@ -10,12 +10,15 @@ from typing import Callable, Sequence
 
 from runner import __version__
 from runner.cases import load_cases, select, validate_file, discover, case_schema
+from runner.conclude import Conclusion, conclude, utc_now
 from runner.engine import Arm, RunOptions, preflight, run_matrix
 from runner.errors import ExitCode, UserError, UserErrors, run_at_boundary
 from runner.prompts import load_prompt
 from runner.providers import SCRIPTED, resolve_provider
-from runner.record import PASS
+from runner.record import RunRecord
 from runner.render import RunPrinter, make_console, print_case_list
+from runner.report_view import show_results
+from runner.results import ResultsWriter
 from runner.sandbox import Sandbox
 
 
@@ -44,8 +47,12 @@ def build_parser() -> argparse.ArgumentParser:
     _add_selection(run)
     run.add_argument("-p", "--provider", action="append", default=[], help="provider: 'scripted' or a model (repeatable)")
     run.add_argument("-P", "--prompt", action="append", default=[], metavar="FILE", help="system prompt template (repeatable, A/B)")
-    run.add_argument("--runs", type=_positive_int, default=1, metavar="N", help="repeat each case N times")
+    run.add_argument("--runs", type=_positive_int, default=1, metavar="N", help="repeat each case N times (a case's runs: wins)")
+    run.add_argument("--min-pass-rate", type=_fraction, metavar="R", help="gate: each case must pass at least this fraction of its runs (default 1)")
     run.add_argument("--output", choices=["text", "json"], default="text", help="text lines, or one JSON document on stdout")
+    run.add_argument("--results", type=Path, default=Path("results"), metavar="DIR", help="write each run under DIR/<run-id>/ (default results/)")
+    run.add_argument("--report", type=Path, metavar="FILE", help="also write the JSON report to FILE")
+    run.add_argument("--junit", type=Path, metavar="FILE", help="write JUnit XML to FILE")
     run.add_argument("--keep", action="store_true", help="keep each workspace and print its path")
     run.add_argument("--timeout", type=_positive_float, metavar="S", help="wall-clock seconds per run (overrides the cases)")
     run.add_argument("-l", "--list", action="store_true", help="list the selected cases without running them")
@@ -56,6 +63,10 @@ def build_parser() -> argparse.ArgumentParser:
     validate = sub.add_parser("validate", help="check case files and report every error")
     _add_selection(validate)
 
+    report = sub.add_parser("report", help="show results on disk; two folders show what changed")
+    report.add_argument("folders", nargs="+", type=Path, metavar="RESULTS", help="results/<run-id> folders (or results/ for the newest)")
+    report.add_argument("--output", choices=["text", "json"], default="text", help="tables, or one JSON document on stdout")
+
     sub.add_parser("schema", help="print the case file JSON Schema")
     return parser
 
@@ -64,6 +75,13 @@ def _positive_int(text: str) -> int:
     value = int(text)
     if value < 1:
         raise argparse.ArgumentTypeError("must be at least 1")
+    return value
+
+
+def _fraction(text: str) -> float:
+    value = float(text)
+    if not 0 <= value <= 1:
+        raise argparse.ArgumentTypeError("must be between 0 and 1")
     return value
 
 
@@ -114,19 +132,31 @@ def cmd_run(args: argparse.Namespace) -> int:
     preflight(cases, arms)
     options = RunOptions(sandbox=Sandbox(), keep=args.keep, timeout=args.timeout)
     as_json = args.output == "json"
-    printer = RunPrinter(make_console(sys.stderr if as_json else None), len(arms) > 1, args.runs > 1)
-    records = run_matrix(cases, arms, options, args.runs, on_record=printer.record)
+    console = make_console(sys.stderr if as_json else None)
+    repeated = args.runs > 1 or any((c.runs or 1) > 1 for c in cases)
+    printer = RunPrinter(console, len(arms) > 1, repeated)
+    writer, started = ResultsWriter(args.results), utc_now()
+
+    def on_record(record: RunRecord) -> None:
+        writer.write_run(record)
+        printer.record(record)
+
+    records = run_matrix(cases, arms, options, args.runs, on_record=on_record)
     printer.totals(records)
-    if as_json:
-        json.dump({"runs": [r.to_dict() for r in records]}, sys.stdout, indent=2, default=str)
-        print()
-    return ExitCode.OK if all(r.status == PASS for r in records) else ExitCode.FAILED
+    outputs = Conclusion(args.report, args.junit, as_json, args.min_pass_rate)
+    return conclude(records, cases, writer, started, outputs, console)
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    as_json = args.output == "json"
+    return show_results(args.folders, as_json, make_console(sys.stderr if as_json else None), sys.stdout)
 
 
 HANDLERS: dict[str, Callable[[argparse.Namespace], int]] = {
     "run": cmd_run,
     "list": cmd_list,
     "validate": cmd_validate,
+    "report": cmd_report,
     "schema": cmd_schema,
 }
 
