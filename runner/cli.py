@@ -10,6 +10,7 @@ from typing import Callable, Sequence
 
 from runner import __version__
 from runner.cases import load_cases, select, validate_file, discover, case_schema
+from runner.checks.judge import resolve_judges
 from runner.conclude import Conclusion, conclude, utc_now
 from runner.engine import Arm, RunOptions, preflight, run_matrix
 from runner.errors import ExitCode, UserError, UserErrors, run_at_boundary
@@ -49,6 +50,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("-P", "--prompt", action="append", default=[], metavar="FILE", help="system prompt template (repeatable, A/B)")
     run.add_argument("--runs", type=_positive_int, default=1, metavar="N", help="repeat each case N times (a case's runs: wins)")
     run.add_argument("--min-pass-rate", type=_fraction, metavar="R", help="gate: each case must pass at least this fraction of its runs (default 1)")
+    run.add_argument("--judge", metavar="MODEL", help="judge model for expect.judge checks that name none")
     run.add_argument("--output", choices=["text", "json"], default="text", help="text lines, or one JSON document on stdout")
     run.add_argument("--results", type=Path, default=Path("results"), metavar="DIR", help="write each run under DIR/<run-id>/ (default results/)")
     run.add_argument("--report", type=Path, metavar="FILE", help="also write the JSON report to FILE")
@@ -130,7 +132,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     prompts = [load_prompt(path) for path in (args.prompt or [None])]
     arms = [Arm(p, t) for p in providers for t in prompts]
     preflight(cases, arms)
-    options = RunOptions(sandbox=Sandbox(), keep=args.keep, timeout=args.timeout)
+    judges = resolve_judges(cases, args.judge, resolve_provider)
+    options = RunOptions(sandbox=Sandbox(), keep=args.keep, timeout=args.timeout, judges=judges)
     as_json = args.output == "json"
     console = make_console(sys.stderr if as_json else None)
     repeated = args.runs > 1 or any((c.runs or 1) > 1 for c in cases)

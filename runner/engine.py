@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import time
 import traceback
-from dataclasses import dataclass
-from typing import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Callable, Iterable, Mapping, Sequence
 
 from runner.agent import Trajectory, run_agent
 from runner.cases import Case
@@ -40,12 +40,16 @@ class Arm:
 
 @dataclass(frozen=True)
 class RunOptions:
-    """Settings shared by every run. Times are in seconds; ``timeout`` overrides each case's."""
+    """Settings shared by every run. Times are in seconds; ``timeout`` overrides each case's.
+
+    ``judges`` are the judge providers by model name, None for the default (runner.checks.judge).
+    """
 
     sandbox: Sandbox
     keep: bool = False
     timeout: float | None = None
     command_timeout: float = DEFAULT_COMMAND_TIMEOUT
+    judges: Mapping[str | None, ProviderSpec] = field(default_factory=dict)
 
 
 def preflight(cases: Sequence[Case], arms: Sequence[Arm]) -> None:
@@ -135,9 +139,12 @@ def _run_in(workspace: Workspace, case: Case, arm: Arm, options: RunOptions, rec
     def run_command(command: str):
         return options.sandbox.run(command, workspace.path, env, command_timeout)
 
-    record.checks = run_checks(CheckContext(case, workspace.path, trajectory, run_command))
+    record.checks = run_checks(CheckContext(case, workspace.path, trajectory, run_command, options.judges))
+    broken = next((c for c in record.checks if c.error_kind), None)
     if trajectory.stop:
         _error(record, trajectory.stop, trajectory.stop_message or trajectory.stop)
+    elif broken is not None:
+        _error(record, broken.error_kind, broken.message)
     else:
         record.status = FAIL if record.failed_checks else PASS
 

@@ -10,6 +10,7 @@ from runner.checks.outcome import (
     check_response_not_contains,
     check_verify,
 )
+from runner.checks.judge import check_judge
 from runner.checks.trace import check_trace
 from runner.checks.turns import check_turns
 
@@ -20,6 +21,7 @@ CHECKS: dict[str, Check] = {
     "response_not_contains": check_response_not_contains,
     "response_matches": check_response_matches,
     "trace": check_trace,
+    "judge": check_judge,
 }
 
 __all__ = ["CHECKS", "OUTCOME", "PROCESS", "CheckContext", "CheckResult", "run_checks"]
