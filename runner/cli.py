@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from runner import __version__
+from runner.baseline import weak_cases
 from runner.cases import load_cases, select, validate_file, discover, case_schema
 from runner.checks.judge import resolve_judges
 from runner.conclude import Conclusion, conclude, utc_now
@@ -64,6 +65,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     validate = sub.add_parser("validate", help="check case files and report every error")
     _add_selection(validate)
+    validate.add_argument("--baseline", action="store_true", help="warn about cases a do-nothing or random-tool agent passes")
+    validate.add_argument("--judge", metavar="MODEL", help="judge model for expect.judge checks during --baseline")
 
     report = sub.add_parser("report", help="show results on disk; two folders show what changed")
     report.add_argument("folders", nargs="+", type=Path, metavar="RESULTS", help="results/<run-id> folders (or results/ for the newest)")
@@ -112,8 +115,14 @@ def cmd_validate(args: argparse.Namespace) -> int:
     errors = [e for f in files for e in validate_file(f, args.fixtures_dir)]
     if errors:
         raise UserErrors(errors)
-    count = len(load_cases(args.paths, args.cases_dir, args.fixtures_dir))
-    print(f"{count} cases in {len(files)} files are valid")
+    cases = load_cases(args.paths, args.cases_dir, args.fixtures_dir)
+    print(f"{len(cases)} cases in {len(files)} files are valid")
+    if args.baseline:
+        options = RunOptions(sandbox=Sandbox(), judges=resolve_judges(cases, args.judge, resolve_provider))
+        weak = weak_cases(cases, options, load_prompt(None))
+        for one in weak:
+            print(f"warning: {one.case} passes with the {one.agent} agent: its checks do not test the task")
+        print(f"baseline: {len({w.case for w in weak})} of {len(cases)} cases pass without doing the task")
     return ExitCode.OK
 
 
