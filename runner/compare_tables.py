@@ -27,6 +27,11 @@ def _fixed(digits: int) -> Callable[[Number], str]:
     return lambda value: "—" if value is None else f"{value:.{digits}f}"
 
 
+def _points(value: Number) -> str:
+    """A difference of two fractions in percentage points."""
+    return "—" if value is None else f"{100 * value:.0f} pts"
+
+
 def _usd(value: Number) -> str:
     return "—" if value is None else f"${value:.4f}"
 
@@ -127,7 +132,7 @@ def print_regression(console: Console, regression: Regression, before: str, afte
         for header in ("metric", "before", "after", "change"):
             table.add_column(header, justify="left" if header == "metric" else "right")
         rate = old.metrics.pass_rate, new.metrics.pass_rate
-        table.add_row("pass rate", _pct(rate[0]), _pct(rate[1]), _change(*rate, _pct))
+        table.add_row("pass rate", _pct(rate[0]), _pct(rate[1]), _change(*rate, _points))
         hat = old.pass_hat_k[k], new.pass_hat_k[k]
         table.add_row(f"pass^{k}", f"{hat[0]:.2f}", f"{hat[1]:.2f}", _change(*hat, _fixed(2)))
         for label, value, show in ROWS:
@@ -149,7 +154,7 @@ def _change(before: Number, after: Number, show: Callable[[Number], str]) -> str
         return "—"
     if after == before:
         return ""
-    return ("+" if after > before else "−") + show(abs(after - before))
+    return ("+" if after > before else "-") + show(abs(after - before))
 
 
 def print_summary(console: Console, summary: Summary, gates: Sequence[Gate]) -> None:
