@@ -1,7 +1,7 @@
 """Rich tables of repeated runs, arm comparisons, paired verdicts, failed gates and regressions.
 
 Values a run did not report show as ``—``. Pass rates are percentages with
-the Wilson 95% interval in brackets; ``±`` is the sample standard deviation.
+the Wilson 95% interval in parentheses; ``±`` is the sample standard deviation.
 """
 
 from __future__ import annotations

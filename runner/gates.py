@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Mapping, Sequence
 
 from runner.errors import ExitCode
-from runner.record import ERROR, RunRecord
+from runner.record import ERROR, PASS, RunRecord
 
 AGENT_ERRORS = frozenset({"turn_limit", "timeout", "script_exhausted"})
 AGENT, INFRASTRUCTURE = "agent", "infrastructure"
@@ -65,7 +65,7 @@ def evaluate(
     gates = []
     for (case, arm), runs in cells.items():
         threshold = _first(thresholds.get(case), default, 1.0)
-        passes = sum(r.status == "pass" for r in runs)
+        passes = sum(r.status == PASS for r in runs)
         infra = sum(is_infrastructure_error(r) for r in runs)
         gates.append(Gate(case, arm, len(runs), passes, threshold, _broken_by(len(runs), passes, infra, threshold)))
     return gates
