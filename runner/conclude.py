@@ -2,8 +2,9 @@
 
 Every run file is already on disk (written as each run ended); this adds
 ``report.json`` to the results folder, the ``--report`` and ``--junit`` files,
-the tables after the run lines, and on ``--output json`` the report with every
-run record on stdout.
+the tables after the run lines and the results folder's path (on stderr), or on
+``--output json`` the report with every run record on stdout (the path is its
+``results`` key).
 """
 
 from __future__ import annotations
@@ -56,7 +57,7 @@ def conclude(
     gates = evaluate(records, {c.full_id: c.min_pass_rate for c in cases}, outputs.min_pass_rate)
     code = exit_code(gates)
     summary = summarize(records)
-    meta = {"run_id": writer.run_id, "started": started, "finished": utc_now()}
+    meta = {"run_id": writer.run_id, "results": str(writer.path), "started": started, "finished": utc_now()}
     document = report_document(summary, gates, records, code, meta)
     writer.write_report(document)
     if outputs.report is not None:
@@ -64,8 +65,9 @@ def conclude(
     if outputs.junit is not None:
         write_replace(outputs.junit, junit_xml(records, gates, started))
     print_summary(console, summary, gates)
-    print(f"results: {writer.path}", file=sys.stderr)
     if outputs.as_json:
         json.dump({**document, "runs": [r.to_dict() for r in records]}, stdout, indent=2, default=str)
         print(file=stdout)
+    else:
+        print(f"results: {writer.path}", file=sys.stderr)
     return code

@@ -54,7 +54,12 @@ def _show_one(results: Results, as_json: bool, console: Console) -> dict[str, An
         printer.totals(records)
         print_summary(console, summary, gates)
     report = results.report or {}
-    meta = {"run_id": results.path.name, "started": report.get("started"), "finished": report.get("finished")}
+    meta = {
+        "run_id": results.path.name,
+        "results": str(results.path),
+        "started": report.get("started"),
+        "finished": report.get("finished"),
+    }
     return report_document(summary, gates, records, exit_code(gates), meta)
 
 

@@ -28,7 +28,8 @@ def report_document(
     exit_code: int,
     meta: dict[str, Any],
 ) -> dict[str, Any]:
-    """The report of one invocation. ``meta`` adds ``run_id``, ``started``, ``finished`` (ISO 8601 UTC)."""
+    """The report of one invocation. ``meta`` adds ``run_id``, ``results`` (the folder), ``started`` and
+    ``finished`` (ISO 8601 UTC)."""
     gate_of = {(g.case, g.arm): g for g in gates}
     return {
         "schema_version": SCHEMA_VERSION,

@@ -82,7 +82,7 @@ def test_two_prompts_with_repeats(tmp_path: Path) -> None:
     assert json.loads(report.read_text()) == document
     assert document["arms"] == ["scripted · default", "scripted · terse"]
     assert document["totals"] == {"pass": 12, "fail": 0, "error": 0}
-    assert document["run_id"] == folder.name and document["exit_code"] == 0
+    assert document["run_id"] == folder.name and document["results"] == str(folder) and document["exit_code"] == 0
     suites = ET.parse(junit).getroot().findall("testsuite")
     assert [(s.get("name"), s.get("tests"), s.get("failures")) for s in suites] == [
         ("scripted · default", "2", "0"), ("scripted · terse", "2", "0"),
@@ -120,7 +120,7 @@ def test_json_output_is_the_report_with_every_run(tmp_path: Path) -> None:
     document = json.loads(done.stdout)
     _schema("results.schema.json").validate(document)
     assert [r["case"] for r in document["runs"]] == ["good/hello", "good/answer"]
-    assert "2/2 passed" in done.stderr
+    assert done.stderr.splitlines() == ["PASS good/hello", "PASS good/answer", "2/2 passed"]  # the path is in the JSON
 
 
 def test_bad_min_pass_rate_is_a_usage_error() -> None:

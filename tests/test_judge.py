@@ -94,7 +94,10 @@ def test_judge_model_is_required_for_judged_cases(tmp_path: Path) -> None:
 
 def _cli_with_fake_judge(monkeypatch: pytest.MonkeyPatch, url: str) -> None:
     real = cli.resolve_provider
-    monkeypatch.setattr(cli, "resolve_provider", lambda name: _judge(url) if name == "fake/judge" else real(name))
+    def resolve(name: str, *rest, **options) -> ProviderSpec:
+        return _judge(url) if name == "fake/judge" else real(name, *rest, **options)
+
+    monkeypatch.setattr(cli, "resolve_provider", resolve)
 
 
 def test_cli_exit_3_when_only_the_judge_was_down(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys) -> None:
