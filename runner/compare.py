@@ -65,7 +65,7 @@ class Cell:
 
 
 @dataclass(frozen=True)
-class ArmSummary:
+class ArmStats:
     """One arm over all its cases; ``pass_at_k`` / ``pass_hat_k`` are the cells' means for k = 1..fewest runs."""
 
     arm: str
@@ -123,12 +123,12 @@ class Paired:
 
 
 @dataclass(frozen=True)
-class Summary:
+class Comparison:
     """Every cell, every arm in first-seen order, and the paired analysis when there are exactly two arms."""
 
     arms: list[str]
     cells: list[Cell]
-    arm_summaries: list[ArmSummary]
+    arm_stats: list[ArmStats]
     paired: Paired | None
 
 
@@ -166,8 +166,8 @@ def _total(values) -> float | None:
     return sum(known) if known else None
 
 
-def summarize(records: Sequence[RunRecord]) -> Summary:
-    """Aggregate ``records`` (any order) into cells, arm summaries and, for two arms, the paired analysis."""
+def aggregate(records: Sequence[RunRecord]) -> Comparison:
+    """Aggregate ``records`` (any order) into cells, per-arm statistics and, for two arms, the paired analysis."""
     by_cell: dict[tuple[str, str], list[RunRecord]] = defaultdict(list)
     by_arm: dict[str, list[RunRecord]] = defaultdict(list)
     for record in records:
@@ -175,12 +175,12 @@ def summarize(records: Sequence[RunRecord]) -> Summary:
         by_arm[record.arm].append(record)
     cells = [_cell(case, arm, runs) for (case, arm), runs in by_cell.items()]
     arms = list(by_arm)
-    summaries = [_arm(arm, by_arm[arm], [c for c in cells if c.arm == arm]) for arm in arms]
+    arm_stats = [_arm(arm, by_arm[arm], [c for c in cells if c.arm == arm]) for arm in arms]
     paired = None
     if len(arms) == 2:
         a, b = (_outcomes(by_arm[arm]) for arm in arms)
         paired = compare_pairs(arms[0], a, arms[1], b)
-    return Summary(arms, cells, summaries, paired)
+    return Comparison(arms, cells, arm_stats, paired)
 
 
 def _cell(case: str, arm: str, runs: list[RunRecord]) -> Cell:
@@ -194,9 +194,9 @@ def _cell(case: str, arm: str, runs: list[RunRecord]) -> Cell:
     )
 
 
-def _arm(arm: str, runs: list[RunRecord], cells: list[Cell]) -> ArmSummary:
+def _arm(arm: str, runs: list[RunRecord], cells: list[Cell]) -> ArmStats:
     ks = range(1, min(c.metrics.runs for c in cells) + 1)
-    return ArmSummary(
+    return ArmStats(
         arm, metrics(runs),
         pass_at_k={k: sum(c.pass_at_k[k] for c in cells) / len(cells) for k in ks},
         pass_hat_k={k: sum(c.pass_hat_k[k] for c in cells) / len(cells) for k in ks},

@@ -12,7 +12,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from runner.compare import ArmSummary, Metrics, Paired, Summary
+from runner.compare import ArmStats, Comparison, Metrics, Paired
 from runner.gates import Gate
 from runner.regression import Regression
 
@@ -65,18 +65,18 @@ ROWS: list[tuple[str, Callable[[Metrics], Number], Callable[[Number], str]]] = [
 ]
 
 
-def _top_k(arms: Sequence[ArmSummary]) -> int:
+def _top_k(arms: Sequence[ArmStats]) -> int:
     return min(max(a.pass_hat_k) for a in arms)
 
 
-def print_cells(console: Console, summary: Summary) -> None:
+def print_cells(console: Console, comparison: Comparison) -> None:
     """Per arm, one row per case: runs, pass rate and interval, pass@k and pass^k at k = runs, outcome, process, flaky."""
-    for arm in summary.arms:
-        title = "Runs per case" + (f": {arm}" if len(summary.arms) > 1 else "")
+    for arm in comparison.arms:
+        title = "Runs per case" + (f": {arm}" if len(comparison.arms) > 1 else "")
         table = Table(title=title, title_justify="left")
         for header in ("case", "runs", "pass rate (95% CI)", "pass@k", "pass^k", "outcome", "process", "flaky"):
             table.add_column(header, justify="left" if header == "case" else "right")
-        for cell in (c for c in summary.cells if c.arm == arm):
+        for cell in (c for c in comparison.cells if c.arm == arm):
             m, k = cell.metrics, cell.metrics.runs
             table.add_row(
                 cell.case, str(k), _rate(m),
@@ -87,9 +87,9 @@ def print_cells(console: Console, summary: Summary) -> None:
         console.print(table)
 
 
-def print_comparison(console: Console, summary: Summary) -> None:
+def print_comparison(console: Console, comparison: Comparison) -> None:
     """One column per arm, one row per metric; pass@k and pass^k at the largest k every arm has."""
-    arms = summary.arm_summaries
+    arms = comparison.arm_stats
     k = _top_k(arms)
     table = Table(title="Comparison", title_justify="left")
     table.add_column("metric")
@@ -157,14 +157,14 @@ def _change(before: Number, after: Number, show: Callable[[Number], str]) -> str
     return ("+" if after > before else "-") + show(abs(after - before))
 
 
-def print_summary(console: Console, summary: Summary, gates: Sequence[Gate]) -> None:
+def print_statistics(console: Console, comparison: Comparison, gates: Sequence[Gate]) -> None:
     """What follows the run lines: the per-case table when any case ran more than once, the comparison
     when there are several arms, the paired verdict for two, and the gates that failed where a gate
     is more than "every run passes" (several runs or a threshold below 1)."""
-    if any(c.metrics.runs > 1 for c in summary.cells):
-        print_cells(console, summary)
-    if len(summary.arms) > 1:
-        print_comparison(console, summary)
-    if summary.paired is not None:
-        print_paired(console, summary.paired)
+    if any(c.metrics.runs > 1 for c in comparison.cells):
+        print_cells(console, comparison)
+    if len(comparison.arms) > 1:
+        print_comparison(console, comparison)
+    if comparison.paired is not None:
+        print_paired(console, comparison.paired)
     print_failed_gates(console, [g for g in gates if g.runs > 1 or g.threshold < 1])

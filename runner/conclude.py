@@ -1,4 +1,4 @@
-"""What happens once the run matrix is done: gates, the report, JUnit, the summary tables, the exit code.
+"""What happens once the run matrix is done: gates, the report, JUnit, the comparison tables, the exit code.
 
 Every run file is already on disk (written as each run ended); this adds
 ``report.json`` to the results folder, the ``--report`` and ``--junit`` files,
@@ -19,8 +19,8 @@ from typing import Sequence, TextIO
 from rich.console import Console
 
 from runner.cases import Case
-from runner.compare import summarize
-from runner.compare_tables import print_summary
+from runner.compare import aggregate
+from runner.compare_tables import print_statistics
 from runner.gates import evaluate, exit_code
 from runner.junit import junit_xml
 from runner.record import RunRecord
@@ -53,18 +53,18 @@ def conclude(
     console: Console,
     stdout: TextIO = sys.stdout,
 ) -> int:
-    """Write the report files, print the summary, and return the exit code (runner.gates.exit_code)."""
+    """Write the report files, print the comparison, and return the exit code (runner.gates.exit_code)."""
     gates = evaluate(records, {c.full_id: c.min_pass_rate for c in cases}, outputs.min_pass_rate)
     code = exit_code(gates)
-    summary = summarize(records)
+    comparison = aggregate(records)
     meta = {"run_id": writer.run_id, "results": str(writer.path), "started": started, "finished": utc_now()}
-    document = report_document(summary, gates, records, code, meta)
+    document = report_document(comparison, gates, records, code, meta)
     writer.write_report(document)
     if outputs.report is not None:
         write_replace(outputs.report, to_json(document))
     if outputs.junit is not None:
         write_replace(outputs.junit, junit_xml(records, gates, started))
-    print_summary(console, summary, gates)
+    print_statistics(console, comparison, gates)
     if outputs.as_json:
         json.dump({**document, "runs": [r.to_dict() for r in records]}, stdout, indent=2, default=str)
         print(file=stdout)

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
-from runner.compare import ArmSummary, Paired, Summary, compare_pairs, summarize
+from runner.compare import ArmStats, Comparison, Paired, aggregate, compare_pairs
 from runner.errors import UserError
 from runner.gates import is_infrastructure_error
 from runner.record import PASS, RunRecord
@@ -34,12 +34,12 @@ class CaseChange:
 class Regression:
     """Before against after.
 
-    ``arms`` holds each matched arm's summaries before and after, over the
+    ``arms`` holds each matched arm's statistics before and after, over the
     shared cells; ``only_before`` / ``only_after`` list the ``case [arm]``
     cells found on one side only.
     """
 
-    arms: list[tuple[ArmSummary, ArmSummary]]
+    arms: list[tuple[ArmStats, ArmStats]]
     pass_to_fail: list[CaseChange]
     fail_to_pass: list[CaseChange]
     only_before: list[str]
@@ -61,15 +61,15 @@ def regression(before: Sequence[RunRecord], after: Sequence[RunRecord]) -> Regre
     common = [key for key in old_cells if key in new_cells]
     if not common:
         raise UserError("the two results share no case to compare")
-    old = summarize([r for key in common for r in old_cells[key]])
-    new = summarize([r for key in common for r in new_cells[key]])
+    old = aggregate([r for key in common for r in old_cells[key]])
+    new = aggregate([r for key in common for r in new_cells[key]])
     changes = [
         CaseChange(case, arm, _rate(old_cells[(case, arm)]), _rate(new_cells[(case, arm)]))
         for case, arm in common
     ]
     label = (lambda case, arm: case) if len(matched) == 1 else (lambda case, arm: f"{case} [{arm}]")
     return Regression(
-        arms=[(_summary(old, o), _summary(new, n)) for o, n in matched if o in old.arms],
+        arms=[(_arm_stats(old, o), _arm_stats(new, n)) for o, n in matched if o in old.arms],
         pass_to_fail=[c for c in changes if c.after < c.before],
         fail_to_pass=[c for c in changes if c.after > c.before],
         only_before=_unmatched(before, common, {old: old for old, _ in matched}),
@@ -107,8 +107,8 @@ def _rate(runs: list[RunRecord]) -> float:
     return sum(r.status == PASS for r in runs) / len(runs)
 
 
-def _summary(summary: Summary, arm: str) -> ArmSummary:
-    return next(s for s in summary.arm_summaries if s.arm == arm)
+def _arm_stats(comparison: Comparison, arm: str) -> ArmStats:
+    return next(s for s in comparison.arm_stats if s.arm == arm)
 
 
 def _unmatched(records: Sequence[RunRecord], common: list[tuple[str, str]], label: dict[str, str]) -> list[str]:

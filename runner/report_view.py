@@ -1,6 +1,6 @@
 """``tooltrial report RESULTS...``: the tables of results already on disk.
 
-One folder: its run lines, pass count and summary tables, as ``tooltrial run``
+One folder: its run lines, pass count and comparison tables, as ``tooltrial run``
 printed them. Two folders: the regression view, the first as before and the
 second as after. ``--output json`` prints the report document (or the
 regression document) instead.
@@ -14,8 +14,8 @@ from typing import Any, Sequence, TextIO
 
 from rich.console import Console
 
-from runner.compare import summarize
-from runner.compare_tables import print_regression, print_summary
+from runner.compare import aggregate
+from runner.compare_tables import print_regression, print_statistics
 from runner.errors import ExitCode, UserError
 from runner.gates import evaluate, exit_code
 from runner.regression import regression
@@ -46,13 +46,13 @@ def _show_one(results: Results, as_json: bool, console: Console) -> dict[str, An
     """The report document of one folder, printing its lines and tables unless ``as_json``."""
     records = results.records
     gates = evaluate(records, _thresholds(results.report))
-    summary = summarize(records)
+    comparison = aggregate(records)
     if not as_json:
-        printer = RunPrinter(console, len(summary.arms) > 1, any(r.run for r in records))
+        printer = RunPrinter(console, len(comparison.arms) > 1, any(r.run for r in records))
         for record in records:
             printer.record(record)
         printer.totals(records)
-        print_summary(console, summary, gates)
+        print_statistics(console, comparison, gates)
     report = results.report or {}
     meta = {
         "run_id": results.path.name,
@@ -60,7 +60,7 @@ def _show_one(results: Results, as_json: bool, console: Console) -> dict[str, An
         "started": report.get("started"),
         "finished": report.get("finished"),
     }
-    return report_document(summary, gates, records, exit_code(gates), meta)
+    return report_document(comparison, gates, records, exit_code(gates), meta)
 
 
 def _thresholds(report: dict[str, Any] | None) -> dict[str, float | None]:

@@ -1,4 +1,4 @@
-"""JSON documents of a summary (``report.json``, ``--report``, ``--output json``) and of a regression.
+"""JSON documents of a comparison (``report.json``, ``--report``, ``--output json``) and of a regression.
 
 Shapes are pinned by ``schemas/results.schema.json``. Fractions are in [0, 1],
 times in seconds, cost in USD; ``pass_at_k`` / ``pass_hat_k`` map k (as a
@@ -11,7 +11,7 @@ import dataclasses
 from typing import Any, Sequence
 
 from runner import __version__
-from runner.compare import ArmSummary, Cell, Metrics, Paired, Summary
+from runner.compare import ArmStats, Cell, Comparison, Metrics, Paired
 from runner.gates import Gate
 from runner.record import ERROR, FAIL, PASS, RunRecord
 from runner.regression import Regression
@@ -22,7 +22,7 @@ REGRESSION_KIND = "tooltrial.regression"
 
 
 def report_document(
-    summary: Summary,
+    comparison: Comparison,
     gates: Sequence[Gate],
     records: Sequence[RunRecord],
     exit_code: int,
@@ -37,11 +37,11 @@ def report_document(
         "tooltrial": __version__,
         **meta,
         "exit_code": int(exit_code),
-        "arms": summary.arms,
+        "arms": comparison.arms,
         "totals": {status: sum(r.status == status for r in records) for status in (PASS, FAIL, ERROR)},
-        "cells": [_cell(c, gate_of.get((c.case, c.arm))) for c in summary.cells],
-        "arm_summaries": [_arm(a) for a in summary.arm_summaries],
-        "paired": paired_dict(summary.paired),
+        "cells": [_cell(c, gate_of.get((c.case, c.arm))) for c in comparison.cells],
+        "arm_stats": [_arm(a) for a in comparison.arm_stats],
+        "paired": paired_dict(comparison.paired),
     }
 
 
@@ -83,7 +83,7 @@ def _cell(cell: Cell, gate: Gate | None) -> dict[str, Any]:
     }
 
 
-def _arm(arm: ArmSummary) -> dict[str, Any]:
+def _arm(arm: ArmStats) -> dict[str, Any]:
     return {"arm": arm.arm, **_metrics(arm.metrics), "pass_at_k": _ks(arm.pass_at_k), "pass_hat_k": _ks(arm.pass_hat_k)}
 
 

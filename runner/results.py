@@ -25,15 +25,15 @@ import re
 import secrets
 import tempfile
 import threading
+import types
+import typing
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable
 
-from runner.agent import Step
-from runner.checks import CheckResult
 from runner.errors import UserError
-from runner.record import RunRecord, Tokens
+from runner.record import RunRecord
 
 SCHEMA_VERSION = 1
 RUNS_DIR = "runs"
@@ -159,14 +159,24 @@ def _load(path: Path) -> dict[str, Any]:
 
 
 def record_from_dict(data: dict[str, Any]) -> RunRecord:
-    """The RunRecord of a run file's document; keys RunRecord does not have are ignored."""
-    fields = _known(RunRecord, data)
-    fields["checks"] = [CheckResult(**_known(CheckResult, c)) for c in data.get("checks", [])]
-    fields["steps"] = [Step(**_known(Step, s)) for s in data.get("steps", [])]
-    fields["tokens"] = Tokens(**_known(Tokens, data.get("tokens") or {}))
-    return RunRecord(**fields)
+    """The RunRecord of a run file's document, nested records (checks, steps, tokens...) rebuilt
+    from their type hints; keys RunRecord does not have are ignored."""
+    return _build(RunRecord, data)
 
 
-def _known(cls: type, data: dict[str, Any]) -> dict[str, Any]:
-    names = {f.name for f in dataclasses.fields(cls)}
-    return {k: v for k, v in data.items() if k in names}
+def _build(cls: type, data: dict[str, Any]) -> Any:
+    hints = typing.get_type_hints(cls)
+    names = [f.name for f in dataclasses.fields(cls) if f.name in data]
+    return cls(**{name: _convert(hints[name], data[name]) for name in names})
+
+
+def _convert(hint: Any, value: Any) -> Any:
+    """``value`` (parsed JSON) as ``hint`` says: dataclasses from dicts, inside lists and optionals too."""
+    if dataclasses.is_dataclass(hint) and isinstance(value, dict):
+        return _build(hint, value)
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if origin is list and isinstance(value, list):
+        return [_convert(args[0], item) for item in value]
+    if origin in (typing.Union, types.UnionType):
+        return next((_convert(a, value) for a in args if dataclasses.is_dataclass(a) and isinstance(value, dict)), value)
+    return value

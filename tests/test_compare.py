@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from runner.compare import compare_pairs, summarize
+from runner.compare import aggregate, compare_pairs
 from runner.gates import AGENT, INFRASTRUCTURE, evaluate, exit_code
 from runner.record import Tokens
 from tests.records import matrix, runs
@@ -13,8 +13,8 @@ from tests.records import matrix, runs
 def test_cell_statistics_over_repeats() -> None:
     records = runs("g/a", "PPFPF", outcome=0.5) + runs("g/b", "PPPPP")
     records[0].outcome, records[0].tokens, records[0].cost = 1.0, Tokens(10, 5, 15), 0.01
-    summary = summarize(records)
-    a, b = summary.cells
+    comparison = aggregate(records)
+    a, b = comparison.cells
     assert (a.case, a.metrics.runs, a.metrics.passes, a.metrics.pass_rate) == ("g/a", 5, 3, 0.6)
     assert a.pass_at_k[1] == pytest.approx(0.6)
     assert a.pass_at_k[3] == pytest.approx(1.0)  # only 2 failures: any 3 runs hold a pass
@@ -25,14 +25,14 @@ def test_cell_statistics_over_repeats() -> None:
     assert a.metrics.outcome == pytest.approx(0.6) and a.metrics.outcome_std == pytest.approx(0.2236, abs=1e-4)
     assert a.metrics.process is None  # not scored: left out, not counted as 0
     assert a.metrics.tokens == 15 and a.metrics.tokens_per_pass == 5 and a.metrics.cost_per_pass == pytest.approx(0.01 / 3)
-    (arm,) = summary.arm_summaries
+    (arm,) = comparison.arm_stats
     assert arm.metrics.passes == 8 and arm.pass_hat_k[5] == pytest.approx(0.5)  # mean of 0 and 1
-    assert summary.paired is None
+    assert comparison.paired is None
 
 
 def test_two_arms_are_paired_by_case_and_run() -> None:
     records = matrix({("g/a", "old"): "PPPP", ("g/b", "old"): "PPPF", ("g/a", "new"): "FFPF", ("g/b", "new"): "PPPP"})
-    paired = summarize(records).paired
+    paired = aggregate(records).paired
     assert paired is not None
     assert (paired.a, paired.b) == ("scripted · old", "scripted · new")
     assert (paired.pairs, paired.pass_to_fail, paired.fail_to_pass) == (8, 3, 1)
@@ -55,7 +55,7 @@ def test_significant_difference_says_so() -> None:
 
 def test_identical_arms_and_infrastructure_errors_are_not_pairs() -> None:
     records = matrix({("g/a", "x"): "PEP", ("g/a", "y"): "PPE"})
-    paired = summarize(records).paired
+    paired = aggregate(records).paired
     assert paired is not None and paired.pairs == 1  # runs 1 and 2 each have an error on one side
     assert paired.verdict == "scripted · y vs scripted · x: same result on all 1 paired runs: no difference"
 

@@ -83,8 +83,8 @@ def test_one_folder_is_rendered_again(tmp_path: Path) -> None:
         "exact McNemar p = 1: not significant at 0.05, the difference may be chance",
         "gate failed: g/a [scripted · x]: 1/2 passed, needs 100% (agent)",
     ]
-    summary = json.loads(tooltrial("report", str(tmp_path), "--output", "json").stdout)
-    assert summary["kind"] == "tooltrial.report" and summary["exit_code"] == 1
+    document = json.loads(tooltrial("report", str(tmp_path), "--output", "json").stdout)
+    assert document["kind"] == "tooltrial.report" and document["exit_code"] == 1
 
 
 def test_arms_match_by_label_or_as_the_only_ones() -> None:
