@@ -10,7 +10,9 @@ from runner.checks.outcome import (
     check_response_not_contains,
     check_verify,
 )
+from runner.checks.judge import check_judge
 from runner.checks.trace import check_trace
+from runner.checks.turns import check_turns
 
 CHECKS: dict[str, Check] = {
     "verify": check_verify,
@@ -19,14 +21,15 @@ CHECKS: dict[str, Check] = {
     "response_not_contains": check_response_not_contains,
     "response_matches": check_response_matches,
     "trace": check_trace,
+    "judge": check_judge,
 }
 
 __all__ = ["CHECKS", "OUTCOME", "PROCESS", "CheckContext", "CheckResult", "run_checks"]
 
 
 def run_checks(ctx: CheckContext) -> list[CheckResult]:
-    """Run every check the case's ``expect`` names, in registry order; all of them, always."""
-    results: list[CheckResult] = []
+    """Run every per-turn check, then every check the case's ``expect`` names, in registry order; all of them, always."""
+    results = check_turns(CHECKS, ctx)
     for key, check in CHECKS.items():
         if key in ctx.case.expect:
             results.extend(check(ctx.case.expect[key], ctx))

@@ -13,7 +13,9 @@ from runner.providers.base import Completion, ProviderError, ToolCall
 
 
 class ScriptExhausted(ProviderError):
-    """The agent asked for more replies than the script holds."""
+    """The agent asked for more replies than the script holds: the agent went off script, not the API down."""
+
+    kind = "script_exhausted"
 
 
 class ScriptedProvider:
