@@ -142,7 +142,8 @@ def _run_in(workspace: Workspace, case: Case, arm: Arm, options: RunOptions, rec
     def run_command(command: str):
         return options.sandbox.run(command, workspace.path, env, command_timeout)
 
-    record.checks = run_checks(CheckContext(case, workspace.path, trajectory, run_command, options.judges))
+    context = CheckContext(case, workspace.path, trajectory, run_command, options.judges, record.tokens.total, record.cost)
+    record.checks = run_checks(context)
     broken = next((c for c in record.checks if c.error_kind), None)
     if trajectory.stop:
         _error(record, trajectory.stop, trajectory.stop_message or trajectory.stop)

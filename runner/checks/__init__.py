@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from runner.checks.base import OUTCOME, PROCESS, Check, CheckContext, CheckResult
+from runner.checks.base import BUDGET, OUTCOME, PROCESS, Check, CheckContext, CheckResult
+from runner.checks.budget import check_max_cost, check_max_tokens
 from runner.checks.outcome import (
     check_files,
     check_response_contains,
@@ -22,9 +23,11 @@ CHECKS: dict[str, Check] = {
     "response_matches": check_response_matches,
     "trace": check_trace,
     "judge": check_judge,
+    "max_tokens": check_max_tokens,
+    "max_cost": check_max_cost,
 }
 
-__all__ = ["CHECKS", "OUTCOME", "PROCESS", "CheckContext", "CheckResult", "run_checks"]
+__all__ = ["BUDGET", "CHECKS", "OUTCOME", "PROCESS", "CheckContext", "CheckResult", "run_checks"]
 
 
 def run_checks(ctx: CheckContext) -> list[CheckResult]:

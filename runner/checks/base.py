@@ -13,6 +13,7 @@ from runner.sandbox import CommandResult
 
 OUTCOME = "outcome"
 PROCESS = "process"
+BUDGET = "budget"
 
 
 @dataclass(frozen=True)
@@ -39,7 +40,8 @@ class CheckContext:
     """What checks may look at after the agent finished.
 
     ``judges`` maps a judge model name to its provider; the key None is the
-    default judge (``--judge``), used by cases that name no model.
+    default judge (``--judge``), used by cases that name no model. ``tokens``
+    and ``cost`` (USD) are the run's totals, None when no request reported them.
     """
 
     case: Case
@@ -47,6 +49,8 @@ class CheckContext:
     trajectory: Trajectory
     run_command: Callable[[str], CommandResult]
     judges: Mapping[str | None, ProviderSpec] = field(default_factory=dict)
+    tokens: int | None = None
+    cost: float | None = None
 
 
 Check = Callable[[Any, CheckContext], list[CheckResult]]
