@@ -42,7 +42,8 @@ class Trajectory:
         messages: the conversation in OpenAI chat shape, system prompt first.
         steps: every tool call with its result, in order.
         replies: the final reply text of each turn that finished.
-        stop: why the loop ended early (``turn_limit``, ``provider_error``, ``timeout``) or None.
+        stop: why the loop ended early (``turn_limit``, ``provider_error``, ``script_exhausted``,
+            ``timeout``) or None.
         stop_message: the human cause of that stop.
     """
 
@@ -81,7 +82,7 @@ def run_agent(
     except TurnLimitExceeded as e:
         trajectory.stop, trajectory.stop_message = "turn_limit", str(e)
     except ProviderError as e:
-        trajectory.stop, trajectory.stop_message = "provider_error", str(e)
+        trajectory.stop, trajectory.stop_message = e.kind, str(e)
     except RunTimeout as e:
         trajectory.stop, trajectory.stop_message = "timeout", str(e)
     return trajectory

@@ -1,10 +1,11 @@
 """The rules the case schema cannot say, each reported where the value was written.
 
 Ids are unique in a file; the fixture folder exists; every regex compiles
-(``matches`` in replies, files and argument matchers); ``tools``/``deny`` name
-builtin tools or the case's mocks; ``files`` paths stay inside the workspace;
-mocks have unique names, a valid ``parameters`` schema, and responses that give
-exactly one of ``result``/``error``, at most one of them without ``when``.
+(``matches`` in replies, files and argument matchers, per-turn ones too);
+``tools``/``deny`` name builtin tools or the case's mocks; ``files`` paths stay
+inside the workspace; mocks have unique names, a valid ``parameters`` schema,
+and responses that give exactly one of ``result``/``error``, at most one of
+them without ``when``.
 """
 
 from __future__ import annotations
@@ -128,22 +129,31 @@ def _response_errors(responses: list[Any], path: list[str | int], spot: Spot) ->
 
 
 def _regexes(case: dict[str, Any]) -> list[tuple[list[str | int], str]]:
-    """(path in the case, pattern) of every regex: response_matches, files.*.matches, and each
-    ``{matches: ...}`` argument matcher in ``expect.trace.args`` and the mocks' ``when``."""
-    expect = case.get("expect") if isinstance(case.get("expect"), dict) else {}
-    found = _strings(expect.get("response_matches"), ["expect", "response_matches"])
-    files = expect.get("files")
-    for name, spec in files.items() if isinstance(files, dict) else ():
-        if isinstance(spec, dict):
-            found += _strings(spec.get("matches"), ["expect", "files", name, "matches"])
-    trace = expect.get("trace") if isinstance(expect.get("trace"), dict) else {}
-    found += _matcher_regexes(trace.get("args"), ["expect", "trace", "args"])
+    """(path in the case, pattern) of every regex: in ``expect`` and each ``{content, expect}``
+    turn (response_matches, files.*.matches, ``{matches: ...}`` matchers in trace.args), and in
+    the mocks' ``when``."""
+    found = _expect_regexes(case.get("expect"), ["expect"])
+    for i, turn in enumerate(case.get("turns") if isinstance(case.get("turns"), list) else []):
+        if isinstance(turn, dict):
+            found += _expect_regexes(turn.get("expect"), ["turns", i, "expect"])
     for i, mock in enumerate(case.get("mocks") if isinstance(case.get("mocks"), list) else []):
         responses = mock.get("responses") if isinstance(mock, dict) else None
         for j, response in enumerate(responses if isinstance(responses, list) else []):
             if isinstance(response, dict):
                 found += _matcher_regexes(response.get("when"), ["mocks", i, "responses", j, "when"])
     return found
+
+
+def _expect_regexes(expect: Any, at: list[str | int]) -> list[tuple[list[str | int], str]]:
+    if not isinstance(expect, dict):
+        return []
+    found = _strings(expect.get("response_matches"), [*at, "response_matches"])
+    files = expect.get("files")
+    for name, spec in files.items() if isinstance(files, dict) else ():
+        if isinstance(spec, dict):
+            found += _strings(spec.get("matches"), [*at, "files", name, "matches"])
+    trace = expect.get("trace") if isinstance(expect.get("trace"), dict) else {}
+    return found + _matcher_regexes(trace.get("args"), [*at, "trace", "args"])
 
 
 def _matcher_regexes(value: Any, path: list[str | int]) -> list[tuple[list[str | int], str]]:

@@ -42,6 +42,8 @@ class Case:
         source: the case file it came from.
         line: 1-based line of the case in ``source``.
         turns: prompt templates sent in order.
+        turn_expect: per turn, the checks written on it (``{content, expect}`` turns), ``{}`` for none;
+            empty when no turn has any.
         expect: the validated ``expect`` mapping; check kinds read their own key.
         script: the scripted provider's replies (``content`` / ``tool_calls``) or None.
         timeout: wall-clock seconds for the whole run, or None for the default.
@@ -75,6 +77,7 @@ class Case:
     network: bool = False
     runs: int | None = None
     min_pass_rate: float | None = None
+    turn_expect: tuple[Mapping[str, Any], ...] = ()
 
     @property
     def full_id(self) -> str:
@@ -239,7 +242,7 @@ def _to_case(path: Path, group: str, spot: Spot, data: dict[str, Any], fixtures:
         id=data["id"],
         source=path,
         line=position(spot.node, ())[0],
-        turns=tuple(data["turns"]),
+        turns=tuple(t["content"] if isinstance(t, dict) else t for t in data["turns"]),
         description=data.get("description", ""),
         tags=tuple(data.get("tags", ())),
         fixture=data.get("fixture"),
@@ -259,7 +262,14 @@ def _to_case(path: Path, group: str, spot: Spot, data: dict[str, Any], fixtures:
         network=bool(data.get("network", False)),
         runs=data.get("runs"),
         min_pass_rate=data.get("min_pass_rate"),
+        turn_expect=_turn_expect(data["turns"]),
     )
+
+
+def _turn_expect(turns: list[str | dict[str, Any]]) -> tuple[dict[str, Any], ...]:
+    """Each turn's normalised ``expect`` (``{}`` for none); () when no turn has one."""
+    found = tuple(_expect(t.get("expect", {})) if isinstance(t, dict) else {} for t in turns)
+    return found if any(found) else ()
 
 
 def _as_list(value: str | list[str]) -> list[str]:

@@ -10,16 +10,21 @@ from typing import Callable, Iterable, Sequence
 
 from runner import __version__
 from runner.authoring import default_cases_dir, new_case
+from runner.baseline import weak_cases
 from runner.cases import Case, case_schema, select, validate_file
+from runner.checks.judge import resolve_judges
+from runner.conclude import Conclusion, conclude, utc_now
 from runner.config import load_config
 from runner.engine import Arm, RunOptions, preflight, run_matrix
 from runner.errors import ExitCode, UserError, UserErrors, run_at_boundary
 from runner.prompts import load_prompt
 from runner.providers import SCRIPTED, resolve_provider
-from runner.record import PASS, RunRecord
+from runner.record import RunRecord
 from runner.recording import Recorder
 from runner.render import RunPrinter, make_console, print_case_list, print_sources
-from runner.report import Summary, build_report, summarize
+from runner.report import Summary, summarize
+from runner.report_view import show_results
+from runner.results import ResultsWriter
 from runner.sandbox import Sandbox
 from runner.sources import Sourced, load_sourced, select_sources
 from runner.tables import print_summary
@@ -54,8 +59,13 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--config", metavar="FILE", help="project config (default: ./tooltrial.yml if it exists)")
     run.add_argument("-v", "--verbose", action="store_true", help="let litellm log its requests (DEBUG)")
     run.add_argument("-P", "--prompt", action="append", default=[], metavar="FILE", help="system prompt template (repeatable, A/B)")
-    run.add_argument("--runs", type=_positive_int, default=1, metavar="N", help="repeat each case N times")
+    run.add_argument("--runs", type=_positive_int, default=1, metavar="N", help="repeat each case N times (a case's runs: wins)")
+    run.add_argument("--min-pass-rate", type=_fraction, metavar="R", help="gate: each case must pass at least this fraction of its runs (default 1)")
+    run.add_argument("--judge", metavar="MODEL", help="judge model for expect.judge checks that name none")
     run.add_argument("--output", choices=["text", "json"], default="text", help="text lines and tables, or the JSON report on stdout (lines and tables on stderr)")
+    run.add_argument("--results", type=Path, default=Path("results"), metavar="DIR", help="write each run under DIR/<run-id>/ (default results/)")
+    run.add_argument("--report", type=Path, metavar="FILE", help="also write the JSON report to FILE")
+    run.add_argument("--junit", type=Path, metavar="FILE", help="write JUnit XML to FILE")
     run.add_argument("--keep", action="store_true", help="keep each workspace and print its path")
     run.add_argument("--timeout", type=_positive_float, metavar="S", help="wall-clock seconds per run (overrides the cases)")
     run.add_argument("-l", "--list", action="store_true", help="list the selected cases without running them")
@@ -68,6 +78,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     validate = sub.add_parser("validate", help="check case files and report every error")
     _add_selection(validate)
+    validate.add_argument("--baseline", action="store_true", help="warn about cases a do-nothing or random-tool agent passes")
+    validate.add_argument("--judge", metavar="MODEL", help="judge model for expect.judge checks during --baseline")
+
+    report = sub.add_parser("report", help="show results on disk; two folders show what changed")
+    report.add_argument("folders", nargs="+", type=Path, metavar="RESULTS", help="results/<run-id> folders (or results/ for the newest)")
+    report.add_argument("--output", choices=["text", "json"], default="text", help="tables, or one JSON document on stdout")
 
     sub.add_parser("schema", help="print the case file JSON Schema")
 
@@ -82,6 +98,13 @@ def _positive_int(text: str) -> int:
     value = int(text)
     if value < 1:
         raise argparse.ArgumentTypeError("must be at least 1")
+    return value
+
+
+def _fraction(text: str) -> float:
+    value = float(text)
+    if not 0 <= value <= 1:
+        raise argparse.ArgumentTypeError("must be between 0 and 1")
     return value
 
 
@@ -124,8 +147,14 @@ def cmd_validate(args: argparse.Namespace) -> int:
     errors = [e for f in files for e in validate_file(f, args.fixtures_dir)]
     if errors:
         raise UserErrors(errors)
-    count = len(load_sourced(sources, args.fixtures_dir))
-    print(f"{count} cases in {len(files)} files are valid")
+    cases = [s.case for s in load_sourced(sources, args.fixtures_dir)]
+    print(f"{len(cases)} cases in {len(files)} files are valid")
+    if args.baseline:
+        options = RunOptions(sandbox=Sandbox(), judges=resolve_judges(cases, args.judge, resolve_provider))
+        weak = weak_cases(cases, options, load_prompt(None))
+        for one in weak:
+            print(f"warning: {one.case} passes with the {one.agent} agent: its checks do not test the task")
+        print(f"baseline: {len({w.case for w in weak})} of {len(cases)} cases pass without doing the task")
     return ExitCode.OK
 
 
@@ -155,13 +184,17 @@ def cmd_run(args: argparse.Namespace) -> int:
     prompts = [load_prompt(path) for path in (args.prompt or [None])]
     arms = [Arm(p, t) for p in providers for t in prompts]
     preflight(cases, arms)
-    options = RunOptions(sandbox=Sandbox(), keep=args.keep, timeout=args.timeout)
+    judges = resolve_judges(cases, args.judge or config.judge, lambda name: resolve_provider(name, config, args.verbose))
+    options = RunOptions(sandbox=Sandbox(), keep=args.keep, timeout=args.timeout, judges=judges)
     as_json = args.output == "json"
     console = make_console(sys.stderr if as_json else None)
-    printer = RunPrinter(console, len(arms) > 1, args.runs > 1)
+    repeated = args.runs > 1 or any((c.runs or 1) > 1 for c in cases)
+    printer = RunPrinter(console, len(arms) > 1, repeated)
+    writer, started = ResultsWriter(args.results), utc_now()
     recorder = Recorder(args.record, cases, len(providers), len(prompts), args.runs) if args.record else None
 
     def on_record(record: RunRecord) -> None:
+        writer.write_run(record)
         printer.record(record)
         if recorder is not None:
             recorder.record(record)
@@ -175,10 +208,13 @@ def cmd_run(args: argparse.Namespace) -> int:
     if recorder is not None:
         print(f"recorded {recorder.recorded} runs in {recorder.cases_dir}; replay them offline with: "
               f"tooltrial run {recorder.cases_dir} -p scripted", file=sys.stderr)
-    if as_json:
-        json.dump(build_report(records), sys.stdout, indent=2, default=str)
-        print()
-    return ExitCode.OK if all(r.status == PASS for r in records) else ExitCode.FAILED
+    outputs = Conclusion(args.report, args.junit, as_json, args.min_pass_rate)
+    return conclude(records, cases, writer, started, outputs, console)
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    as_json = args.output == "json"
+    return show_results(args.folders, as_json, make_console(sys.stderr if as_json else None), sys.stdout)
 
 
 def usage_line(records: Sequence[RunRecord]) -> str:
@@ -200,6 +236,7 @@ HANDLERS: dict[str, Callable[[argparse.Namespace], int]] = {
     "run": cmd_run,
     "list": cmd_list,
     "validate": cmd_validate,
+    "report": cmd_report,
     "schema": cmd_schema,
     "new": cmd_new,
 }

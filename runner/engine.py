@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import time
 import traceback
-from dataclasses import dataclass
-from typing import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Callable, Iterable, Mapping, Sequence
 
 from runner.agent import Trajectory, run_agent
 from runner.cases import Case
@@ -43,12 +43,16 @@ class Arm:
 
 @dataclass(frozen=True)
 class RunOptions:
-    """Settings shared by every run. Times are in seconds; ``timeout`` overrides each case's."""
+    """Settings shared by every run. Times are in seconds; ``timeout`` overrides each case's.
+
+    ``judges`` are the judge providers by model name, None for the default (runner.checks.judge).
+    """
 
     sandbox: Sandbox
     keep: bool = False
     timeout: float | None = None
     command_timeout: float = DEFAULT_COMMAND_TIMEOUT
+    judges: Mapping[str | None, ProviderSpec] = field(default_factory=dict)
 
 
 def preflight(cases: Sequence[Case], arms: Sequence[Arm]) -> None:
@@ -79,7 +83,7 @@ def run_matrix(
     repeats: int = 1,
     on_record: Callable[[RunRecord], None] = lambda record: None,
 ) -> list[RunRecord]:
-    """Run every case in every arm ``repeats`` times, calling ``on_record`` as each run ends."""
+    """Run every case in every arm ``repeats`` times (a case's own ``runs`` wins), calling ``on_record`` as each run ends."""
     records = []
     for case, arm, index in _plan(cases, arms, repeats):
         record = execute(case, arm, options, index)
@@ -91,7 +95,7 @@ def run_matrix(
 def _plan(cases: Sequence[Case], arms: Sequence[Arm], repeats: int) -> Iterable[tuple[Case, Arm, int]]:
     for arm in arms:
         for case in cases:
-            for index in range(repeats):
+            for index in range(case.runs or repeats):
                 yield case, arm, index
 
 
@@ -106,7 +110,7 @@ def execute(case: Case, arm: Arm, options: RunOptions, index: int = 0) -> RunRec
     except SetupError as e:
         _error(record, "setup", str(e))
     except ProviderError as e:
-        _error(record, "provider_error", str(e))
+        _error(record, e.kind, str(e))
     except UserError as e:
         _error(record, "template", e.render())
     except Exception as e:  # a bug in tooltrial must not stop the suite
@@ -139,9 +143,13 @@ def _run_in(workspace: Workspace, case: Case, arm: Arm, options: RunOptions, rec
     def run_command(command: str):
         return options.sandbox.run(command, workspace.path, env, command_timeout)
 
-    record.checks = run_checks(CheckContext(case, workspace.path, trajectory, run_command))
+    context = CheckContext(case, workspace.path, trajectory, run_command, options.judges, record.tokens.total, record.cost)
+    record.checks = run_checks(context)
+    broken = next((c for c in record.checks if c.error_kind), None)
     if trajectory.stop:
         _error(record, trajectory.stop, trajectory.stop_message or trajectory.stop)
+    elif broken is not None:
+        _error(record, broken.error_kind, broken.message)
     else:
         record.status = FAIL if record.failed_checks else PASS
 

@@ -42,7 +42,7 @@ class RunRecord:
         status: ``pass`` (every check passed), ``fail`` (some check failed) or ``error``.
         cause: for an error, the human cause (``setup command failed (exit 2): make``...).
         error_kind: for an error, its kind (``setup``, ``turn_limit``, ``provider_error``,
-            ``timeout``, ``template``, ``internal``).
+            ``script_exhausted``, ``timeout``, ``judge_error``, ``template``, ``internal``).
         requests: model requests made. duration: wall-clock seconds. cost: USD or None.
         latency: seconds spent waiting on the model, summed over requests (None before any request).
         model_requests: per-request tokens, cost, latency and finish reason, in order.

@@ -11,7 +11,8 @@ style kept, comments dropped), with the file's ``defaults`` merged in so each
 recorded case stands alone; a replio fixture is written as the case it maps
 onto. When several providers, prompts or repeats
 ran, ids get ``.<provider>``, ``.<prompt>`` and ``.run<N>`` suffixes so that
-every run is a case of its own. The group files this writes are replaced.
+every run is a case of its own (its ``runs:`` key dropped). The group files
+this writes are replaced.
 """
 
 from __future__ import annotations
@@ -47,7 +48,8 @@ class Recorder:
     Args:
         folder: the recording's folder (created); cases go to ``cases/``, fixtures to ``fixtures/``.
         cases: every case that may run, read from their source files now.
-        providers, prompts, runs: how many of each the run matrix has (for id suffixes).
+        providers, prompts, runs: how many of each the run matrix has (for id suffixes);
+            a case's own ``runs:`` wins over ``runs``.
 
     Raises UserError when two cases use fixtures of one name from different folders.
     """
@@ -56,7 +58,8 @@ class Recorder:
         self.cases_dir = folder / "cases"
         self.fixtures_dir = folder / "fixtures"
         self.recorded = 0
-        self._vary = (providers > 1, prompts > 1, runs > 1)
+        self._vary = (providers > 1, prompts > 1)
+        self._runs = runs
         self._mappings = {case.full_id: (index, case, _case_mapping(case)) for index, case in enumerate(cases)}
         self._groups: dict[str, dict[tuple[int, str, str, int], CommentedMap]] = {}
         self._lock = threading.Lock()
@@ -67,7 +70,8 @@ class Recorder:
         """Add the case of ``record`` with its script, and rewrite its group's file."""
         index, case, mapping = self._mappings[record.case]
         entry = copy.deepcopy(mapping)
-        entry["id"] = case.id + self._suffix(record)
+        entry["id"] = case.id + self._suffix(record, case.runs or self._runs)
+        entry.pop("runs", None)
         entry.pop("script", None)
         entry["script"] = _literal(record.script)
         with self._lock:
@@ -76,9 +80,10 @@ class Recorder:
             self._write(case.group, [group[key] for key in sorted(group)])
             self.recorded += 1
 
-    def _suffix(self, record: RunRecord) -> str:
+    def _suffix(self, record: RunRecord, runs: int) -> str:
         parts = [record.provider, record.prompt, f"run{record.run + 1}"]
-        return "".join(f".{_UNSAFE.sub('-', part.lower()).strip('-')}" for part, vary in zip(parts, self._vary) if vary)
+        vary = (*self._vary, runs > 1)
+        return "".join(f".{_UNSAFE.sub('-', part.lower()).strip('-')}" for part, varies in zip(parts, vary) if varies)
 
     def _write(self, group: str, entries: list[CommentedMap]) -> None:
         document = CommentedMap(cases=CommentedSeq(entries))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Sequence
 
@@ -13,11 +14,19 @@ from runner.record import ERROR, FAIL, PASS, RunRecord
 from runner.sources import Sourced
 
 _STYLES = {PASS: "bold green", FAIL: "bold red", ERROR: "bold yellow"}
+_WIDE = 400  # columns
 
 
 def make_console(stream=None) -> Console:
-    """A console that colours only real terminals and never wraps or highlights run lines."""
-    return Console(file=stream, highlight=False, soft_wrap=True)
+    """A console that colours only real terminals and never wraps or highlights run lines.
+
+    Output that is not a terminal (a pipe, a CI log) has no width to fit: unless
+    ``COLUMNS`` says otherwise, tables there print at their natural width.
+    """
+    console = Console(file=stream, highlight=False, soft_wrap=True)
+    if not console.is_terminal and "COLUMNS" not in os.environ:
+        console.width = _WIDE
+    return console
 
 
 class RunPrinter:

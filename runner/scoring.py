@@ -22,7 +22,7 @@ from runner.tools import BUILTIN_TOOLS
 
 FAILURE_CAUSES = (
     "run_error", "turn_limit", "no_tools", "called_forbidden", "wrong_tool",
-    "missing_output", "wrong_args", "excessive_calls", "good_process_bad_outcome", "unknown",
+    "missing_output", "wrong_args", "excessive_calls", "over_budget", "good_process_bad_outcome", "unknown",
 )
 _WRONG_TOOL_CHECKS = frozenset({"trace.must_include", "trace.exact", "trace.order", "trace.min_calls"})
 _REPLY_CHECKS = frozenset({"response_contains", "response_matches"})
@@ -146,12 +146,13 @@ def failure_cause(case: Case, record: RunRecord) -> str | None:
        or ``response_matches`` check failed.
     7. ``wrong_args``: the right tools, wrong arguments: a failed ``trace.args`` check.
     8. ``excessive_calls``: a failed ``trace.max_calls`` check.
-    9. ``good_process_bad_outcome``: every process check passed, some outcome check failed.
-    10. ``unknown``: none of the above (e.g. a failed check of a kind this list does not know).
+    9. ``over_budget``: the run used more tokens or USD than ``expect.max_tokens`` / ``max_cost``.
+    10. ``good_process_bad_outcome``: every process check passed, some outcome check failed.
+    11. ``unknown``: none of the above (e.g. a failed check of a kind this list does not know).
 
     Source: ToolEval's mutually exclusive, first-match taxonomy (run_error, no_tools,
     called_forbidden, wrong_tool, missing_output, wrong_args, excessive_calls,
-    good_process_bad_outcome, unknown); tooltrial adds ``turn_limit`` and ties each
+    good_process_bad_outcome, unknown); tooltrial adds ``turn_limit`` and ``over_budget`` and ties each
     cause to the checks above, so the same run always gets the same cause.
     """
     if record.status == PASS:
@@ -172,6 +173,8 @@ def failure_cause(case: Case, record: RunRecord) -> str | None:
         return "wrong_args"
     if "trace.max_calls" in failed:
         return "excessive_calls"
+    if {"max_tokens", "max_cost"} & failed:
+        return "over_budget"
     if {c.category for c in record.failed_checks} == {OUTCOME}:
         return "good_process_bad_outcome"
     return "unknown"

@@ -233,6 +233,10 @@ def describe(schema: Mapping[str, Any], defs: Mapping[str, Any], plural: bool = 
         return describe(defs[schema["$ref"].rsplit("/", 1)[-1]], defs, plural)
     if "anyOf" in schema:
         return _or([describe(sub, defs, plural) for sub in schema["anyOf"]])
+    if "if" in schema:  # what either branch accepts; a branch that says nothing accepts anything
+        words = [describe(schema[branch], defs, plural) for branch in ("else", "then") if branch in schema]
+        anything = "values" if plural else "any value"
+        return anything if anything in words or not words else _or(list(dict.fromkeys(words)))
     types = schema.get("type", [])
     words = []
     for kind in [types] if isinstance(types, str) else types:

@@ -67,9 +67,9 @@ def test_turn_limit_stops_the_run_and_keeps_the_trajectory(tmp_path: Path) -> No
     assert len(trajectory.steps) == 2
 
 
-def test_script_running_out_is_a_provider_error(tmp_path: Path) -> None:
+def test_script_running_out_is_its_own_stop(tmp_path: Path) -> None:
     trajectory, _ = _run(tmp_path, [{"tool_calls": [{"name": "list_dir", "arguments": {}}]}])
-    assert trajectory.stop == "provider_error"
+    assert trajectory.stop == "script_exhausted"
     assert "script exhausted" in (trajectory.stop_message or "")
 
 

@@ -20,7 +20,7 @@ EXAMPLES = {
     for block in re.findall(r"```yaml\n(.*?)```", SECTION, re.S)
     if block.startswith("- id: ")
 }
-RUN_OFFLINE = ("fix-average", "todo-then-tick")  # the others need mock tools or a judge model
+RUN_OFFLINE = ("fix-average", "umbrella", "todo-then-tick")  # the judge example needs a judge model
 
 
 def test_the_guide_shows_each_kind_of_case() -> None:

@@ -172,15 +172,26 @@ def test_several_arms_and_runs_each_get_their_own_case(suite: Path, capsys: pyte
     for name in ("short", "long"):
         (suite / f"{name}.j2").write_text(f"Be {name}.", encoding="utf-8")
     argv = ["run", str(suite / "cases"), "--runs", "2", "-P", str(suite / "short.j2"), "-P", str(suite / "long.j2"),
-            "--record", str(suite / "rec")]
+            "--record", str(suite / "rec"), "--results", str(suite / "results")]
     assert main(argv) == 0
-    assert capsys.readouterr().err == (
+    assert (
         f"recorded 4 runs in {suite / 'rec/cases'}; replay them offline with: tooltrial run {suite / 'rec/cases'} -p scripted\n"
-    )
+    ) in capsys.readouterr().err
     assert [c.full_id for c in load_cases([suite / "rec/cases"])] == [
         "rec/two-turns.long.run1", "rec/two-turns.long.run2", "rec/two-turns.short.run1", "rec/two-turns.short.run2"
     ]
-    assert main(["run", str(suite / "rec/cases"), "-p", "scripted"]) == 0
+    assert main(["run", str(suite / "rec/cases"), "-p", "scripted", "--results", str(suite / "results")]) == 0
+
+
+def test_a_case_repeated_by_its_own_runs_key_is_recorded_once_per_run(tmp_path: Path) -> None:
+    path = tmp_path / "cases/again.yml"
+    path.parent.mkdir()
+    path.write_text("- {id: twice, runs: 2, turns: [Hi.], script: [{content: hi}]}\n", encoding="utf-8")
+    (case,) = load_cases([path])
+    recorder = Recorder(tmp_path / "rec", [case])
+    for index in range(2):
+        recorder.record(execute(case, Arm(resolve_provider("scripted"), load_prompt(None)), RunOptions(Sandbox()), index))
+    assert [(c.full_id, c.runs) for c in load_cases([tmp_path / "rec/cases"])] == [("again/twice.run1", None), ("again/twice.run2", None)]
 
 
 def test_a_replio_fixture_is_recorded_as_a_case(tmp_path: Path) -> None:

@@ -2,37 +2,55 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 from runner.agent import Trajectory
 from runner.cases import Case
+from runner.providers import ProviderSpec
 from runner.sandbox import CommandResult
 
 OUTCOME = "outcome"
 PROCESS = "process"
+BUDGET = "budget"
 
 
 @dataclass(frozen=True)
 class CheckResult:
     """One assertion: ``check`` names it (``verify``, ``files``, ``trace.avoid``...),
-    ``category`` is ``outcome`` or ``process``, ``message`` is the human line."""
+    ``category`` is ``outcome`` or ``process``, ``message`` is the human line.
+
+    ``score`` and ``reasoning`` are a judge's grade (0 to 1) and its explanation;
+    ``error_kind`` marks a check that could not be made (``judge_error``): the
+    run becomes an infrastructure ERROR with ``message`` as its cause.
+    """
 
     check: str
     passed: bool
     message: str
     category: str = OUTCOME
+    score: float | None = None
+    reasoning: str | None = None
+    error_kind: str | None = None
 
 
 @dataclass(frozen=True)
 class CheckContext:
-    """What checks may look at after the agent finished."""
+    """What checks may look at after the agent finished.
+
+    ``judges`` maps a judge model name to its provider; the key None is the
+    default judge (``--judge``), used by cases that name no model. ``tokens``
+    and ``cost`` (USD) are the run's totals, None when no request reported them.
+    """
 
     case: Case
     workspace: Path
     trajectory: Trajectory
     run_command: Callable[[str], CommandResult]
+    judges: Mapping[str | None, ProviderSpec] = field(default_factory=dict)
+    tokens: int | None = None
+    cost: float | None = None
 
 
 Check = Callable[[Any, CheckContext], list[CheckResult]]

@@ -60,7 +60,9 @@ class Completion:
 
 
 class ProviderError(Exception):
-    """A model request failed for good (after any retries); the run becomes an ERROR."""
+    """A model request failed for good (after any retries); the run becomes an ERROR of ``kind``."""
+
+    kind = "provider_error"
 
 
 class Provider(Protocol):

@@ -15,7 +15,9 @@ from runner.providers.parse import parse_arguments
 
 
 class ScriptExhausted(ProviderError):
-    """The agent asked for more replies than the script holds."""
+    """The agent asked for more replies than the script holds: the agent went off script, not the API down."""
+
+    kind = "script_exhausted"
 
 
 class ScriptedProvider:

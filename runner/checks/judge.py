@@ -1,0 +1,111 @@
+"""LLM-as-judge (``expect.judge: {rubric, model?, threshold?}``).
+
+A separate judge model, reached through the same Provider protocol as the
+agent, reads the rubric, the turns, a summary of the tool calls and the final
+reply, and answers ``{"score": 0..1, "reasoning": "..."}``. The check passes
+when the score reaches ``threshold`` (default 0.5); score and reasoning are
+recorded on the CheckResult. A judge that cannot be reached, or whose reply
+has no usable score, gives a ``judge_error`` result: the run becomes an
+infrastructure ERROR, never a crash.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Callable, Mapping, Sequence
+
+from runner.agent import Trajectory
+from runner.cases import Case
+from runner.checks.base import CheckContext, CheckResult
+from runner.errors import UserError
+from runner.providers import ProviderSpec
+from runner.providers.base import ProviderError
+
+DEFAULT_THRESHOLD = 0.5
+JUDGE_ERROR = "judge_error"
+_RESULT_CHARS = 300
+_MOST_CALLS = 60
+
+SYSTEM = """\
+You grade the work of an AI agent that used tools to carry out a task.
+Judge only against the rubric. Answer with one JSON object and nothing else:
+{"score": <number from 0 to 1>, "reasoning": "<one or two sentences>"}
+A score of 1 means the rubric is fully met, 0 that it is not met at all."""
+
+
+def check_judge(spec: Mapping[str, Any], ctx: CheckContext) -> list[CheckResult]:
+    judge = ctx.judges.get(spec.get("model"))
+    if judge is None:
+        return [_broken(f"no judge model for {spec.get('model') or 'this case'}")]
+    threshold = float(spec.get("threshold", DEFAULT_THRESHOLD))
+    messages = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": judge_prompt(spec["rubric"], ctx.trajectory)}]
+    try:
+        reply = judge.create(ctx.case).complete(messages, []).content or ""
+    except ProviderError as e:
+        return [_broken(f"judge {judge.name} unreachable: {e}")]
+    try:
+        score, reasoning = parse_verdict(reply)
+    except ValueError as e:
+        return [_broken(f"judge {judge.name} gave no usable verdict: {e}")]
+    verdict = "reached" if score >= threshold else "is below"
+    message = f"judge score {score:.2f} {verdict} {threshold:.2f}: {reasoning}"
+    return [CheckResult("judge", score >= threshold, message, score=score, reasoning=reasoning)]
+
+
+def _broken(message: str) -> CheckResult:
+    return CheckResult("judge", False, message, error_kind=JUDGE_ERROR)
+
+
+def judge_prompt(rubric: str, trajectory: Trajectory) -> str:
+    """The judge's user message: rubric, the turns, the tool calls (results cut short) and the final reply."""
+    turns = [m["content"] for m in trajectory.messages if m.get("role") == "user"]
+    lines = ["Rubric:", rubric.strip(), "", "Task (the user's turns):"]
+    lines += [f"{i}. {t}" for i, t in enumerate(turns, 1)]
+    lines += ["", f"Tool calls ({len(trajectory.steps)}):"]
+    for i, step in enumerate(trajectory.steps[:_MOST_CALLS], 1):
+        result = step.result if len(step.result) <= _RESULT_CHARS else step.result[:_RESULT_CHARS] + " [...]"
+        status = "error" if step.is_error else "ok"
+        lines.append(f"{i}. {step.name} {json.dumps(step.arguments, ensure_ascii=False)} -> {status}: {result}")
+    if len(trajectory.steps) > _MOST_CALLS:
+        lines.append(f"[... {len(trajectory.steps) - _MOST_CALLS} more calls]")
+    lines += ["", "Final reply:", trajectory.final_reply or "(none)"]
+    return "\n".join(lines)
+
+
+def parse_verdict(reply: str) -> tuple[float, str]:
+    """(score, reasoning) from the judge's reply: the outermost ``{...}`` in it, as JSON.
+
+    Raises ValueError when there is none, it is not JSON, or ``score`` is not a number in [0, 1].
+    """
+    start, end = reply.find("{"), reply.rfind("}")
+    if start < 0 or end < start:
+        raise ValueError(f"no JSON object in {reply[:80]!r}")
+    try:
+        data = json.loads(reply[start : end + 1])
+    except ValueError as e:
+        raise ValueError(f"not JSON: {e}") from e
+    score = data.get("score") if isinstance(data, dict) else None
+    if isinstance(score, bool) or not isinstance(score, (int, float)) or not 0 <= score <= 1:
+        raise ValueError(f"score must be a number from 0 to 1, got {score!r}")
+    return float(score), str(data.get("reasoning", "")).strip()
+
+
+def resolve_judges(
+    cases: Sequence[Case], default: str | None, resolve: Callable[[str], ProviderSpec]
+) -> dict[str | None, ProviderSpec]:
+    """The judge providers the cases need: each ``expect.judge.model``, and ``default`` (key None) for the rest.
+
+    Raises UserError for a judged case with no model when there is no default,
+    or a model ``resolve`` cannot reach.
+    """
+    judges: dict[str | None, ProviderSpec] = {}
+    for case in cases:
+        if "judge" not in case.expect:
+            continue
+        model = case.expect["judge"].get("model")
+        if model is None and default is None:
+            raise UserError(f"case {case.full_id} has expect.judge but no judge model",
+                            hint="give --judge MODEL, judge: in tooltrial.yml, or expect.judge.model in the case")
+        if model not in judges:
+            judges[model] = resolve(model or default)
+    return judges

@@ -1,0 +1,182 @@
+"""Durable results on disk: one JSON file per finished run, a report at the end, and readers.
+
+Layout of one invocation's folder::
+
+    results/<run-id>/                  run-id = UTC time + random suffix: 20250314T092653Z-3fa2c1
+      runs/0001-<case>-<arm>-r1.json   one run record each, written the moment the run ends
+      runs/0002-...
+      report.json                      the summary, written when the whole matrix is done
+
+Every file is written to a hidden temporary file in the same folder, flushed
+to disk, then hard-linked to its final name: the link is atomic and fails if
+the name exists, so a file is either complete or absent, and nothing is ever
+overwritten. A crash or Ctrl-C loses no finished run; readers ignore the
+leftover ``.*.tmp`` files. Each document carries ``schema_version``
+(``schemas/run.schema.json``, ``schemas/report.schema.json``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import json
+import os
+import re
+import secrets
+import tempfile
+import threading
+import types
+import typing
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Callable
+
+from runner.errors import UserError
+from runner.record import RunRecord
+
+SCHEMA_VERSION = 1
+RUNS_DIR = "runs"
+REPORT_FILE = "report.json"
+
+
+def new_run_id(now: datetime | None = None) -> str:
+    """``YYYYMMDDTHHMMSSZ-xxxxxx``: UTC time to the second and 6 random hex digits; sorts by time."""
+    moment = (now or datetime.now(timezone.utc)).astimezone(timezone.utc)
+    return f"{moment:%Y%m%dT%H%M%SZ}-{secrets.token_hex(3)}"
+
+
+def write_new(path: Path, text: str) -> None:
+    """Create ``path`` with ``text`` atomically; raises FileExistsError rather than overwrite it."""
+    _write_atomic(path, text, os.link)
+
+
+def write_replace(path: Path, text: str) -> None:
+    """Write ``path`` atomically, replacing any earlier file (for ``--report`` and ``--junit`` targets)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    _write_atomic(path, text, os.replace)
+
+
+def _write_atomic(path: Path, text: str, publish: Callable[[str, Path], None]) -> None:
+    """Write a hidden temporary file beside ``path``, flush it to disk, then ``publish(temp, path)``."""
+    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=".", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            out.write(text)
+            out.flush()
+            os.fsync(out.fileno())
+        publish(temp, path)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(temp)
+
+
+def to_json(document: Any) -> str:
+    return json.dumps(document, indent=2, ensure_ascii=False, default=str) + "\n"
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-")[:60] or "x"
+
+
+class ResultsWriter:
+    """Writes one invocation's results under ``root/<run-id>/``; safe to call from several threads.
+
+    Raises UserError when the folder cannot be created.
+    """
+
+    def __init__(self, root: Path) -> None:
+        self.run_id = new_run_id()
+        self.path = Path(root) / self.run_id
+        try:
+            (self.path / RUNS_DIR).mkdir(parents=True)
+        except OSError as e:
+            raise UserError(f"cannot create the results folder {self.path}: {e.strerror}") from e
+        self._next = 0
+        self._lock = threading.Lock()
+
+    def write_run(self, record: RunRecord) -> Path:
+        """Write one finished run as ``runs/NNNN-<case>-<arm>-r<run>.json`` and return its path."""
+        with self._lock:
+            self._next += 1
+            number = self._next
+        name = f"{number:04d}-{_slug(record.case)}-{_slug(record.arm)}-r{record.run + 1}.json"
+        path = self.path / RUNS_DIR / name
+        write_new(path, to_json({"schema_version": SCHEMA_VERSION, "run_id": self.run_id, **record.to_dict()}))
+        return path
+
+    def write_report(self, report: dict[str, Any]) -> Path:
+        """Write ``report.json`` (once)."""
+        path = self.path / REPORT_FILE
+        write_new(path, to_json(report))
+        return path
+
+
+@dataclass(frozen=True)
+class Results:
+    """One results folder read back: its records in the order they were written, and its report if finished."""
+
+    path: Path
+    records: list[RunRecord]
+    report: dict[str, Any] | None
+
+
+def read_results(folder: Path) -> Results:
+    """Read a ``results/<run-id>/`` folder, or the newest run folder inside a folder of them.
+
+    Raises UserError for a missing folder, one without run files, a file that
+    is not JSON, or one written by a newer tooltrial.
+    """
+    folder = _run_folder(Path(folder))
+    files = sorted(p for p in (folder / RUNS_DIR).glob("*.json") if not p.name.startswith("."))
+    if not files:
+        raise UserError(f"no run files in {folder / RUNS_DIR}")
+    records = [record_from_dict(_load(p)) for p in files]
+    report = _load(folder / REPORT_FILE) if (folder / REPORT_FILE).is_file() else None
+    return Results(folder, records, report)
+
+
+def _run_folder(folder: Path) -> Path:
+    if (folder / RUNS_DIR).is_dir():
+        return folder
+    if not folder.is_dir():
+        raise UserError(f"no such results folder: {folder}")
+    runs = sorted(p for p in folder.iterdir() if (p / RUNS_DIR).is_dir())
+    if not runs:
+        raise UserError(f"{folder} holds no results", hint="give a results/<run-id> folder written by 'tooltrial run'")
+    return runs[-1]
+
+
+def _load(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as e:
+        raise UserError(f"cannot read {path}: {e}") from e
+    version = data.get("schema_version") if isinstance(data, dict) else None
+    if not isinstance(version, int) or version > SCHEMA_VERSION:
+        raise UserError(f"{path}: schema_version {version!r} is not one this tooltrial reads (up to {SCHEMA_VERSION})")
+    return data
+
+
+def record_from_dict(data: dict[str, Any]) -> RunRecord:
+    """The RunRecord of a run file's document, nested records (checks, steps, tokens...) rebuilt
+    from their type hints; keys RunRecord does not have are ignored."""
+    return _build(RunRecord, data)
+
+
+def _build(cls: type, data: dict[str, Any]) -> Any:
+    hints = typing.get_type_hints(cls)
+    names = [f.name for f in dataclasses.fields(cls) if f.name in data]
+    return cls(**{name: _convert(hints[name], data[name]) for name in names})
+
+
+def _convert(hint: Any, value: Any) -> Any:
+    """``value`` (parsed JSON) as ``hint`` says: dataclasses from dicts, inside lists and optionals too."""
+    if dataclasses.is_dataclass(hint) and isinstance(value, dict):
+        return _build(hint, value)
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if origin is list and isinstance(value, list):
+        return [_convert(args[0], item) for item in value]
+    if origin in (typing.Union, types.UnionType):
+        return next((_convert(a, value) for a in args if dataclasses.is_dataclass(a) and isinstance(value, dict)), value)
+    return value

@@ -1,0 +1,48 @@
+"""Token and cost budgets (expect.max_tokens, expect.max_cost), checked on what the provider reported."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.fake_servers import OpenAIServer, openai_reply
+from tests.test_cli_live import config, tooltrial
+
+CASES = """\
+- id: within
+  turns: [Write hi to out.txt]
+  expect: {max_tokens: 100, files: {out.txt: {equals: hi}}}
+- id: over
+  turns: [Write hi to out.txt]
+  expect: {max_tokens: 20, max_cost: 1.0, files: {out.txt: {equals: hi}}}
+"""
+
+
+def _replies() -> list:
+    return [openai_reply(tool_calls=[("write_file", {"path": "out.txt", "content": "hi"})], usage=(12, 3)),
+            openai_reply("wrote out.txt", usage=(20, 4))]
+
+
+def test_budget_broken_fails_the_run_with_cause_over_budget(tmp_path: Path) -> None:
+    (tmp_path / "budget.yml").write_text(CASES)
+    with OpenAIServer() as server:
+        server.push(*_replies(), *_replies())
+        done = tooltrial("run", str(tmp_path / "budget.yml"), "-p", "local-openai",
+                         "--config", str(config(tmp_path, server.api_base)), "--output", "json",
+                         "--results", str(tmp_path / "results"))
+    assert done.returncode == 1, done.stderr
+    within, over = json.loads(done.stdout)["runs"]
+    assert (within["status"], within["tokens"]["total"]) == ("pass", 39)
+    assert (over["status"], over["failure"]) == ("fail", "over_budget")
+    failed = [c["message"] for c in over["checks"] if not c["passed"]]
+    assert failed == ["used 39 tokens, over the budget of 20"]
+    assert "  used 39 tokens, over the budget of 20" in done.stderr.splitlines()
+
+
+def test_budget_without_usage_is_reported_as_not_checked(tmp_path: Path) -> None:
+    (tmp_path / "budget.yml").write_text(
+        "- id: scripted\n  turns: [say hi]\n  expect: {max_tokens: 5}\n  script: [{content: hi}]\n")
+    done = tooltrial("run", str(tmp_path / "budget.yml"), "--output", "json", "--results", str(tmp_path / "r"))
+    assert done.returncode == 0
+    (run,) = json.loads(done.stdout)["runs"]
+    assert [c["message"] for c in run["checks"]] == ["token budget 5 not checked: no usage reported"]

@@ -1,0 +1,90 @@
+"""Aggregation per case and arm, the paired analysis of two arms, and the gates behind the exit code."""
+
+from __future__ import annotations
+
+import pytest
+
+from runner.compare import aggregate, compare_pairs
+from runner.gates import AGENT, INFRASTRUCTURE, evaluate, exit_code
+from runner.record import Tokens
+from tests.records import matrix, runs
+
+
+def test_cell_statistics_over_repeats() -> None:
+    records = runs("g/a", "PPFPF", outcome=0.5) + runs("g/b", "PPPPP")
+    records[0].outcome, records[0].tokens, records[0].cost = 1.0, Tokens(10, 5, 15), 0.01
+    comparison = aggregate(records)
+    a, b = comparison.cells
+    assert (a.case, a.metrics.runs, a.metrics.passes, a.metrics.pass_rate) == ("g/a", 5, 3, 0.6)
+    assert a.pass_at_k[1] == pytest.approx(0.6)
+    assert a.pass_at_k[3] == pytest.approx(1.0)  # only 2 failures: any 3 runs hold a pass
+    assert a.pass_hat_k[2] == pytest.approx(3 / 10)  # C(3,2)/C(5,2)
+    assert a.pass_hat_k[5] == 0.0
+    assert a.flaky and not b.flaky
+    assert a.metrics.interval == pytest.approx((0.2307, 0.8824), abs=1e-4)
+    assert a.metrics.outcome == pytest.approx(0.6) and a.metrics.outcome_std == pytest.approx(0.2236, abs=1e-4)
+    assert a.metrics.process is None  # not scored: left out, not counted as 0
+    assert a.metrics.tokens == 15 and a.metrics.tokens_per_pass == 5 and a.metrics.cost_per_pass == pytest.approx(0.01 / 3)
+    (arm,) = comparison.arm_stats
+    assert arm.metrics.passes == 8 and arm.pass_hat_k[5] == pytest.approx(0.5)  # mean of 0 and 1
+    assert comparison.paired is None
+
+
+def test_two_arms_are_paired_by_case_and_run() -> None:
+    records = matrix({("g/a", "old"): "PPPP", ("g/b", "old"): "PPPF", ("g/a", "new"): "FFPF", ("g/b", "new"): "PPPP"})
+    paired = aggregate(records).paired
+    assert paired is not None
+    assert (paired.a, paired.b) == ("scripted · old", "scripted · new")
+    assert (paired.pairs, paired.pass_to_fail, paired.fail_to_pass) == (8, 3, 1)
+    assert [(f.case, f.pass_to_fail, f.fail_to_pass) for f in paired.flips] == [("g/a", 3, 0), ("g/b", 0, 1)]
+    assert paired.p_value == pytest.approx(0.625)  # 2 * (C(4,0) + C(4,1)) / 16
+    assert not paired.significant
+    assert paired.verdict == (
+        "scripted · new vs scripted · old: -25 pts pass rate over 8 paired runs (1 fail→pass, 3 pass→fail); "
+        "exact McNemar p = 0.625: not significant at 0.05, the difference may be chance"
+    )
+
+
+def test_significant_difference_says_so() -> None:
+    a = {("g/x", i): True for i in range(8)}
+    b = {("g/x", i): False for i in range(8)}
+    paired = compare_pairs("A", a, "B", b)
+    assert paired.p_value == pytest.approx(2 / 256) and paired.significant
+    assert paired.verdict.endswith("exact McNemar p = 0.00781: significant at 0.05")
+
+
+def test_identical_arms_and_infrastructure_errors_are_not_pairs() -> None:
+    records = matrix({("g/a", "x"): "PEP", ("g/a", "y"): "PPE"})
+    paired = aggregate(records).paired
+    assert paired is not None and paired.pairs == 1  # runs 1 and 2 each have an error on one side
+    assert paired.verdict == "scripted · y vs scripted · x: same result on all 1 paired runs: no difference"
+
+
+def test_default_gate_wants_every_run_to_pass() -> None:
+    gates = evaluate(runs("g/a", "PPP") + runs("g/b", "PFP"), {})
+    assert [g.broken_by for g in gates] == [None, AGENT]
+    assert exit_code(gates) == 1
+
+
+def test_min_pass_rate_gates_per_case_and_suite() -> None:
+    records = runs("g/a", "PPPPF") + runs("g/b", "PPPFF")
+    assert exit_code(evaluate(records, {}, default=0.8)) == 1  # g/b: 60% < 80%
+    assert exit_code(evaluate(records, {"g/b": 0.6}, default=0.8)) == 0  # the case's own threshold wins
+    assert exit_code(evaluate(records, {}, default=0.6)) == 0
+
+
+def test_only_infrastructure_errors_exit_3() -> None:
+    gates = evaluate(runs("g/a", "PPE") + runs("g/b", "PPP"), {})
+    assert [g.broken_by for g in gates] == [INFRASTRUCTURE, None]
+    assert exit_code(gates) == 3
+
+
+def test_agent_failure_wins_over_infrastructure() -> None:
+    assert exit_code(evaluate(runs("g/a", "PE") + runs("g/b", "PT"), {})) == 1  # a turn limit is the agent's
+
+
+def test_gate_broken_by_infrastructure_only_when_errors_could_have_saved_it() -> None:
+    # 3/5 passed, gate 0.8: one failure and one outage; even had the outage passed, 4/5 holds -> infrastructure
+    assert evaluate(runs("g/a", "PPPFE"), {}, 0.8)[0].broken_by == INFRASTRUCTURE
+    # two failures: even had the outage passed, 3/5 < 80% -> agent
+    assert evaluate(runs("g/a", "PPFFE"), {}, 0.8)[0].broken_by == AGENT

@@ -1,0 +1,99 @@
+"""``tooltrial report``: one results folder re-rendered, two folders as the regression view."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from jsonschema import Draft202012Validator
+
+from runner.errors import UserError
+from runner.regression import regression
+from runner.results import ResultsWriter
+from tests.records import matrix, runs
+
+ROOT = Path(__file__).resolve().parent.parent
+BEFORE = {("g/a", "a"): "PPP", ("g/b", "a"): "PPP", ("g/c", "a"): "FFF", ("g/gone", "a"): "PPP"}
+AFTER = {("g/a", "a"): "PPP", ("g/b", "a"): "PFF", ("g/c", "a"): "PPF", ("g/new", "a"): "P"}
+
+
+def _folder(root: Path, cells: dict[tuple[str, str], str]) -> Path:
+    writer = ResultsWriter(root)
+    for one in matrix(cells):
+        writer.write_run(one)
+    return writer.path
+
+
+def tooltrial(*args: str) -> subprocess.CompletedProcess[str]:
+    """The CLI in a subprocess; without COLUMNS (pytest sets it), so tables print at their natural width."""
+    env = {k: v for k, v in os.environ.items() if k != "COLUMNS"}
+    return subprocess.run(
+        [sys.executable, "-m", "runner", *args], cwd=ROOT, capture_output=True, text=True, timeout=120, env=env
+    )
+
+
+def test_regression_view_lists_flips_and_deltas(tmp_path: Path) -> None:
+    before, after = _folder(tmp_path, BEFORE), _folder(tmp_path, AFTER)
+    done = tooltrial("report", str(before), str(after))
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[:2] == [f"before: {before}", f"after:  {after}"]
+    tail = lines[lines.index("pass→fail: 1"):]
+    assert tail == [
+        "pass→fail: 1",
+        "  g/b [scripted · a]: 100% → 33%",
+        "fail→pass: 1",
+        "  g/c [scripted · a]: 0% → 67%",
+        "only before (1, not compared): g/gone [scripted · a]",
+        "only after (1, not compared): g/new [scripted · a]",
+        "after vs before: +0 pts pass rate over 9 paired runs (2 fail→pass, 2 pass→fail); "
+        "exact McNemar p = 1: not significant at 0.05, the difference may be chance",
+    ]
+    table = "\n".join(lines[2 : lines.index("pass→fail: 1")])
+    assert "│ pass rate       │    67% │   67% │        │" in table  # shared cells only: g/gone and g/new left out
+
+
+def test_regression_json_matches_the_schema(tmp_path: Path) -> None:
+    before, after = _folder(tmp_path, BEFORE), _folder(tmp_path, AFTER)
+    done = tooltrial("report", str(before), str(after), "--output", "json")
+    document = json.loads(done.stdout)
+    Draft202012Validator(json.loads((ROOT / "schemas" / "report.schema.json").read_text())).validate(document)
+    assert document["kind"] == "tooltrial.regression"
+    assert [c["case"] for c in document["pass_to_fail"]] == ["g/b"]
+    assert document["paired"]["pairs"] == 9
+
+
+def test_one_folder_is_rendered_again(tmp_path: Path) -> None:
+    folder = _folder(tmp_path, {("g/a", "x"): "PF", ("g/a", "y"): "PP"})
+    done = tooltrial("report", str(folder))
+    lines = done.stdout.splitlines()
+    assert lines[:5] == [
+        "PASS g/a #1 [scripted · x]", "FAIL g/a #2 [scripted · x]", "  verify failed (exit 1): test -f out.txt",
+        "PASS g/a #1 [scripted · y]", "PASS g/a #2 [scripted · y]",
+    ]
+    assert "3/4 passed" in lines
+    assert "│ g/a  │    2 │       50% (9%–91%) │   1.00 │   0.00 │       — │       — │ flaky │" in lines
+    assert lines[-3:] == [
+        "  g/a: 0 pass→fail, 1 fail→pass",
+        "scripted · y vs scripted · x: +50 pts pass rate over 2 paired runs (1 fail→pass, 0 pass→fail); "
+        "exact McNemar p = 1: not significant at 0.05, the difference may be chance",
+        "gate failed: g/a [scripted · x]: 1/2 passed, needs 100% (agent)",
+    ]
+    document = json.loads(tooltrial("report", str(tmp_path), "--output", "json").stdout)
+    assert document["kind"] == "tooltrial.report" and document["exit_code"] == 1
+
+
+def test_arms_match_by_label_or_as_the_only_ones() -> None:
+    renamed = regression(runs("g/a", "PP", prompt="old"), runs("g/a", "PF", prompt="new"))
+    assert [(c.case, c.before, c.after) for c in renamed.pass_to_fail] == [("g/a", 1.0, 0.5)]
+    with pytest.raises(UserError, match="share no arm"):
+        regression(matrix({("g/a", "x"): "P", ("g/a", "y"): "P"}), matrix({("g/a", "z"): "P", ("g/a", "w"): "P"}))
+
+
+def test_three_folders_is_a_usage_error(tmp_path: Path) -> None:
+    done = tooltrial("report", str(tmp_path), str(tmp_path), str(tmp_path))
+    assert done.returncode == 4 and "give one to show it, or two to compare them" in done.stderr

@@ -1,0 +1,108 @@
+"""Durable results: one file per finished run, written atomically and exclusively, read back intact."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from jsonschema import Draft202012Validator
+
+from runner.agent import Step
+from runner.checks import CheckResult
+from runner.errors import UserError
+from runner.record import Tokens
+from runner.results import ResultsWriter, new_run_id, read_results, write_new
+from tests.records import record
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _schema(name: str) -> Draft202012Validator:
+    return Draft202012Validator(json.loads((ROOT / "schemas" / name).read_text()))
+
+
+def test_run_id_is_utc_time_and_a_suffix() -> None:
+    first, second = new_run_id(), new_run_id()
+    assert first != second
+    stamp, suffix = first.split("-")
+    assert len(stamp) == 16 and stamp.endswith("Z") and len(suffix) == 6
+
+
+def test_write_new_never_overwrites(tmp_path: Path) -> None:
+    target = tmp_path / "a.json"
+    write_new(target, "first")
+    with pytest.raises(FileExistsError):
+        write_new(target, "second")
+    assert target.read_text() == "first"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.json"]  # no temp file left behind
+
+
+def test_records_round_trip_through_their_files(tmp_path: Path) -> None:
+    writer = ResultsWriter(tmp_path)
+    original = record("g/a", "fail", run=2, prompt="terse", tokens=Tokens(3, 4, 7), cost=0.5, outcome=0.25)
+    original.steps = [Step(0, "call_1", "bash", {"command": "ls"}, "a.txt", False, 0.1)]
+    original.checks.append(CheckResult("judge", True, "ok", score=0.9, reasoning="fine"))
+    path = writer.write_run(original)
+    assert path.name == "0001-g-a-scripted-terse-r3.json"
+    document = json.loads(path.read_text())
+    _schema("run.schema.json").validate(document)
+    assert document["schema_version"] == 1 and document["run_id"] == writer.run_id
+    results = read_results(writer.path)
+    assert results.records == [original] and results.report is None
+
+
+def test_reading_the_parent_folder_picks_the_newest_run(tmp_path: Path) -> None:
+    for name in ("20250101T000000Z-aaaaaa", "20250301T000000Z-bbbbbb"):
+        (tmp_path / name / "runs").mkdir(parents=True)
+        (tmp_path / name / "runs" / "0001-x.json").write_text(json.dumps({"schema_version": 1, **record("g/a", "pass").to_dict()}))
+    assert read_results(tmp_path).path.name == "20250301T000000Z-bbbbbb"
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [("{not json", "cannot read"), ('{"schema_version": 99}', "schema_version 99")],
+)
+def test_unreadable_run_file_is_a_user_error(tmp_path: Path, content: str, message: str) -> None:
+    (tmp_path / "runs").mkdir()
+    (tmp_path / "runs" / "0001-x.json").write_text(content)
+    with pytest.raises(UserError, match=message):
+        read_results(tmp_path)
+
+
+SLOW_CASES = """\
+- id: slow
+  turns: [wait]
+  expect: {response_contains: waited}
+  script:
+    - tool_calls: [{name: bash, arguments: {command: sleep 0.2}}]
+    - content: waited
+"""
+
+
+def test_killed_suite_leaves_only_complete_run_files(tmp_path: Path) -> None:
+    (tmp_path / "slow.yml").write_text(SLOW_CASES)
+    results = tmp_path / "results"
+    command = [sys.executable, "-m", "runner", "run", str(tmp_path / "slow.yml"), "--runs", "40", "--results", str(results)]
+    process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        while len(list(results.glob("*/runs/*.json"))) < 3 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        process.send_signal(signal.SIGKILL)
+    finally:
+        process.wait(timeout=30)
+    (folder,) = results.iterdir()
+    names = [p.name for p in (folder / "runs").iterdir()]
+    finished = [n for n in names if not n.startswith(".")]
+    assert 3 <= len(finished) < 40
+    assert all(n.endswith(".tmp") for n in names if n.startswith("."))  # at most a hidden temp file
+    validator = _schema("run.schema.json")
+    for name in finished:
+        validator.validate(json.loads((folder / "runs" / name).read_text()))  # every finished file is whole
+    assert not (folder / "report.json").exists()
+    assert len(read_results(folder).records) == len(finished)
