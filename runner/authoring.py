@@ -67,26 +67,29 @@ def new_case(full_id: str, cases_dir: Path, fixture: str | None = None) -> Writt
     """
     group, _, case_id = full_id.partition("/")
     if not GROUP_PATTERN.fullmatch(group) or not _ID.fullmatch(case_id):
-        raise UserError(f"{full_id!r} is not GROUP/ID", hint="use lowercase letters, digits, '.', '_' and '-', e.g. mine/count-todos")
+        hint = "use lowercase letters, digits, '.', '_' and '-', e.g. mine/count-todos"
+        raise UserError(f"{full_id!r} is not GROUP/ID", hint=hint)
     path = cases_dir / f"{group}.yml"
-    created = _fixture_folder(cases_dir, fixture) if fixture else None
     fixture_line = f"fixture: {fixture}                # copied into the workspace" if fixture else (
         "# fixture: my-project          # a folder under fixtures/, copied into the workspace"
     )
     skeleton = SKELETON.format(id=case_id, fixture_line=fixture_line)
-    if path.exists():
+    original = path.read_text(encoding="utf-8") if path.exists() else None
+    if original is not None:
         text, line = _appended(path, case_id, skeleton)
     else:
-        path.parent.mkdir(parents=True, exist_ok=True)
         text, line = f"# yaml-language-server: $schema={_schema_url(path)}\n\n{skeleton}", 3
-    original = path.read_text(encoding="utf-8") if path.exists() else None
+    created = _fixture_folder(cases_dir, fixture) if fixture else None
+    path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text, encoding="utf-8")
     errors = validate_file(path)
-    if errors:  # never leave a file worse than it was
+    if errors:  # never leave things worse than they were
         if original is None:
             path.unlink()
         else:
             path.write_text(original, encoding="utf-8")
+        if created is not None:
+            created.rmdir()
         raise UserErrors(errors)
     return Written(path, line, created)
 
@@ -98,7 +101,8 @@ def _appended(path: Path, case_id: str, skeleton: str) -> tuple[str, int]:
         raise UserErrors(errors)
     existing = {case.id: case.line for case in load_file(path)}
     if case_id in existing:
-        raise UserError(f"case {path.stem}/{case_id} already exists at {path}:{existing[case_id]}", hint="pick another id")
+        where = f"{path}:{existing[case_id]}"
+        raise UserError(f"case {path.stem}/{case_id} already exists at {where}", hint="pick another id")
     text = path.read_text(encoding="utf-8-sig")
     lines = text.splitlines(keepends=True)
     root = parse(text, str(path))
@@ -107,7 +111,8 @@ def _appended(path: Path, case_id: str, skeleton: str) -> tuple[str, int]:
     else:
         cases = root["cases"]
         if cases.fa.flow_style():
-            raise UserError(f"{path}: the 'cases' list is written in flow style ([...])", hint="write it as a block list to add cases")
+            hint = "write it as a block list to add cases"
+            raise UserError(f"{path}: the 'cases' list is written in flow style ([...])", hint=hint)
         item_line = lines[cases.lc.data[0][0]]
         indent = len(item_line) - len(item_line.lstrip(" "))
         later = [root.lc.data[key][0] for key in root if root.lc.data[key][0] > root.lc.data["cases"][0]]

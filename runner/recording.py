@@ -54,7 +54,9 @@ class Recorder:
     Raises UserError when two cases use fixtures of one name from different folders.
     """
 
-    def __init__(self, folder: Path, cases: Sequence[Case], providers: int = 1, prompts: int = 1, runs: int = 1) -> None:
+    def __init__(
+        self, folder: Path, cases: Sequence[Case], providers: int = 1, prompts: int = 1, runs: int = 1
+    ) -> None:
         self.cases_dir = folder / "cases"
         self.fixtures_dir = folder / "fixtures"
         self.recorded = 0
@@ -106,7 +108,8 @@ def _case_mapping(case: Case) -> CommentedMap:
     plain = to_plain(root, file)
     if replio.is_fixture(plain):
         return CommentedMap(replio.to_case_mapping(plain, case.source.stem))
-    defaults, items = (root.get("defaults") or CommentedMap(), root["cases"]) if isinstance(root, CommentedMap) else (CommentedMap(), root)
+    wrapped = isinstance(root, CommentedMap)  # {defaults, cases}, else a list of cases
+    defaults, items = (root.get("defaults") or CommentedMap(), root["cases"]) if wrapped else (CommentedMap(), root)
     node = next(item for item in items if isinstance(item, CommentedMap) and item.get("id") == case.id)
     return _uncommented(_merge(copy.deepcopy(node), defaults))
 

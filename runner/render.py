@@ -87,6 +87,7 @@ def print_sources(console: Console, sourced: Sequence[Sourced], cwd: Path) -> No
 
 
 def _short(path: Path, cwd: Path) -> str:
+    """``path`` relative to ``cwd``, else to the home folder (``~/...``), else absolute."""
     absolute = path.resolve()
     for base, prefix in ((cwd.resolve(), ""), (Path.home().resolve(), "~/")):
         if absolute.is_relative_to(base):

@@ -55,7 +55,9 @@ CATEGORIES = {
 DEFAULT_PERMISSIONS = {"read": "allow", "list": "allow", "web": "allow", "edit": "deny", "bash": "deny", "mcp": "deny"}
 _ID = re.compile(r"[a-z0-9][a-z0-9._-]*")
 _TEMPLATE_MARK = re.compile(r"\{[{%#]")
-_NAME_LISTS = (("expected",), ("verifier", "exact"), ("verifier", "must_include"), ("verifier", "avoid"), ("tools_deny",))
+_NAME_LISTS = (  # where tool names are listed
+    ("expected",), ("verifier", "exact"), ("verifier", "must_include"), ("verifier", "avoid"), ("tools_deny",)
+)
 
 
 def is_fixture(data: Any) -> bool:
@@ -154,7 +156,8 @@ def denied_tools(data: dict[str, Any]) -> list[str]:
 def _trace(data: dict[str, Any]) -> dict[str, Any]:
     """``expect.trace`` from ``expected`` and the ``verifier``, tool names mapped."""
     verifier = data.get("verifier", {})
-    trace: dict[str, Any] = {key: [tool_name(n) for n in verifier[key]] for key in ("exact", "must_include", "avoid") if key in verifier}
+    names = ("exact", "must_include", "avoid")
+    trace: dict[str, Any] = {key: [tool_name(n) for n in verifier[key]] for key in names if key in verifier}
     trace.update({key: verifier[key] for key in ("max_calls", "min_calls") if key in verifier})
     if "args" in verifier:
         trace["args"] = {tool_name(name): wanted for name, wanted in verifier["args"].items()}

@@ -78,7 +78,8 @@ def package_sources() -> list[Source]:
         except Exception as e:  # third-party code: whatever it raises is its author's to fix
             raise UserError(f"{where} failed to load: {type(e).__name__}: {e}") from e
         if not isinstance(folder, (str, os.PathLike)) or not Path(folder).is_dir():
-            raise UserError(f"{where} did not return a folder: {folder!r}", hint="return the path of a folder of case files")
+            hint = "return the path of a folder of case files"
+            raise UserError(f"{where} did not return a folder: {folder!r}", hint=hint)
         name = point.dist.name if point.dist is not None else point.name
         sources.append(Source(PACKAGE, f"{PACKAGE} {name}", (Path(folder),)))
     return sources

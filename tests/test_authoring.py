@@ -67,6 +67,9 @@ def test_new_refuses_bad_ids_and_broken_files_and_makes_a_missing_fixture(tmp_pa
     assert written.fixture_created == tmp_path / "fixtures" / "proj"
     assert load_file(written.path)[0].fixture == "proj"
     assert new_case("mine/again", tmp_path / "cases", fixture="proj").fixture_created is None
+    with pytest.raises(UserError, match="already exists"):
+        new_case("mine/again", tmp_path / "cases", fixture="other")
+    assert not (tmp_path / "fixtures" / "other").exists()  # a refused case leaves nothing behind
 
 
 def test_new_writes_to_cases_or_else_the_project_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,

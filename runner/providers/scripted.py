@@ -25,8 +25,9 @@ class ScriptedProvider:
 
     Args:
         script: items ``{content?: str, tool_calls?: [{name, arguments}], usage?: {...},
-            finish_reason?: str}`` as in the case file. ``arguments`` is an object, or the raw text a model sent (parsed as JSON;
-            text that is no JSON object makes the call an error, as from a live model).
+            finish_reason?: str}`` as in the case file. ``arguments`` is an object, or the raw
+            text a model sent, read as a live provider reads it (text that is no JSON object
+            makes the call an error).
 
     Raises ScriptExhausted on the request after the last item.
     """
