@@ -1,21 +1,31 @@
-"""LLM-as-judge checks against a loopback fake OpenAI-compatible server."""
+"""LLM-as-judge checks through the real provider path: litellm to a loopback OpenAI server.
+
+The agent is the scripted provider; the judge is an alias in a tooltrial.yml,
+resolved in-process with ``resolve_provider`` or by the CLI in a subprocess.
+"""
 
 from __future__ import annotations
 
+import json
+import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from runner import cli
-from runner.checks.judge import parse_verdict, resolve_judges
 from runner.cases import load_file
+from runner.checks.judge import parse_verdict, resolve_judges
+from runner.config import load_config
 from runner.engine import Arm, RunOptions, execute
 from runner.errors import UserError
 from runner.prompts import load_prompt
-from runner.providers import ProviderSpec, resolve_provider
-from runner.record import ERROR, FAIL, PASS
+from runner.providers import resolve_provider
+from runner.record import ERROR, FAIL, PASS, RunRecord
 from runner.sandbox import Sandbox
-from tests.fake_openai import FakeOpenAI, OpenAIClient, closed_port_url
+from tests.fake_servers import OpenAIServer, openai_reply
+from tests.helpers import config, tooltrial
+
+UNREACHABLE = "http://127.0.0.1:9/v1"  # nothing listens on the discard port
 
 CASE = """\
 - id: polite
@@ -29,26 +39,58 @@ CASE = """\
 """
 
 
-def _judge(url: str) -> ProviderSpec:
-    return ProviderSpec("fake/judge", lambda case: OpenAIClient(url))
+def judge_config(tmp_path: Path, base: str, extra: str = "") -> Path:
+    """A tooltrial.yml with the judge aliases ``local-judge`` and ``strict-judge`` at ``base``, retries fast."""
+    aliases = "".join(f"""\
+  {alias}:
+    model: {model}
+    api_base: {base}
+    timeout: 10
+    retries: {{attempts: 2, backoff: 0.05, max_backoff: 0.1}}
+""" for alias, model in (("local-judge", "openai/judge"), ("strict-judge", "openai/strict")))
+    return config(tmp_path, extra=aliases + extra)
 
 
-def _run(tmp_path: Path, url: str):
+def verdict(score: float, reasoning: str):
+    return openai_reply(json.dumps({"score": score, "reasoning": reasoning}))
+
+
+def _case_file(tmp_path: Path, text: str = CASE) -> Path:
     path = tmp_path / "judged.yml"
-    path.write_text(CASE)
-    (case,) = load_file(path, fixtures_dir=tmp_path)
-    options = RunOptions(sandbox=Sandbox(), judges={None: _judge(url)})
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def _run(tmp_path: Path, base: str) -> RunRecord:
+    """The case in-process, judged by ``local-judge`` resolved from a config file."""
+    (case,) = load_file(_case_file(tmp_path), fixtures_dir=tmp_path)
+    judge = resolve_provider("local-judge", load_config(judge_config(tmp_path, base)))
+    options = RunOptions(sandbox=Sandbox(), judges={None: judge})
     return execute(case, Arm(resolve_provider("scripted"), load_prompt(None)), options)
 
 
+def _cli(tmp_path: Path, base: str, *argv: str, case: str = CASE,
+         extra: str = "") -> tuple[subprocess.CompletedProcess[str], dict[str, Any] | None]:
+    """``tooltrial run judged.yml -p scripted --config ... --output json ARGV``: (process, its one run as JSON)."""
+    done = tooltrial("run", str(_case_file(tmp_path, case)), "-p", "scripted", "--config",
+                     str(judge_config(tmp_path, base, extra)), "--output", "json", "--results", str(tmp_path / "r"), *argv)
+    runs = json.loads(done.stdout)["runs"] if done.stdout else []
+    return done, runs[0] if runs else None
+
+
 def test_judge_passes_and_its_grade_is_recorded(tmp_path: Path) -> None:
-    with FakeOpenAI() as server:
-        server.push('```json\n{"score": 0.9, "reasoning": "Warm greeting."}\n```')
-        record = _run(tmp_path, server.url)
+    with OpenAIServer() as server:
+        server.push(openai_reply('```json\n{"score": 0.9, "reasoning": "Warm greeting."}\n```'))
+        record = _run(tmp_path, server.api_base)
     assert record.status == PASS
     judged = record.checks[-1]
     assert (judged.check, judged.passed, judged.score, judged.reasoning) == ("judge", True, 0.9, "Warm greeting.")
-    prompt = server.requests[0]["messages"][1]["content"]
+    assert judged.message == "judge score 0.90 reached 0.70: Warm greeting."
+    (request,) = server.chats
+    assert request.body["model"] == "judge" and "tools" not in request.body
+    system, user = request.body["messages"]
+    assert system["role"] == "system" and '{"score": <number from 0 to 1>' in system["content"]
+    prompt = user["content"]
     assert "The reply greets the user politely." in prompt
     assert "1. Greet the user" in prompt
     assert '1. list_dir {} -> ok:' in prompt
@@ -56,25 +98,27 @@ def test_judge_passes_and_its_grade_is_recorded(tmp_path: Path) -> None:
 
 
 def test_score_below_threshold_fails_with_the_reasoning(tmp_path: Path) -> None:
-    with FakeOpenAI() as server:
-        server.push('{"score": 0.4, "reasoning": "Curt."}')
-        record = _run(tmp_path, server.url)
+    with OpenAIServer() as server:
+        server.push(verdict(0.4, "Curt."))
+        record = _run(tmp_path, server.api_base)
     assert record.status == FAIL
     assert [c.message for c in record.failed_checks] == ["judge score 0.40 is below 0.70: Curt."]
 
 
-def test_unreachable_judge_is_an_infrastructure_error(tmp_path: Path) -> None:
-    record = _run(tmp_path, closed_port_url())
-    assert record.status == ERROR and record.error_kind == "judge_error"
-    assert record.cause is not None and record.cause.startswith("judge fake/judge unreachable: cannot reach")
-    assert [c.check for c in record.checks] == ["response_contains", "judge"]  # the other checks still ran
-
-
 def test_unusable_verdict_is_an_infrastructure_error(tmp_path: Path) -> None:
-    with FakeOpenAI() as server:
-        server.push("I think it is fine.")
-        record = _run(tmp_path, server.url)
-    assert record.error_kind == "judge_error" and "no usable verdict" in (record.cause or "")
+    with OpenAIServer() as server:
+        server.push(openai_reply("I think it is fine."))
+        record = _run(tmp_path, server.api_base)
+    assert (record.status, record.error_kind) == (ERROR, "judge_error")
+    assert record.cause == "judge local-judge gave no usable verdict: no JSON object in 'I think it is fine.'"
+
+
+def test_unreachable_judge_is_an_infrastructure_error(tmp_path: Path) -> None:
+    record = _run(tmp_path, UNREACHABLE)
+    assert (record.status, record.error_kind) == (ERROR, "judge_error")
+    assert record.cause is not None
+    assert record.cause.startswith("judge local-judge unreachable: local-judge: request failed after 2 attempts:")
+    assert [c.check for c in record.checks] == ["response_contains", "judge"]  # the other checks still ran
 
 
 @pytest.mark.parametrize("reply", ['{"score": 1.5}', '{"score": "high"}', '{"score": true}', "{oops}", "none"])
@@ -84,34 +128,47 @@ def test_parse_verdict_rejects_bad_replies(reply: str) -> None:
 
 
 def test_judge_model_is_required_for_judged_cases(tmp_path: Path) -> None:
-    path = tmp_path / "judged.yml"
-    path.write_text(CASE)
-    cases = load_file(path, fixtures_dir=tmp_path)
+    cases = load_file(_case_file(tmp_path), fixtures_dir=tmp_path)
+    loaded = load_config(judge_config(tmp_path, UNREACHABLE))
     with pytest.raises(UserError, match="has expect.judge but no judge model"):
-        resolve_judges(cases, None, resolve_provider)
-    assert set(resolve_judges(cases, "m", lambda name: _judge(name))) == {None}
+        resolve_judges(cases, None, lambda name: resolve_provider(name, loaded))
+    judges = resolve_judges(cases, "local-judge", lambda name: resolve_provider(name, loaded))
+    assert {key: spec.name for key, spec in judges.items()} == {None: "local-judge"}
 
 
-def _cli_with_fake_judge(monkeypatch: pytest.MonkeyPatch, url: str) -> None:
-    real = cli.resolve_provider
-    def resolve(name: str, *rest, **options) -> ProviderSpec:
-        return _judge(url) if name == "fake/judge" else real(name, *rest, **options)
-
-    monkeypatch.setattr(cli, "resolve_provider", resolve)
-
-
-def test_cli_exit_3_when_only_the_judge_was_down(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys) -> None:
-    (tmp_path / "judged.yml").write_text(CASE)
-    _cli_with_fake_judge(monkeypatch, closed_port_url())
-    code = cli.main(["run", str(tmp_path / "judged.yml"), "--judge", "fake/judge", "--results", str(tmp_path / "r")])
-    assert code == 3
-    assert capsys.readouterr().out.startswith("ERROR judged/polite: judge fake/judge unreachable")
+def test_cli_pass_records_the_grade_in_the_json(tmp_path: Path) -> None:
+    with OpenAIServer() as server:
+        server.push(verdict(0.8, "Friendly."))
+        done, run = _cli(tmp_path, server.api_base, "--judge", "local-judge")
+    assert done.returncode == 0, done.stderr
+    assert run["status"] == "pass"
+    judged = run["checks"][-1]
+    assert (judged["check"], judged["passed"], judged["score"], judged["reasoning"]) == ("judge", True, 0.8, "Friendly.")
+    assert done.stderr.startswith("PASS judged/polite\n1/1 passed\n")
 
 
-def test_cli_judge_pass_exits_0(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys) -> None:
-    (tmp_path / "judged.yml").write_text(CASE)
-    with FakeOpenAI() as server:
-        server.push('{"score": 0.8, "reasoning": "ok"}')
-        _cli_with_fake_judge(monkeypatch, server.url)
-        code = cli.main(["run", str(tmp_path / "judged.yml"), "--judge", "fake/judge", "--results", str(tmp_path / "r")])
-    assert code == 0, capsys.readouterr().out
+def test_cli_fail_prints_the_judge_message(tmp_path: Path) -> None:
+    with OpenAIServer() as server:
+        server.push(verdict(0.4, "Curt."))
+        done, run = _cli(tmp_path, server.api_base, "--judge", "local-judge")
+    assert done.returncode == 1, done.stderr
+    assert run["status"] == "fail" and run["failure"] is not None
+    assert done.stderr.startswith("FAIL judged/polite\n  judge score 0.40 is below 0.70: Curt.\n0/1 passed\n")
+
+
+def test_cli_exit_3_when_only_the_judge_was_down(tmp_path: Path) -> None:
+    done, run = _cli(tmp_path, UNREACHABLE, "--judge", "local-judge")
+    assert done.returncode == 3, done.stderr
+    assert (run["status"], run["error_kind"]) == ("error", "judge_error")
+    assert done.stderr.startswith("ERROR judged/polite: judge local-judge unreachable: local-judge: request failed after 2 attempts")
+
+
+def test_cli_judge_from_the_config_and_one_a_case_names(tmp_path: Path) -> None:
+    named = CASE.replace("polite", "named").replace("threshold: 0.7}", "threshold: 0.7, model: strict-judge}")
+    with OpenAIServer() as server:
+        server.push(verdict(1, "Polite."), verdict(1, "Polite."))
+        done, _ = _cli(tmp_path, server.api_base, case=CASE + named, extra="judge: local-judge\n")  # no --judge
+    assert done.returncode == 0, done.stderr
+    runs = {run["case"]: run for run in json.loads(done.stdout)["runs"]}
+    assert runs["judged/polite"]["checks"][-1]["score"] == runs["judged/named"]["checks"][-1]["score"] == 1
+    assert sorted(r.body["model"] for r in server.chats) == ["judge", "strict"]  # config's judge, the case's own
