@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from jsonschema import Draft202012Validator
 
 from runner.cases import load_file
 from runner.checks.judge import parse_verdict, resolve_judges
@@ -20,10 +21,10 @@ from runner.engine import Arm, RunOptions, execute
 from runner.errors import UserError
 from runner.prompts import load_prompt
 from runner.providers import resolve_provider
-from runner.record import ERROR, FAIL, PASS, RunRecord
+from runner.record import ERROR, FAIL, PASS, RunRecord, Tokens
 from runner.sandbox import Sandbox
-from tests.fake_servers import OpenAIServer, openai_reply
-from tests.helpers import config, tooltrial
+from tests.fake_servers import OpenAIServer, Reply, openai_reply
+from tests.helpers import ROOT, config, tooltrial
 
 UNREACHABLE = "http://127.0.0.1:9/v1"  # nothing listens on the discard port
 
@@ -40,19 +41,20 @@ CASE = """\
 
 
 def judge_config(tmp_path: Path, base: str, extra: str = "") -> Path:
-    """A tooltrial.yml with the judge aliases ``local-judge`` and ``strict-judge`` at ``base``, retries fast."""
+    """A tooltrial.yml with the judge aliases ``local-judge`` (a model in litellm's cost table) and
+    ``strict-judge`` at ``base``, retries fast."""
     aliases = "".join(f"""\
   {alias}:
     model: {model}
     api_base: {base}
     timeout: 10
     retries: {{attempts: 2, backoff: 0.05, max_backoff: 0.1}}
-""" for alias, model in (("local-judge", "openai/judge"), ("strict-judge", "openai/strict")))
+""" for alias, model in (("local-judge", "openai/gpt-4o-mini"), ("strict-judge", "openai/strict")))
     return config(tmp_path, extra=aliases + extra)
 
 
-def verdict(score: float, reasoning: str):
-    return openai_reply(json.dumps({"score": score, "reasoning": reasoning}))
+def verdict(score: float, reasoning: str, usage: tuple[int, int] = (10, 5)) -> Reply:
+    return openai_reply(json.dumps({"score": score, "reasoning": reasoning}), usage=usage)
 
 
 def _case_file(tmp_path: Path, text: str = CASE) -> Path:
@@ -86,8 +88,11 @@ def test_judge_passes_and_its_grade_is_recorded(tmp_path: Path) -> None:
     judged = record.checks[-1]
     assert (judged.check, judged.passed, judged.score, judged.reasoning) == ("judge", True, 0.9, "Warm greeting.")
     assert judged.message == "judge score 0.90 reached 0.70: Warm greeting."
+    assert (judged.usage.prompt_tokens, judged.usage.completion_tokens, judged.usage.total_tokens) == (10, 5, 15)
+    assert judged.usage.cost == pytest.approx(10 * 0.15e-6 + 5 * 0.6e-6)  # gpt-4o-mini's price per token
+    assert (record.tokens, record.cost) == (Tokens(), None)  # grading is not the agent's usage
     (request,) = server.chats
-    assert request.body["model"] == "judge" and "tools" not in request.body
+    assert request.body["model"] == "gpt-4o-mini" and "tools" not in request.body
     system, user = request.body["messages"]
     assert system["role"] == "system" and '{"score": <number from 0 to 1>' in system["content"]
     prompt = user["content"]
@@ -111,6 +116,7 @@ def test_unusable_verdict_is_an_infrastructure_error(tmp_path: Path) -> None:
         record = _run(tmp_path, server.api_base)
     assert (record.status, record.error_kind) == (ERROR, "judge_error")
     assert record.cause == "judge local-judge gave no usable verdict: no JSON object in 'I think it is fine.'"
+    assert record.checks[-1].usage is not None and record.checks[-1].usage.total_tokens == 15  # spent all the same
 
 
 def test_unreachable_judge_is_an_infrastructure_error(tmp_path: Path) -> None:
@@ -119,6 +125,7 @@ def test_unreachable_judge_is_an_infrastructure_error(tmp_path: Path) -> None:
     assert record.cause is not None
     assert record.cause.startswith("judge local-judge unreachable: local-judge: request failed after 2 attempts:")
     assert [c.check for c in record.checks] == ["response_contains", "judge"]  # the other checks still ran
+    assert record.checks[-1].usage is None
 
 
 @pytest.mark.parametrize("reply", ['{"score": 1.5}', '{"score": "high"}', '{"score": true}', "{oops}", "none"])
@@ -136,14 +143,19 @@ def test_judge_model_is_required_for_judged_cases(tmp_path: Path) -> None:
     assert {key: spec.name for key, spec in judges.items()} == {None: "local-judge"}
 
 
-def test_cli_pass_records_the_grade_in_the_json(tmp_path: Path) -> None:
+def test_cli_pass_records_the_grade_and_the_judge_usage_in_the_json(tmp_path: Path) -> None:
     with OpenAIServer() as server:
-        server.push(verdict(0.8, "Friendly."))
+        server.push(verdict(0.8, "Friendly.", usage=(200, 20)))
         done, run = _cli(tmp_path, server.api_base, "--judge", "local-judge")
     assert done.returncode == 0, done.stderr
+    Draft202012Validator(json.loads((ROOT / "schemas" / "report.schema.json").read_text())).validate(json.loads(done.stdout))
     assert run["status"] == "pass"
     judged = run["checks"][-1]
     assert (judged["check"], judged["passed"], judged["score"], judged["reasoning"]) == ("judge", True, 0.8, "Friendly.")
+    usage = judged["usage"]
+    assert (usage["prompt_tokens"], usage["completion_tokens"], usage["total_tokens"]) == (200, 20, 220)
+    assert usage["cost"] == pytest.approx(200 * 0.15e-6 + 20 * 0.6e-6)
+    assert run["tokens"] == {"prompt": None, "completion": None, "total": None} and run["cost"] is None
     assert done.stderr.startswith("PASS judged/polite\n1/1 passed\n")
 
 
@@ -171,4 +183,4 @@ def test_cli_judge_from_the_config_and_one_a_case_names(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     runs = {run["case"]: run for run in json.loads(done.stdout)["runs"]}
     assert runs["judged/polite"]["checks"][-1]["score"] == runs["judged/named"]["checks"][-1]["score"] == 1
-    assert sorted(r.body["model"] for r in server.chats) == ["judge", "strict"]  # config's judge, the case's own
+    assert sorted(r.body["model"] for r in server.chats) == ["gpt-4o-mini", "strict"]  # config's judge, the case's own
