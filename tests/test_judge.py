@@ -184,3 +184,12 @@ def test_cli_judge_from_the_config_and_one_a_case_names(tmp_path: Path) -> None:
     runs = {run["case"]: run for run in json.loads(done.stdout)["runs"]}
     assert runs["judged/polite"]["checks"][-1]["score"] == runs["judged/named"]["checks"][-1]["score"] == 1
     assert sorted(r.body["model"] for r in server.chats) == ["gpt-4o-mini", "strict"]  # config's judge, the case's own
+
+
+def test_validate_baseline_takes_the_judge_from_the_config(tmp_path: Path) -> None:
+    with OpenAIServer(fallback=verdict(0.1, "Nothing was done.")) as server:
+        done = tooltrial("validate", str(_case_file(tmp_path)), "--baseline",
+                         "--config", str(judge_config(tmp_path, server.api_base, "judge: local-judge\n")))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["1 cases in 1 files are valid", "baseline: 0 of 1 cases pass without doing the task"]
+    assert [r.body["model"] for r in server.chats] == ["gpt-4o-mini"] * 2  # do-nothing and random-tools, each graded
