@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -32,8 +33,13 @@ def make_case(**fields: Any) -> Case:
     return Case(**base)
 
 
-def tooltrial(*argv: str, cwd: Path = ROOT, env: dict | None = None) -> subprocess.CompletedProcess:
-    """``python -m runner ARGV`` in a subprocess (cwd the checkout by default), output captured as text."""
+def tooltrial(*argv: str, cwd: Path = ROOT, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """``python -m runner ARGV`` in a subprocess (cwd the checkout by default), output captured as text.
+
+    ``env`` defaults to this process's environment less ``COLUMNS``, so tables print at their natural width.
+    """
+    if env is None:
+        env = {k: v for k, v in os.environ.items() if k != "COLUMNS"}
     return subprocess.run([sys.executable, "-m", "runner", *argv], cwd=cwd, capture_output=True, text=True,
                           timeout=300, env=env)
 

@@ -78,7 +78,8 @@ def test_schema_failure_causes_are_the_taxonomy() -> None:
     assert SCHEMA["$defs"]["failureCause"]["enum"] == list(FAILURE_CAUSES)
 
 
-def test_tables_print_one_per_arm_then_failure_causes() -> None:
+def test_tables_print_one_per_arm_then_failure_causes(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("COLUMNS", raising=False)  # output that is no terminal is as wide as its tables
     stream = io.StringIO()
     print_summary(make_console(stream), summarize(RECORDS), Summary.of(RECORDS))
     lines = [line.split() for line in stream.getvalue().splitlines() if not line.startswith("─")]
