@@ -80,6 +80,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_selection(validate)
     validate.add_argument("--baseline", action="store_true", help="warn about cases a do-nothing or random-tool agent passes")
     validate.add_argument("--judge", metavar="MODEL", help="judge model for expect.judge checks during --baseline")
+    validate.add_argument("--config", metavar="FILE", help="project config for --baseline (default: ./tooltrial.yml if it exists)")
 
     report = sub.add_parser("report", help="show results on disk; two folders show what changed")
     report.add_argument("folders", nargs="+", type=Path, metavar="RESULTS", help="results/<run-id> folders (or results/ for the newest)")
@@ -150,7 +151,9 @@ def cmd_validate(args: argparse.Namespace) -> int:
     cases = [s.case for s in load_sourced(sources, args.fixtures_dir)]
     print(f"{len(cases)} cases in {len(files)} files are valid")
     if args.baseline:
-        options = RunOptions(sandbox=Sandbox(), judges=resolve_judges(cases, args.judge, resolve_provider))
+        config = load_config(args.config)
+        judges = resolve_judges(cases, args.judge or config.judge, lambda name: resolve_provider(name, config))
+        options = RunOptions(sandbox=Sandbox(), judges=judges)
         weak = weak_cases(cases, options, load_prompt(None))
         for one in weak:
             print(f"warning: {one.case} passes with the {one.agent} agent: its checks do not test the task")

@@ -5,9 +5,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from rich import box
-from rich.console import Console, RenderableType
-from rich.measure import Measurement
-from rich.segment import Segments
+from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
@@ -43,21 +41,14 @@ def print_summary(console: Console, arms: Sequence[ArmSummary], overall: Summary
     for arm in arms:
         console.print()
         console.print(Text(arm.label, style="bold"))
-        _print_whole(console, arm_table(arm))
+        console.print(arm_table(arm))
     if overall.failures:
         console.print()
-        _print_whole(console, failure_table(overall))
+        console.print(failure_table(overall))
 
 
 def _table() -> Table:
     return Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
-
-
-def _print_whole(console: Console, renderable: RenderableType) -> None:
-    """Print at the natural width even when wider than the console (80 columns on a pipe), never cut."""
-    width = Measurement.get(console, console.options.update_width(1000), renderable).maximum
-    lines = console.render_lines(renderable, console.options.update_width(width), pad=False, new_lines=True)
-    console.print(Segments([segment for line in lines for segment in line]))
 
 
 def _cells(summary: Summary) -> list[str]:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests.helpers import ROOT, tooltrial
 
 GOOD = """\
 - id: write-hello
@@ -57,11 +57,6 @@ BAD_RUN = """\
     - content: done
 """
 
-
-def tooltrial(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "runner", *args], cwd=cwd, capture_output=True, text=True, timeout=120
-    )
 
 
 @pytest.fixture

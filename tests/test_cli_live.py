@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -19,35 +17,10 @@ from runner.config import load_config
 from runner.errors import UserError
 from runner.providers import resolve_provider
 from tests.fake_servers import OllamaServer, OpenAIServer, ScriptResponder, error_reply, openai_reply, script_replies
+from tests.helpers import ROOT, config, tooltrial
 
-ROOT = Path(__file__).resolve().parent.parent
 BUNDLED = load_cases([ROOT / "cases"])
 FIX = next(c for c in BUNDLED if c.full_id == "fix/fix-failing-test")
-
-
-def tooltrial(*argv: str, cwd: Path = ROOT, env: dict | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "runner", *argv], cwd=cwd, capture_output=True, text=True,
-                          timeout=300, env=env)
-
-
-def config(tmp_path: Path, openai_base: str = "http://127.0.0.1:9/v1", ollama_base: str = "http://127.0.0.1:9",
-           extra: str = "") -> Path:
-    path = tmp_path / "tooltrial.yml"
-    path.write_text(f"""\
-providers:
-  local-openai:
-    model: openai/fake
-    api_base: {openai_base}
-    api_key_env: TOOLTRIAL_TEST_LOCAL_KEY
-    temperature: 0
-    timeout: 10
-    retries: {{attempts: 3, backoff: 0.05, max_backoff: 0.1}}
-  local-ollama:
-    model: ollama/fake
-    api_base: {ollama_base}
-    retries: {{attempts: 2, backoff: 0.05}}
-{extra}""", encoding="utf-8")
-    return path
 
 
 def test_a_bundled_case_over_http_recorded_as_json(tmp_path: Path) -> None:

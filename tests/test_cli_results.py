@@ -3,15 +3,12 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
 from jsonschema import Draft202012Validator
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests.helpers import ROOT, tooltrial
 
 GOOD = """\
 - id: hello
@@ -45,12 +42,6 @@ DOWN = """\
   script: [{content: hi}]
 """
 
-
-def tooltrial(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k != "COLUMNS"}
-    return subprocess.run(
-        [sys.executable, "-m", "runner", *args], cwd=cwd, capture_output=True, text=True, timeout=120, env=env
-    )
 
 
 def _schema(name: str) -> Draft202012Validator:

@@ -12,6 +12,7 @@ from jsonschema import Draft202012Validator
 
 from runner.agent import Step
 from runner.checks import CheckResult
+from runner.providers.base import Usage
 from runner.record import ERROR, FAIL, PASS, RunRecord, Tokens
 from runner.render import make_console
 from runner.report import SCHEMA_VERSION, TRACE_RESULT_LIMIT, Summary, build_report, summarize
@@ -28,7 +29,8 @@ def _record(case: str, status: str, **fields: Any) -> RunRecord:
 RECORDS = [
     _record("fs/a", PASS, accuracy=1, outcome=1.0, process=1.0, duration=0.5, tokens=Tokens(10, 5, 15), cost=0.01,
             steps=[Step(0, "c1", "read_file", {"path": "a"}, "x" * 50_000, False, 0.1)],
-            checks=[CheckResult("response_contains", True, "")]),
+            checks=[CheckResult("response_contains", True, ""),
+                    CheckResult("judge", True, "", score=0.9, reasoning="ok", usage=Usage(40, 8, 48, None))]),
     _record("fs/b", FAIL, accuracy=0, outcome=0.0, process=0.5, duration=0.25, failure="wrong_tool", redundant=1,
             steps=[Step(0, "c1", "grep", {"pattern": "x"}, "Error: bad", True, 0.1)] * 2, errors=2),
     _record("calc/c", ERROR, duration=0.25, failure="run_error", errors=1, cause="setup command failed", error_kind="setup"),
@@ -66,6 +68,9 @@ def test_report_validates_against_its_schema_and_caps_trace_results() -> None:
     first = report["runs"][0]
     assert "steps" not in first and first["names"] == ["read_file"] and first["calls"] == 1
     assert len(first["trace"][0]["result"]) < TRACE_RESULT_LIMIT + 100
+    judged = first["checks"][1]
+    assert judged["usage"] == {"prompt_tokens": 40, "completion_tokens": 8, "total_tokens": 48, "cost": None}
+    assert first["tokens"]["total"] == 15  # the judge's tokens are its own, not the agent's
     assert report["summary"]["runs"] == 4 and report["summary"]["arms"][1]["provider"] == "other"
 
 
@@ -73,7 +78,8 @@ def test_schema_failure_causes_are_the_taxonomy() -> None:
     assert SCHEMA["$defs"]["failureCause"]["enum"] == list(FAILURE_CAUSES)
 
 
-def test_tables_print_one_per_arm_then_failure_causes() -> None:
+def test_tables_print_one_per_arm_then_failure_causes(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("COLUMNS", raising=False)  # output that is no terminal is as wide as its tables
     stream = io.StringIO()
     print_summary(make_console(stream), summarize(RECORDS), Summary.of(RECORDS))
     lines = [line.split() for line in stream.getvalue().splitlines() if not line.startswith("─")]

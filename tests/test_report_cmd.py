@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -14,9 +11,9 @@ from jsonschema import Draft202012Validator
 from runner.errors import UserError
 from runner.regression import regression
 from runner.results import ResultsWriter
+from tests.helpers import ROOT, tooltrial
 from tests.records import matrix, runs
 
-ROOT = Path(__file__).resolve().parent.parent
 BEFORE = {("g/a", "a"): "PPP", ("g/b", "a"): "PPP", ("g/c", "a"): "FFF", ("g/gone", "a"): "PPP"}
 AFTER = {("g/a", "a"): "PPP", ("g/b", "a"): "PFF", ("g/c", "a"): "PPF", ("g/new", "a"): "P"}
 
@@ -27,13 +24,6 @@ def _folder(root: Path, cells: dict[tuple[str, str], str]) -> Path:
         writer.write_run(one)
     return writer.path
 
-
-def tooltrial(*args: str) -> subprocess.CompletedProcess[str]:
-    """The CLI in a subprocess; without COLUMNS (pytest sets it), so tables print at their natural width."""
-    env = {k: v for k, v in os.environ.items() if k != "COLUMNS"}
-    return subprocess.run(
-        [sys.executable, "-m", "runner", *args], cwd=ROOT, capture_output=True, text=True, timeout=120, env=env
-    )
 
 
 def test_regression_view_lists_flips_and_deltas(tmp_path: Path) -> None:

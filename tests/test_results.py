@@ -14,7 +14,9 @@ from jsonschema import Draft202012Validator
 
 from runner.agent import Step
 from runner.checks import CheckResult
+from runner.checks.base import BUDGET
 from runner.errors import UserError
+from runner.providers.base import Usage
 from runner.record import Tokens
 from runner.results import ResultsWriter, new_run_id, read_results, write_new
 from tests.records import record
@@ -46,7 +48,8 @@ def test_records_round_trip_through_their_files(tmp_path: Path) -> None:
     writer = ResultsWriter(tmp_path)
     original = record("g/a", "fail", run=2, prompt="terse", tokens=Tokens(3, 4, 7), cost=0.5, outcome=0.25)
     original.steps = [Step(0, "call_1", "bash", {"command": "ls"}, "a.txt", False, 0.1)]
-    original.checks.append(CheckResult("judge", True, "ok", score=0.9, reasoning="fine"))
+    original.checks.append(CheckResult("judge", True, "ok", score=0.9, reasoning="fine", usage=Usage(40, 8, 48, 0.002)))
+    original.checks.append(CheckResult("max_tokens", True, "used 7 tokens", BUDGET))
     path = writer.write_run(original)
     assert path.name == "0001-g-a-scripted-terse-r3.json"
     document = json.loads(path.read_text())

@@ -9,6 +9,7 @@ from typing import Any, Callable, Mapping
 from runner.agent import Trajectory
 from runner.cases import Case
 from runner.providers import ProviderSpec
+from runner.providers.base import Usage
 from runner.sandbox import CommandResult
 
 OUTCOME = "outcome"
@@ -21,9 +22,11 @@ class CheckResult:
     """One assertion: ``check`` names it (``verify``, ``files``, ``trace.avoid``...),
     ``category`` is ``outcome`` or ``process``, ``message`` is the human line.
 
-    ``score`` and ``reasoning`` are a judge's grade (0 to 1) and its explanation;
-    ``error_kind`` marks a check that could not be made (``judge_error``): the
-    run becomes an infrastructure ERROR with ``message`` as its cause.
+    ``score`` and ``reasoning`` are a judge's grade (0 to 1) and its explanation,
+    ``usage`` the judge's own tokens and USD cost (None when it reported none;
+    never part of the run's ``tokens`` or ``cost``). ``error_kind`` marks a
+    check that could not be made (``judge_error``): the run becomes an
+    infrastructure ERROR with ``message`` as its cause.
     """
 
     check: str
@@ -32,6 +35,7 @@ class CheckResult:
     category: str = OUTCOME
     score: float | None = None
     reasoning: str | None = None
+    usage: Usage | None = None
     error_kind: str | None = None
 
 

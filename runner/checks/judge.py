@@ -4,9 +4,11 @@ A separate judge model, reached through the same Provider protocol as the
 agent, reads the rubric, the turns, a summary of the tool calls and the final
 reply, and answers ``{"score": 0..1, "reasoning": "..."}``. The check passes
 when the score reaches ``threshold`` (default 0.5); score and reasoning are
-recorded on the CheckResult. A judge that cannot be reached, or whose reply
-has no usable score, gives a ``judge_error`` result: the run becomes an
-infrastructure ERROR, never a crash.
+recorded on the CheckResult, with the judge's own token usage and cost
+(``usage``), kept apart from the agent's: grading never counts against the
+case's budgets. A judge that cannot be reached, or whose reply has no usable
+score, gives a ``judge_error`` result: the run becomes an infrastructure
+ERROR, never a crash.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from runner.cases import Case
 from runner.checks.base import CheckContext, CheckResult
 from runner.errors import UserError
 from runner.providers import ProviderSpec
-from runner.providers.base import ProviderError
+from runner.providers.base import ProviderError, Usage
 
 DEFAULT_THRESHOLD = 0.5
 JUDGE_ERROR = "judge_error"
@@ -40,20 +42,20 @@ def check_judge(spec: Mapping[str, Any], ctx: CheckContext) -> list[CheckResult]
     threshold = float(spec.get("threshold", DEFAULT_THRESHOLD))
     messages = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": judge_prompt(spec["rubric"], ctx.trajectory)}]
     try:
-        reply = judge.create(ctx.case).complete(messages, []).content or ""
+        reply = judge.create(ctx.case).complete(messages, [])
     except ProviderError as e:
         return [_broken(f"judge {judge.name} unreachable: {e}")]
     try:
-        score, reasoning = parse_verdict(reply)
+        score, reasoning = parse_verdict(reply.content or "")
     except ValueError as e:
-        return [_broken(f"judge {judge.name} gave no usable verdict: {e}")]
+        return [_broken(f"judge {judge.name} gave no usable verdict: {e}", reply.usage)]
     verdict = "reached" if score >= threshold else "is below"
     message = f"judge score {score:.2f} {verdict} {threshold:.2f}: {reasoning}"
-    return [CheckResult("judge", score >= threshold, message, score=score, reasoning=reasoning)]
+    return [CheckResult("judge", score >= threshold, message, score=score, reasoning=reasoning, usage=reply.usage)]
 
 
-def _broken(message: str) -> CheckResult:
-    return CheckResult("judge", False, message, error_kind=JUDGE_ERROR)
+def _broken(message: str, usage: Usage | None = None) -> CheckResult:
+    return CheckResult("judge", False, message, error_kind=JUDGE_ERROR, usage=usage)
 
 
 def judge_prompt(rubric: str, trajectory: Trajectory) -> str:
