@@ -1,7 +1,9 @@
-"""Running one shell command: scrubbed environment, process-group timeout, capped output.
+"""Running one shell command: bubblewrap or a plain process, scrubbed environment,
+process-group timeout, capped output.
 
-Only the plain-process mode exists for now; bubblewrap will come behind the
-same ``Sandbox`` class.
+Mode ``bwrap`` confines the command (runner.bwrap); mode ``none`` runs it as a
+plain process. Both give it exactly the scrubbed environment, a closed stdin,
+its own process group (killed whole on timeout) and capped output.
 """
 
 from __future__ import annotations
@@ -10,11 +12,17 @@ import os
 import selectors
 import signal
 import subprocess
+import sys
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping
 
+from runner.bwrap import bwrap_argv, probe
+from runner.errors import UserError
+
+MODES = ("auto", "bwrap", "none")  # what --sandbox accepts; a Sandbox itself is bwrap or none
 OUTPUT_LIMIT = 30_000  # characters of a tool result, bytes of a command's output
 _CHUNK = 65_536  # bytes per read
 _POLL = 0.05  # seconds between checks on the process while its output is quiet
@@ -149,16 +157,30 @@ def _pump(proc: subprocess.Popen[bytes], capture: _Capture, deadline: float) -> 
     return True
 
 
+def budget(timeout: float, deadline: float | None) -> float:
+    """Seconds a command may take: ``timeout``, or less when ``deadline`` (``time.monotonic()``)
+    comes sooner; never below 0."""
+    if deadline is None:
+        return timeout
+    return max(0.0, min(timeout, deadline - time.monotonic()))
+
+
 class Sandbox:
     """Runs shell commands for setup, verify and the ``bash`` tool.
 
-    ``mode`` is ``"none"`` (a plain process); anything else raises ValueError.
+    ``mode`` is ``"bwrap"`` (confined by bubblewrap at path ``binary``) or ``"none"``
+    (a plain process); anything else raises ValueError. One Sandbox serves
+    concurrent runs: it keeps only the set of live process groups, under a lock,
+    so ``kill_all`` can stop every command at once.
     """
 
-    def __init__(self, mode: str = "none") -> None:
-        if mode != "none":
-            raise ValueError(f"unknown sandbox mode {mode!r} (supported: none)")
+    def __init__(self, mode: str = "none", binary: str = "bwrap") -> None:
+        if mode not in ("bwrap", "none"):
+            raise ValueError(f"unknown sandbox mode {mode!r} (supported: bwrap, none)")
         self.mode = mode
+        self.binary = binary
+        self._live: set[int] = set()
+        self._lock = threading.Lock()
 
     def run(
         self,
@@ -167,16 +189,23 @@ class Sandbox:
         env: Mapping[str, str],
         timeout: float,
         output_limit: int = OUTPUT_LIMIT,
+        network: bool = False,
     ) -> CommandResult:
         """Run ``bash -c command`` in ``cwd`` with exactly ``env``, stdin closed.
 
         ``timeout`` is in seconds; when it passes, the command's whole process
         group gets SIGTERM, then SIGKILL after a short grace. ``output_limit``
-        is in bytes. Raises OSError when bash cannot be started (e.g. ``cwd`` missing).
+        is in bytes. Under bwrap, ``cwd`` is the one writable host folder and
+        ``network`` keeps the host network. Raises OSError when the command
+        cannot be started (e.g. ``cwd`` missing), ValueError for a NUL byte in
+        ``command`` or ``env``.
         """
+        argv = ["bash", "-c", command]
+        if self.mode == "bwrap":
+            argv = [*bwrap_argv(self.binary, cwd, cwd, network), *argv]
         start = time.monotonic()
         proc = subprocess.Popen(
-            ["bash", "-c", command],
+            argv,
             cwd=cwd,
             env=dict(env),
             stdin=subprocess.DEVNULL,
@@ -185,6 +214,8 @@ class Sandbox:
             start_new_session=True,
         )
         assert proc.stdout is not None
+        with self._lock:
+            self._live.add(proc.pid)
         capture = _Capture(output_limit)
         try:
             finished = _pump(proc, capture, start + timeout)
@@ -202,9 +233,36 @@ class Sandbox:
                 _signal_group(proc.pid, signal.SIGKILL)
                 proc.wait()
             proc.stdout.close()
+            with self._lock:
+                self._live.discard(proc.pid)
         return CommandResult(
             exit_code=proc.returncode if finished else None,
             output=capture.text(),
             timed_out=not finished,
             duration=time.monotonic() - start,
         )
+
+    def kill_all(self) -> None:
+        """SIGKILL the process group of every command still running (for an immediate exit)."""
+        with self._lock:
+            live = list(self._live)
+        for pgid in live:
+            _signal_group(pgid, signal.SIGKILL)
+
+
+def choose_sandbox(requested: str) -> Sandbox:
+    """The Sandbox for ``--sandbox requested`` (one of MODES).
+
+    ``auto`` is bwrap when it works here, else a plain process after a one-line
+    warning on stderr. Raises UserError when ``bwrap`` is requested but does not work.
+    """
+    if requested == "none":
+        return Sandbox("none")
+    binary, reason = probe()
+    if binary is not None:
+        return Sandbox("bwrap", binary)
+    if requested == "bwrap":
+        raise UserError(f"bubblewrap sandbox unavailable: {reason}",
+                        hint="install bubblewrap (apt-get install bubblewrap) or use --sandbox none")
+    print(f"warning: bubblewrap unavailable ({reason}); commands run unconfined", file=sys.stderr)
+    return Sandbox("none")

@@ -1,0 +1,116 @@
+"""bubblewrap mode: escape attempts fail, the workspace stays writable; choosing the mode."""
+
+from __future__ import annotations
+
+import os
+import socket
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+
+from runner.bwrap import bwrap_argv, probe
+from runner.errors import UserError
+from runner.sandbox import CommandResult, Sandbox, choose_sandbox, scrubbed_env
+from tests.sandboxes import BWRAP, make_sandbox, needs_bwrap
+
+
+@pytest.fixture
+def listener() -> Iterator[int]:
+    """A TCP server on 127.0.0.1 of the host; yields its port."""
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen()
+        yield server.getsockname()[1]
+
+
+def _run(workspace: Path, command: str, network: bool = False) -> CommandResult:
+    return make_sandbox("bwrap").run(command, workspace, scrubbed_env(workspace), timeout=10, network=network)
+
+
+@needs_bwrap
+def test_the_root_file_system_is_read_only(tmp_path: Path) -> None:
+    result = _run(tmp_path, "touch /etc/tooltrial-escape")
+    assert result.exit_code != 0
+    assert "Read-only file system" in result.output
+    assert not Path("/etc/tooltrial-escape").exists()
+
+
+@needs_bwrap
+def test_home_outside_the_workspace_is_read_only(tmp_path: Path) -> None:
+    home = Path(os.path.expanduser("~")).resolve()
+    target = home / "tooltrial-escape.txt"
+    result = _run(tmp_path, f"echo pwned > {target}")
+    assert result.exit_code != 0
+    assert not target.exists()
+
+
+@needs_bwrap
+def test_only_the_workspace_is_writable_and_tmp_is_private(tmp_path: Path) -> None:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    sibling = tmp_path / "sibling.txt"
+    marker = Path("/tmp", f"tooltrial-marker-{tmp_path.name}")
+    result = _run(workspace, f"echo kept > out.txt && echo private > {marker} && cat {marker}; echo x > {sibling}")
+    assert result.output.startswith("private\n")
+    assert (workspace / "out.txt").read_text() == "kept\n"
+    assert not sibling.exists()
+    assert not marker.exists()
+
+
+@needs_bwrap
+def test_no_network_unless_the_case_allows_it(tmp_path: Path, listener: int) -> None:
+    connect = f"python3 -c 'import socket; socket.create_connection((\"127.0.0.1\", {listener}), timeout=2); print(\"connected\")'"
+    closed = _run(tmp_path, connect)
+    assert closed.exit_code != 0 and "connected" not in closed.output
+    assert _run(tmp_path, connect, network=True).output == "connected\n"
+
+
+@needs_bwrap
+def test_a_parent_secret_is_not_readable(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-fake-key")
+    result = _run(tmp_path, "env; cat /proc/1/environ /proc/2/environ 2>/dev/null | tr '\\0' '\\n'")
+    assert "sk-ant-fake-key" not in result.output
+
+
+@needs_bwrap
+def test_host_processes_are_invisible(tmp_path: Path) -> None:
+    assert _run(tmp_path, f"test -e /proc/{os.getpid()}; echo $?").output == "1\n"
+
+
+def test_argv_binds_the_workspace_at_its_own_path() -> None:
+    argv = bwrap_argv("/usr/bin/bwrap", Path("/w"), Path("/w/sub"))
+    assert argv[0] == "/usr/bin/bwrap" and argv[-1] == "--"
+    assert "--bind /w /w" in " ".join(argv)
+    assert "--chdir /w/sub" in " ".join(argv)
+    assert "--unshare-all" in argv and "--share-net" not in argv
+    assert "--share-net" in bwrap_argv("bwrap", Path("/w"), Path("/w"), network=True)
+
+
+def test_probe_names_a_missing_binary() -> None:
+    assert probe("no-such-bwrap-here") == (None, "no-such-bwrap-here not found on PATH")
+
+
+def test_auto_falls_back_to_a_plain_process_with_one_warning(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr("runner.sandbox.probe", lambda: (None, "bwrap not found on PATH"))
+    assert choose_sandbox("auto").mode == "none"
+    assert capsys.readouterr().err == (
+        "warning: bubblewrap unavailable (bwrap not found on PATH); commands run unconfined\n"
+    )
+    with pytest.raises(UserError, match="bubblewrap sandbox unavailable: bwrap not found on PATH"):
+        choose_sandbox("bwrap")
+    assert choose_sandbox("none").mode == "none"
+
+
+@needs_bwrap
+def test_auto_uses_bwrap_when_it_works(capsys: pytest.CaptureFixture[str]) -> None:
+    sandbox = choose_sandbox("auto")
+    assert (sandbox.mode, sandbox.binary) == ("bwrap", BWRAP)
+    assert capsys.readouterr().err == ""
+
+
+def test_unknown_mode_is_refused() -> None:
+    with pytest.raises(ValueError, match="unknown sandbox mode 'docker'"):
+        Sandbox("docker")
