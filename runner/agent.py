@@ -1,13 +1,14 @@
 """The agent loop: turn -> model -> tool calls -> tool results -> ... -> reply.
 
 It records the whole trajectory. A stop (turn limit, provider failure, run
-timeout) ends the loop early; what happened up to then is kept and the stop
+timeout, cancellation by Ctrl-C) ends the loop early; what happened up to then is kept and the stop
 is recorded on the trajectory, never raised to the caller.
 """
 
 from __future__ import annotations
 
 import json
+import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any, Sequence
@@ -19,6 +20,10 @@ from runner.tools import Toolbox
 
 class RunTimeout(Exception):
     """The run's wall-clock budget (case ``timeout``) ran out."""
+
+
+class RunCancelled(Exception):
+    """The suite was interrupted (Ctrl-C): the run stops before its next step."""
 
 
 @dataclass(frozen=True)
@@ -43,7 +48,7 @@ class Trajectory:
         steps: every tool call with its result, in order.
         replies: the final reply text of each turn that finished.
         stop: why the loop ended early (``turn_limit``, ``provider_error``, ``script_exhausted``,
-            ``timeout``) or None.
+            ``timeout``, ``cancelled``) or None.
         stop_message: the human cause of that stop.
     """
 
@@ -64,6 +69,7 @@ def run_agent(
     system: str,
     turns: Sequence[str],
     deadline: float | None = None,
+    cancel: threading.Event | None = None,
 ) -> Trajectory:
     """Send each turn and serve tool calls until the model replies without any.
 
@@ -73,31 +79,42 @@ def run_agent(
         system: the rendered system prompt.
         turns: the rendered turn prompts.
         deadline: ``time.monotonic()`` value after which the run stops with ``timeout``.
+        cancel: once set, the run stops with ``cancelled`` before its next model request
+            or tool call.
     """
     trajectory = Trajectory(messages=[{"role": "system", "content": system}])
     try:
         for index, turn in enumerate(turns):
             trajectory.messages.append({"role": "user", "content": turn})
-            trajectory.replies.append(_run_turn(provider, toolbox, trajectory, index, deadline))
+            trajectory.replies.append(_run_turn(provider, toolbox, trajectory, index, deadline, cancel))
     except TurnLimitExceeded as e:
         trajectory.stop, trajectory.stop_message = "turn_limit", str(e)
     except ProviderError as e:
         trajectory.stop, trajectory.stop_message = e.kind, str(e)
     except RunTimeout as e:
         trajectory.stop, trajectory.stop_message = "timeout", str(e)
+    except RunCancelled as e:
+        trajectory.stop, trajectory.stop_message = "cancelled", str(e)
     return trajectory
 
 
-def _run_turn(provider: Provider, toolbox: Toolbox, trajectory: Trajectory, turn: int, deadline: float | None) -> str:
+def _run_turn(
+    provider: Provider,
+    toolbox: Toolbox,
+    trajectory: Trajectory,
+    turn: int,
+    deadline: float | None,
+    cancel: threading.Event | None,
+) -> str:
     specs = toolbox.specs()
     while True:
-        _check_deadline(deadline)
+        _check_stop(deadline, cancel)
         completion = provider.complete(trajectory.messages, specs)
         trajectory.messages.append(_assistant_message(completion))
         if not completion.tool_calls:
             return completion.content or ""
         for call in completion.tool_calls:
-            _check_deadline(deadline)
+            _check_stop(deadline, cancel)
             started = time.monotonic()
             result = toolbox.call(call.name, call.arguments, call.error)
             step = Step(turn, call.id, call.name, call.arguments, result.content, result.is_error,
@@ -106,7 +123,9 @@ def _run_turn(provider: Provider, toolbox: Toolbox, trajectory: Trajectory, turn
             trajectory.messages.append({"role": "tool", "tool_call_id": call.id, "content": result.content})
 
 
-def _check_deadline(deadline: float | None) -> None:
+def _check_stop(deadline: float | None, cancel: threading.Event | None) -> None:
+    if cancel is not None and cancel.is_set():
+        raise RunCancelled("cancelled: the suite was interrupted")
     if deadline is not None and time.monotonic() > deadline:
         raise RunTimeout("run timed out")
 

@@ -15,8 +15,10 @@ from runner.cases import Case, case_schema, select, validate_file
 from runner.checks.judge import resolve_judges
 from runner.conclude import Conclusion, conclude, utc_now
 from runner.config import load_config
-from runner.engine import Arm, RunOptions, preflight, run_matrix
+from runner.engine import DEFAULT_JOBS, Arm, Interrupted, RunOptions, preflight, run_matrix
 from runner.errors import ExitCode, UserError, UserErrors, run_at_boundary
+from runner.interrupt import CtrlC
+from runner.progress import SuiteProgress
 from runner.prompts import load_prompt
 from runner.providers import SCRIPTED, resolve_provider
 from runner.record import RunRecord
@@ -25,7 +27,7 @@ from runner.render import RunPrinter, make_console, print_case_list, print_sourc
 from runner.report import Summary, summarize
 from runner.report_view import show_results
 from runner.results import ResultsWriter
-from runner.sandbox import Sandbox
+from runner.sandbox import MODES, Sandbox, choose_sandbox
 from runner.sources import Sourced, load_sourced, select_sources
 from runner.tables import print_summary
 
@@ -62,6 +64,10 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--runs", type=_positive_int, default=1, metavar="N", help="repeat each case N times (a case's runs: wins)")
     run.add_argument("--min-pass-rate", type=_fraction, metavar="R", help="gate: each case must pass at least this fraction of its runs (default 1)")
     run.add_argument("--judge", metavar="MODEL", help="judge model for expect.judge checks that name none")
+    run.add_argument("-j", "--jobs", type=_positive_int, metavar="N",
+                     help=f"runs at once (default: jobs in tooltrial.yml, else {DEFAULT_JOBS})")
+    run.add_argument("--sandbox", choices=MODES, default="auto",
+                     help="confine commands with bubblewrap: auto (when it works, default), bwrap, none")
     run.add_argument("--output", choices=["text", "json"], default="text", help="text lines and tables, or the JSON report on stdout (lines and tables on stderr)")
     run.add_argument("--results", type=Path, default=Path("results"), metavar="DIR", help="write each run under DIR/<run-id>/ (default results/)")
     run.add_argument("--report", type=Path, metavar="FILE", help="also write the JSON report to FILE")
@@ -188,21 +194,15 @@ def cmd_run(args: argparse.Namespace) -> int:
     arms = [Arm(p, t) for p in providers for t in prompts]
     preflight(cases, arms)
     judges = resolve_judges(cases, args.judge or config.judge, lambda name: resolve_provider(name, config, args.verbose))
-    options = RunOptions(sandbox=Sandbox(), keep=args.keep, timeout=args.timeout, judges=judges)
+    jobs = args.jobs or config.jobs or DEFAULT_JOBS
+    options = RunOptions(choose_sandbox(args.sandbox), keep=args.keep, timeout=args.timeout, judges=judges, jobs=jobs)
     as_json = args.output == "json"
     console = make_console(sys.stderr if as_json else None)
     repeated = args.runs > 1 or any((c.runs or 1) > 1 for c in cases)
     printer = RunPrinter(console, len(arms) > 1, repeated)
     writer, started = ResultsWriter(args.results), utc_now()
     recorder = Recorder(args.record, cases, len(providers), len(prompts), args.runs) if args.record else None
-
-    def on_record(record: RunRecord) -> None:
-        writer.write_run(record)
-        printer.record(record)
-        if recorder is not None:
-            recorder.record(record)
-
-    records = run_matrix(cases, arms, options, args.runs, on_record=on_record)
+    records, left = _run_live(cases, arms, options, args.runs, printer, writer, recorder)
     printer.totals(records)
     usage = usage_line(records)
     if usage:
@@ -212,7 +212,13 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(f"recorded {recorder.recorded} runs in {recorder.cases_dir}; replay them offline with: "
               f"tooltrial run {recorder.cases_dir} -p scripted", file=sys.stderr)
     outputs = Conclusion(args.report, args.junit, as_json, args.min_pass_rate)
-    return conclude(records, cases, writer, started, outputs, console)
+    code = conclude(records, cases, writer, started, outputs, console)
+    if left:
+        unfinished = list(dict.fromkeys(case for case, _, _, _ in left))
+        console.print(f"interrupted: {len(left)} runs did not finish, of cases: {', '.join(unfinished)}")
+        console.print("to run just those: add " + " ".join(f"-c {case}" for case in unfinished))
+        return ExitCode.INTERRUPTED
+    return code
 
 
 def cmd_report(args: argparse.Namespace) -> int:
@@ -233,6 +239,38 @@ def usage_line(records: Sequence[RunRecord]) -> str:
 def _known_sum(values: Iterable[float | int | None]) -> float | int | None:
     known = [v for v in values if v is not None]
     return sum(known) if known else None
+
+
+def _run_live(
+    cases: Sequence[Case],
+    arms: Sequence[Arm],
+    options: RunOptions,
+    repeats: int,
+    printer: RunPrinter,
+    writer: ResultsWriter,
+    recorder: Recorder | None,
+) -> tuple[list[RunRecord], list[tuple[str, str, str, int]]]:
+    """Run the matrix under the Ctrl-C handler, each run written to ``writer`` (and ``recorder``);
+    ``(finished records, runs left)``.
+
+    On a terminal each run's lines appear as it ends, under a progress bar; elsewhere
+    in plan order, so the output is the same for any ``-j``.
+    """
+    total = sum(case.runs or repeats for case in cases) * len(arms)
+    with CtrlC(options.cancel, options.sandbox.kill_all), SuiteProgress(printer.console, total) as bar:
+
+        def on_record(record: RunRecord) -> None:
+            writer.write_run(record)
+            if recorder is not None:
+                recorder.record(record)
+            printer.record(record)
+            bar.advance(record)
+
+        try:
+            ordered = not printer.console.is_terminal
+            return run_matrix(cases, arms, options, repeats, on_record, ordered), []
+        except Interrupted as e:
+            return e.records, e.left
 
 
 HANDLERS: dict[str, Callable[[argparse.Namespace], int]] = {

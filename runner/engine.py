@@ -2,17 +2,20 @@
 
 One run (DESIGN.md "One run"): make the workspace, render the prompts, run the
 agent loop through the turn limit, snapshot, check, record, clean up. Every
-failure of a run becomes data on its record; the suite always goes on.
+failure of a run becomes data on its record; the suite always goes on. Runs
+execute concurrently on a bounded pool (runner.pool); they share no mutable
+state, and their records come back in plan order whatever the concurrency.
 """
 
 from __future__ import annotations
 
+import threading
 import time
 import traceback
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Mapping, Sequence
 
-from runner.agent import Trajectory, run_agent
+from runner.agent import RunTimeout, Trajectory, run_agent
 from runner.cases import Case
 from runner.checks import CheckContext, run_checks
 from runner.errors import UserError, UserErrors
@@ -20,9 +23,10 @@ from runner.prompts import PromptTemplate, context_for, system_prompt, turn_prom
 from runner.providers import ProviderSpec
 from runner.providers.base import Completion, ProviderError, Usage
 from runner.providers.limits import TurnLimited
+from runner.pool import run_pool
 from runner.providers.scripted import script_reply
 from runner.record import ERROR, FAIL, PASS, RequestStats, RunRecord, Tokens
-from runner.sandbox import Sandbox
+from runner.sandbox import CommandResult, Sandbox
 from runner.scoring import fill_metrics
 from runner.tools import build_toolbox
 from runner.tools.base import ToolContext
@@ -31,6 +35,8 @@ from runner.workspace import SetupError, Workspace
 
 DEFAULT_RUN_TIMEOUT = 600.0
 DEFAULT_COMMAND_TIMEOUT = 60.0
+DEFAULT_JOBS = 4
+CANCELLED = "cancelled"  # error_kind of a run stopped by an interruption; it counts as not run
 
 
 @dataclass(frozen=True)
@@ -46,6 +52,9 @@ class RunOptions:
     """Settings shared by every run. Times are in seconds; ``timeout`` overrides each case's.
 
     ``judges`` are the judge providers by model name, None for the default (runner.checks.judge).
+
+    ``jobs`` is how many runs go at once. Setting ``cancel`` (e.g. on Ctrl-C) starts
+    no further run and stops running ones before their next model request or tool call.
     """
 
     sandbox: Sandbox
@@ -53,6 +62,23 @@ class RunOptions:
     timeout: float | None = None
     command_timeout: float = DEFAULT_COMMAND_TIMEOUT
     judges: Mapping[str | None, ProviderSpec] = field(default_factory=dict)
+    jobs: int = 1
+    cancel: threading.Event = field(default_factory=threading.Event)
+
+
+class Interrupted(Exception):
+    """``run_matrix`` stopped early because ``RunOptions.cancel`` was set.
+
+    Attributes:
+        records: the runs that finished, in plan order.
+        left: ``(case full id, provider name, prompt name, run index)`` of each planned run
+            that did not finish, in plan order.
+    """
+
+    def __init__(self, records: list[RunRecord], left: list[tuple[str, str, str, int]]) -> None:
+        self.records = records
+        self.left = left
+        super().__init__(f"interrupted: {len(records)} runs finished, {len(left)} not")
 
 
 def preflight(cases: Sequence[Case], arms: Sequence[Arm]) -> None:
@@ -82,13 +108,31 @@ def run_matrix(
     options: RunOptions,
     repeats: int = 1,
     on_record: Callable[[RunRecord], None] = lambda record: None,
+    ordered: bool = True,
 ) -> list[RunRecord]:
-    """Run every case in every arm ``repeats`` times (a case's own ``runs`` wins), calling ``on_record`` as each run ends."""
-    records = []
-    for case, arm, index in _plan(cases, arms, repeats):
-        record = execute(case, arm, options, index)
-        on_record(record)
-        records.append(record)
+    """Run every case in every arm ``repeats`` times (a case's own ``runs`` wins), ``options.jobs`` at once.
+
+    Returns the records in plan order: by arm, then case, then run index. ``on_record``
+    is called in the calling thread for each finished run, in plan order when
+    ``ordered`` (so output is the same for any ``jobs``), else as runs end.
+    Raises Interrupted, once running runs have stopped, when ``options.cancel`` is set.
+    """
+    plan = list(_plan(cases, arms, repeats))
+
+    def work(index: int) -> RunRecord:
+        case, arm, run = plan[index]
+        return execute(case, arm, options, run)
+
+    def emit(index: int, record: RunRecord) -> None:
+        if record.error_kind != CANCELLED:
+            on_record(record)
+
+    done = run_pool(work, len(plan), options.jobs, options.cancel, emit, ordered)
+    finished = {i: record for i, record in done.items() if record.error_kind != CANCELLED}
+    records = [finished[i] for i in sorted(finished)]
+    if len(finished) < len(plan):
+        left = [(c.full_id, a.provider.name, a.prompt.name, r) for i, (c, a, r) in enumerate(plan) if i not in finished]
+        raise Interrupted(records, left)
     return records
 
 
@@ -107,6 +151,8 @@ def execute(case: Case, arm: Arm, options: RunOptions, index: int = 0) -> RunRec
     try:
         workspace = Workspace.create(case, options.sandbox)
         _run_in(workspace, case, arm, options, record, started)
+    except RunTimeout as e:
+        _error(record, "timeout", str(e))
     except SetupError as e:
         _error(record, "setup", str(e))
     except ProviderError as e:
@@ -128,25 +174,37 @@ def execute(case: Case, arm: Arm, options: RunOptions, index: int = 0) -> RunRec
 
 def _run_in(workspace: Workspace, case: Case, arm: Arm, options: RunOptions, record: RunRecord, started: float) -> None:
     timeout = options.timeout or case.timeout or DEFAULT_RUN_TIMEOUT
+    deadline = started + timeout
     command_timeout = case.command_timeout or options.command_timeout
-    workspace.run_setup(case, timeout=command_timeout)
+    try:
+        workspace.run_setup(case, timeout=command_timeout, deadline=deadline)
+    except SetupError as e:
+        if time.monotonic() >= deadline:
+            raise RunTimeout(f"run timed out after {timeout:g}s, in setup: {e.command}") from e
+        raise
     before = workspace.snapshot()
     env = workspace.env(case)
-    toolbox = build_toolbox(case, ToolContext(workspace.path, options.sandbox, env, command_timeout), mock_tools(case.mocks))
+    tool_context = ToolContext(workspace.path, options.sandbox, env, command_timeout, deadline, case.network)
+    toolbox = build_toolbox(case, tool_context, mock_tools(case.mocks))
     context = context_for(case, toolbox.specs(), str(workspace.path))
     system, turns = system_prompt(arm.prompt, case, context), turn_prompts(case, context)
     provider = TurnLimited(arm.provider.create(case), case.max_turns)
-    trajectory = run_agent(provider, toolbox, system, turns, deadline=started + timeout)
+    trajectory = run_agent(provider, toolbox, system, turns, deadline=deadline, cancel=options.cancel)
     _account(record, provider, trajectory)
     record.changes = {k: list(v) for k, v in vars(workspace.changes(before)).items()}
+    if trajectory.stop == CANCELLED:  # not a result: nothing to check
+        _error(record, CANCELLED, trajectory.stop_message or CANCELLED)
+        return
 
-    def run_command(command: str):
-        return options.sandbox.run(command, workspace.path, env, command_timeout)
+    def run_command(command: str) -> CommandResult:
+        return options.sandbox.run(command, workspace.path, env, command_timeout, network=case.network)
 
     context = CheckContext(case, workspace.path, trajectory, run_command, options.judges, record.tokens.total, record.cost)
     record.checks = run_checks(context)
     broken = next((c for c in record.checks if c.error_kind), None)
-    if trajectory.stop:
+    if trajectory.stop == "timeout":
+        _error(record, "timeout", f"run timed out after {timeout:g}s")
+    elif trajectory.stop:
         _error(record, trajectory.stop, trajectory.stop_message or trajectory.stop)
     elif broken is not None:
         _error(record, broken.error_kind, broken.message)

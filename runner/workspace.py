@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from runner.cases import Case
-from runner.sandbox import Sandbox, scrubbed_env
+from runner.sandbox import Sandbox, budget, scrubbed_env
 from runner.tools.base import ToolError
 from runner.tools.paths import resolve_inside
 
@@ -80,16 +80,18 @@ class Workspace:
         """The environment for commands of ``case`` in this workspace (see scrubbed_env)."""
         return scrubbed_env(self.path, case.env)
 
-    def run_setup(self, case: Case, timeout: float = 60.0) -> None:
-        """Run each of ``case.setup`` in order, each with ``timeout`` seconds.
+    def run_setup(self, case: Case, timeout: float = 60.0, deadline: float | None = None) -> None:
+        """Run each of ``case.setup`` in order, each with ``timeout`` seconds, all before
+        ``deadline`` (``time.monotonic()``, the run's end) when given.
 
         Raises SetupError for the first command that exits non-zero or times out.
         """
         env = self.env(case)
         for command in case.setup:
-            result = self.sandbox.run(command, self.path, env, timeout)
+            allowed = budget(timeout, deadline)
+            result = self.sandbox.run(command, self.path, env, allowed, network=case.network)
             if result.timed_out or result.exit_code != 0:
-                raise SetupError(command, result.exit_code, result.output, timeout)
+                raise SetupError(command, result.exit_code, result.output, allowed)
 
     def snapshot(self) -> dict[str, str]:
         """Relative posix path -> sha256 hex digest of every regular file (no symlinks, nothing in .git)."""

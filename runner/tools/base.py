@@ -25,13 +25,16 @@ class ToolResult:
 class ToolContext:
     """Everything a tool may touch: the workspace, the sandbox, the case's env.
 
-    ``command_timeout`` is in seconds.
+    ``command_timeout`` is in seconds; ``deadline`` (``time.monotonic()``) is when
+    the run's time ends, which cuts a command short; ``network`` is the case's.
     """
 
     workspace: Path
     sandbox: Sandbox
     env: Mapping[str, str]
     command_timeout: float = 60.0
+    deadline: float | None = None
+    network: bool = False
 
 
 @dataclass(frozen=True)

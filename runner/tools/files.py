@@ -22,12 +22,15 @@ def is_binary(path: Path) -> bool:
 def read_text(path: Path, shown: str, errors: str = "replace") -> str:
     """The text of a regular, non-binary file of at most 10 MB, decoded as UTF-8 with ``errors``.
 
-    ``shown`` is the path as the model wrote it, for messages. Raises ToolError.
+    ``shown`` is the path as the model wrote it, for messages. Raises ToolError; a FIFO
+    or device is refused before it is opened (opening a FIFO would block the run).
     """
     if not path.exists():
         raise ToolError(f"file not found: {shown}")
     if path.is_dir():
         raise ToolError(f"{shown} is a directory; use list_dir")
+    if not path.is_file():
+        raise ToolError(f"{shown} is not a regular file")
     size = path.stat().st_size
     if size > MAX_FILE_BYTES:
         raise ToolError(f"{shown} is {size} bytes, over the {MAX_FILE_BYTES} byte limit")
@@ -64,6 +67,8 @@ def _write_file(arguments: dict[str, Any], context: ToolContext) -> str:
     path = resolve_inside(context.workspace, shown)
     if path.is_dir():
         raise ToolError(f"{shown} is a directory")
+    if path.exists() and not path.is_file():  # a FIFO would block the write
+        raise ToolError(f"{shown} is not a regular file")
     data = arguments["content"].encode("utf-8")
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(data)

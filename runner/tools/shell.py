@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from runner.sandbox import OUTPUT_LIMIT
+from runner.sandbox import OUTPUT_LIMIT, budget
 from runner.tools.base import Tool, ToolContext, ToolError
 from runner.tools.files import object_schema
 
@@ -18,15 +18,22 @@ def _with_status(output: str, status: str) -> str:
 
 
 def _bash(arguments: dict[str, Any], context: ToolContext) -> str:
+    command = arguments["command"]
+    if "\0" in command:
+        raise ToolError("command contains a NUL byte")
+    timeout = budget(context.command_timeout, context.deadline)
     result = context.sandbox.run(
-        arguments["command"],
+        command,
         context.workspace,
         context.env,
-        context.command_timeout,
+        timeout,
         output_limit=_COMMAND_OUTPUT_LIMIT,
+        network=context.network,
     )
     if result.timed_out:
-        raise ToolError(_with_status(result.output, f"[timed out after {context.command_timeout:g}s]"))
+        cut_by_run = timeout < context.command_timeout
+        why = "stopped: the run's time is up" if cut_by_run else f"timed out after {timeout:g}s"
+        raise ToolError(_with_status(result.output, f"[{why}]"))
     return _with_status(result.output, f"[exit code {result.exit_code}]")
 
 
