@@ -19,6 +19,7 @@ from runner import replio
 from runner.caseload import case_schema, check_file
 from runner.caserules import Checked
 from runner.errors import CaseFileError, Location, UserError, UserErrors
+from runner.fastyaml import fast_load
 from runner.resources import bundled
 from runner.yamlpos import Spot, parse, position, to_plain
 
@@ -183,14 +184,29 @@ def select(cases: Sequence[Case], globs: Sequence[str] = (), tags: Sequence[str]
 
 
 def _read(path: Path, fixtures_dir: Path | None) -> tuple[list[Case], list[CaseFileError]]:
-    """The cases of one file (a case file or a replio fixture) and its errors; no cases unless it has no error."""
+    """The cases of one file (a case file or a replio fixture) and its errors; no cases unless it has no error.
+
+    A case file is read on the fast path (runner.fastyaml) first; when that gives up or the
+    file has any error, it is read again with positions, which every error message needs.
+    """
     file = str(path)
     try:
-        root = parse(_text(path), file)
-        data = to_plain(root, file)
+        text = _text(path)
     except CaseFileError as e:
         return [], [e]
     fixtures = fixtures_dir if fixtures_dir is not None else _default_fixtures(path)
+    fast = fast_load(text) if GROUP_PATTERN.fullmatch(path.stem) else None
+    if fast is not None and not replio.is_fixture(fast.data):
+        checked, problems = check_file(Spot(file, fast.data, empty="(file)"), fast.data, fixtures)
+        if not problems:
+            resolved = fixtures.resolve()
+            lines = fast.lines
+            return [_to_case(path, path.stem, lines[id(spot.node)], merged, resolved) for spot, merged in checked], []
+    try:
+        root = parse(text, file)
+        data = to_plain(root, file)
+    except CaseFileError as e:
+        return [], [e]
     spot = Spot(file, root, empty="(file)")
     if replio.is_fixture(data):
         group = replio.GROUP
@@ -201,7 +217,7 @@ def _read(path: Path, fixtures_dir: Path | None) -> tuple[list[Case], list[CaseF
     if errors:
         return [], errors
     resolved = fixtures.resolve()
-    return [_to_case(path, group, case_spot, merged, resolved) for case_spot, merged in checked], []
+    return [_to_case(path, group, position(case_spot.node, ())[0], merged, resolved) for case_spot, merged in checked], []
 
 
 def _check_case_file(spot: Spot, data: Any, fixtures: Path) -> tuple[Checked, list[CaseFileError]]:
@@ -235,13 +251,13 @@ def _default_fixtures(path: Path) -> Path:
     return beside if beside.is_dir() else bundled("fixtures")
 
 
-def _to_case(path: Path, group: str, spot: Spot, data: dict[str, Any], fixtures: Path) -> Case:
-    """A validated case mapping (merged over the defaults) as a Case of ``group``."""
+def _to_case(path: Path, group: str, line: int, data: dict[str, Any], fixtures: Path) -> Case:
+    """A validated case mapping (merged over the defaults), starting at ``line``, as a Case of ``group``."""
     return Case(
         group=group,
         id=data["id"],
         source=path,
-        line=position(spot.node, ())[0],
+        line=line,
         turns=tuple(t["content"] if isinstance(t, dict) else t for t in data["turns"]),
         description=data.get("description", ""),
         tags=tuple(data.get("tags", ())),

@@ -11,12 +11,12 @@ from typing import Callable, Iterable, Sequence
 from runner import __version__
 from runner.authoring import default_cases_dir, new_case
 from runner.baseline import weak_cases
-from runner.cases import Case, case_schema, select, validate_file
+from runner.cases import Case, case_schema, select
 from runner.checks.judge import resolve_judges
 from runner.conclude import Conclusion, conclude, utc_now
 from runner.config import load_config
 from runner.engine import DEFAULT_JOBS, Arm, Interrupted, RunOptions, preflight, run_matrix
-from runner.errors import ExitCode, UserError, UserErrors, run_at_boundary
+from runner.errors import ExitCode, UserError, run_at_boundary
 from runner.interrupt import CtrlC
 from runner.progress import SuiteProgress
 from runner.prompts import load_prompt
@@ -151,10 +151,7 @@ def cmd_list(args: argparse.Namespace) -> int:
 def cmd_validate(args: argparse.Namespace) -> int:
     sources = _sources(args)
     files = [f for source in sources for f in source.files()]
-    errors = [e for f in files for e in validate_file(f, args.fixtures_dir)]
-    if errors:
-        raise UserErrors(errors)
-    cases = [s.case for s in load_sourced(sources, args.fixtures_dir)]
+    cases = [s.case for s in load_sourced(sources, args.fixtures_dir)]  # raises UserErrors with every error
     print(f"{len(cases)} cases in {len(files)} files are valid")
     if args.baseline:
         config = load_config(args.config)

@@ -1,0 +1,141 @@
+"""The fast path for reading a case file: libyaml's parser (through PyYAML) with YAML 1.2 typing.
+
+ruamel's round-trip parser (runner.yamlpos) keeps every position, which errors
+need, but is pure Python and slow: about 3 ms per case. Most files have no
+error, so they are first read here, from libyaml's events, about ten times
+faster. Anything this reader is not sure to read exactly as ruamel would makes
+it give up (return None), and the caller reads the file again with ruamel: a
+syntax error, a tab anywhere or a block scalar header with more than its
+indicators on it (ruamel refuses some of those that libyaml takes), a
+document that is a scalar, a ``%YAML`` directive, several documents, an
+explicit tag, an anchor or alias, a key that is not text or is repeated, and any plain scalar
+that YAML 1.2 makes something other than text, ``true``/``false``, null, a
+decimal integer or a plain decimal fraction (``0x1F``, ``1e3``, ``.inf``,
+``2024-01-01``, ``<<``...).
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass
+from typing import Any, Iterator
+
+import yaml
+from ruamel.yaml.resolver import implicit_resolvers
+
+_BOOLS = {"true": True, "True": True, "TRUE": True, "false": False, "False": False, "FALSE": False}
+_NULLS = frozenset(("", "~", "null", "Null", "NULL"))
+_INT = re.compile(r"[-+]?(?:0|[1-9][0-9]*)")
+_FLOAT = re.compile(r"[-+]?(?:0|[1-9][0-9]*)\.[0-9]+")
+_BLOCK_HEADER = re.compile(r"[|>][-+1-9]*[ ]*(?:\n|$)")
+
+
+class _GiveUp(Exception):
+    """The text holds something only the round-trip parser reads exactly."""
+
+
+@dataclass(frozen=True)
+class FastDoc:
+    """A case file read on the fast path.
+
+    Attributes:
+        data: the document as plain dicts, lists, str, int, float, bool and None.
+        lines: ``id(mapping) -> 1-based line`` where each mapping of ``data`` starts.
+    """
+
+    data: Any
+    lines: dict[int, int]
+
+
+def fast_load(text: str) -> FastDoc | None:
+    """``text`` (one YAML document) read with libyaml, or None when the caller must use ruamel.
+
+    None also when PyYAML was built without libyaml. Never raises.
+    """
+    if not getattr(yaml, "__with_libyaml__", False) or "\t" in text:
+        return None
+    loader = yaml.CBaseLoader(text)
+    reader = _Reader(text)
+    try:
+        events = iter(loader.get_event, None)
+        _expect(events, yaml.StreamStartEvent)
+        start = _expect(events, yaml.DocumentStartEvent)
+        first = next(events)
+        if start.version is not None or start.tags or isinstance(first, yaml.ScalarEvent):
+            raise _GiveUp
+        data = reader.node(first, events)
+        _expect(events, yaml.DocumentEndEvent)
+        _expect(events, yaml.StreamEndEvent)
+    except (_GiveUp, yaml.YAMLError, RecursionError, StopIteration):
+        return None
+    finally:
+        loader.dispose()
+    return FastDoc(data, reader.lines)
+
+
+def _expect(events: Iterator[Any], kind: type) -> Any:
+    event = next(events)
+    if not isinstance(event, kind):
+        raise _GiveUp
+    return event
+
+
+class _Reader:
+    """Builds plain data from libyaml events, noting where each mapping starts."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.lines: dict[int, int] = {}
+
+    def node(self, event: Any, events: Iterator[Any]) -> Any:
+        """The value that starts with ``event``; the events it spans are consumed."""
+        if getattr(event, "anchor", None) is not None or getattr(event, "tag", None) is not None:
+            raise _GiveUp
+        if isinstance(event, yaml.ScalarEvent):
+            return self.scalar(event)
+        if isinstance(event, yaml.SequenceStartEvent):
+            items = []
+            while not isinstance(event := next(events), yaml.SequenceEndEvent):
+                items.append(self.node(event, events))
+            return items
+        if isinstance(event, yaml.MappingStartEvent):
+            mapping: dict[str, Any] = {}
+            self.lines[id(mapping)] = event.start_mark.line + 1
+            while not isinstance(event := next(events), yaml.MappingEndEvent):
+                key = self.node(event, events)
+                if not isinstance(key, str) or key in mapping:
+                    raise _GiveUp
+                mapping[key] = self.node(next(events), events)
+            return mapping
+        raise _GiveUp  # an alias
+
+    def scalar(self, event: Any) -> Any:
+        if event.style in ("|", ">") and not _BLOCK_HEADER.match(self.text, event.start_mark.index):
+            raise _GiveUp
+        return _plain(event.value) if event.implicit[0] else event.value
+
+
+def _plain(value: str) -> Any:
+    """A plain scalar typed as ruamel types it under YAML 1.2, for the forms read here."""
+    if value in _BOOLS:
+        return _BOOLS[value]
+    if value in _NULLS:
+        return None
+    if _INT.fullmatch(value):
+        return int(value)
+    if _FLOAT.fullmatch(value):
+        return float(value)
+    first, special = _special()
+    if value[:1] in first and special.match(value):
+        raise _GiveUp
+    return value
+
+
+@functools.cache
+def _special() -> tuple[frozenset[str], re.Pattern[str]]:
+    """Every other plain scalar ruamel would not read as text, by its own YAML 1.2 rules:
+    the first characters such a scalar can start with, and one pattern matching them all."""
+    resolvers = [(regexp, first) for versions, _, regexp, first in implicit_resolvers if (1, 2) in versions]
+    pattern = "|".join(f"(?:{regexp.pattern})" for regexp, _ in resolvers)
+    return frozenset(c for _, first in resolvers for c in first), re.compile(pattern, re.X)
