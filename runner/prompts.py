@@ -74,11 +74,16 @@ def context_for(case: Case, tools: Sequence[Mapping[str, Any]], workspace: str) 
     }
 
 
+@lru_cache(maxsize=1024)
+def _compiled(source: str) -> jinja2.Template:
+    """``source`` compiled once: every run of a case renders the same templates (thread-safe)."""
+    return _environment().from_string(source)
+
+
 def render(source: str, origin: str, context: Mapping[str, Any]) -> str:
     """Render one template string. Raises TemplateError with the origin and line."""
-    env = _environment()
     try:
-        return env.from_string(source).render(context).strip()
+        return _compiled(source).render(context).strip()
     except jinja2.TemplateSyntaxError as e:
         raise TemplateError(e.message or "syntax error", Location(origin, e.lineno)) from e
     except jinja2.UndefinedError as e:
