@@ -67,8 +67,8 @@ class RunPrinter:
 def print_case_list(console: Console, cases: Sequence[Case]) -> None:
     """``group/id`` and the description, aligned, one case per line."""
     width = max((len(c.full_id) for c in cases), default=0)
-    for case in cases:
-        console.print(Text(f"{case.full_id:<{width}}  {case.description}".rstrip()))
+    if cases:  # one print: rich's cost is per call, and suites have thousands of cases
+        console.print(Text("\n".join(f"{case.full_id:<{width}}  {case.description}".rstrip() for case in cases)))
 
 
 def print_sources(console: Console, sourced: Sequence[Sourced], cwd: Path) -> None:
