@@ -1,0 +1,103 @@
+"""A loopback OpenAI-compatible chat server for the benchmark, and the smallest provider that calls it.
+
+The server answers ``POST /v1/chat/completions`` after ``delay`` seconds, playing a
+fixed agent of three requests: write ``out.txt``, read it back, reply ``done``
+(chosen by how many tool results the conversation already holds). The provider
+is a stand-in for tooltrial's litellm provider: one urllib POST per request, the
+reply turned into a Completion. Once that provider is in, ``-p openai/<model>``
+with ``api_base`` set to ``FakeOpenAI.url`` measures the same path through litellm.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+import urllib.request
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from types import TracebackType
+from typing import Any
+
+from runner.providers.base import Completion, ToolCall, Usage
+
+_PLAN = [
+    ("write_file", {"path": "out.txt", "content": "hello\n"}),
+    ("read_file", {"path": "out.txt"}),
+]
+
+
+def _reply(messages: list[dict[str, Any]]) -> dict[str, Any]:
+    """The chat-completion body for the conversation so far."""
+    step = sum(1 for m in messages if m.get("role") == "tool")
+    if step < len(_PLAN):
+        name, arguments = _PLAN[step]
+        call = {"id": f"call_{step}", "type": "function",
+                "function": {"name": name, "arguments": json.dumps(arguments)}}
+        message: dict[str, Any] = {"role": "assistant", "content": None, "tool_calls": [call]}
+        finish = "tool_calls"
+    else:
+        message, finish = {"role": "assistant", "content": "done: out.txt says hello"}, "stop"
+    usage = {"prompt_tokens": 100, "completion_tokens": 10, "total_tokens": 110}
+    return {"object": "chat.completion", "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+            "usage": usage}
+
+
+class FakeOpenAI:
+    """The server on 127.0.0.1 (a free port) in a daemon thread; use it as a context manager."""
+
+    def __init__(self, delay: float = 0.1) -> None:
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:  # noqa: N802 (the http.server name)
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                time.sleep(delay)
+                data = json.dumps(_reply(body["messages"])).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+        ThreadingHTTPServer.request_queue_size = 128
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}/v1"
+
+    def __enter__(self) -> FakeOpenAI:
+        self._thread.start()
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+
+class HttpProvider:
+    """A provider that POSTs each request to an OpenAI-compatible ``url`` (``.../v1``) with urllib."""
+
+    name = "fake-openai"
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+
+    def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Completion:
+        started = time.monotonic()
+        body = json.dumps({"model": "fake", "messages": messages, "tools": tools}).encode()
+        request = urllib.request.Request(f"{self.url}/chat/completions", body, {"Content-Type": "application/json"})
+        with urllib.request.urlopen(request, timeout=30) as response:
+            data = json.load(response)
+        choice = data["choices"][0]
+        calls = tuple(
+            ToolCall(c["id"], c["function"]["name"], json.loads(c["function"]["arguments"]))
+            for c in choice["message"].get("tool_calls") or ()
+        )
+        usage = Usage(**data["usage"])
+        return Completion(choice["message"].get("content"), calls, choice["finish_reason"], usage,
+                          time.monotonic() - started)

@@ -1,0 +1,172 @@
+"""tooltrial's benchmark: prints four figures against their targets. Not a test.
+
+    .venv/bin/python benchmarks/run.py [--http-cases 200] [--delay 0.1]
+
+(a) ``list`` and ``validate`` of 1,000 generated cases (10 files): the command's own
+    wall-clock and CPU time in this process (best of 3), and the whole CLI with
+    interpreter start-up.
+(b) The bundled suite with the scripted provider, 5 runs of each case at -j 1:
+    harness time per run, the time spent in setup, verify and bash subprocesses left out;
+    also the CPU time of this process per run (steadier on a shared machine).
+(c) N generated cases of 3 model requests each against a loopback OpenAI-compatible
+    server answering after ``delay`` seconds, at -j 1 and -j 16: the speed-up.
+(d) Peak memory (RSS) of ``tooltrial run`` on the bundled suite at -j 16, 4 runs a case.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from fake_openai import FakeOpenAI, HttpProvider
+
+from runner.cases import load_cases
+from runner.cli import main
+from runner.engine import Arm, RunOptions, run_matrix
+from runner.prompts import load_prompt
+from runner.providers import ProviderSpec, resolve_provider
+from runner.record import PASS, RunRecord
+from runner.sandbox import CommandResult, Sandbox, choose_sandbox
+
+ROOT = Path(__file__).resolve().parent.parent
+CASE = """\
+- id: case-{n:04d}
+  description: Generated case {n}; write a file, read it back, say done.
+  tags: [bench, generated]
+  files: {{notes.txt: "alpha\\nbeta\\n"}}
+  turns: ["Write hello to out.txt, read it back, then say done."]
+  expect:
+    files:
+      out.txt: {{contains: [hello], not_contains: [goodbye]}}
+    response_contains: [done]
+    trace: {{must_include: [write_file, read_file], avoid: [bash], max_calls: 4}}
+    max_turns: 5
+  script:
+    - tool_calls: [{{name: write_file, arguments: {{path: out.txt, content: "hello\\n"}}}}]
+    - tool_calls: [{{name: read_file, arguments: {{path: out.txt}}}}]
+    - content: "done: out.txt says hello"
+"""
+
+
+def generate(folder: Path, count: int, per_file: int = 100) -> Path:
+    """Write ``count`` cases, ``per_file`` to a file (``g00.yml``...), into ``folder``; return it."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for start in range(0, count, per_file):
+        cases = "".join(CASE.format(n=n) for n in range(start, min(start + per_file, count)))
+        (folder / f"g{start // per_file:02d}.yml").write_text(cases, encoding="utf-8")
+    return folder
+
+
+def best_of(times: int, work: Callable[[], Any]) -> tuple[float, float]:
+    """The shortest wall-clock and CPU seconds (this process) of ``times`` calls of ``work``."""
+    wall = cpu = float("inf")
+    for _ in range(times):
+        started, used = time.perf_counter(), time.process_time()
+        work()
+        wall, cpu = min(wall, time.perf_counter() - started), min(cpu, time.process_time() - used)
+    return wall, cpu
+
+
+def cli_seconds(*args: str) -> float:
+    """Wall-clock seconds of the ``tooltrial`` command with ``args``, best of 3."""
+    command = [sys.executable, "-m", "runner", *args]
+    return best_of(3, lambda: subprocess.run(command, check=True, capture_output=True))[0]
+
+
+def quiet_main(argv: Sequence[str]) -> None:
+    with contextlib.redirect_stdout(io.StringIO()):
+        assert main(list(argv)) == 0, argv
+
+
+def figure_a(folder: Path) -> None:
+    cases = generate(folder / "cases", 1000)
+    for command in ("list", "validate"):
+        wall, cpu = best_of(3, lambda: quiet_main([command, str(cases)]))
+        whole = cli_seconds(command, str(cases))
+        print(f"(a) {command} 1,000 cases: {wall:.2f} s wall, {cpu:.2f} s CPU"
+              f" (whole command with interpreter start-up: {whole:.2f} s)   target < 0.5 s")
+
+
+class TimedSandbox(Sandbox):
+    """A Sandbox that adds up the wall-clock seconds its commands take."""
+
+    def __init__(self, base: Sandbox) -> None:
+        super().__init__(base.mode, base.binary)
+        self.seconds = 0.0
+        self._sum = threading.Lock()
+
+    def run(self, *args: Any, **kwargs: Any) -> CommandResult:
+        result = super().run(*args, **kwargs)
+        with self._sum:
+            self.seconds += result.duration
+        return result
+
+
+def figure_b(sandbox: Sandbox, repeats: int = 5) -> None:
+    cases = load_cases([ROOT / "cases"])
+    timed = TimedSandbox(sandbox)
+    arm = Arm(resolve_provider("scripted"), load_prompt(None))
+    started, cpu = time.perf_counter(), time.process_time()
+    records = run_matrix(cases, [arm], RunOptions(timed, jobs=1), repeats)
+    wall, cpu = time.perf_counter() - started, time.process_time() - cpu
+    _all_pass(records)
+    runs = len(records)
+    print(f"(b) harness overhead: {(wall - timed.seconds) / runs * 1000:.1f} ms/run wall,"
+          f" {cpu / runs * 1000:.1f} ms/run CPU, over {runs} runs ({sandbox.mode} sandbox; time in"
+          f" subprocesses, left out: {timed.seconds / runs * 1000:.0f} ms/run)   target < 10 ms")
+
+
+def figure_c(folder: Path, sandbox: Sandbox, count: int, delay: float) -> None:
+    cases = load_cases([generate(folder / "http", count)])
+    seconds = {}
+    with FakeOpenAI(delay) as server:
+        arm = Arm(ProviderSpec("fake-openai", lambda case: HttpProvider(server.url)), load_prompt(None))
+        for jobs in (1, 16):
+            started = time.perf_counter()
+            records = run_matrix(cases, [arm], RunOptions(sandbox, jobs=jobs))
+            seconds[jobs] = time.perf_counter() - started
+            _all_pass(records)
+            assert all(r.requests == 3 for r in records)
+    print(f"(c) {count} cases x 3 requests at {delay * 1000:.0f} ms: -j 1 {seconds[1]:.1f} s,"
+          f" -j 16 {seconds[16]:.1f} s, speed-up {seconds[1] / seconds[16]:.1f}x   target >= 12x")
+
+
+def figure_d() -> None:
+    command = [sys.executable, "-m", "runner", "run", str(ROOT / "cases"), "-j", "16", "--runs", "4"]
+    proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _, status, usage = os.wait4(proc.pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    print(f"(d) peak RSS of tooltrial run (bundled suite x 4, -j 16): {usage.ru_maxrss / 1024:.0f} MB"
+          "   target < 150 MB")
+
+
+def _all_pass(records: Sequence[RunRecord]) -> None:
+    failed = [f"{r.case}: {r.status} {r.cause or ''}" for r in records if r.status != PASS]
+    assert not failed, failed[:3]
+
+
+def main_benchmark() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--http-cases", type=int, default=200, help="cases for (c) (default 200)")
+    parser.add_argument("--delay", type=float, default=0.1, help="seconds the fake server waits (default 0.1)")
+    args = parser.parse_args()
+    print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}")
+    sandbox = choose_sandbox("auto")
+    with tempfile.TemporaryDirectory(prefix="tooltrial-bench-") as folder:
+        figure_a(Path(folder))
+        figure_b(sandbox)
+        figure_c(Path(folder), sandbox, args.http_cases, args.delay)
+    figure_d()
+
+
+if __name__ == "__main__":
+    main_benchmark()
