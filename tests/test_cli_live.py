@@ -48,7 +48,7 @@ def test_server_errors_then_the_next_case_runs_verbose(tmp_path: Path) -> None:
     with OpenAIServer() as server:
         server.push(*[error_reply(503, "model is loading")] * 3, *script_replies(FIX.script, usage=None))
         done = tooltrial("run", "cases/fix.yml", "-p", "local-openai", "--config", str(config(tmp_path, server.api_base)),
-                         "-c", "fix/fix-failing-test", "--runs", "2", "--output", "json", "--verbose", env=env)
+                         "-c", "fix/fix-failing-test", "--runs", "2", "-j", "1", "--output", "json", "--verbose", env=env)
     assert done.returncode == 3  # only an infrastructure error broke the gate
     assert "LiteLLM DEBUG" in done.stderr  # litellm's log goes to stderr; stdout stays one JSON document
     assert "sk-verbose-secret" not in done.stderr + done.stdout
