@@ -1,11 +1,12 @@
-"""Property: whatever arguments a model sends, tool calls and the agent loop never raise.
+"""Property: whatever a model sends, tool calls, the response parser and the agent loop never raise.
 
 Every builtin tool gets arbitrary argument objects through ``Toolbox.call`` (wrong
 types, huge strings, odd unicode, NUL bytes, ``..`` and absolute paths, a symlink
 leading out); each call returns a ToolResult and nothing outside the workspace
-changes. The agent loop gets arbitrary scripted replies (any tool name, any
-arguments) and always ends with a trajectory. The provider response parser is
-fuzzed where it lives (runner.providers.parse), not here.
+changes. The response parser gets arbitrary provider-shaped JSON and gives a
+Completion or a ProviderError; the agent loop, fed scripted replies or parsed
+responses of any shape, always ends with a trajectory (an error result for each
+bad call, a recorded stop for a bad response).
 """
 
 from __future__ import annotations
@@ -20,7 +21,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from runner.agent import run_agent
+from runner.providers.base import Completion, ProviderError, ToolCall
 from runner.providers.limits import TurnLimited
+from runner.providers.parse import parse_completion
 from runner.providers.scripted import ScriptedProvider
 from runner.sandbox import OUTPUT_LIMIT, Sandbox, scrubbed_env
 from runner.tools import BUILTIN_TOOLS, Toolbox
@@ -36,8 +39,11 @@ scalars = st.none() | st.booleans() | st.integers() | st.floats() | strings
 json_values = st.recursive(
     scalars, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(strings, inner, max_size=3), max_leaves=8
 )
+GOOD = [{"path": "a.txt"}, {"path": "dir"}, {"pattern": "alpha"}, {"pattern": "*.txt"}, {"path": "b.txt", "content": "x"},
+        {"path": "a.txt", "old_string": "beta", "new_string": "gamma"}]  # fmt: skip
 arguments = (
-    st.dictionaries(st.sampled_from(PARAMS), scalars, max_size=4)
+    st.sampled_from(GOOD)
+    | st.dictionaries(st.sampled_from(PARAMS), scalars, max_size=4)
     | st.dictionaries(st.sampled_from(PARAMS) | strings, json_values, max_size=4)
     | json_values
 )
@@ -100,7 +106,7 @@ def test_bash_never_raises(given_arguments: Any) -> None:
 
 call = st.fixed_dictionaries(
     {"name": st.sampled_from([*BUILTIN_TOOLS, "nope", "read_file "]) | st.text(min_size=1, max_size=10)},
-    optional={"arguments": st.dictionaries(st.sampled_from(PARAMS) | strings, json_values, max_size=3)},
+    optional={"arguments": st.sampled_from(GOOD) | st.dictionaries(st.sampled_from(PARAMS) | strings, json_values, max_size=3)},
 )
 reply = st.fixed_dictionaries({}, optional={"content": strings, "tool_calls": st.lists(call, max_size=3)})
 
@@ -116,5 +122,77 @@ def test_the_agent_loop_ends_with_a_trajectory_whatever_the_model_replies(script
         trajectory = run_agent(provider, box, "system", turns)
         assert trajectory.stop in (None, "turn_limit", "provider_error")
         assert len(trajectory.steps) == sum(len(c.tool_calls) for c in provider.completions)
+        json.dumps(trajectory.messages)
+        assert _outside_untouched(root)
+
+
+raw_call = st.fixed_dictionaries({}, optional={
+    "id": st.none() | st.sampled_from(["c1", "c1", ""]) | json_values,
+    "type": st.just("function"),
+    "function": st.fixed_dictionaries({}, optional={
+        "name": st.sampled_from([*BUILTIN_TOOLS, "nope"]),
+        "arguments": st.builds(json.dumps, st.sampled_from(GOOD) | st.dictionaries(st.sampled_from(PARAMS), scalars,
+                                                                                   max_size=3)) | json_values,
+    }) | json_values,
+})  # fmt: skip
+message = st.fixed_dictionaries({}, optional={
+    "role": st.just("assistant"),
+    "content": json_values | st.lists(st.fixed_dictionaries({"type": st.just("text"), "text": strings}), max_size=2),
+    "tool_calls": st.lists(raw_call, max_size=3) | json_values,
+    "function_call": raw_call | json_values,
+})  # fmt: skip
+odd_response = st.fixed_dictionaries({}, optional={
+    "choices": st.lists(st.fixed_dictionaries({}, optional={"message": message | json_values,
+                                                            "finish_reason": json_values}) | json_values, max_size=2),
+    "usage": st.dictionaries(st.sampled_from(["prompt_tokens", "completion_tokens", "total_tokens", "input_tokens"]),
+                             json_values) | json_values,
+    "usageMetadata": json_values,
+    "prompt_eval_count": json_values,
+}) | json_values  # fmt: skip
+response = st.builds(  # a well-formed reply (its calls may still be bad), or anything
+    lambda calls, content: {"choices": [{"message": {"role": "assistant", "content": content, "tool_calls": calls},
+                                         "finish_reason": "tool_calls" if calls else "stop"}]},
+    st.lists(raw_call, max_size=3),
+    st.none() | strings,
+) | odd_response
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(response)
+def test_any_provider_response_parses_to_a_completion_or_a_provider_error(body: Any) -> None:
+    try:
+        completion = parse_completion(body)
+    except ProviderError:
+        return
+    assert isinstance(completion, Completion)
+    assert completion.content is None or isinstance(completion.content, str)
+    assert all(isinstance(c, ToolCall) and isinstance(c.name, str) for c in completion.tool_calls)
+    assert all((c.arguments is None) == (c.error is not None) for c in completion.tool_calls)
+
+
+class _Responses:
+    """A provider whose replies are raw response bodies, parsed as a live provider parses them."""
+
+    name = "responses"
+
+    def __init__(self, bodies: list[Any]) -> None:
+        self.bodies = iter(bodies)
+
+    def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Completion:
+        body = next(self.bodies, None)
+        if body is None:
+            raise ProviderError("no more responses")
+        return parse_completion(body)
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(response, max_size=4))
+def test_the_agent_loop_ends_with_a_trajectory_whatever_the_provider_returns(bodies: list[Any]) -> None:
+    with tempfile.TemporaryDirectory() as folder:
+        root = Path(folder)
+        workspace = _workspace(root)
+        box = Toolbox(BUILTIN_TOOLS, ("bash",), ToolContext(workspace, Sandbox(), scrubbed_env(workspace)))
+        trajectory = run_agent(TurnLimited(_Responses(bodies), max_turns=4), box, "system", ["go"])
+        assert trajectory.stop in (None, "turn_limit", "provider_error")
         json.dumps(trajectory.messages)
         assert _outside_untouched(root)
