@@ -70,7 +70,7 @@ def _both_ways(folder: Path, data: Any) -> tuple[Any, Any]:
         return fast, read()
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(files)
 def test_any_case_file_loads_the_same_on_both_paths(data: Any) -> None:
     with tempfile.TemporaryDirectory() as folder:

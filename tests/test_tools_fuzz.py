@@ -111,7 +111,7 @@ call = st.fixed_dictionaries(
 reply = st.fixed_dictionaries({}, optional={"content": strings, "tool_calls": st.lists(call, max_size=3)})
 
 
-@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(reply, max_size=5), st.lists(st.text(min_size=1, max_size=5), min_size=1, max_size=2))
 def test_the_agent_loop_ends_with_a_trajectory_whatever_the_model_replies(script: list, turns: list) -> None:
     with tempfile.TemporaryDirectory() as folder:
@@ -157,7 +157,7 @@ response = st.builds(  # a well-formed reply (its calls may still be bad), or an
 ) | odd_response
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(response)
 def test_any_provider_response_parses_to_a_completion_or_a_provider_error(body: Any) -> None:
     try:
@@ -185,7 +185,7 @@ class _Responses:
         return parse_completion(body)
 
 
-@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(response, max_size=4))
 def test_the_agent_loop_ends_with_a_trajectory_whatever_the_provider_returns(bodies: list[Any]) -> None:
     with tempfile.TemporaryDirectory() as folder:
