@@ -2,10 +2,10 @@
 
 The server answers ``POST /v1/chat/completions`` after ``delay`` seconds, playing a
 fixed agent of three requests: write ``out.txt``, read it back, reply ``done``
-(chosen by how many tool results the conversation already holds). The provider
-is a stand-in for tooltrial's litellm provider: one urllib POST per request, the
-reply turned into a Completion. Once that provider is in, ``-p openai/<model>``
-with ``api_base`` set to ``FakeOpenAI.url`` measures the same path through litellm.
+(chosen by how many tool results the conversation already holds). HttpProvider
+is the least a provider can do: one urllib POST per request, the reply turned
+into a Completion, so the figure is tooltrial's own; ``run.py --litellm`` runs the
+same cases through tooltrial's litellm provider against the same server.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """tooltrial's benchmark: prints four figures against their targets. Not a test.
 
-    .venv/bin/python benchmarks/run.py [--http-cases 200] [--delay 0.1]
+    .venv/bin/python benchmarks/run.py [--http-cases 200] [--delay 0.1] [--litellm]
 
 (a) ``list`` and ``validate`` of 1,000 generated cases (10 files): the command's own
     wall-clock and CPU time in this process (best of 3), and the whole CLI with
@@ -9,7 +9,9 @@
     harness time per run, the time spent in setup, verify and bash subprocesses left out;
     also the CPU time of this process per run (steadier on a shared machine).
 (c) N generated cases of 3 model requests each against a loopback OpenAI-compatible
-    server answering after ``delay`` seconds, at -j 1 and -j 16: the speed-up.
+    server answering after ``delay`` seconds, at -j 1 and -j 16: the speed-up. The
+    model is a minimal urllib provider; with ``--litellm``, also tooltrial's litellm
+    provider, which costs CPU per request that a small machine feels at -j 16.
 (d) Peak memory (RSS) of ``tooltrial run`` on the bundled suite at -j 16, 4 runs a case.
 """
 
@@ -31,9 +33,11 @@ from fake_openai import FakeOpenAI, HttpProvider
 
 from runner.cases import load_cases
 from runner.cli import main
+from runner.config import Config
 from runner.engine import Arm, RunOptions, run_matrix
 from runner.prompts import load_prompt
 from runner.providers import ProviderSpec, resolve_provider
+from runner.providers.settings import ModelSettings
 from runner.record import PASS, RunRecord
 from runner.sandbox import CommandResult, Sandbox, choose_sandbox
 
@@ -125,19 +129,30 @@ def figure_b(sandbox: Sandbox, repeats: int = 5) -> None:
           f" subprocesses, left out: {timed.seconds / runs * 1000:.0f} ms/run)   target < 10 ms")
 
 
-def figure_c(folder: Path, sandbox: Sandbox, count: int, delay: float) -> None:
+def urllib_arm(url: str) -> Arm:
+    return Arm(ProviderSpec("urllib", lambda case: HttpProvider(url)), load_prompt(None))
+
+
+def litellm_arm(url: str) -> Arm:
+    os.environ["TOOLTRIAL_BENCH_KEY"] = "sk-bench"  # the fake server takes any key
+    settings = ModelSettings(model="openai/fake", api_base=url, api_key_env="TOOLTRIAL_BENCH_KEY")
+    return Arm(resolve_provider("litellm", Config(providers={"litellm": settings})), load_prompt(None))
+
+
+def figure_c(folder: Path, sandbox: Sandbox, count: int, delay: float, make_arm: Callable[[str], Arm]) -> None:
     cases = load_cases([generate(folder / "http", count)])
     seconds = {}
     with FakeOpenAI(delay) as server:
-        arm = Arm(ProviderSpec("fake-openai", lambda case: HttpProvider(server.url)), load_prompt(None))
+        arm = make_arm(server.url)
         for jobs in (1, 16):
             started = time.perf_counter()
             records = run_matrix(cases, [arm], RunOptions(sandbox, jobs=jobs))
             seconds[jobs] = time.perf_counter() - started
             _all_pass(records)
             assert all(r.requests == 3 for r in records)
-    print(f"(c) {count} cases x 3 requests at {delay * 1000:.0f} ms: -j 1 {seconds[1]:.1f} s,"
-          f" -j 16 {seconds[16]:.1f} s, speed-up {seconds[1] / seconds[16]:.1f}x   target >= 12x")
+    print(f"(c) {count} cases x 3 requests at {delay * 1000:.0f} ms, {arm.provider.name} provider:"
+          f" -j 1 {seconds[1]:.1f} s, -j 16 {seconds[16]:.1f} s, speed-up {seconds[1] / seconds[16]:.1f}x"
+          "   target >= 12x")
 
 
 def figure_d() -> None:
@@ -158,13 +173,16 @@ def main_benchmark() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--http-cases", type=int, default=200, help="cases for (c) (default 200)")
     parser.add_argument("--delay", type=float, default=0.1, help="seconds the fake server waits (default 0.1)")
+    parser.add_argument("--litellm", action="store_true", help="measure (c) through the litellm provider too")
     args = parser.parse_args()
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}")
     sandbox = choose_sandbox("auto")
     with tempfile.TemporaryDirectory(prefix="tooltrial-bench-") as folder:
         figure_a(Path(folder))
         figure_b(sandbox)
-        figure_c(Path(folder), sandbox, args.http_cases, args.delay)
+        figure_c(Path(folder), sandbox, args.http_cases, args.delay, urllib_arm)
+        if args.litellm:
+            figure_c(Path(folder), sandbox, args.http_cases, args.delay, litellm_arm)
     figure_d()
 
 
