@@ -29,7 +29,7 @@ def test_budget_broken_fails_the_run_with_cause_over_budget(tmp_path: Path) -> N
         server.push(*_replies(), *_replies())
         done = tooltrial("run", str(tmp_path / "budget.yml"), "-p", "local-openai",
                          "--config", str(config(tmp_path, server.api_base)), "--output", "json",
-                         "--results", str(tmp_path / "results"))
+                         "--results", str(tmp_path / "results"), "-j", "1")  # both runs share one reply queue
     assert done.returncode == 1, done.stderr
     within, over = json.loads(done.stdout)["runs"]
     assert (within["status"], within["tokens"]["total"]) == ("pass", 39)

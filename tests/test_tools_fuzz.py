@@ -120,7 +120,7 @@ def test_the_agent_loop_ends_with_a_trajectory_whatever_the_model_replies(script
         box = Toolbox(BUILTIN_TOOLS, ("bash",), ToolContext(workspace, Sandbox(), scrubbed_env(workspace)))
         provider = TurnLimited(ScriptedProvider(script), max_turns=4)
         trajectory = run_agent(provider, box, "system", turns)
-        assert trajectory.stop in (None, "turn_limit", "provider_error")
+        assert trajectory.stop in (None, "turn_limit", "script_exhausted")
         assert len(trajectory.steps) == sum(len(c.tool_calls) for c in provider.completions)
         json.dumps(trajectory.messages)
         assert _outside_untouched(root)
