@@ -15,10 +15,9 @@ from runner.cases import Case, case_schema, select
 from runner.checks.judge import resolve_judges
 from runner.conclude import Conclusion, conclude, utc_now
 from runner.config import load_config
-from runner.engine import DEFAULT_JOBS, Arm, Interrupted, RunOptions, preflight, run_matrix
+from runner.engine import DEFAULT_JOBS, Arm, RunOptions, preflight
 from runner.errors import ExitCode, UserError, run_at_boundary
-from runner.interrupt import CtrlC
-from runner.progress import SuiteProgress
+from runner.live import print_interrupted, run_live
 from runner.prompts import load_prompt
 from runner.providers import SCRIPTED, resolve_provider
 from runner.record import RunRecord
@@ -26,7 +25,7 @@ from runner.recording import Recorder
 from runner.render import RunPrinter, make_console, print_case_list, print_sources
 from runner.report import Summary, summarize
 from runner.report_view import show_results
-from runner.results import ResultsWriter
+from runner.results import ResultsWriter, read_results
 from runner.sandbox import MODES, Sandbox, choose_sandbox
 from runner.sources import Sourced, load_sourced, select_sources
 from runner.tables import print_summary
@@ -70,6 +69,7 @@ def build_parser() -> argparse.ArgumentParser:
                      help="confine commands with bubblewrap: auto (when it works, default), bwrap, none")
     run.add_argument("--output", choices=["text", "json"], default="text", help="text lines and tables, or the JSON report on stdout (lines and tables on stderr)")
     run.add_argument("--results", type=Path, default=Path("results"), metavar="DIR", help="write each run under DIR/<run-id>/ (default results/)")
+    run.add_argument("--resume", type=Path, metavar="RESULTS", help="reuse the runs a results/<run-id> folder holds; run only the rest")
     run.add_argument("--report", type=Path, metavar="FILE", help="also write the JSON report to FILE")
     run.add_argument("--junit", type=Path, metavar="FILE", help="write JUnit XML to FILE")
     run.add_argument("--keep", action="store_true", help="keep each workspace and print its path")
@@ -197,9 +197,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     console = make_console(sys.stderr if as_json else None)
     repeated = args.runs > 1 or any((c.runs or 1) > 1 for c in cases)
     printer = RunPrinter(console, len(arms) > 1, repeated)
+    earlier = read_results(args.resume).records if args.resume else []
     writer, started = ResultsWriter(args.results), utc_now()
     recorder = Recorder(args.record, cases, len(providers), len(prompts), args.runs) if args.record else None
-    records, left = _run_live(cases, arms, options, args.runs, printer, writer, recorder)
+    records, left = run_live(cases, arms, options, args.runs, printer, writer, earlier, recorder)
     printer.totals(records)
     usage = usage_line(records)
     if usage:
@@ -211,9 +212,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     outputs = Conclusion(args.report, args.junit, as_json, args.min_pass_rate)
     code = conclude(records, cases, writer, started, outputs, console)
     if left:
-        unfinished = list(dict.fromkeys(case for case, _, _, _ in left))
-        console.print(f"interrupted: {len(left)} runs did not finish, of cases: {', '.join(unfinished)}")
-        console.print("to run just those: add " + " ".join(f"-c {case}" for case in unfinished))
+        print_interrupted(console, left, writer.path, len(records))
         return ExitCode.INTERRUPTED
     return code
 
@@ -236,38 +235,6 @@ def usage_line(records: Sequence[RunRecord]) -> str:
 def _known_sum(values: Iterable[float | int | None]) -> float | int | None:
     known = [v for v in values if v is not None]
     return sum(known) if known else None
-
-
-def _run_live(
-    cases: Sequence[Case],
-    arms: Sequence[Arm],
-    options: RunOptions,
-    repeats: int,
-    printer: RunPrinter,
-    writer: ResultsWriter,
-    recorder: Recorder | None,
-) -> tuple[list[RunRecord], list[tuple[str, str, str, int]]]:
-    """Run the matrix under the Ctrl-C handler, each run written to ``writer`` (and ``recorder``);
-    ``(finished records, runs left)``.
-
-    On a terminal each run's lines appear as it ends, under a progress bar; elsewhere
-    in plan order, so the output is the same for any ``-j``.
-    """
-    total = sum(case.runs or repeats for case in cases) * len(arms)
-    with CtrlC(options.cancel, options.sandbox.kill_all), SuiteProgress(printer.console, total) as bar:
-
-        def on_record(record: RunRecord) -> None:
-            writer.write_run(record)
-            if recorder is not None:
-                recorder.record(record)
-            printer.record(record)
-            bar.advance(record)
-
-        try:
-            ordered = not printer.console.is_terminal
-            return run_matrix(cases, arms, options, repeats, on_record, ordered), []
-        except Interrupted as e:
-            return e.records, e.left
 
 
 HANDLERS: dict[str, Callable[[argparse.Namespace], int]] = {

@@ -23,7 +23,7 @@ from runner.prompts import PromptTemplate, context_for, system_prompt, turn_prom
 from runner.providers import ProviderSpec
 from runner.providers.base import Completion, ProviderError, Usage
 from runner.providers.limits import TurnLimited
-from runner.pool import run_pool
+from runner.pool import InOrder, run_pool
 from runner.providers.scripted import script_reply
 from runner.record import ERROR, FAIL, PASS, RequestStats, RunRecord, Tokens
 from runner.sandbox import CommandResult, Sandbox
@@ -37,6 +37,7 @@ DEFAULT_RUN_TIMEOUT = 600.0
 DEFAULT_COMMAND_TIMEOUT = 60.0
 DEFAULT_JOBS = 4
 CANCELLED = "cancelled"  # error_kind of a run stopped by an interruption; it counts as not run
+RunKey = tuple[str, str, str, int]  # case full id, provider name, prompt name, run index
 
 
 @dataclass(frozen=True)
@@ -71,11 +72,10 @@ class Interrupted(Exception):
 
     Attributes:
         records: the runs that finished, in plan order.
-        left: ``(case full id, provider name, prompt name, run index)`` of each planned run
-            that did not finish, in plan order.
+        left: the key (``run_key``) of each planned run that did not finish, in plan order.
     """
 
-    def __init__(self, records: list[RunRecord], left: list[tuple[str, str, str, int]]) -> None:
+    def __init__(self, records: list[RunRecord], left: list[RunKey]) -> None:
         self.records = records
         self.left = left
         super().__init__(f"interrupted: {len(records)} runs finished, {len(left)} not")
@@ -109,31 +109,57 @@ def run_matrix(
     repeats: int = 1,
     on_record: Callable[[RunRecord], None] = lambda record: None,
     ordered: bool = True,
+    on_finish: Callable[[RunRecord], None] = lambda record: None,
+    earlier: Sequence[RunRecord] = (),
 ) -> list[RunRecord]:
     """Run every case in every arm ``repeats`` times (a case's own ``runs`` wins), ``options.jobs`` at once.
 
-    Returns the records in plan order: by arm, then case, then run index. ``on_record``
-    is called in the calling thread for each finished run, in plan order when
-    ``ordered`` (so output is the same for any ``jobs``), else as runs end.
-    Raises Interrupted, once running runs have stopped, when ``options.cancel`` is set.
+    Returns the records in plan order: by arm, then case, then run index. For each run
+    that finishes, in the calling thread: ``on_finish`` at once (to save it), then
+    ``on_record``, in plan order when ``ordered`` (so output is the same for any
+    ``jobs``), else at once too. A planned run with the same key (``run_key``) as one
+    of ``earlier`` (a previous invocation's records) is not run again: that record
+    takes its place. Raises Interrupted, once running runs have stopped, when
+    ``options.cancel`` is set.
     """
     plan = list(_plan(cases, arms, repeats))
+    keys = plan_keys(cases, arms, repeats)
+    reused = {run_key(record): record for record in earlier}
+    todo = [i for i, key in enumerate(keys) if key not in reused]
 
-    def work(index: int) -> RunRecord:
-        case, arm, run = plan[index]
+    def work(job: int) -> RunRecord:
+        case, arm, run = plan[todo[job]]
         return execute(case, arm, options, run)
 
-    def emit(index: int, record: RunRecord) -> None:
+    def show(job: int, record: RunRecord) -> None:
         if record.error_kind != CANCELLED:
             on_record(record)
 
-    done = run_pool(work, len(plan), options.jobs, options.cancel, emit, ordered)
-    finished = {i: record for i, record in done.items() if record.error_kind != CANCELLED}
-    records = [finished[i] for i in sorted(finished)]
-    if len(finished) < len(plan):
-        left = [(c.full_id, a.provider.name, a.prompt.name, r) for i, (c, a, r) in enumerate(plan) if i not in finished]
-        raise Interrupted(records, left)
-    return records
+    in_order = InOrder(show)
+
+    def finished(job: int, record: RunRecord) -> None:
+        if record.error_kind != CANCELLED:
+            on_finish(record)
+        (in_order if ordered else show)(job, record)
+
+    done = run_pool(work, len(todo), options.jobs, options.cancel, finished)
+    in_order.flush()
+    records = {todo[job]: record for job, record in done.items() if record.error_kind != CANCELLED}
+    records.update({i: reused[key] for i, key in enumerate(keys) if key in reused})
+    in_plan_order = [records[i] for i in sorted(records)]
+    if len(records) < len(plan):
+        raise Interrupted(in_plan_order, [key for i, key in enumerate(keys) if i not in records])
+    return in_plan_order
+
+
+def plan_keys(cases: Sequence[Case], arms: Sequence[Arm], repeats: int = 1) -> list[RunKey]:
+    """The key of every run ``run_matrix`` plans for these arguments, in plan order."""
+    return [(case.full_id, arm.provider.name, arm.prompt.name, run) for case, arm, run in _plan(cases, arms, repeats)]
+
+
+def run_key(record: RunRecord) -> RunKey:
+    """What identifies a run in a matrix: ``(case full id, provider name, prompt name, run index)``."""
+    return record.case, record.provider, record.prompt, record.run
 
 
 def _plan(cases: Sequence[Case], arms: Sequence[Arm], repeats: int) -> Iterable[tuple[Case, Arm, int]]:

@@ -2,15 +2,15 @@
 
 Jobs are numbered 0..count-1 (their plan order). At most ``workers`` run at
 once; no more are submitted than can run, so setting ``stop`` leaves the rest
-unstarted. Results reach ``on_result`` in the main thread, either as jobs finish
-or in plan order (held back until every earlier job is done).
+unstarted. Results reach ``on_result`` in the calling thread as jobs finish;
+``InOrder`` turns that into plan order.
 """
 
 from __future__ import annotations
 
 import threading
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from typing import Callable, TypeVar
+from typing import Callable, Generic, TypeVar
 
 T = TypeVar("T")
 
@@ -23,20 +23,16 @@ def run_pool(
     workers: int,
     stop: threading.Event,
     on_result: Callable[[int, T], None] = lambda index, result: None,
-    ordered: bool = False,
 ) -> dict[int, T]:
     """Call ``work(i)`` for i in 0..count-1 on at most ``workers`` threads.
 
     Once ``stop`` is set no new job starts; the running ones are waited for.
-    ``on_result(i, result)`` is called in the calling thread, in finish order, or
-    in plan order when ``ordered`` (after a stop, the held-back results follow in
-    plan order, skipping jobs never run). Returns ``{i: result}`` of every job
-    that ran. An exception raised by ``work`` (or in the caller, e.g.
-    KeyboardInterrupt) sets ``stop`` and propagates once running jobs are done.
+    ``on_result(i, result)`` is called in the calling thread as each job finishes.
+    Returns ``{i: result}`` of every job that ran. An exception raised by ``work``
+    (or in the caller, e.g. KeyboardInterrupt) sets ``stop`` and propagates once
+    the running jobs are done.
     """
     results: dict[int, T] = {}
-    held: dict[int, T] = {}
-    emitted = 0
     with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="tooltrial-run") as pool:
         running: dict[Future[T], int] = {}
         submitted = 0
@@ -49,16 +45,28 @@ def run_pool(
                 for future in sorted(done, key=running.__getitem__):
                     index = running.pop(future)
                     results[index] = future.result()
-                    if not ordered:
-                        on_result(index, results[index])
-                        continue
-                    held[index] = results[index]
-                    while emitted in held:
-                        on_result(emitted, held.pop(emitted))
-                        emitted += 1
+                    on_result(index, results[index])
         except BaseException:
             stop.set()
             raise
-    for index in sorted(held):
-        on_result(index, held[index])
     return results
+
+
+class InOrder(Generic[T]):
+    """Passes ``(index, result)`` pairs on to ``emit`` in index order, holding back any that
+    arrive before an earlier index; ``flush`` passes on the held ones, in order, skipping gaps."""
+
+    def __init__(self, emit: Callable[[int, T], None]) -> None:
+        self.emit = emit
+        self.held: dict[int, T] = {}
+        self.next = 0
+
+    def __call__(self, index: int, result: T) -> None:
+        self.held[index] = result
+        while self.next in self.held:
+            self.emit(self.next, self.held.pop(self.next))
+            self.next += 1
+
+    def flush(self) -> None:
+        for index in sorted(self.held):
+            self.emit(index, self.held.pop(index))

@@ -95,11 +95,16 @@ class ResultsWriter:
         self._next = 0
         self._lock = threading.Lock()
 
-    def write_run(self, record: RunRecord) -> Path:
-        """Write one finished run as ``runs/NNNN-<case>-<arm>-r<run>.json`` and return its path."""
+    def write_run(self, record: RunRecord, number: int | None = None) -> Path:
+        """Write one finished run as ``runs/NNNN-<case>-<arm>-r<run>.json`` and return its path.
+
+        ``number`` is NNNN, the run's place in the plan, so the files sort in plan order
+        whatever order the runs end in; None takes the number after the highest so far.
+        """
         with self._lock:
-            self._next += 1
-            number = self._next
+            if number is None:
+                number = self._next + 1
+            self._next = max(self._next, number)
         name = f"{number:04d}-{_slug(record.case)}-{_slug(record.arm)}-r{record.run + 1}.json"
         path = self.path / RUNS_DIR / name
         write_new(path, to_json({"schema_version": SCHEMA_VERSION, "run_id": self.run_id, **record.to_dict()}))

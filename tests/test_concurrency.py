@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import signal
@@ -14,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from runner.engine import Arm, RunOptions, run_matrix
-from runner.pool import run_pool
+from runner.pool import InOrder, run_pool
 from runner.prompts import load_prompt
 from runner.providers import resolve_provider
 from runner.record import PASS
@@ -44,11 +45,26 @@ def test_pool_emits_in_plan_order_or_as_jobs_finish() -> None:
         time.sleep(0.05 * (3 - index))  # the last job finishes first
         return index * 10
 
-    for ordered, expected in [(True, [0, 1, 2, 3]), (False, [3, 2, 1, 0])]:
-        seen: list[int] = []
-        results = run_pool(work, 4, 4, threading.Event(), lambda i, r: seen.append(i), ordered)
-        assert results == {0: 0, 1: 10, 2: 20, 3: 30}
-        assert seen == expected
+    finished: list[int] = []
+    in_order = InOrder(lambda i, r: planned.append(i))
+    planned: list[int] = []
+
+    def both(index: int, result: int) -> None:
+        finished.append(index)
+        in_order(index, result)
+
+    assert run_pool(work, 4, 4, threading.Event(), both) == {0: 0, 1: 10, 2: 20, 3: 30}
+    assert (finished, planned) == ([3, 2, 1, 0], [0, 1, 2, 3])
+
+
+def test_in_order_holds_results_back_until_the_gap_closes_and_flushes_the_rest() -> None:
+    seen: list[int] = []
+    in_order = InOrder(lambda i, r: seen.append(i))
+    for index in (1, 3, 0):
+        in_order(index, None)
+    assert seen == [0, 1]
+    in_order.flush()
+    assert seen == [0, 1, 3]
 
 
 def test_pool_stop_leaves_the_rest_unstarted() -> None:
@@ -103,8 +119,9 @@ def test_output_with_8_jobs_equals_output_with_1(tmp_path: Path) -> None:
     (tmp_path / "good.yml").write_text(GOOD)
     (tmp_path / "bad.yml").write_text(BAD_RUN)
     paths = [str(ROOT / "cases" / "fs.yml"), str(tmp_path)]
-    one = tooltrial("run", *paths, "--runs", "2", "-j", "1")
-    eight = tooltrial("run", *paths, "--runs", "2", "-j", "8")
+    results = ("--results", str(tmp_path / "results"))
+    one = tooltrial("run", *paths, "--runs", "2", "-j", "1", *results)
+    eight = tooltrial("run", *paths, "--runs", "2", "-j", "8", *results)
     assert one.returncode == eight.returncode == 1
     assert _timeless(one.stdout) == _timeless(eight.stdout)
     assert one.stdout.startswith("PASS fs/read-file-lines #1\nPASS fs/read-file-lines #2\n")
@@ -119,12 +136,12 @@ def _timeless(output: str) -> str:
 def _start(tmp_path: Path, suite: str, *args: str) -> subprocess.Popen[str]:
     (tmp_path / "slow.yml").write_text(suite)
     return subprocess.Popen(
-        [sys.executable, "-m", "runner", "run", str(tmp_path / "slow.yml"), *args],
+        [sys.executable, "-m", "runner", "run", str(tmp_path / "slow.yml"), "--results", str(tmp_path / "results"), *args],
         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )
 
 
-def test_ctrl_c_lets_running_runs_stop_reports_what_finished_and_exits_2(tmp_path: Path) -> None:
+def test_ctrl_c_stops_runs_keeps_what_finished_and_resume_runs_the_rest(tmp_path: Path) -> None:
     proc = _start(tmp_path, SLOW, "-j", "1")
     assert proc.stdout is not None
     first = proc.stdout.readline()
@@ -132,25 +149,43 @@ def test_ctrl_c_lets_running_runs_stop_reports_what_finished_and_exits_2(tmp_pat
     out, err = proc.communicate(timeout=20)
     assert proc.returncode == 2
     lines = out.splitlines()
+    (folder,) = (tmp_path / "results").iterdir()
     assert (first, lines[0]) == ("PASS slow/quick\n", "1/1 passed")
     assert lines[-2:] == [
-        "interrupted: 4 runs did not finish, of cases: slow/slow-1, slow/slow-2, slow/slow-3, slow/slow-4",
-        "to run just those: add -c slow/slow-1 -c slow/slow-2 -c slow/slow-3 -c slow/slow-4",
+        "interrupted: 4 runs did not finish (cases: slow/slow-1, slow/slow-2, slow/slow-3, slow/slow-4)",
+        f"to run just those: tooltrial run <the same arguments> --resume {folder}",
     ]
     assert "Ctrl-C again to quit now" in err
+    assert [p.name for p in (folder / "runs").iterdir()] == ["0001-slow-quick-scripted-default-r1.json"]
+    assert (folder / "report.json").is_file()
+
+    resumed = tooltrial("run", str(tmp_path / "slow.yml"), "--results", str(tmp_path / "results"), "--resume", str(folder))
+    assert resumed.returncode == 0, resumed.stderr
+    assert resumed.stdout.splitlines()[:6] == [
+        "resuming: 1 of 5 runs are done already",
+        *[f"PASS slow/slow-{n}" for n in range(1, 5)],
+        "5/5 passed",
+    ]
+    (combined,) = [f for f in (tmp_path / "results").iterdir() if f != folder]
+    report = json.loads((combined / "report.json").read_text())
+    assert [r["case"] for r in report["runs"]] == ["slow/quick", *[f"slow/slow-{n}" for n in range(1, 5)]]
 
 
-def test_a_second_ctrl_c_quits_at_once_and_kills_running_commands(tmp_path: Path) -> None:
+def test_a_second_ctrl_c_quits_at_once_kills_running_commands_and_keeps_finished_runs(tmp_path: Path) -> None:
     token = "sleep 4242.3"
-    suite = f"- id: stuck\n  turns: [go]\n  script:\n    - tool_calls: [{{name: bash, arguments: {{command: '{token}'}}}}]\n"
-    proc = _start(tmp_path, suite)
+    suite = (f"- id: stuck\n  turns: [go]\n  script:\n    - tool_calls: [{{name: bash, arguments: {{command: '{token}'}}}}]\n"
+             "- id: quick\n  turns: [go]\n  script: [{content: done}]\n")
+    proc = _start(tmp_path, suite, "-j", "2")
     deadline = time.monotonic() + 10
-    while not processes_with(token) and time.monotonic() < deadline:
+    runs = tmp_path / "results"
+    while not (processes_with(token) and list(runs.glob("*/runs/*quick*"))) and time.monotonic() < deadline:
         time.sleep(0.02)
     proc.send_signal(signal.SIGINT)
     time.sleep(0.2)
     proc.send_signal(signal.SIGINT)
-    _, err = proc.communicate(timeout=5)
+    out, err = proc.communicate(timeout=5)
     assert proc.returncode == 2
     assert "interrupted again: quitting now" in err
     assert none_left(token)
+    assert out == ""  # quick's line waited for stuck's, in plan order, but its run is on disk:
+    assert [p.name for p in runs.glob("*/runs/*.json")] == ["0002-slow-quick-scripted-default-r1.json"]
