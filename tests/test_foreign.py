@@ -157,7 +157,7 @@ def test_both_samples_run_unchanged_against_a_live_model(tmp_path: Path) -> None
         config.write_text(f"providers:\n  live:\n    model: openai/fake\n    api_base: {server.api_base}\n", encoding="utf-8")
         done = subprocess.run(
             [sys.executable, "-m", "runner", "run", "tests/foreign/replio/read-file-lines.json", "tests/foreign/elelem/cases",
-             "-p", "live", "--config", str(config), "--results", str(tmp_path / "results")],
+             "-p", "live", "--config", str(config), "--results", str(tmp_path / "results"), "-j", "1"],
             cwd=ROOT, capture_output=True, text=True, timeout=300,
         )
     assert done.returncode == 0, done.stdout + done.stderr
