@@ -129,8 +129,8 @@ def test_output_with_8_jobs_equals_output_with_1(tmp_path: Path) -> None:
 
 
 def _timeless(output: str) -> str:
-    """``output`` with the summary table's times (``1.3s``) and the padding around them dropped."""
-    return re.sub(r" +", " ", re.sub(r"\b\d+(?:\.\d+)?s\b", "", output))
+    """``output`` with the summary table's times (``1.3s``) and the padding and rules sized by them dropped."""
+    return re.sub(r"─+", "─", re.sub(r" +", " ", re.sub(r"\b\d+(?:\.\d+)?s\b", "", output)))
 
 
 def _start(tmp_path: Path, suite: str, *args: str) -> subprocess.Popen[str]:
