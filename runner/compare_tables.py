@@ -9,12 +9,12 @@ from __future__ import annotations
 from typing import Callable, Sequence
 
 from rich.console import Console
-from rich.table import Table
 from rich.text import Text
 
 from runner.compare import ArmStats, Comparison, Metrics, Paired
 from runner.gates import Gate
 from runner.regression import Regression
+from runner.tables import plain_table
 
 Number = float | None
 
@@ -73,7 +73,7 @@ def print_cells(console: Console, comparison: Comparison) -> None:
     """Per arm, one row per case: runs, pass rate and interval, pass@k and pass^k at k = runs, outcome, process, flaky."""
     for arm in comparison.arms:
         title = "Runs per case" + (f": {arm}" if len(comparison.arms) > 1 else "")
-        table = Table(title=title, title_justify="left")
+        table = plain_table(title)
         for header in ("case", "runs", "pass rate (95% CI)", "pass@k", "pass^k", "outcome", "process", "flaky"):
             table.add_column(header, justify="left" if header == "case" else "right")
         for cell in (c for c in comparison.cells if c.arm == arm):
@@ -84,6 +84,7 @@ def print_cells(console: Console, comparison: Comparison) -> None:
                 _spread(m.outcome, m.outcome_std), _spread(m.process, m.process_std),
                 "flaky" if cell.flaky else "",
             )
+        console.print()
         console.print(table)
 
 
@@ -91,7 +92,7 @@ def print_comparison(console: Console, comparison: Comparison) -> None:
     """One column per arm, one row per metric; pass@k and pass^k at the largest k every arm has."""
     arms = comparison.arm_stats
     k = _top_k(arms)
-    table = Table(title="Comparison", title_justify="left")
+    table = plain_table("Comparison")
     table.add_column("metric")
     for arm in arms:
         table.add_column(arm.arm, justify="right")
@@ -100,6 +101,7 @@ def print_comparison(console: Console, comparison: Comparison) -> None:
     table.add_row(f"pass^{k}", *(f"{a.pass_hat_k[k]:.2f}" for a in arms))
     for label, value, show in ROWS:
         table.add_row(label, *(show(value(a.metrics)) for a in arms))
+    console.print()
     console.print(table)
 
 
@@ -128,7 +130,7 @@ def print_regression(console: Console, regression: Regression, before: str, afte
     for old, new in regression.arms:
         k = _top_k([old, new])
         title = old.arm if old.arm == new.arm else f"{old.arm} → {new.arm}"
-        table = Table(title=title, title_justify="left")
+        table = plain_table(title)
         for header in ("metric", "before", "after", "change"):
             table.add_column(header, justify="left" if header == "metric" else "right")
         rate = old.metrics.pass_rate, new.metrics.pass_rate
@@ -138,6 +140,7 @@ def print_regression(console: Console, regression: Regression, before: str, afte
         for label, value, show in ROWS:
             a, b = value(old.metrics), value(new.metrics)
             table.add_row(label, show(a), show(b), _change(a, b, show))
+        console.print()
         console.print(table)
     for title, changes in (("pass→fail", regression.pass_to_fail), ("fail→pass", regression.fail_to_pass)):
         console.print(Text(f"{title}: {len(changes) or 'none'}", style="bold"))

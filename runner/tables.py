@@ -16,7 +16,7 @@ _COLUMNS = ("group", "passed", "accuracy", "outcome", "process", "calls", "redun
 
 def arm_table(arm: ArmSummary) -> Table:
     """A row per case group and, when there are several, an ``all`` row; means to 2 decimals, ``-`` when undefined."""
-    table = _table()
+    table = plain_table()
     for name in _COLUMNS:
         table.add_column(name, justify="left" if name == "group" else "right", no_wrap=True)
     for group, summary in arm.groups.items():
@@ -28,7 +28,7 @@ def arm_table(arm: ArmSummary) -> Table:
 
 def failure_table(summary: Summary) -> Table:
     """Runs per failure cause, most frequent first."""
-    table = _table()
+    table = plain_table()
     table.add_column("failure cause", no_wrap=True)
     table.add_column("runs", justify="right", no_wrap=True)
     for cause, count in sorted(summary.failures.items(), key=lambda item: (-item[1], item[0])):
@@ -47,8 +47,9 @@ def print_summary(console: Console, arms: Sequence[ArmSummary], overall: Summary
         console.print(failure_table(overall))
 
 
-def _table() -> Table:
-    return Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
+def plain_table(title: str | None = None) -> Table:
+    """The one table style of tooltrial's terminal output: a rule under the header, no frame."""
+    return Table(title=title, title_justify="left", title_style="bold", box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
 
 
 def _cells(summary: Summary) -> list[str]:

@@ -60,7 +60,7 @@ def test_two_prompts_with_repeats(tmp_path: Path) -> None:
     assert lines[0] == "PASS good/hello #1 [scripted · default]"
     assert "12/12 passed" in lines
     assert "Runs per case: scripted · terse" in lines and "Comparison" in lines
-    assert any(line.startswith("│ pass^3 ") for line in lines)
+    assert any(line.startswith("pass^3 ") for line in lines)
     assert lines[-1] == "scripted · terse vs scripted · default: same result on all 6 paired runs: no difference"
     (folder,) = results.iterdir()
     assert done.stderr.strip() == f"results: {folder}"
