@@ -73,13 +73,16 @@ def _tool_name_errors(case: dict[str, Any], spot: Spot, defaults: Spot | None) -
 
 
 def _file_path_errors(case: dict[str, Any], spot: Spot, defaults: Spot | None) -> list[CaseFileError]:
-    files = case.get("files") if isinstance(case.get("files"), dict) else {}
+    """Paths under ``files`` and ``expect.files`` stay inside the workspace."""
+    expect = case.get("expect") if isinstance(case.get("expect"), dict) else {}
+    places: list[tuple[list[str | int], Any]] = [(["files"], case.get("files")), (["expect", "files"], expect.get("files"))]
     errors = []
-    for name in files:
-        path = PurePosixPath(name)
-        if not name or path.is_absolute() or ".." in path.parts:
-            hint = "use a path relative to the workspace, without '..'"
-            errors.append(written(["files"], spot, defaults).error(f"file path {name!r} leaves the workspace", ["files"], hint=hint))
+    for at, files in places:
+        for name in files if isinstance(files, dict) else {}:
+            path = PurePosixPath(name)
+            if not name or path.is_absolute() or ".." in path.parts:
+                hint = "use a path relative to the workspace, without '..'"
+                errors.append(written(at, spot, defaults).error(f"file path {name!r} leaves the workspace", at, hint=hint))
     return errors
 
 

@@ -68,7 +68,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--sandbox", choices=MODES, default="auto",
                      help="confine commands with bubblewrap: auto (when it works, default), bwrap, none")
     run.add_argument("--output", choices=["text", "json"], default="text", help="text lines and tables, or the JSON report on stdout (lines and tables on stderr)")
-    run.add_argument("--results", type=Path, default=Path("results"), metavar="DIR", help="write each run under DIR/<run-id>/ (default results/)")
+    run.add_argument("--results", type=Path, metavar="DIR", help="write each run under DIR/<run-id>/ (default: results_dir in tooltrial.yml, else results/)")
     run.add_argument("--resume", type=Path, metavar="RESULTS", help="reuse the runs a results/<run-id> folder holds; run only the rest")
     run.add_argument("--report", type=Path, metavar="FILE", help="also write the JSON report to FILE")
     run.add_argument("--junit", type=Path, metavar="FILE", help="write JUnit XML to FILE")
@@ -101,22 +101,29 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _number(text: str, kind: type, wanted: str) -> float:
+    try:
+        return kind(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected {wanted}, got {text!r}") from None
+
+
 def _positive_int(text: str) -> int:
-    value = int(text)
+    value = int(_number(text, int, "a whole number"))
     if value < 1:
         raise argparse.ArgumentTypeError("must be at least 1")
     return value
 
 
 def _fraction(text: str) -> float:
-    value = float(text)
+    value = _number(text, float, "a number from 0 to 1")
     if not 0 <= value <= 1:
         raise argparse.ArgumentTypeError("must be between 0 and 1")
     return value
 
 
 def _positive_float(text: str) -> float:
-    value = float(text)
+    value = _number(text, float, "a number of seconds")
     if value <= 0:
         raise argparse.ArgumentTypeError("must be greater than 0")
     return value
@@ -152,6 +159,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
     sources = _sources(args)
     files = [f for source in sources for f in source.files()]
     cases = [s.case for s in load_sourced(sources, args.fixtures_dir)]  # raises UserErrors with every error
+    preflight(cases, [Arm(resolve_provider(SCRIPTED), load_prompt(None))])  # turn and system templates render
     print(f"{len(cases)} cases in {len(files)} files are valid")
     if args.baseline:
         config = load_config(args.config)
@@ -178,9 +186,17 @@ def cmd_new(args: argparse.Namespace) -> int:
     return ExitCode.OK
 
 
+def _check_output_files(args: argparse.Namespace) -> None:
+    """Refuse ``--report`` / ``--junit`` paths that are folders before any run starts."""
+    for flag, path in (("--report", args.report), ("--junit", args.junit)):
+        if path is not None and path.is_dir():
+            raise UserError(f"{flag} {path} is a folder", hint=f"give a file path, e.g. {path / ('report.json' if flag == '--report' else 'junit.xml')}")
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     if args.list:
         return cmd_list(args)
+    _check_output_files(args)
     cases = _selected_cases(args)
     if not cases:
         return ExitCode.NO_CASES
@@ -198,7 +214,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     repeated = args.runs > 1 or any((c.runs or 1) > 1 for c in cases)
     printer = RunPrinter(console, len(arms) > 1, repeated)
     earlier = read_results(args.resume).records if args.resume else []
-    writer, started = ResultsWriter(args.results), utc_now()
+    writer, started = ResultsWriter(args.results or config.results_dir or Path("results")), utc_now()
     recorder = Recorder(args.record, cases, len(providers), len(prompts), args.runs) if args.record else None
     records, left = run_live(cases, arms, options, args.runs, printer, writer, earlier, recorder)
     printer.totals(records)

@@ -11,6 +11,7 @@ metrics (accuracy, redundant, errors) follow replio eval.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
@@ -26,6 +27,7 @@ FAILURE_CAUSES = (
 )
 _WRONG_TOOL_CHECKS = frozenset({"trace.must_include", "trace.exact", "trace.order", "trace.min_calls"})
 _REPLY_CHECKS = frozenset({"response_contains", "response_matches"})
+_TURN_PREFIX = re.compile(r"^turns\[\d+\]\.")
 _WANTS_CALLS = ("expected", "exact", "must_include", "order", "args")
 
 
@@ -159,7 +161,7 @@ def failure_cause(case: Case, record: RunRecord) -> str | None:
         return None
     if record.status == ERROR:
         return "turn_limit" if record.error_kind == "turn_limit" else "run_error"
-    failed = {c.check for c in record.failed_checks}
+    failed = {_TURN_PREFIX.sub("", c.check) for c in record.failed_checks}  # a per-turn check counts as its kind
     trace = case.expect.get("trace", {})
     if not record.steps and _wants_calls(trace):
         return "no_tools"

@@ -197,3 +197,25 @@ def test_import_runner_does_not_import_litellm() -> None:
     code = "import sys, runner, runner.cli; print('litellm' in sys.modules)"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
     assert done.stdout.strip() == "False"
+
+
+def test_validate_renders_templates_like_run_does(tmp_path: Path) -> None:
+    case_file = tmp_path / "tpl.yml"
+    case_file.write_text("- id: a\n  turns: ['{{ undefined_var.x }}']\n  script: [{content: x}]\n")
+    done = tooltrial("validate", str(case_file))
+    assert done.returncode == 4
+    assert done.stderr.strip() == f"error: {case_file}: tpl/a.turns[0]:1: 'undefined_var' is undefined"
+
+
+def test_report_or_junit_path_that_is_a_folder_is_a_usage_error(tmp_path: Path) -> None:
+    for flag in ("--report", "--junit"):
+        done = tooltrial("run", "cases/fs.yml", flag, str(tmp_path), "--results", str(tmp_path / "r"))
+        assert done.returncode == 4, done.stderr
+        assert done.stderr.startswith(f"error: {flag} {tmp_path} is a folder (give a file path")
+        assert not (tmp_path / "r").exists()  # refused before any run
+
+
+def test_bad_numbers_are_named_plainly() -> None:
+    done = tooltrial("run", "-j", "abc")
+    assert done.returncode == 4
+    assert done.stderr.startswith("error: argument -j/--jobs: expected a whole number, got 'abc'")

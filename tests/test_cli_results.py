@@ -118,3 +118,12 @@ def test_json_output_is_the_report_with_every_run(tmp_path: Path) -> None:
 def test_bad_min_pass_rate_is_a_usage_error() -> None:
     done = tooltrial("run", "--min-pass-rate", "1.5")
     assert done.returncode == 4 and "must be between 0 and 1" in done.stderr
+
+
+def test_results_dir_from_the_project_config(tmp_path: Path) -> None:
+    (tmp_path / "tooltrial.yml").write_text("results_dir: saved\n")
+    done = tooltrial("run", "cases/fs.yml", "-c", "fs/read-file-lines", "--config", str(tmp_path / "tooltrial.yml"))
+    assert done.returncode == 0, done.stderr
+    (folder,) = (tmp_path / "saved").iterdir()
+    assert (folder / "report.json").is_file()
+    assert f"results: {folder}" in done.stderr

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -252,3 +253,24 @@ def test_mock_results_reach_the_trace(runs: dict[str, RunRecord]) -> None:
     assert steps[1].result == '{"status": "shipped"}' and not steps[1].is_error
     assert runs["wrong-args"].steps[0].result == "unknown order"
 
+
+
+def test_a_failed_per_turn_trace_check_gets_the_cause_of_its_kind(tmp_path: Path) -> None:
+    path = tmp_path / "turns.yml"
+    path.write_text(
+        "- id: edit-in-turn-two\n"
+        "  files: {notes.txt: old}\n"
+        "  turns:\n"
+        "    - Read notes.txt.\n"
+        "    - content: Now change old to new in notes.txt.\n"
+        "      expect: {trace: {must_include: [edit_file]}}\n"
+        "  script:\n"
+        "    - tool_calls: [{name: read_file, arguments: {path: notes.txt}}]\n"
+        "    - content: It says old.\n"
+        "    - tool_calls: [{name: bash, arguments: {command: echo new > notes.txt}}]\n"
+        "    - content: Changed.\n"
+    )
+    (case,) = load_file(path)
+    record = execute(case, Arm(resolve_provider("scripted"), load_prompt(None)), RunOptions(sandbox=Sandbox()))
+    assert [c.check for c in record.failed_checks] == ["turns[1].trace.must_include"]
+    assert (record.status, record.failure) == ("fail", "wrong_tool")
