@@ -6,7 +6,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Callable, Iterable, Sequence
+from typing import Callable, Sequence
 
 from runner import __version__
 from runner.authoring import default_cases_dir, new_case
@@ -20,10 +20,8 @@ from runner.errors import ExitCode, UserError, run_at_boundary
 from runner.live import print_interrupted, run_live
 from runner.prompts import load_prompt
 from runner.providers import SCRIPTED, resolve_provider
-from runner.record import RunRecord
 from runner.recording import Recorder
 from runner.render import RunPrinter, make_console, print_case_list, print_sources
-from runner.report import Summary, summarize
 from runner.report_view import show_results
 from runner.results import ResultsWriter, read_results
 from runner.sandbox import MODES, Sandbox, choose_sandbox
@@ -218,10 +216,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     recorder = Recorder(args.record, cases, len(providers), len(prompts), args.runs) if args.record else None
     records, left = run_live(cases, arms, options, args.runs, printer, writer, earlier, recorder)
     printer.totals(records)
-    usage = usage_line(records)
-    if usage:
-        console.print(usage, markup=False)
-    print_summary(console, summarize(records), Summary.of(records))
+    print_summary(console, records)
     if recorder is not None:
         print(f"recorded {recorder.recorded} runs in {recorder.cases_dir}; replay them offline with: "
               f"tooltrial run {recorder.cases_dir} -p scripted", file=sys.stderr)
@@ -237,20 +232,6 @@ def cmd_report(args: argparse.Namespace) -> int:
     as_json = args.output == "json"
     return show_results(args.folders, as_json, make_console(sys.stderr if as_json else None), sys.stdout)
 
-
-def usage_line(records: Sequence[RunRecord]) -> str:
-    """``tokens: P prompt + C completion = T total, cost $X`` over every run; "" when no run reported tokens."""
-    prompt, completion, tokens = (_known_sum(getattr(r.tokens, f) for r in records) for f in ("prompt", "completion", "total"))
-    if tokens is None and prompt is None and completion is None:
-        return ""
-    text = f"tokens: {prompt or 0:,} prompt + {completion or 0:,} completion = {tokens or 0:,} total"
-    cost = _known_sum(r.cost for r in records)
-    return text + (f", cost ${cost:.4f}" if cost is not None else "")
-
-
-def _known_sum(values: Iterable[float | int | None]) -> float | int | None:
-    known = [v for v in values if v is not None]
-    return sum(known) if known else None
 
 
 HANDLERS: dict[str, Callable[[argparse.Namespace], int]] = {

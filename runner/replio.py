@@ -141,8 +141,18 @@ def to_case_mapping(data: dict[str, Any], stem: str) -> dict[str, Any]:
     if trace := _trace(data):
         case["expect"] = {"trace": trace}
     if "script" in data:
-        case["script"] = data["script"]
+        case["script"] = [_script_reply(reply) for reply in data["script"]]
     return case
+
+
+def _script_reply(reply: Any) -> Any:
+    """A script reply with replio tool names in its calls turned into tooltrial's."""
+    calls = reply.get("tool_calls") if isinstance(reply, dict) else None
+    if not isinstance(calls, list):
+        return reply
+    renamed = [{**c, "name": tool_name(c["name"])} if isinstance(c, dict) and isinstance(c.get("name"), str) else c
+               for c in calls]
+    return {**reply, "tool_calls": renamed}
 
 
 def denied_tools(data: dict[str, Any]) -> list[str]:

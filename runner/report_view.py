@@ -15,6 +15,7 @@ from typing import Any, Sequence, TextIO
 from rich.console import Console
 
 from runner.compare import aggregate
+from runner.tables import print_summary
 from runner.compare_tables import print_regression, print_statistics
 from runner.errors import ExitCode, UserError
 from runner.gates import evaluate, exit_code
@@ -52,6 +53,7 @@ def _show_one(results: Results, as_json: bool, console: Console) -> dict[str, An
         for record in records:
             printer.record(record)
         printer.totals(records)
+        print_summary(console, records)
         print_statistics(console, comparison, gates)
     report = results.report or {}
     meta = {

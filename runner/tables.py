@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Iterable, Sequence
 
 from rich import box
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from runner.report import ArmSummary, Summary
+from runner.record import RunRecord
+from runner.report import ArmSummary, Summary, summarize
 
 _COLUMNS = ("group", "passed", "accuracy", "outcome", "process", "calls", "redundant", "errors", "tokens", "time")
 
@@ -36,9 +37,14 @@ def failure_table(summary: Summary) -> Table:
     return table
 
 
-def print_summary(console: Console, arms: Sequence[ArmSummary], overall: Summary) -> None:
-    """After a blank line, each arm's label and table, then the failure causes when some run did not pass."""
-    for arm in arms:
+def print_summary(console: Console, records: Sequence[RunRecord]) -> None:
+    """What follows the run lines: the token line (when any run reported usage), after a
+    blank line each arm's label and table, then the failure causes when some run did not pass."""
+    usage = usage_line(records)
+    if usage:
+        console.print(usage, markup=False)
+    overall = Summary.of(records)
+    for arm in summarize(records):
         console.print()
         console.print(Text(arm.label, style="bold"))
         console.print(arm_table(arm))
@@ -68,3 +74,18 @@ def _cells(summary: Summary) -> list[str]:
 
 def _score(value: float | None) -> str:
     return "-" if value is None else f"{value:.2f}"
+
+
+def usage_line(records: Sequence[RunRecord]) -> str:
+    """``tokens: P prompt + C completion = T total, cost $X`` over every run; "" when no run reported tokens."""
+    prompt, completion, tokens = (_known_sum(getattr(r.tokens, f) for r in records) for f in ("prompt", "completion", "total"))
+    if tokens is None and prompt is None and completion is None:
+        return ""
+    text = f"tokens: {prompt or 0:,} prompt + {completion or 0:,} completion = {tokens or 0:,} total"
+    cost = _known_sum(r.cost for r in records)
+    return text + (f", cost ${cost:.4f}" if cost is not None else "")
+
+
+def _known_sum(values: Iterable[float | int | None]) -> float | int | None:
+    known = [v for v in values if v is not None]
+    return sum(known) if known else None

@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 from runner.cases import Case, load_file, validate_file
 from runner.engine import Arm, RunOptions, execute
 from runner.prompts import load_prompt
-from runner.providers import ProviderSpec
+from runner.providers import ProviderSpec, resolve_provider
 from runner.providers.scripted import ScriptedProvider
 from runner.record import RunRecord
 from runner.replio import to_case_mapping
@@ -164,3 +164,16 @@ def test_both_samples_run_unchanged_against_a_live_model(tmp_path: Path) -> None
     assert done.stdout.splitlines()[:3] == ["PASS replio/read-file-lines", "PASS fix/fix-failing-test", "2/2 passed"]
     offered = [tool["function"]["name"] for tool in server.chats[0].body["tools"]]
     assert offered == ["read_file", "write_file", "edit_file", "list_dir", "glob", "grep", "bash"]
+
+
+def test_replio_tool_names_in_a_script_are_mapped_too(tmp_path: Path) -> None:
+    fixture = tmp_path / "lines.json"
+    fixture.write_text(
+        '{"id": "count", "task": "How many lines are in a.txt?", "files": {"a.txt": "1\\n2\\n"},'
+        ' "verifier": {"must_include": ["file_read"]},'
+        ' "script": [{"tool_calls": [{"name": "file_read", "arguments": {"path": "a.txt"}}]}, {"content": "2 lines"}]}'
+    )
+    (case,) = load_file(fixture)
+    assert case.script[0]["tool_calls"][0]["name"] == "read_file"
+    record = execute(case, Arm(resolve_provider("scripted"), load_prompt(None)), RunOptions(sandbox=Sandbox()))
+    assert (record.status, [s.name for s in record.steps]) == ("pass", ["read_file"])

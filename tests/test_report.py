@@ -81,7 +81,7 @@ def test_schema_failure_causes_are_the_taxonomy() -> None:
 def test_tables_print_one_per_arm_then_failure_causes(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("COLUMNS", raising=False)  # output that is no terminal is as wide as its tables
     stream = io.StringIO()
-    print_summary(make_console(stream), summarize(RECORDS), Summary.of(RECORDS))
+    print_summary(make_console(stream), RECORDS)
     lines = [line.split() for line in stream.getvalue().splitlines() if not line.startswith("─")]
     assert ["scripted", "·", "default"] in lines and ["other", "·", "default"] in lines
     assert ["fs", "1/2", "50%", "0.50", "0.50", "0.75", "3", "1", "2", "15", "0.8s"] in lines
