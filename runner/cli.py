@@ -156,6 +156,9 @@ def cmd_list(args: argparse.Namespace) -> int:
 def cmd_validate(args: argparse.Namespace) -> int:
     sources = _sources(args)
     files = [f for source in sources for f in source.files()]
+    if not files:
+        print("no case file found", file=sys.stderr)
+        return ExitCode.NO_CASES
     cases = [s.case for s in load_sourced(sources, args.fixtures_dir)]  # raises UserErrors with every error
     preflight(cases, [Arm(resolve_provider(SCRIPTED), load_prompt(None))])  # turn and system templates render
     print(f"{len(cases)} cases in {len(files)} files are valid")

@@ -219,3 +219,8 @@ def test_bad_numbers_are_named_plainly() -> None:
     done = tooltrial("run", "-j", "abc")
     assert done.returncode == 4
     assert done.stderr.startswith("error: argument -j/--jobs: expected a whole number, got 'abc'")
+
+
+def test_validate_a_folder_without_case_files_exits_5(tmp_path: Path) -> None:
+    done = tooltrial("validate", str(tmp_path))
+    assert (done.returncode, done.stderr.strip()) == (5, "no case file found")
