@@ -14,7 +14,7 @@ from typing import Mapping, Sequence
 
 from runner.gates import is_infrastructure_error
 from runner.record import PASS, RunRecord
-from runner.stats import is_flaky, mcnemar_exact, mean_std, pass_at_k, pass_hat_k, wilson
+from runner.stats import is_flaky, known_sum, mcnemar_exact, mean_std, pass_at_k, pass_hat_k, wilson
 
 ALPHA = 0.05  # significance level of the paired verdict
 
@@ -137,8 +137,8 @@ def metrics(records: Sequence[RunRecord]) -> Metrics:
     n, passes = len(records), sum(r.status == PASS for r in records)
     outcome, outcome_std = mean_std(r.outcome for r in records)
     process, process_std = mean_std(r.process for r in records)
-    tokens_total = _total(r.tokens.total for r in records)
-    cost = _total(r.cost for r in records)
+    tokens_total = known_sum(r.tokens.total for r in records)
+    cost = known_sum(r.cost for r in records)
     return Metrics(
         runs=n,
         passes=passes,
@@ -159,11 +159,6 @@ def metrics(records: Sequence[RunRecord]) -> Metrics:
         tokens_per_pass=tokens_total / passes if tokens_total is not None and passes else None,
         cost_per_pass=cost / passes if cost is not None and passes else None,
     )
-
-
-def _total(values) -> float | None:
-    known = [v for v in values if v is not None]
-    return sum(known) if known else None
 
 
 def aggregate(records: Sequence[RunRecord]) -> Comparison:

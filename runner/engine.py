@@ -28,6 +28,7 @@ from runner.providers.scripted import script_reply
 from runner.record import ERROR, FAIL, PASS, RequestStats, RunRecord, Tokens
 from runner.sandbox import CommandResult, Sandbox
 from runner.scoring import fill_metrics
+from runner.stats import known_sum
 from runner.tools import build_toolbox
 from runner.tools.base import ToolContext
 from runner.tools.mocks import mock_tools
@@ -245,24 +246,19 @@ def _account(record: RunRecord, provider: TurnLimited, trajectory: Trajectory) -
     record.script = [script_reply(c) for c in provider.completions]
     usages = [c.usage for c in provider.completions if c.usage is not None]
     record.tokens = Tokens(
-        prompt=_sum(u.prompt_tokens for u in usages),
-        completion=_sum(u.completion_tokens for u in usages),
-        total=_sum(u.total_tokens for u in usages),
+        prompt=known_sum(u.prompt_tokens for u in usages),
+        completion=known_sum(u.completion_tokens for u in usages),
+        total=known_sum(u.total_tokens for u in usages),
     )
-    record.cost = _sum(u.cost for u in usages)
+    record.cost = known_sum(u.cost for u in usages)
     record.model_requests = [_stats(c) for c in provider.completions]
-    record.latency = _sum(c.latency for c in provider.completions)
+    record.latency = known_sum(c.latency for c in provider.completions)
 
 
 def _stats(completion: Completion) -> RequestStats:
     usage = completion.usage or Usage()
     return RequestStats(usage.prompt_tokens, usage.completion_tokens, usage.total_tokens, usage.cost,
                         completion.latency, completion.finish_reason)
-
-
-def _sum(values: Iterable[float | int | None]) -> float | int | None:
-    known = [v for v in values if v is not None]
-    return sum(known) if known else None
 
 
 def _error(record: RunRecord, kind: str, cause: str) -> None:

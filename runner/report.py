@@ -12,13 +12,14 @@ from __future__ import annotations
 import dataclasses
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Sequence
+from typing import Any, Sequence
 
 from runner import __version__
 from runner.record import ERROR, FAIL, PASS, RunRecord
+from runner.results import SCHEMA_VERSION  # one version for every document in schemas/report.schema.json
 from runner.sandbox import cap_text
+from runner.stats import known_mean, known_sum
 
-SCHEMA_VERSION = 1
 TRACE_RESULT_LIMIT = 2000  # characters of each tool result kept in the report (head and tail)
 
 
@@ -59,14 +60,14 @@ class Summary:
             passed=sum(r.status == PASS for r in records),
             failed=sum(r.status == FAIL for r in records),
             errored=sum(r.status == ERROR for r in records),
-            accuracy=_mean(r.accuracy for r in records),
-            outcome=_mean(r.outcome for r in records),
-            process=_mean(r.process for r in records),
+            accuracy=known_mean(r.accuracy for r in records),
+            outcome=known_mean(r.outcome for r in records),
+            process=known_mean(r.process for r in records),
             calls=sum(r.calls for r in records),
             redundant=sum(r.redundant for r in records),
             errors=sum(r.errors for r in records),
-            tokens=_total(r.tokens.total for r in records),
-            cost=_total(r.cost for r in records),
+            tokens=known_sum(r.tokens.total for r in records),
+            cost=known_sum(r.cost for r in records),
             duration=sum(r.duration for r in records),
             failures=dict(Counter(r.failure for r in records if r.failure)),
         )
@@ -134,13 +135,3 @@ def build_report(records: Sequence[RunRecord]) -> dict[str, Any]:
         "runs": [run_dict(r) for r in records],
         "summary": {**Summary.of(records).to_dict(), "arms": arms},
     }
-
-
-def _mean(values: Iterable[float | int | None]) -> float | None:
-    known = [v for v in values if v is not None]
-    return sum(known) / len(known) if known else None
-
-
-def _total(values: Iterable[float | int | None]) -> float | int | None:
-    known = [v for v in values if v is not None]
-    return sum(known) if known else None

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Iterable, Sequence
+from typing import Sequence
 
 from rich import box
 from rich.console import Console
@@ -11,6 +11,7 @@ from rich.text import Text
 
 from runner.record import RunRecord
 from runner.report import ArmSummary, Summary, summarize
+from runner.stats import known_sum
 
 _COLUMNS = ("group", "passed", "accuracy", "outcome", "process", "calls", "redundant", "errors", "tokens", "time")
 
@@ -78,14 +79,9 @@ def _score(value: float | None) -> str:
 
 def usage_line(records: Sequence[RunRecord]) -> str:
     """``tokens: P prompt + C completion = T total, cost $X`` over every run; "" when no run reported tokens."""
-    prompt, completion, tokens = (_known_sum(getattr(r.tokens, f) for r in records) for f in ("prompt", "completion", "total"))
+    prompt, completion, tokens = (known_sum(getattr(r.tokens, f) for r in records) for f in ("prompt", "completion", "total"))
     if tokens is None and prompt is None and completion is None:
         return ""
     text = f"tokens: {prompt or 0:,} prompt + {completion or 0:,} completion = {tokens or 0:,} total"
-    cost = _known_sum(r.cost for r in records)
+    cost = known_sum(r.cost for r in records)
     return text + (f", cost ${cost:.4f}" if cost is not None else "")
-
-
-def _known_sum(values: Iterable[float | int | None]) -> float | int | None:
-    known = [v for v in values if v is not None]
-    return sum(known) if known else None
