@@ -8,12 +8,11 @@ JSON reports must agree on everything but timings.
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 from tests.fake_servers import OpenAIServer, openai_reply
+from tests.helpers import tooltrial
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -45,10 +44,6 @@ REPLIES = [
     openai_reply(None, [("write_file", {"path": "count.txt", "content": "2\n"})], usage=(350, 25)),
     openai_reply("Wrote the count to count.txt.", usage=(380, 9), finish_reason="length"),
 ]
-
-
-def tooltrial(*argv: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "runner", *argv], cwd=cwd, capture_output=True, text=True, timeout=300)
 
 
 def comparable(run: dict[str, Any]) -> dict[str, Any]:
