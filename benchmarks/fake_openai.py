@@ -2,19 +2,26 @@
 
 The server answers ``POST /v1/chat/completions`` after ``delay`` seconds, playing a
 fixed agent of three requests: write ``out.txt``, read it back, reply ``done``
-(chosen by how many tool results the conversation already holds). HttpProvider
-is the least a provider can do: one urllib POST per request, the reply turned
-into a Completion, so the figure is tooltrial's own; ``run.py --litellm`` runs the
-same cases through tooltrial's litellm provider against the same server.
+(chosen by how many tool results the conversation already holds). It runs in a
+process of its own and keeps connections alive (HTTP/1.1), as a real provider's
+server does: in tooltrial's process its request handling would compete for the
+same interpreter lock it is measuring. HttpProvider is the least a provider can
+do: one urllib POST per request, the reply turned into a Completion, so the
+figure is tooltrial's own; ``run.py --litellm`` runs the same cases through
+tooltrial's litellm provider against the same server.
+
+    python benchmarks/fake_openai.py [DELAY_SECONDS]   # prints its URL, serves until killed
 """
 
 from __future__ import annotations
 
 import json
-import threading
+import subprocess
+import sys
 import time
 import urllib.request
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from types import TracebackType
 from typing import Any
 
@@ -42,41 +49,54 @@ def _reply(messages: list[dict[str, Any]]) -> dict[str, Any]:
             "usage": usage}
 
 
+def serve(delay: float) -> None:
+    """Serve on 127.0.0.1 (a free port) until killed; the first line printed is the base URL."""
+
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"  # keep-alive, so clients reuse their connections
+        disable_nagle_algorithm = True  # headers and body go out in two writes: no 40 ms delayed-ACK stall
+
+        def do_POST(self) -> None:  # noqa: N802 (the http.server name)
+            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            time.sleep(delay)
+            data = json.dumps(_reply(body["messages"])).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+    ThreadingHTTPServer.request_queue_size = 128
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    host, port = server.server_address[:2]
+    print(f"http://{host}:{port}/v1", flush=True)
+    server.serve_forever()
+
+
 class FakeOpenAI:
-    """The server on 127.0.0.1 (a free port) in a daemon thread; use it as a context manager."""
+    """The server in a child process; use it as a context manager, ``url`` once entered."""
 
     def __init__(self, delay: float = 0.1) -> None:
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802 (the http.server name)
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                time.sleep(delay)
-                data = json.dumps(_reply(body["messages"])).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def log_message(self, format: str, *args: Any) -> None:
-                pass
-
-        ThreadingHTTPServer.request_queue_size = 128
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
-
-    @property
-    def url(self) -> str:
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}/v1"
+        self.delay = delay
+        self.url = ""
+        self._process: subprocess.Popen[str] | None = None
 
     def __enter__(self) -> FakeOpenAI:
-        self._thread.start()
+        command = [sys.executable, str(Path(__file__)), str(self.delay)]
+        self._process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
+        self.url = (self._process.stdout.readline() if self._process.stdout else "").strip()
+        if not self.url:
+            raise RuntimeError("the fake OpenAI server did not start")
         return self
 
     def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None) -> None:
-        self._server.shutdown()
-        self._server.server_close()
+        if self._process:
+            self._process.kill()
+            self._process.wait()
 
 
 class HttpProvider:
@@ -101,3 +121,7 @@ class HttpProvider:
         usage = Usage(**data["usage"])
         return Completion(choice["message"].get("content"), calls, choice["finish_reason"], usage,
                           time.monotonic() - started)
+
+
+if __name__ == "__main__":
+    serve(float(sys.argv[1]) if len(sys.argv) > 1 else 0.1)

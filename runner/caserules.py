@@ -14,8 +14,6 @@ import re
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import SchemaError
 
 from runner.errors import CaseFileError, did_you_mean
 from runner.patterns import compile_pattern
@@ -110,6 +108,9 @@ def _mock_errors(case: dict[str, Any], spot: Spot, defaults: Spot | None) -> lis
             errors.append(here.error(f"duplicate mock {name!r}", ["mocks", i, "name"], hint="give each mock its own name"))
         elif isinstance(name, str):
             names.add(name)
+        from jsonschema import Draft202012Validator  # imported here: files without mocks load faster
+        from jsonschema.exceptions import SchemaError
+
         try:
             if isinstance(mock.get("parameters"), dict):
                 Draft202012Validator.check_schema(mock["parameters"])

@@ -24,9 +24,7 @@ import functools
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, Sequence
-
-from jsonschema import Draft202012Validator
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from runner.caseload import schema_errors
 from runner.errors import CaseFileError, ConfigError, Location, UserError, UserErrors, did_you_mean
@@ -34,6 +32,9 @@ from runner.providers.settings import ModelSettings
 from runner.providers.retry import RetryPolicy
 from runner.resources import bundled
 from runner.yamlpos import Spot, parse, to_plain
+
+if TYPE_CHECKING:
+    from jsonschema import Draft202012Validator
 
 CONFIG_NAME = "tooltrial.yml"
 SCRIPTED = "scripted"
@@ -79,6 +80,8 @@ def config_schema() -> dict[str, Any]:
 
 @functools.cache
 def _validator() -> Draft202012Validator:
+    from jsonschema import Draft202012Validator  # imported here: commands without a config start faster
+
     return Draft202012Validator(config_schema())
 
 

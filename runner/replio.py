@@ -20,10 +20,7 @@ import functools
 import json
 import re
 from pathlib import Path
-from typing import Any
-
-from jsonschema import Draft202012Validator
-from referencing import Registry, Resource
+from typing import TYPE_CHECKING, Any
 
 from runner.caseload import case_schema, schema_errors
 from runner.caserules import Checked, extra_rule_errors
@@ -31,6 +28,9 @@ from runner.errors import CaseFileError, did_you_mean
 from runner.resources import bundled
 from runner.tools import BUILTIN_TOOLS
 from runner.yamlpos import Spot
+
+if TYPE_CHECKING:
+    from jsonschema import Draft202012Validator
 
 GROUP = "replio"
 # replio's tool name -> tooltrial's builtin tool
@@ -68,6 +68,9 @@ def is_fixture(data: Any) -> bool:
 @functools.cache
 def _validator() -> Draft202012Validator:
     """The replio schema's validator; its ``$ref`` into the case schema resolves offline."""
+    from jsonschema import Draft202012Validator  # imported here: folders without replio files load faster
+    from referencing import Registry, Resource
+
     schema = json.loads((bundled("schemas") / "replio.schema.json").read_text(encoding="utf-8"))
     case = case_schema()
     return Draft202012Validator(schema, registry=Registry().with_resource(case["$id"], Resource.from_contents(case)))

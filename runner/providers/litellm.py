@@ -143,7 +143,7 @@ class LiteLLMProvider:
         # Tokens come from the provider's own body: litellm fills a missing usage block with zeros
         # or its own estimate. Without a raw body (litellm kept none) its figures are all there is.
         usage = parse_usage(raw) if raw is not None else parse_usage(as_dict(response))
-        return parse_completion(response, latency=latency, usage=self._costed(usage))
+        return parse_completion(response, latency=latency, usage=self._costed(usage, response))
 
     def _send(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> tuple[Any, dict[str, Any] | None]:
         """One attempt: the ModelResponse and the raw response body (None when litellm kept none)."""
@@ -168,17 +168,14 @@ class LiteLLMProvider:
         kwargs.update({k: v for k, v in optional.items() if v is not None})
         return kwargs
 
-    def _costed(self, usage: Usage | None) -> Usage | None:
-        """``usage`` with its USD cost from litellm's table; cost stays None for an unknown model."""
+    @staticmethod
+    def _costed(usage: Usage | None, response: Any) -> Usage | None:
+        """``usage`` with the USD cost litellm priced ``response`` at from its model table (it does so on
+        every response); cost stays None for a model not in the table or when the tokens are unknown."""
         if usage is None or usage.prompt_tokens is None or usage.completion_tokens is None:
             return usage
-        try:
-            prompt_cost, completion_cost = self._litellm.cost_per_token(
-                model=route(self.settings.model), prompt_tokens=usage.prompt_tokens,
-                completion_tokens=usage.completion_tokens)
-        except Exception:  # litellm raises several types for "model not in the cost table"; cost is then unknown
-            return usage
-        return replace(usage, cost=float(prompt_cost) + float(completion_cost))
+        cost = (getattr(response, "_hidden_params", None) or {}).get("response_cost")
+        return replace(usage, cost=float(cost)) if isinstance(cost, (int, float)) else usage
 
 
 def _json_object(raw: Any) -> dict[str, Any] | None:

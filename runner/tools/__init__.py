@@ -4,9 +4,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Collection, Mapping
 
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import ValidationError, best_match
-
 from runner.sandbox import cap_text
 from runner.tools.base import Tool, ToolContext, ToolError, ToolResult
 from runner.tools.files import EDIT_FILE, LIST_DIR, READ_FILE, WRITE_FILE
@@ -14,6 +11,8 @@ from runner.tools.search import GLOB, GREP
 from runner.tools.shell import BASH
 
 if TYPE_CHECKING:  # the case loader imports the tool names, so no import cycle at run time
+    from jsonschema.exceptions import ValidationError
+
     from runner.cases import Case
 
 BUILTIN_TOOLS: dict[str, Tool] = {
@@ -44,6 +43,8 @@ class Toolbox:
         self.deny = frozenset(deny)
         self.context = context
         self.offered: list[str] = list(self.tools)
+        from jsonschema import Draft202012Validator  # imported here: `list` and `validate` start faster without it
+
         self._validators = {name: Draft202012Validator(tool.parameters) for name, tool in self.tools.items()}
 
     def specs(self) -> list[dict[str, Any]]:
@@ -65,6 +66,8 @@ class Toolbox:
         if arguments_error is not None:
             return _error(arguments_error)
         arguments = {} if arguments is None else arguments
+        from jsonschema.exceptions import best_match
+
         try:
             problem = best_match(self._validators[name].iter_errors(arguments))
             if problem is not None:
