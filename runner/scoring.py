@@ -58,7 +58,8 @@ def score(case: Case, record: RunRecord) -> Metrics:
         redundant=redundant(record.steps),
         errors=error_count(record.steps, record.status),
         outcome=outcome_score(record.checks),
-        process=process_score(trace, names, offered_tools(case)) if record.requests else None,
+        process=(process_score(trace, names, offered_tools(case), turn_traces(case, record.steps))
+                 if record.requests else None),
         failure=failure_cause(case, record),
     )
 
@@ -109,16 +110,50 @@ def offered_tools(case: Case) -> frozenset[str]:
     return frozenset(BUILTIN_TOOLS) | {mock["name"] for mock in case.mocks}
 
 
-def process_score(trace: Mapping[str, Any], names: Sequence[str], offered: frozenset[str]) -> float | None:
-    """The mean of the process components the case defines (ToolEval's process score), in [0, 1]:
+def turn_traces(case: Case, steps: Sequence[Step]) -> list[tuple[Mapping[str, Any], list[str]]]:
+    """Per turn whose ``expect`` has a ``trace``, in turn order: ``(that trace, the tool names called
+    during that turn)``, the calls attributed by ``Step.turn`` as the per-turn checks see them
+    (runner.checks.turns); a turn the run never reached has no calls."""
+    return [
+        (expect["trace"], [step.name for step in steps if step.turn == index])
+        for index, expect in enumerate(case.turn_expect)
+        if "trace" in expect
+    ]
+
+
+def process_score(
+    trace: Mapping[str, Any],
+    names: Sequence[str],
+    offered: frozenset[str],
+    turns: Sequence[tuple[Mapping[str, Any], Sequence[str]]] = (),
+) -> float | None:
+    """The mean of every process component the case defines (ToolEval's process score), in [0, 1].
+
+    The components come from the case's ``expect.trace`` (``trace``) evaluated on every tool call of
+    the run (``names``), and from each per-turn ``expect.trace`` in ``turns`` (``(turn trace, names
+    called during that turn)``, see ``turn_traces``) evaluated on that turn's calls only. All are
+    pooled, each weighing the same: ``process = sum(components) / len(components)``.
+
+    Each trace gives these components, each only when the trace defines it:
 
     - required: the fraction of ``must_include`` tools called at least once;
     - forbidden: the fraction of ``avoid`` tools *that were offered* which were never called
       (an avoided tool the model could not call is neither credit nor blame; none offered: no component);
     - efficiency: ``min(1, minimal_calls / calls)``, 0 when there were no calls.
 
-    None when the case defines none of them (or, in ``score``, when the model never answered).
+    None when no trace defines any component (or, in ``score``, when the model never answered).
+
+    Source: ToolEval's process score (required, forbidden, efficiency over one run's calls);
+    tooltrial adds the per-turn traces' components to the same mean, each on its own turn's calls.
     """
+    parts = _process_components(trace, names, offered)
+    for turn_trace, turn_names in turns:
+        parts += _process_components(turn_trace, turn_names, offered)
+    return sum(parts) / len(parts) if parts else None
+
+
+def _process_components(trace: Mapping[str, Any], names: Sequence[str], offered: frozenset[str]) -> list[float]:
+    """The required, forbidden and efficiency components ``trace`` defines, evaluated on ``names``."""
     parts: list[float] = []
     required = list(trace.get("must_include", ()))
     if required:
@@ -128,7 +163,7 @@ def process_score(trace: Mapping[str, Any], names: Sequence[str], offered: froze
         parts.append(sum(tool not in names for tool in forbidden) / len(forbidden))
     if "minimal_calls" in trace:
         parts.append(min(1.0, trace["minimal_calls"] / len(names)) if names else 0.0)
-    return sum(parts) / len(parts) if parts else None
+    return parts
 
 
 def failure_cause(case: Case, record: RunRecord) -> str | None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -24,12 +25,13 @@ from runner.scoring import (
     outcome_score,
     process_score,
     redundant,
+    turn_traces,
 )
-from tests.helpers import make_case
+from tests.helpers import make_case, tooltrial
 
 
-def _step(name: str, arguments: dict[str, Any] | None = None, is_error: bool = False) -> Step:
-    return Step(0, "c", name, arguments, "Error: x" if is_error else "ok", is_error, 0.0)
+def _step(name: str, arguments: dict[str, Any] | None = None, is_error: bool = False, turn: int = 0) -> Step:
+    return Step(turn, "c", name, arguments, "Error: x" if is_error else "ok", is_error, 0.0)
 
 
 # --- metrics on hand-built traces ---------------------------------------------------------------
@@ -88,6 +90,38 @@ def test_process_is_the_mean_of_required_forbidden_where_offered_and_efficiency(
     # an avoided tool that was not offered is no component at all
     assert process_score({"avoid": ["web"]}, ["web"], offered) is None
     assert process_score({"max_calls": 3}, ["glob"], offered) is None
+
+
+def test_process_pools_each_turns_components_with_the_cases() -> None:
+    offered = frozenset({"grep", "read_file", "bash"})
+    case_trace = {"must_include": ["grep"], "minimal_calls": 4}
+    names = ["grep"] * 9
+    # turn 2 had to read a file and did not: its required part is 0, pooled with the case's 1 and 4/9
+    skipped_read = [({"must_include": ["read_file"]}, ["grep"] * 5)]
+    assert process_score(case_trace, names, offered, skipped_read) == pytest.approx((1 + 4 / 9 + 0) / 3)
+    # each turn's parts see only its own calls: efficiency 1/2 on turn 1, a forbidden bash on turn 2
+    turns = [({"minimal_calls": 1}, ["grep", "grep"]),
+             ({"avoid": ["bash", "web"], "must_include": ["read_file"]}, ["bash", "read_file"])]
+    assert process_score({}, ["grep", "grep", "bash", "read_file"], offered, turns) == pytest.approx((0.5 + 1 + 0) / 3)
+    # a turn's trace alone defines the score; one with no process part adds nothing
+    assert process_score({"max_calls": 3}, ["grep"], offered, [({"must_include": ["grep"]}, [])]) == 0.0
+    assert process_score({}, ["grep"], offered, [({"max_calls": 1}, ["grep"])]) is None
+
+
+def test_turn_traces_pair_each_turns_trace_with_the_calls_made_during_that_turn() -> None:
+    read_twice = {"must_include": ["read_file"], "minimal_calls": 1}
+    case = make_case(
+        turns=["list", "reply", "read", "never reached"],
+        turn_expect=({"trace": {"minimal_calls": 1}}, {"response_contains": ["ok"]}, {"trace": read_twice},
+                     {"trace": {"must_include": ["grep"]}}),
+    )
+    steps = [_step("list_dir", turn=0), _step("read_file", turn=2), _step("read_file", turn=2)]
+    assert turn_traces(case, steps) == [
+        ({"minimal_calls": 1}, ["list_dir"]),
+        (read_twice, ["read_file", "read_file"]),
+        ({"must_include": ["grep"]}, []),
+    ]
+    assert turn_traces(make_case(), steps) == []
 
 
 def test_offered_tools_default_to_builtins_plus_mocks() -> None:
@@ -274,3 +308,34 @@ def test_a_failed_per_turn_trace_check_gets_the_cause_of_its_kind(tmp_path: Path
     record = execute(case, Arm(resolve_provider("scripted"), load_prompt(None)), RunOptions(sandbox=Sandbox()))
     assert [c.check for c in record.failed_checks] == ["turns[1].trace.must_include"]
     assert (record.status, record.failure) == ("fail", "wrong_tool")
+
+
+SKIPPED_READ_IN_TURN_TWO = """\
+- id: skipped-read-in-turn-two
+  files: {notes.txt: old}
+  turns:
+    - content: List the files.
+      expect: {trace: {must_include: [list_dir], minimal_calls: 1}}
+    - content: Now read notes.txt with read_file.
+      expect: {trace: {must_include: [read_file], avoid: [bash]}}
+  expect:
+    trace: {minimal_calls: 2}
+  script:
+    - tool_calls: [{name: list_dir, arguments: {path: .}}]
+    - content: notes.txt
+    - tool_calls: [{name: bash, arguments: {command: cat notes.txt}}]
+    - content: It says old.
+"""
+
+
+def test_the_cli_reports_a_process_score_counting_a_turns_skipped_tool(tmp_path: Path) -> None:
+    path = tmp_path / "turns.yml"
+    path.write_text(SKIPPED_READ_IN_TURN_TWO)
+    done = tooltrial("run", str(path), "-p", "scripted", "--output", "json")
+    assert done.returncode == 1, done.stderr
+    (run,) = json.loads(done.stdout)["runs"]
+    failed = [check["check"] for check in run["checks"] if not check["passed"]]
+    assert failed == ["turns[1].trace.must_include", "turns[1].trace.avoid"]
+    # case efficiency 2/2 = 1; turn 1: list_dir called 1, efficiency 1/1 = 1; turn 2: read_file skipped 0, bash called 0
+    assert (run["status"], run["failure"]) == ("fail", "called_forbidden")
+    assert run["process"] == pytest.approx((1 + 1 + 1 + 0 + 0) / 5)
