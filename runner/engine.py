@@ -245,11 +245,7 @@ def _account(record: RunRecord, provider: TurnLimited, trajectory: Trajectory) -
     record.requests = provider.requests
     record.script = [script_reply(c) for c in provider.completions]
     usages = [c.usage for c in provider.completions if c.usage is not None]
-    record.tokens = Tokens(
-        prompt=known_sum(u.prompt_tokens for u in usages),
-        completion=known_sum(u.completion_tokens for u in usages),
-        total=known_sum(u.total_tokens for u in usages),
-    )
+    record.tokens = Tokens.of(usages)
     record.cost = known_sum(u.cost for u in usages)
     record.model_requests = [_stats(c) for c in provider.completions]
     record.latency = known_sum(c.latency for c in provider.completions)

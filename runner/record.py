@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Sequence
 
 from runner.agent import Step
 from runner.checks import CheckResult
+from runner.providers.base import Usage
+from runner.stats import known_sum
 
 PASS, FAIL, ERROR = "pass", "fail", "error"
 
@@ -19,6 +21,15 @@ class Tokens:
     prompt: int | None = None
     completion: int | None = None
     total: int | None = None
+
+    @classmethod
+    def of(cls, usages: Sequence[Usage]) -> Tokens:
+        """The token counts of ``usages`` summed field by field; a field stays None when no usage reported it."""
+        return cls(
+            prompt=known_sum(u.prompt_tokens for u in usages),
+            completion=known_sum(u.completion_tokens for u in usages),
+            total=known_sum(u.total_tokens for u in usages),
+        )
 
 
 @dataclass(frozen=True)
@@ -43,7 +54,9 @@ class RunRecord:
         cause: for an error, the human cause (``setup command failed (exit 2): make``...).
         error_kind: for an error, its kind (``setup``, ``turn_limit``, ``provider_error``,
             ``script_exhausted``, ``timeout``, ``judge_error``, ``template``, ``internal``).
-        requests: model requests made. duration: wall-clock seconds. cost: USD or None.
+        requests: model requests made. duration: wall-clock seconds.
+        tokens, cost: the agent's own usage (tokens; USD), each None when no request reported it;
+            judges' usage is apart, in ``judge_tokens`` and ``judge_cost``.
         latency: seconds spent waiting on the model, summed over requests (None before any request).
         model_requests: per-request tokens, cost, latency and finish reason, in order.
         changes: workspace paths ``{"added": [...], "changed": [...], "deleted": [...]}``.
@@ -92,6 +105,19 @@ class RunRecord:
         return len(self.steps)
 
     @property
+    def judge_tokens(self) -> Tokens:
+        """Tokens the judges used grading this run, summed over its checks; a field is None when no judge reported it."""
+        return Tokens.of(self._judge_usages())
+
+    @property
+    def judge_cost(self) -> float | None:
+        """USD the judges cost grading this run, summed over its checks; None when no judge's cost is known."""
+        return known_sum(u.cost for u in self._judge_usages())
+
+    def _judge_usages(self) -> list[Usage]:
+        return [c.usage for c in self.checks if c.usage is not None]
+
+    @property
     def failed_checks(self) -> list[CheckResult]:
         return [c for c in self.checks if not c.passed]
 
@@ -100,5 +126,5 @@ class RunRecord:
         return f"{self.provider} · {self.prompt}"
 
     def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dict of every field."""
-        return dataclasses.asdict(self)
+        """A JSON-ready dict of every field, with ``judge_tokens`` ({prompt, completion, total}) and ``judge_cost`` (USD)."""
+        return {**dataclasses.asdict(self), "judge_tokens": dataclasses.asdict(self.judge_tokens), "judge_cost": self.judge_cost}

@@ -29,7 +29,9 @@ class Summary:
 
     Means (accuracy, outcome, process) are over the runs where the metric is
     defined, None when it is defined for none. ``tokens`` and ``cost`` (USD) are
-    None when no run reported any; ``duration`` is in seconds, summed.
+    the agents' totals, ``judge_tokens`` and ``judge_cost`` (USD) the judges'
+    totals, kept apart; each None when no run reported any. ``duration`` is in
+    seconds, summed.
     ``failures`` counts runs per failure cause.
     """
 
@@ -45,6 +47,8 @@ class Summary:
     errors: int
     tokens: int | None
     cost: float | None
+    judge_tokens: int | None
+    judge_cost: float | None
     duration: float
     failures: dict[str, int] = field(default_factory=dict)
 
@@ -68,6 +72,8 @@ class Summary:
             errors=sum(r.errors for r in records),
             tokens=known_sum(r.tokens.total for r in records),
             cost=known_sum(r.cost for r in records),
+            judge_tokens=known_sum(r.judge_tokens.total for r in records),
+            judge_cost=known_sum(r.judge_cost for r in records),
             duration=sum(r.duration for r in records),
             failures=dict(Counter(r.failure for r in records if r.failure)),
         )

@@ -14,17 +14,23 @@ from runner.report import ArmSummary, Summary, summarize
 from runner.stats import known_sum
 
 _COLUMNS = ("group", "passed", "accuracy", "outcome", "process", "calls", "redundant", "errors", "tokens", "time")
+_JUDGE_COLUMN = "judge tokens"
 
 
 def arm_table(arm: ArmSummary) -> Table:
-    """A row per case group and, when there are several, an ``all`` row; means to 2 decimals, ``-`` when undefined."""
+    """A row per case group and, when there are several, an ``all`` row; means to 2 decimals, ``-`` when undefined.
+
+    A ``judge tokens`` column follows ``tokens`` when some judge of the arm reported tokens.
+    """
+    judged = arm.total.judge_tokens is not None
+    columns = (*_COLUMNS[:-1], _JUDGE_COLUMN, _COLUMNS[-1]) if judged else _COLUMNS
     table = plain_table()
-    for name in _COLUMNS:
+    for name in columns:
         table.add_column(name, justify="left" if name == "group" else "right", no_wrap=True)
     for group, summary in arm.groups.items():
-        table.add_row(group, *_cells(summary))
+        table.add_row(group, *_cells(summary, judged))
     if len(arm.groups) > 1:
-        table.add_row("all", *_cells(arm.total), style="bold")
+        table.add_row("all", *_cells(arm.total, judged), style="bold")
     return table
 
 
@@ -39,7 +45,7 @@ def failure_table(summary: Summary) -> Table:
 
 
 def print_summary(console: Console, records: Sequence[RunRecord]) -> None:
-    """What follows the run lines: the token line (when any run reported usage), after a
+    """What follows the run lines: the token line (when any agent or judge reported usage), after a
     blank line each arm's label and table, then the failure causes when some run did not pass."""
     usage = usage_line(records)
     if usage:
@@ -59,7 +65,8 @@ def plain_table(title: str | None = None) -> Table:
     return Table(title=title, title_justify="left", title_style="bold", box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
 
 
-def _cells(summary: Summary) -> list[str]:
+def _cells(summary: Summary, judged: bool) -> list[str]:
+    """The row's cells in column order; ``judged`` adds the judge tokens cell."""
     return [
         f"{summary.passed}/{summary.runs} {summary.pass_rate:.0%}",
         _score(summary.accuracy),
@@ -68,9 +75,14 @@ def _cells(summary: Summary) -> list[str]:
         str(summary.calls),
         str(summary.redundant),
         str(summary.errors),
-        "-" if summary.tokens is None else str(summary.tokens),
+        _count(summary.tokens),
+        *([_count(summary.judge_tokens)] if judged else []),
         f"{summary.duration:.1f}s",
     ]
+
+
+def _count(value: int | None) -> str:
+    return "-" if value is None else str(value)
 
 
 def _score(value: float | None) -> str:
@@ -78,10 +90,31 @@ def _score(value: float | None) -> str:
 
 
 def usage_line(records: Sequence[RunRecord]) -> str:
-    """``tokens: P prompt + C completion = T total, cost $X`` over every run; "" when no run reported tokens."""
+    """The usage of every run on one line; "" when neither an agent nor a judge reported any.
+
+    ``tokens: P prompt + C completion = T total, cost $X`` is the agents' (``none reported``
+    when no agent reported tokens); ``; judges: N tokens, $Y`` follows when some judge
+    reported usage, each of its parts only when known. Cost is USD.
+    """
+    agent, judges = _agent_usage(records), _judge_usage(records)
+    if not agent and not judges:
+        return ""
+    return "tokens: " + (agent or "none reported") + (f"; judges: {judges}" if judges else "")
+
+
+def _agent_usage(records: Sequence[RunRecord]) -> str:
+    """``P prompt + C completion = T total, cost $X``; "" when no run reported tokens."""
     prompt, completion, tokens = (known_sum(getattr(r.tokens, f) for r in records) for f in ("prompt", "completion", "total"))
     if tokens is None and prompt is None and completion is None:
         return ""
-    text = f"tokens: {prompt or 0:,} prompt + {completion or 0:,} completion = {tokens or 0:,} total"
+    text = f"{prompt or 0:,} prompt + {completion or 0:,} completion = {tokens or 0:,} total"
     cost = known_sum(r.cost for r in records)
     return text + (f", cost ${cost:.4f}" if cost is not None else "")
+
+
+def _judge_usage(records: Sequence[RunRecord]) -> str:
+    """``N tokens, $Y`` over every run's judges, each part only when known; "" when neither is."""
+    tokens = known_sum(r.judge_tokens.total for r in records)
+    cost = known_sum(r.judge_cost for r in records)
+    parts = ([f"{tokens:,} tokens"] if tokens is not None else []) + ([f"${cost:.4f}"] if cost is not None else [])
+    return ", ".join(parts)

@@ -22,6 +22,7 @@ from runner.errors import UserError
 from runner.prompts import load_prompt
 from runner.providers import resolve_provider
 from runner.record import ERROR, FAIL, PASS, RunRecord, Tokens
+from runner.results import read_results
 from runner.sandbox import Sandbox
 from tests.fake_servers import OpenAIServer, Reply, openai_reply
 from tests.helpers import ROOT, config, tooltrial
@@ -71,10 +72,10 @@ def _run(tmp_path: Path, base: str) -> RunRecord:
     return execute(case, Arm(resolve_provider("scripted"), load_prompt(None)), options)
 
 
-def _cli(tmp_path: Path, base: str, *argv: str, case: str = CASE,
-         extra: str = "") -> tuple[subprocess.CompletedProcess[str], dict[str, Any] | None]:
-    """``tooltrial run judged.yml -p scripted --config ... --output json ARGV``: (process, its one run as JSON)."""
-    done = tooltrial("run", str(_case_file(tmp_path, case)), "-p", "scripted", "--config",
+def _cli(tmp_path: Path, base: str, *argv: str, case: str = CASE, extra: str = "",
+         agent: str = "scripted") -> tuple[subprocess.CompletedProcess[str], dict[str, Any] | None]:
+    """``tooltrial run judged.yml -p AGENT --config ... --output json ARGV``: (process, its one run as JSON)."""
+    done = tooltrial("run", str(_case_file(tmp_path, case)), "-p", agent, "--config",
                      str(judge_config(tmp_path, base, extra)), "--output", "json", "--results", str(tmp_path / "r"), *argv)
     runs = json.loads(done.stdout)["runs"] if done.stdout else []
     return done, runs[0] if runs else None
@@ -91,6 +92,7 @@ def test_judge_passes_and_its_grade_is_recorded(tmp_path: Path) -> None:
     assert (judged.usage.prompt_tokens, judged.usage.completion_tokens, judged.usage.total_tokens) == (10, 5, 15)
     assert judged.usage.cost == pytest.approx(10 * 0.15e-6 + 5 * 0.6e-6)  # gpt-4o-mini's price per token
     assert (record.tokens, record.cost) == (Tokens(), None)  # grading is not the agent's usage
+    assert (record.judge_tokens, record.judge_cost) == (Tokens(10, 5, 15), judged.usage.cost)
     (request,) = server.chats
     assert request.body["model"] == "gpt-4o-mini" and "tools" not in request.body
     system, user = request.body["messages"]
@@ -117,6 +119,7 @@ def test_unusable_verdict_is_an_infrastructure_error(tmp_path: Path) -> None:
     assert (record.status, record.error_kind) == (ERROR, "judge_error")
     assert record.cause == "judge local-judge gave no usable verdict: no JSON object in 'I think it is fine.'"
     assert record.checks[-1].usage is not None and record.checks[-1].usage.total_tokens == 15  # spent all the same
+    assert record.judge_tokens == Tokens(10, 5, 15)
 
 
 def test_unreachable_judge_is_an_infrastructure_error(tmp_path: Path) -> None:
@@ -156,7 +159,34 @@ def test_cli_pass_records_the_grade_and_the_judge_usage_in_the_json(tmp_path: Pa
     assert (usage["prompt_tokens"], usage["completion_tokens"], usage["total_tokens"]) == (200, 20, 220)
     assert usage["cost"] == pytest.approx(200 * 0.15e-6 + 20 * 0.6e-6)
     assert run["tokens"] == {"prompt": None, "completion": None, "total": None} and run["cost"] is None
-    assert done.stderr.startswith("PASS judged/polite\n1/1 passed\n")
+    assert done.stderr.startswith("PASS judged/polite\n1/1 passed\ntokens: none reported; judges: 220 tokens, $0.0000\n")
+
+
+def test_cli_counts_the_judge_usage_apart_from_the_agent_and_outside_its_budgets(tmp_path: Path) -> None:
+    budgeted = CASE.replace("threshold: 0.7}\n", "threshold: 0.7}\n    max_tokens: 1000\n    max_cost: 0.001\n")
+    with OpenAIServer() as server:  # the agent and the judge are both gpt-4o-mini behind the fake server
+        server.push(openai_reply("Hello there, nice to meet you.", usage=(300, 30)),
+                    verdict(0.8, "Friendly.", usage=(20_000, 2_000)))
+        done, run = _cli(tmp_path, server.api_base, "--judge", "local-judge", case=budgeted, agent="local-judge")
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    Draft202012Validator(json.loads((ROOT / "schemas" / "report.schema.json").read_text())).validate(report)
+    agent_cost, judge_cost = 300 * 0.15e-6 + 30 * 0.6e-6, 20_000 * 0.15e-6 + 2_000 * 0.6e-6
+    assert run["tokens"] == {"prompt": 300, "completion": 30, "total": 330}
+    assert run["cost"] == pytest.approx(agent_cost)
+    assert run["judge_tokens"] == {"prompt": 20_000, "completion": 2_000, "total": 22_000}
+    assert run["judge_cost"] == pytest.approx(judge_cost)
+    budgets = {c["check"]: c["passed"] for c in run["checks"] if c["category"] == "budget"}
+    assert budgets == {"max_tokens": True, "max_cost": True}  # 330 tokens and $0.00006 are the agent's; the judge's are not
+    summary, (arm,) = report["summary"], report["summary"]["arms"]
+    assert (summary["tokens"], summary["judge_tokens"], arm["judge_tokens"], arm["groups"]["judged"]["judge_tokens"]) == (330, 22_000, 22_000, 22_000)
+    assert summary["judge_cost"] == arm["judge_cost"] == pytest.approx(judge_cost)
+    assert "tokens: 300 prompt + 30 completion = 330 total, cost $0.0001; judges: 22,000 tokens, $0.0042\n" in done.stderr
+    (run_file,) = (tmp_path / "r").glob("*/runs/*.json")
+    written = json.loads(run_file.read_text())
+    Draft202012Validator(json.loads((ROOT / "schemas" / "run.schema.json").read_text())).validate(written)
+    assert (written["judge_tokens"], written["judge_cost"]) == (run["judge_tokens"], run["judge_cost"])
+    assert read_results(tmp_path / "r").records[0].judge_tokens == Tokens(20_000, 2_000, 22_000)
 
 
 def test_cli_fail_prints_the_judge_message(tmp_path: Path) -> None:

@@ -44,10 +44,12 @@ def test_summary_totals_means_over_defined_values_and_unknown_tokens() -> None:
     assert total.pass_rate == pytest.approx(1 / 3)
     assert (total.accuracy, total.outcome, total.process) == (0.5, 0.5, 0.75)
     assert (total.calls, total.redundant, total.errors, total.tokens, total.cost) == (3, 1, 3, 15, 0.01)
+    assert (total.judge_tokens, total.judge_cost) == (48, None)  # the judge reported tokens, not cost
     assert total.duration == 1.0
     assert total.failures == {"wrong_tool": 1, "run_error": 1}
     nothing = Summary.of(RECORDS[2:3])
     assert (nothing.accuracy, nothing.outcome, nothing.process, nothing.tokens, nothing.cost) == (None,) * 5
+    assert (nothing.judge_tokens, nothing.judge_cost) == (None, None)
     assert Summary.of([]).pass_rate == 0.0
 
 
@@ -71,6 +73,10 @@ def test_report_validates_against_its_schema_and_caps_trace_results() -> None:
     judged = first["checks"][1]
     assert judged["usage"] == {"prompt_tokens": 40, "completion_tokens": 8, "total_tokens": 48, "cost": None}
     assert first["tokens"]["total"] == 15  # the judge's tokens are its own, not the agent's
+    assert (first["judge_tokens"], first["judge_cost"]) == ({"prompt": 40, "completion": 8, "total": 48}, None)
+    assert report["runs"][1]["judge_tokens"] == {"prompt": None, "completion": None, "total": None}
+    scripted = report["summary"]["arms"][0]
+    assert (scripted["judge_tokens"], scripted["groups"]["fs"]["judge_tokens"], scripted["groups"]["calc"]["judge_tokens"]) == (48, 48, None)
     assert report["summary"]["runs"] == 4 and report["summary"]["arms"][1]["provider"] == "other"
 
 
@@ -84,6 +90,11 @@ def test_tables_print_one_per_arm_then_failure_causes(monkeypatch: pytest.Monkey
     print_summary(make_console(stream), RECORDS)
     lines = [line.split() for line in stream.getvalue().splitlines() if not line.startswith("─")]
     assert ["scripted", "·", "default"] in lines and ["other", "·", "default"] in lines
-    assert ["fs", "1/2", "50%", "0.50", "0.50", "0.75", "3", "1", "2", "15", "0.8s"] in lines
-    assert ["all", "1/3", "33%", "0.50", "0.50", "0.75", "3", "1", "3", "15", "1.0s"] in lines
+    assert lines[0] == "tokens: 11 prompt + 6 completion = 17 total, cost $0.0100; judges: 48 tokens".split()
+    header = ["group", "passed", "accuracy", "outcome", "process", "calls", "redundant", "errors", "tokens"]
+    assert header + ["judge", "tokens", "time"] in lines  # the scripted arm had a judge
+    assert header + ["time"] in lines  # the other arm had none
+    assert ["fs", "1/2", "50%", "0.50", "0.50", "0.75", "3", "1", "2", "15", "48", "0.8s"] in lines
+    assert ["calc", "0/1", "0%", "-", "-", "-", "0", "0", "1", "-", "-", "0.2s"] in lines
+    assert ["all", "1/3", "33%", "0.50", "0.50", "0.75", "3", "1", "3", "15", "48", "1.0s"] in lines
     assert lines[-2:] == [["run_error", "1"], ["wrong_tool", "1"]]

@@ -24,7 +24,8 @@ class CheckResult:
 
     ``score`` and ``reasoning`` are a judge's grade (0 to 1) and its explanation,
     ``usage`` the judge's own tokens and USD cost (None when it reported none;
-    never part of the run's ``tokens`` or ``cost``). ``error_kind`` marks a
+    never part of the run's ``tokens`` or ``cost``, summed into its
+    ``judge_tokens`` and ``judge_cost`` instead). ``error_kind`` marks a
     check that could not be made (``judge_error``): the run becomes an
     infrastructure ERROR with ``message`` as its cause.
     """
