@@ -18,7 +18,7 @@ from runner.engine import Arm, RunOptions, execute, run_matrix
 from runner.prompts import load_prompt
 from runner.providers import ProviderSpec
 from runner.providers.base import ProviderError
-from runner.providers.litellm import LiteLLMProvider, ModelSettings
+from runner.providers.litellm import LOCAL_DUMMY_KEY, LiteLLMProvider, ModelSettings, api_key
 from runner.providers.retry import RetryPolicy, is_retryable, retry_after
 from runner.record import ERROR, PASS
 from runner.sandbox import Sandbox
@@ -234,6 +234,14 @@ def test_api_key_from_the_named_variable_and_dummy_for_local(openai_server, monk
     LiteLLMProvider(ModelSettings("openai/fake", api_base=openai_server.api_base, retry=FAST)).complete(messages, [])
     sent = [r.headers["authorization"] for r in openai_server.chats]
     assert sent == ["Bearer sk-test-123", "Bearer tooltrial-local"]
+
+
+@pytest.mark.parametrize("value", ["", " \t"], ids=["empty", "blank"])
+def test_an_empty_key_variable_counts_as_unset(value: str) -> None:
+    environ = {"TOOLTRIAL_TEST_KEY": value}
+    remote = ModelSettings("openai/gpt-4o", api_key_env="TOOLTRIAL_TEST_KEY")
+    local = ModelSettings("openai/fake", api_base="http://127.0.0.1:8080/v1", api_key_env="TOOLTRIAL_TEST_KEY")
+    assert (api_key(remote, environ), api_key(local, environ)) == (None, LOCAL_DUMMY_KEY)
 
 
 def test_the_key_never_reaches_agent_commands(openai_server, monkeypatch) -> None:
