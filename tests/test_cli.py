@@ -154,6 +154,22 @@ def test_validate_misspelled_key_exits_4_with_position(tmp_path: Path) -> None:
     assert "Traceback" not in done.stderr
 
 
+def test_validate_rejects_names_that_end_in_a_newline(tmp_path: Path) -> None:
+    case_file = tmp_path / "names.yml"
+    case_file.write_text('- id: "fix\\n"\n  turns: [x]\n  env: {"PATH_X\\n": "1"}\n'
+                         '  mocks:\n    - {name: "lookup\\n", description: d, parameters: {type: object}}\n')
+    done = tooltrial("validate", str(case_file))
+    assert done.returncode == 4
+    assert done.stderr.splitlines() == [
+        f"error: {case_file}:1:7: id: 'fix\\n' is not a valid name "
+        "(use lowercase letters, digits, '.', '_' and '-', starting with a letter or digit)",
+        f"error: {case_file}:3:9: env: 'PATH_X\\n' is not a valid name "
+        "(use letters, digits and '_', not starting with a digit)",
+        f"error: {case_file}:5:14: mocks[0].name: 'lookup\\n' is not a valid name "
+        "(use 1 to 64 letters, digits, '_' and '-')",
+    ]
+
+
 def test_validate_good_files(suite: Path) -> None:
     done = tooltrial("validate", str(suite / "good.yml"))
     assert done.returncode == 0
