@@ -27,7 +27,8 @@ def test_a_bundled_case_over_http_recorded_as_json(tmp_path: Path) -> None:
     with OpenAIServer() as server:
         server.push(*script_replies(FIX.script, usage=(120, 30)))
         done = tooltrial("run", "cases/fix.yml", "-c", "fix/fix-failing-test", "-p", "local-openai",
-                         "--config", str(config(tmp_path, server.api_base)), "--output", "json")
+                         "--config", str(config(tmp_path, server.api_base)), "--output", "json",
+                         "--results", str(tmp_path / "results"))
     assert done.returncode == 0, done.stderr
     (record,) = json.loads(done.stdout)["runs"]
     assert (record["case"], record["provider"], record["status"]) == ("fix/fix-failing-test", "local-openai", "pass")
@@ -48,7 +49,8 @@ def test_server_errors_then_the_next_case_runs_verbose(tmp_path: Path) -> None:
     with OpenAIServer() as server:
         server.push(*[error_reply(503, "model is loading")] * 3, *script_replies(FIX.script, usage=None))
         done = tooltrial("run", "cases/fix.yml", "-p", "local-openai", "--config", str(config(tmp_path, server.api_base)),
-                         "-c", "fix/fix-failing-test", "--runs", "2", "-j", "1", "--output", "json", "--verbose", env=env)
+                         "-c", "fix/fix-failing-test", "--runs", "2", "-j", "1", "--output", "json", "--verbose",
+                         "--results", str(tmp_path / "results"), env=env)
     assert done.returncode == 3  # only an infrastructure error broke the gate
     assert "LiteLLM DEBUG" in done.stderr  # litellm's log goes to stderr; stdout stays one JSON document
     assert "sk-verbose-secret" not in done.stderr + done.stdout
@@ -65,7 +67,8 @@ def test_server_errors_then_the_next_case_runs_verbose(tmp_path: Path) -> None:
 def test_whole_bundled_suite_over_both_servers_with_labelled_arms(tmp_path: Path) -> None:
     with OpenAIServer(responder=ScriptResponder(BUNDLED)) as oa, OllamaServer(responder=ScriptResponder(BUNDLED, ollama=True)) as ol:
         done = tooltrial("run", "cases/", "-p", "local-openai", "-p", "local-ollama", "-P", "prompts/terse.j2",
-                         "--config", str(config(tmp_path, oa.api_base, ol.api_base)))
+                         "--config", str(config(tmp_path, oa.api_base, ol.api_base)),
+                         "--results", str(tmp_path / "results"))
     assert done.returncode == 0, done.stdout + done.stderr
     lines = done.stdout.splitlines()
     for case in BUNDLED:

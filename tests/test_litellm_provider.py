@@ -307,16 +307,17 @@ sys.exit(code)
 
 
 @pytest.mark.parametrize("argv", [
-    ["list", "cases/"],
-    ["validate", "cases/"],
-    ["run", "cases/fs.yml", "-p", "scripted"],
-    ["run", "cases/fs.yml", "-l", "-p", "openai/gpt-4o"],
+    ["list", str(ROOT / "cases")],
+    ["validate", str(ROOT / "cases")],
+    ["run", str(ROOT / "cases" / "fs.yml"), "-p", "scripted"],
+    ["run", str(ROOT / "cases" / "fs.yml"), "-l", "-p", "openai/gpt-4o"],
 ])
-def test_list_validate_and_scripted_runs_never_import_litellm(argv) -> None:
+def test_list_validate_and_scripted_runs_never_import_litellm(argv, tmp_path: Path) -> None:
     import subprocess
     import sys
 
-    done = subprocess.run([sys.executable, "-c", _PROBE, *argv], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    done = subprocess.run([sys.executable, "-c", _PROBE, *argv], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=120)
     assert done.returncode == 0, done.stderr
     assert "HEAVY:\n" in done.stderr
 
