@@ -20,7 +20,7 @@ import copy
 import difflib
 import functools
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 import jsonschema_rs
 
 from runner.errors import CaseFileError, Location, did_you_mean
+from runner.patterns import compile_schema_pattern
 from runner.resources import bundled
 from runner.caserules import Checked, extra_rule_errors
 from runner.yamlpos import Spot, describe, kind_of, written
@@ -56,13 +57,31 @@ def _schemas() -> tuple[dict[str, Any], dict[str, Any], frozenset[tuple[str, ...
     return full, partial, frozenset(_drop_required(partial, ()))
 
 
+def schema_validator(schema: dict[str, Any], **options: Any) -> Draft202012Validator:
+    """A jsonschema validator of ``schema`` (``options`` go to its constructor) that reads ``pattern``
+    as JSON Schema and jsonschema-rs do: ``$`` is the end of the text, so ``"fix\\n"`` is no valid id."""
+    return _validator_class()(schema, **options)
+
+
+@functools.cache
+def _validator_class() -> type[Draft202012Validator]:
+    """Draft202012Validator with the ``pattern`` keyword of ``compile_schema_pattern``."""
+    from jsonschema import Draft202012Validator, ValidationError, validators  # 60 ms to import: on first need
+
+    def pattern(
+        validator: Draft202012Validator, regex: str, instance: Any, schema: dict[str, Any]
+    ) -> Iterator[ValidationError]:
+        if validator.is_type(instance, "string") and not compile_schema_pattern(regex).search(instance):
+            yield ValidationError(f"{instance!r} does not match {regex!r}")
+
+    return validators.extend(Draft202012Validator, {"pattern": pattern})
+
+
 @functools.cache
 def _validators() -> tuple[Draft202012Validator, Draft202012Validator, frozenset[tuple[str, ...]]]:
     """(full validator, partial validator, schema paths of the ``required`` the partial one lacks)."""
-    from jsonschema import Draft202012Validator  # 60 ms to import; only a file with an error needs it
-
     full, partial, dropped = _schemas()
-    return Draft202012Validator(full), Draft202012Validator(partial), dropped
+    return schema_validator(full), schema_validator(partial), dropped
 
 
 @functools.cache

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
-from runner.caseload import schema_errors
+from runner.caseload import schema_errors, schema_validator
 from runner.errors import CaseFileError, ConfigError, Location, UserError, UserErrors, did_you_mean
 from runner.providers.settings import ModelSettings
 from runner.providers.retry import RetryPolicy
@@ -80,9 +80,7 @@ def config_schema() -> dict[str, Any]:
 
 @functools.cache
 def _validator() -> Draft202012Validator:
-    from jsonschema import Draft202012Validator  # imported here: commands without a config start faster
-
-    return Draft202012Validator(config_schema())
+    return schema_validator(config_schema())  # imports jsonschema: only commands with a config pay for it
 
 
 def find_config(explicit: str | Path | None = None, cwd: Path | None = None) -> Path | None:

@@ -22,7 +22,7 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from runner.caseload import case_schema, schema_errors
+from runner.caseload import case_schema, schema_errors, schema_validator
 from runner.caserules import Checked, extra_rule_errors
 from runner.errors import CaseFileError, did_you_mean
 from runner.resources import bundled
@@ -68,12 +68,11 @@ def is_fixture(data: Any) -> bool:
 @functools.cache
 def _validator() -> Draft202012Validator:
     """The replio schema's validator; its ``$ref`` into the case schema resolves offline."""
-    from jsonschema import Draft202012Validator  # imported here: folders without replio files load faster
-    from referencing import Registry, Resource
+    from referencing import Registry, Resource  # imported here: folders without replio files load faster
 
     schema = json.loads((bundled("schemas") / "replio.schema.json").read_text(encoding="utf-8"))
     case = case_schema()
-    return Draft202012Validator(schema, registry=Registry().with_resource(case["$id"], Resource.from_contents(case)))
+    return schema_validator(schema, registry=Registry().with_resource(case["$id"], Resource.from_contents(case)))
 
 
 def check_fixture(spot: Spot, data: dict[str, Any], stem: str, fixtures: Path) -> tuple[Checked, list[CaseFileError]]:

@@ -21,7 +21,7 @@ from jsonschema import Draft202012Validator
 
 from runner.cases import Case, case_schema, discover, load_cases, load_file, select, validate_file
 from runner.errors import CaseFileError, ExitCode, UserError, UserErrors
-from runner.patterns import compile_pattern
+from runner.patterns import compile_pattern, compile_schema_pattern
 from runner.resources import bundled
 
 BROKEN = Path(__file__).parent / "broken"
@@ -312,3 +312,20 @@ def test_compile_pattern_accepts_ruby_anchors(pattern: str, text: str, found: bo
 def test_compile_pattern_raises_re_error() -> None:
     with pytest.raises(re.error, match="unterminated"):
         compile_pattern("(a")
+
+
+@pytest.mark.parametrize(
+    ("pattern", "text", "found"),
+    [
+        ("^[a-z0-9][a-z0-9._-]*$", "fix", True),
+        ("^[a-z0-9][a-z0-9._-]*$", "fix\n", False),
+        ("^[a-zA-Z0-9_-]{1,64}$", "lookup\n", False),
+        ("^a$|^b$", "a\n", False),
+        (r"^cost\$$", "cost$", True),
+        ("^[$]+$", "$$", True),
+        (r"^[\]$]+$", "]$", True),
+        ("^a", "a\n", True),
+    ],
+)
+def test_compile_schema_pattern_reads_dollar_as_the_end_of_the_text(pattern: str, text: str, found: bool) -> None:
+    assert bool(compile_schema_pattern(pattern).search(text)) is found

@@ -79,8 +79,8 @@ def split_output(stdout: str) -> tuple[list[str], list[list[str]]]:
 HEADER = ["group", "passed", "accuracy", "outcome", "process", "calls", "redundant", "errors", "tokens", "time"]
 
 
-def test_run_passing_group_exits_0(suite: Path) -> None:
-    done = tooltrial("run", str(suite / "good.yml"))
+def test_run_passing_group_exits_0(suite: Path, tmp_path: Path) -> None:
+    done = tooltrial("run", str(suite / "good.yml"), "--results", str(tmp_path / "results"))
     assert done.returncode == 0, done.stderr
     lines, summary = split_output(done.stdout)
     assert lines == ["PASS good/write-hello", "PASS good/count-lines", "2/2 passed"]
@@ -88,8 +88,8 @@ def test_run_passing_group_exits_0(suite: Path) -> None:
     assert [row[:-1] for row in summary[3:]] == [["good", "2/2", "100%", "-", "1.00", "1.00", "2", "0", "0", "-"]]
 
 
-def test_run_failures_and_errors_exit_1_with_one_line_per_failed_check(suite: Path) -> None:
-    done = tooltrial("run", str(suite / "bad.yml"))
+def test_run_failures_and_errors_exit_1_with_one_line_per_failed_check(suite: Path, tmp_path: Path) -> None:
+    done = tooltrial("run", str(suite / "bad.yml"), "--results", str(tmp_path / "results"))
     assert done.returncode == 1
     lines, summary = split_output(done.stdout)
     assert lines == [
@@ -113,12 +113,12 @@ def test_run_failures_and_errors_exit_1_with_one_line_per_failed_check(suite: Pa
     ]
 
 
-def test_json_output_is_the_report_alone_and_matches_its_schema(suite: Path) -> None:
+def test_json_output_is_the_report_alone_and_matches_its_schema(suite: Path, tmp_path: Path) -> None:
     import json
 
     from jsonschema import Draft202012Validator
 
-    done = tooltrial("run", str(suite), "--output", "json")
+    done = tooltrial("run", str(suite), "--output", "json", "--results", str(tmp_path / "results"))
     assert done.returncode == 1
     report = json.loads(done.stdout)
     schema = json.loads((ROOT / "schemas" / "report.schema.json").read_text())
@@ -154,6 +154,22 @@ def test_validate_misspelled_key_exits_4_with_position(tmp_path: Path) -> None:
     assert "Traceback" not in done.stderr
 
 
+def test_validate_rejects_names_that_end_in_a_newline(tmp_path: Path) -> None:
+    case_file = tmp_path / "names.yml"
+    case_file.write_text('- id: "fix\\n"\n  turns: [x]\n  env: {"PATH_X\\n": "1"}\n'
+                         '  mocks:\n    - {name: "lookup\\n", description: d, parameters: {type: object}}\n')
+    done = tooltrial("validate", str(case_file))
+    assert done.returncode == 4
+    assert done.stderr.splitlines() == [
+        f"error: {case_file}:1:7: id: 'fix\\n' is not a valid name "
+        "(use lowercase letters, digits, '.', '_' and '-', starting with a letter or digit)",
+        f"error: {case_file}:3:9: env: 'PATH_X\\n' is not a valid name "
+        "(use letters, digits and '_', not starting with a digit)",
+        f"error: {case_file}:5:14: mocks[0].name: 'lookup\\n' is not a valid name "
+        "(use 1 to 64 letters, digits, '_' and '-')",
+    ]
+
+
 def test_validate_good_files(suite: Path) -> None:
     done = tooltrial("validate", str(suite / "good.yml"))
     assert done.returncode == 0
@@ -179,8 +195,9 @@ def test_undefined_template_variable_is_a_usage_error(tmp_path: Path) -> None:
     assert "'who' is undefined" in done.stderr
 
 
-def test_keep_prints_the_workspace(suite: Path) -> None:
-    done = tooltrial("run", str(suite / "good.yml"), "-c", "*/write-hello", "--keep")
+def test_keep_prints_the_workspace(suite: Path, tmp_path: Path) -> None:
+    done = tooltrial("run", str(suite / "good.yml"), "-c", "*/write-hello", "--keep",
+                     "--results", str(tmp_path / "results"))
     kept = [line.split(": ", 1)[1] for line in done.stdout.splitlines() if "workspace kept" in line]
     assert len(kept) == 1 and (Path(kept[0]) / "out.txt").read_text() == "hello\n"
 

@@ -27,7 +27,8 @@ def test_a_bundled_case_over_http_recorded_as_json(tmp_path: Path) -> None:
     with OpenAIServer() as server:
         server.push(*script_replies(FIX.script, usage=(120, 30)))
         done = tooltrial("run", "cases/fix.yml", "-c", "fix/fix-failing-test", "-p", "local-openai",
-                         "--config", str(config(tmp_path, server.api_base)), "--output", "json")
+                         "--config", str(config(tmp_path, server.api_base)), "--output", "json",
+                         "--results", str(tmp_path / "results"))
     assert done.returncode == 0, done.stderr
     (record,) = json.loads(done.stdout)["runs"]
     assert (record["case"], record["provider"], record["status"]) == ("fix/fix-failing-test", "local-openai", "pass")
@@ -48,7 +49,8 @@ def test_server_errors_then_the_next_case_runs_verbose(tmp_path: Path) -> None:
     with OpenAIServer() as server:
         server.push(*[error_reply(503, "model is loading")] * 3, *script_replies(FIX.script, usage=None))
         done = tooltrial("run", "cases/fix.yml", "-p", "local-openai", "--config", str(config(tmp_path, server.api_base)),
-                         "-c", "fix/fix-failing-test", "--runs", "2", "-j", "1", "--output", "json", "--verbose", env=env)
+                         "-c", "fix/fix-failing-test", "--runs", "2", "-j", "1", "--output", "json", "--verbose",
+                         "--results", str(tmp_path / "results"), env=env)
     assert done.returncode == 3  # only an infrastructure error broke the gate
     assert "LiteLLM DEBUG" in done.stderr  # litellm's log goes to stderr; stdout stays one JSON document
     assert "sk-verbose-secret" not in done.stderr + done.stdout
@@ -65,7 +67,8 @@ def test_server_errors_then_the_next_case_runs_verbose(tmp_path: Path) -> None:
 def test_whole_bundled_suite_over_both_servers_with_labelled_arms(tmp_path: Path) -> None:
     with OpenAIServer(responder=ScriptResponder(BUNDLED)) as oa, OllamaServer(responder=ScriptResponder(BUNDLED, ollama=True)) as ol:
         done = tooltrial("run", "cases/", "-p", "local-openai", "-p", "local-ollama", "-P", "prompts/terse.j2",
-                         "--config", str(config(tmp_path, oa.api_base, ol.api_base)))
+                         "--config", str(config(tmp_path, oa.api_base, ol.api_base)),
+                         "--results", str(tmp_path / "results"))
     assert done.returncode == 0, done.stdout + done.stderr
     lines = done.stdout.splitlines()
     for case in BUNDLED:
@@ -119,14 +122,38 @@ def test_names_tooltrial_can_use(tmp_path: Path, monkeypatch) -> None:
         "scripted", "local-openai", "ollama/qwen3", "openai/gpt-4o", "gpt-4o"]
 
 
-def test_missing_key_for_a_remote_alias_points_at_the_config(tmp_path: Path, monkeypatch) -> None:
-    monkeypatch.delenv("TOOLTRIAL_TEST_UNSET_KEY", raising=False)
+@pytest.mark.parametrize("value", [None, "", "  "], ids=["unset", "empty", "blank"])
+def test_missing_key_for_a_remote_alias_points_at_the_config(tmp_path: Path, monkeypatch, value: str | None) -> None:
+    if value is None:
+        monkeypatch.delenv("TOOLTRIAL_TEST_UNSET_KEY", raising=False)
+    else:
+        monkeypatch.setenv("TOOLTRIAL_TEST_UNSET_KEY", value)
     path = config(tmp_path, extra="  hosted:\n    model: openai/gpt-4o\n    api_key_env: TOOLTRIAL_TEST_UNSET_KEY\n")
     with pytest.raises(UserError) as caught:
         resolve_provider("hosted", load_config(path))
     assert caught.value.render() == (
         f"{path}:15:18: providers.hosted.api_key_env: environment variable TOOLTRIAL_TEST_UNSET_KEY is not set "
         "(export the variable in the shell that runs tooltrial; agent commands never see it)")
+
+
+@pytest.mark.parametrize("value", [None, ""], ids=["unset", "empty"])
+def test_a_missing_or_empty_openai_key_is_exit_4_before_any_request(tmp_path: Path, value: str | None) -> None:
+    env = {k: v for k, v in os.environ.items() if k != "OPENAI_API_KEY"}
+    if value is not None:
+        env["OPENAI_API_KEY"] = value
+    done = tooltrial("run", "cases/fix.yml", "-p", "openai/gpt-4o", "--results", str(tmp_path / "results"), env=env)
+    assert done.returncode == 4
+    assert done.stderr.strip() == (
+        "error: cannot use provider 'openai/gpt-4o': OPENAI_API_KEY is not set "
+        "(export the variable in the shell that runs tooltrial; agent commands never see it)")
+    assert not (tmp_path / "results").exists()
+
+
+def test_an_empty_key_stays_in_the_environment_after_the_check(monkeypatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "")
+    with pytest.raises(UserError, match="OPENAI_API_KEY is not set"):
+        resolve_provider("gpt-4o")
+    assert os.environ["OPENAI_API_KEY"] == ""
 
 
 def test_a_bad_config_file_is_exit_4_with_its_position(tmp_path: Path) -> None:

@@ -92,6 +92,16 @@ jobs: 0
     ]
 
 
+def test_names_ending_in_a_newline_are_not_valid(tmp_path: Path) -> None:
+    path = write(tmp_path, 'providers:\n  "local\\n": {model: openai/x, api_key_env: "KEY\\n"}\n')
+    assert errors_of(path) == [
+        f"{path}:2:3: providers: 'local\\n' is not a valid name "
+        "(use lowercase letters, digits, '.', '_' and '-', starting with a letter or digit)",
+        f"{path}:2:45: providers.local\n.api_key_env: 'KEY\\n' is not a valid name "
+        "(use letters, digits and '_', not starting with a digit)",
+    ]
+
+
 def test_rules_beyond_the_schema(tmp_path: Path) -> None:
     path = write(tmp_path, """\
 providers:

@@ -18,7 +18,7 @@ from runner.engine import Arm, RunOptions, execute, run_matrix
 from runner.prompts import load_prompt
 from runner.providers import ProviderSpec
 from runner.providers.base import ProviderError
-from runner.providers.litellm import LiteLLMProvider, ModelSettings
+from runner.providers.litellm import LOCAL_DUMMY_KEY, LiteLLMProvider, ModelSettings, api_key
 from runner.providers.retry import RetryPolicy, is_retryable, retry_after
 from runner.record import ERROR, PASS
 from runner.sandbox import Sandbox
@@ -236,6 +236,14 @@ def test_api_key_from_the_named_variable_and_dummy_for_local(openai_server, monk
     assert sent == ["Bearer sk-test-123", "Bearer tooltrial-local"]
 
 
+@pytest.mark.parametrize("value", ["", " \t"], ids=["empty", "blank"])
+def test_an_empty_key_variable_counts_as_unset(value: str) -> None:
+    environ = {"TOOLTRIAL_TEST_KEY": value}
+    remote = ModelSettings("openai/gpt-4o", api_key_env="TOOLTRIAL_TEST_KEY")
+    local = ModelSettings("openai/fake", api_base="http://127.0.0.1:8080/v1", api_key_env="TOOLTRIAL_TEST_KEY")
+    assert (api_key(remote, environ), api_key(local, environ)) == (None, LOCAL_DUMMY_KEY)
+
+
 def test_the_key_never_reaches_agent_commands(openai_server, monkeypatch) -> None:
     monkeypatch.setenv("TOOLTRIAL_TEST_KEY", "sk-secret-456")
     openai_server.push(openai_reply(tool_calls=[("bash", {"command": "env"})]), openai_reply("ok"))
@@ -299,16 +307,17 @@ sys.exit(code)
 
 
 @pytest.mark.parametrize("argv", [
-    ["list", "cases/"],
-    ["validate", "cases/"],
-    ["run", "cases/fs.yml", "-p", "scripted"],
-    ["run", "cases/fs.yml", "-l", "-p", "openai/gpt-4o"],
+    ["list", str(ROOT / "cases")],
+    ["validate", str(ROOT / "cases")],
+    ["run", str(ROOT / "cases" / "fs.yml"), "-p", "scripted"],
+    ["run", str(ROOT / "cases" / "fs.yml"), "-l", "-p", "openai/gpt-4o"],
 ])
-def test_list_validate_and_scripted_runs_never_import_litellm(argv) -> None:
+def test_list_validate_and_scripted_runs_never_import_litellm(argv, tmp_path: Path) -> None:
     import subprocess
     import sys
 
-    done = subprocess.run([sys.executable, "-c", _PROBE, *argv], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    done = subprocess.run([sys.executable, "-c", _PROBE, *argv], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=120)
     assert done.returncode == 0, done.stderr
     assert "HEAVY:\n" in done.stderr
 

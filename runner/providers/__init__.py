@@ -8,7 +8,6 @@ Resolving a live one imports litellm (the run is going to use it); resolving
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable
 
@@ -83,11 +82,11 @@ def _live(name: str, settings: ModelSettings, verbose: bool) -> ProviderSpec:
 
 
 def _missing_key(settings: ModelSettings) -> str | None:
-    """An ``api_key_env`` that is unset, for a server that is not on this machine."""
-    from runner.providers.litellm import is_local
+    """An ``api_key_env`` that is unset or blank, for a server that is not on this machine."""
+    from runner.providers.litellm import is_local, key_from
 
     variable = settings.api_key_env
-    if variable and not os.environ.get(variable) and not is_local(settings.api_base):
+    if variable and not key_from(variable) and not is_local(settings.api_base):
         return f"environment variable {variable} is not set"
     return None
 

@@ -19,8 +19,9 @@ import os
 import sys
 import threading
 import time
+from contextlib import contextmanager
 from dataclasses import replace
-from typing import Any, Mapping
+from typing import Any, Iterator, Mapping
 from urllib.parse import urlparse
 
 from runner.providers.base import Completion, ProviderError, Usage
@@ -77,11 +78,19 @@ def is_local(api_base: str | None) -> bool:
     return host in _LOCAL_HOSTS or host.startswith("127.")
 
 
+def key_from(variable: str | None, environ: Mapping[str, str] = os.environ) -> str | None:
+    """The value of the key variable ``variable``, or None when it is unset, empty or only blanks:
+    an empty key is no key."""
+    value = environ.get(variable) if variable else None
+    return value if value and value.strip() else None
+
+
 def api_key(settings: ModelSettings, environ: Mapping[str, str] = os.environ) -> str | None:
     """The key to send: the ``api_key_env`` variable's value, else a dummy for a local server, else None
     (litellm then reads the provider's usual variable, e.g. ``OPENAI_API_KEY``)."""
-    if settings.api_key_env and environ.get(settings.api_key_env):
-        return environ[settings.api_key_env]
+    key = key_from(settings.api_key_env, environ)
+    if key:
+        return key
     return LOCAL_DUMMY_KEY if settings.api_base and is_local(settings.api_base) else None
 
 
@@ -104,11 +113,27 @@ def model_problem(settings: ModelSettings, verbose: bool = False) -> str | None:
         return f"litellm knows no provider for model {settings.model!r}"
     if settings.api_base or settings.api_key_env:
         return None
-    found = litellm.validate_environment(model=model)
+    with _blank_variables_hidden():
+        found = litellm.validate_environment(model=model)
     keys = [k for k in found.get("missing_keys") or () if k.endswith("_API_KEY")]
     if keys and not found.get("keys_in_environment"):
         return f"{' or '.join(keys)} is not set"
     return None
+
+
+@contextmanager
+def _blank_variables_hidden() -> Iterator[None]:
+    """Take the environment variables that are empty or only blanks out of ``os.environ`` for the
+    duration, then put them back. litellm's ``validate_environment`` counts a variable as set when it
+    is present, whatever its value; to tooltrial a blank key is a missing one."""
+    with _import_lock:
+        blank = {name: value for name, value in os.environ.items() if not value.strip()}
+        for name in blank:
+            del os.environ[name]
+        try:
+            yield
+        finally:
+            os.environ.update(blank)
 
 
 class LiteLLMProvider:

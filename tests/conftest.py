@@ -1,0 +1,24 @@
+"""Checks that hold for every test."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import ROOT
+
+
+def _entries(folder: Path) -> set[str]:
+    return {path.name for path in folder.iterdir()} if folder.is_dir() else set()
+
+
+@pytest.fixture(autouse=True)
+def _checkout_results_untouched() -> Iterator[None]:
+    """Fail a test that writes into the checkout's ``results/``: tests write under their tmp_path only."""
+    results = ROOT / "results"
+    before = _entries(results)
+    yield
+    added = sorted(_entries(results) - before)
+    assert not added, f"the test wrote into {results}: {added} (pass --results or run in tmp_path)"
