@@ -331,7 +331,7 @@ SKIPPED_READ_IN_TURN_TWO = """\
 def test_the_cli_reports_a_process_score_counting_a_turns_skipped_tool(tmp_path: Path) -> None:
     path = tmp_path / "turns.yml"
     path.write_text(SKIPPED_READ_IN_TURN_TWO)
-    done = tooltrial("run", str(path), "-p", "scripted", "--output", "json")
+    done = tooltrial("run", str(path), "-p", "scripted", "--output", "json", "--results", str(tmp_path / "results"))
     assert done.returncode == 1, done.stderr
     (run,) = json.loads(done.stdout)["runs"]
     failed = [check["check"] for check in run["checks"] if not check["passed"]]
