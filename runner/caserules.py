@@ -10,10 +10,10 @@ them without ``when``.
 
 from __future__ import annotations
 
-import re
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+import regex
 
 from runner.errors import CaseFileError, did_you_mean
 from runner.patterns import compile_pattern
@@ -50,7 +50,7 @@ def _rules(checked: Checked, defaults: Spot | None, fixtures: Path) -> list[Case
         for path, pattern in _regexes(case):
             try:
                 compile_pattern(pattern)
-            except re.error as e:
+            except regex.error as e:
                 errors.append(written(path, spot, defaults).error(f"invalid regex {pattern!r}: {e}", path))
         errors += _tool_name_errors(case, spot, defaults) + _file_path_errors(case, spot, defaults)
         errors += _mock_errors(case, spot, defaults)

@@ -1,10 +1,21 @@
 """Regular expressions as case authors write them (Python syntax plus Ruby's anchors), and the
-``pattern`` keywords of tooltrial's JSON Schemas as JSON Schema reads them."""
+``pattern`` keywords of tooltrial's JSON Schemas as JSON Schema reads them.
+
+They are compiled with the ``regex`` package (https://github.com/mrabarnett/mrab-regex),
+which accepts Python's ``re`` syntax and, unlike ``re``, can stop a search that
+runs too long: a pattern that backtracks without end on a long model reply
+fails its check instead of stalling the run.
+"""
 
 from __future__ import annotations
 
 import functools
 import re
+
+import regex
+
+PATTERN_TIMEOUT = 2.0  # seconds one search of a case's pattern may take (processor time, as regex counts it)
+TIMED_OUT = "pattern_timeout"  # the error_kind of a check whose pattern took longer than PATTERN_TIMEOUT
 
 # An unescaped "\z": preceded by an even number of backslashes (pairs are literal backslashes).
 _RUBY_END = re.compile(r"(?<!\\)((?:\\\\)*)\\z")
@@ -12,14 +23,28 @@ _RUBY_END = re.compile(r"(?<!\\)((?:\\\\)*)\\z")
 _SCHEMA_PART = re.compile(r"\\.|\[(?:\\.|[^\]\\])*\]|\$", re.DOTALL)
 
 
-def compile_pattern(pattern: str) -> re.Pattern[str]:
+def compile_pattern(pattern: str) -> regex.Pattern[str]:
     """Compile a case's regex: Python syntax, where Ruby's ``\\z`` means end of text.
 
     ``\\A`` is the same in both; ``\\z`` becomes Python's ``\\Z``, while an escaped
-    backslash followed by ``z`` (``\\\\z``) is left alone. Raises ``re.error``
+    backslash followed by ``z`` (``\\\\z``) is left alone. Raises ``regex.error``
     when the pattern does not compile.
     """
-    return re.compile(_RUBY_END.sub(lambda m: m.group(1) + r"\Z", pattern))
+    return regex.compile(_RUBY_END.sub(lambda m: m.group(1) + r"\Z", pattern))
+
+
+def pattern_found(pattern: str, text: str) -> bool:
+    """Whether the case regex ``pattern`` matches somewhere in ``text``.
+
+    Raises ``regex.error`` when it does not compile, TimeoutError when the search
+    takes longer than PATTERN_TIMEOUT seconds.
+    """
+    return compile_pattern(pattern).search(text, timeout=PATTERN_TIMEOUT, concurrent=True) is not None
+
+
+def too_slow(pattern: str) -> str:
+    """The message for ``pattern`` when its search timed out."""
+    return f"/{pattern}/ took longer than {PATTERN_TIMEOUT:g} s to search; simplify the pattern"
 
 
 @functools.cache

@@ -1,14 +1,18 @@
 """Running one shell command: bubblewrap or a plain process, scrubbed environment,
-process-group timeout, capped output.
+process-group timeout, resource limits, capped output.
 
 Mode ``bwrap`` confines the command (runner.bwrap); mode ``none`` runs it as a
 plain process. Both give it exactly the scrubbed environment, a closed stdin,
-its own process group (killed whole on timeout) and capped output.
+its own process group (killed whole on timeout), per-process resource limits
+(memory, file size, CPU time), death with tooltrial and capped output.
 """
 
 from __future__ import annotations
 
+import ctypes
+import math
 import os
+import resource
 import selectors
 import signal
 import subprocess
@@ -17,7 +21,7 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping
+from typing import Callable, Mapping
 
 from runner.bwrap import bwrap_argv, probe
 from runner.errors import UserError
@@ -28,6 +32,12 @@ _CHUNK = 65_536  # bytes per read
 _POLL = 0.05  # seconds between checks on the process while its output is quiet
 _LINGER = 0.25  # seconds a finished command's background children may hold the pipe
 _GRACE = 0.5  # seconds between SIGTERM and SIGKILL
+
+MEMORY_LIMIT = 4 * 2**30  # bytes of data memory per process (RLIMIT_DATA: heap and private writable mappings)
+FILE_SIZE_LIMIT = 2**30  # bytes: the largest file a command's process may write (RLIMIT_FSIZE)
+_PR_SET_PDEATHSIG = 1  # prctl option, from <linux/prctl.h>
+# Looked up here, in the parent: loading a library in the forked child could deadlock.
+_PRCTL = ctypes.CDLL(None).prctl if sys.platform == "linux" else None
 
 
 def elide(head: str, tail: str, cut: int, unit: str) -> str:
@@ -78,6 +88,49 @@ def scrubbed_env(workspace: Path, extra: Mapping[str, str] = {}) -> dict[str, st
     }
     env.update(extra)
     return env
+
+
+def resource_limits(timeout: float) -> dict[int, int]:
+    """The rlimits (``resource.RLIMIT_*`` to a value) every command's processes run under.
+
+    Memory: MEMORY_LIMIT bytes of data (address space merely reserved, as runtimes
+    do, does not count; an allocation past it fails). Files: FILE_SIZE_LIMIT bytes
+    (a write past it gets SIGXFSZ). CPU: ``timeout`` seconds on every CPU of the
+    machine, rounded up, the most a command could use before its timeout; it stops
+    a process that escaped the process-group kill (SIGKILL at the limit). A hard
+    limit already lower in tooltrial's own process is kept.
+    """
+    wanted = {
+        resource.RLIMIT_DATA: MEMORY_LIMIT,
+        resource.RLIMIT_FSIZE: FILE_SIZE_LIMIT,
+        resource.RLIMIT_CPU: max(1, math.ceil(timeout * (os.cpu_count() or 1))),
+    }
+    limits = {}
+    for kind, value in wanted.items():
+        hard = resource.getrlimit(kind)[1]
+        limits[kind] = value if hard == resource.RLIM_INFINITY else min(value, hard)
+    return limits
+
+
+def _child_setup(limits: Mapping[int, int]) -> Callable[[], None]:
+    """The ``preexec_fn`` that applies ``limits`` (soft and hard) in the child and, on Linux,
+    sets its parent-death signal: SIGKILL when tooltrial dies (strictly, when the
+    thread that started it ends; that thread waits for the command).
+
+    The parent-death signal survives exec (bash, or bwrap) but not fork: a child
+    that bash forks, rather than replaces itself with, does not get it.
+    """
+    parent = os.getpid()
+
+    def setup() -> None:
+        for kind, value in limits.items():
+            resource.setrlimit(kind, (value, value))
+        if _PRCTL is not None:
+            _PRCTL(_PR_SET_PDEATHSIG, signal.SIGKILL)
+            if os.getppid() != parent:  # tooltrial died before the signal was set
+                os.kill(os.getpid(), signal.SIGKILL)
+
+    return setup
 
 
 class _Capture:
@@ -194,11 +247,12 @@ class Sandbox:
         """Run ``bash -c command`` in ``cwd`` with exactly ``env``, stdin closed.
 
         ``timeout`` is in seconds; when it passes, the command's whole process
-        group gets SIGTERM, then SIGKILL after a short grace. ``output_limit``
-        is in bytes. Under bwrap, ``cwd`` is the one writable host folder and
-        ``network`` keeps the host network. Raises OSError when the command
-        cannot be started (e.g. ``cwd`` missing), ValueError for a NUL byte in
-        ``command`` or ``env``.
+        group gets SIGTERM, then SIGKILL after a short grace. Its processes
+        run under ``resource_limits(timeout)`` and its own process dies with
+        tooltrial. ``output_limit`` is in bytes. Under bwrap, ``cwd`` is the one
+        writable host folder and ``network`` keeps the host network. Raises
+        OSError when the command cannot be started (e.g. ``cwd`` missing),
+        ValueError for a NUL byte in ``command`` or ``env``.
         """
         argv = ["bash", "-c", command]
         if self.mode == "bwrap":
@@ -212,6 +266,7 @@ class Sandbox:
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             start_new_session=True,
+            preexec_fn=_child_setup(resource_limits(timeout)),
         )
         assert proc.stdout is not None
         with self._lock:

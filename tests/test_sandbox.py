@@ -1,14 +1,21 @@
-"""Sandbox, in both modes: scrubbed env, process-group timeouts, closed stdin, capped output."""
+"""Sandbox, in both modes: scrubbed env, process-group timeouts, resource limits, death with
+tooltrial, closed stdin, capped output."""
 
 from __future__ import annotations
 
+import math
+import os
+import signal
+import subprocess
+import sys
 import time
 from pathlib import Path
 
 import pytest
 
+from runner import sandbox
 from runner.sandbox import CommandResult, Sandbox, budget, cap_text, scrubbed_env
-from tests.sandboxes import MODES, make_sandbox, none_left
+from tests.sandboxes import MODES, make_sandbox, none_left, processes_with
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -54,6 +61,57 @@ def test_background_child_holding_the_pipe_is_killed_after_exit(mode: str, tmp_p
     assert result.exit_code == 0
     assert result.duration < 2
     assert none_left(token)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_every_process_gets_the_resource_limits(mode: str, tmp_path: Path) -> None:
+    result = make_sandbox(mode).run("ulimit -d; ulimit -f; ulimit -t", tmp_path, scrubbed_env(tmp_path), timeout=5)
+    cpu = math.ceil(5 * (os.cpu_count() or 1))
+    # bash reports data in KiB and file size in 1024-byte blocks
+    assert result.output.split() == [str(sandbox.MEMORY_LIMIT // 1024), str(sandbox.FILE_SIZE_LIMIT // 1024), str(cpu)]
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_allocating_beyond_the_memory_limit_fails_at_once(mode: str, tmp_path: Path) -> None:
+    command = f"python3 -c 'bytearray({2 * sandbox.MEMORY_LIMIT})'; echo still here"
+    result = make_sandbox(mode).run(command, tmp_path, scrubbed_env(tmp_path), timeout=10)
+    assert (result.exit_code, result.timed_out) == (0, False)
+    assert result.output.endswith("MemoryError\nstill here\n")
+    assert result.duration < 5
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_writing_beyond_the_file_size_limit_is_stopped(mode: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sandbox, "FILE_SIZE_LIMIT", 2**20)
+    result = make_sandbox(mode).run("head -c 3M /dev/zero > big", tmp_path, scrubbed_env(tmp_path), timeout=10)
+    assert result.exit_code == 128 + signal.SIGXFSZ
+    assert "File size limit exceeded" in result.output
+    assert (tmp_path / "big").stat().st_size == 2**20
+
+
+_RUN_AND_WAIT = """
+import sys
+from pathlib import Path
+from runner.sandbox import Sandbox, scrubbed_env
+workspace = Path(sys.argv[3])
+Sandbox(sys.argv[1], sys.argv[2]).run(sys.argv[4], workspace, scrubbed_env(workspace), timeout=60)
+"""
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_commands_die_when_tooltrial_is_killed(mode: str, tmp_path: Path) -> None:
+    token = f"sleep 4242.{mode == 'bwrap':d}3"
+    binary = make_sandbox(mode).binary
+    runner = subprocess.Popen([sys.executable, "-c", _RUN_AND_WAIT, mode, binary, str(tmp_path), token])
+    try:
+        deadline = time.monotonic() + 10
+        while not processes_with(token) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert processes_with(token), "the command did not start"
+    finally:
+        runner.kill()
+        runner.wait()
+    assert none_left(token, within=3)
 
 
 @pytest.mark.parametrize("mode", MODES)

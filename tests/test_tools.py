@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Any
 
@@ -9,7 +10,7 @@ import pytest
 
 from runner.cases import Case
 from runner.sandbox import Sandbox, scrubbed_env
-from runner.tools import BUILTIN_TOOLS, Toolbox, build_toolbox
+from runner.tools import BUILTIN_TOOLS, Toolbox, build_toolbox, search
 from runner.tools.base import Tool, ToolContext, ToolError, ToolResult
 from runner.tools.files import object_schema
 from runner.tools.paths import resolve_inside
@@ -182,7 +183,7 @@ def test_grep_bad_regex_is_an_error(tree: Path) -> None:
     result = _call(tree, "grep", pattern="def (add")
     assert result.is_error
     assert result.content == (
-        "Error: invalid regex 'def (add': missing ), unterminated subpattern at position 4"
+        "Error: invalid regex 'def (add': missing ) at position 8"
     )
 
 
@@ -257,3 +258,16 @@ def test_build_toolbox_offers_and_denies(workspace: Path) -> None:
         build_toolbox(_case(tools=("read_file", "nope")), context)
     with pytest.raises(ValueError, match="g/c: unknown tool 'bsh'"):
         build_toolbox(_case(deny=("bsh",)), context)
+
+
+def test_grep_stops_a_pattern_that_takes_too_long(workspace: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(search, "GREP_TIMEOUT", 0.2)
+    (workspace / "long.txt").write_text("a" * 5000 + "b\n")
+    started = time.monotonic()
+    result = _call(workspace, "grep", pattern=r"(a+)+$")
+    assert time.monotonic() - started < 3
+    assert result == ToolResult(
+        "Error: pattern took longer than 0.2 s (stopped in long.txt at line 1); simplify it or narrow the path or glob",
+        True,
+    )
+    assert _call(workspace, "grep", pattern=r"a+b$").content.startswith("long.txt:1:aaa")

@@ -99,7 +99,7 @@ def test_turn_checks_are_validated_where_written(tmp_path: Path) -> None:
         "    - {contnt: x}\n"
     )
     assert [e.render().split(": ", 1)[1] for e in validate_file(path, tmp_path)] == [
-        "turns[0].expect.response_matches[0]: invalid regex '(open': missing ), unterminated subpattern at position 0",
+        "turns[0].expect.response_matches[0]: invalid regex '(open': missing ) at position 5",
         "turns[0].expect.trace: unknown key 'avoidd' (did you mean 'avoid'?)",
         "turns[1]: unknown key 'contnt' (did you mean 'content'?)",
     ]

@@ -8,6 +8,7 @@ A spec names parameters and, for each, what the call's value must be:
 - ``{any_of: [v1, v2, ...]}``: the value matches one of them (each may be a matcher);
 - ``{matches: REGEX}``: the value is a string the regex finds a match in
   (Python syntax plus Ruby's ``\\A`` and ``\\z``; anchor it to match the whole);
+  a search longer than ``runner.patterns.PATTERN_TIMEOUT`` is a mismatch saying so;
 - ``{contains: STR}``: the value is a string containing STR, or a list with an element equal to it;
 - ``{absent: true}``: the parameter is not in the call at all;
 - ``{present: true}``: the parameter is in the call, with any value.
@@ -28,7 +29,7 @@ from __future__ import annotations
 import json
 from typing import Any, Mapping
 
-from runner.patterns import compile_pattern
+from runner.patterns import pattern_found, too_slow
 
 MATCHERS = ("any_of", "matches", "contains", "absent", "present")
 
@@ -113,8 +114,11 @@ def _matcher_mismatch(spec: Mapping[str, Any], actual: Any, exact: bool, where: 
             return None
         return f"{where}: expected one of {show(operand)}, got {show(actual)}"
     if name == "matches":
-        if isinstance(actual, str) and compile_pattern(operand).search(actual):
-            return None
+        try:
+            if isinstance(actual, str) and pattern_found(operand, actual):
+                return None
+        except TimeoutError:
+            return f"{where}: {too_slow(operand)}"
         return f"{where}: {show(actual)} does not match /{operand}/"
     if isinstance(actual, str) and isinstance(operand, str) and operand in actual:
         return None

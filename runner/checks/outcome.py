@@ -6,7 +6,7 @@ import difflib
 from typing import Any, Mapping
 
 from runner.checks.base import CheckContext, CheckResult, as_list
-from runner.patterns import compile_pattern
+from runner.patterns import TIMED_OUT, pattern_found, too_slow
 from runner.tools.base import ToolError
 from runner.tools.paths import resolve_inside
 
@@ -55,8 +55,7 @@ def _content_checks(name: str, text: str, rules: Mapping[str, Any]) -> list[Chec
     for needle in as_list(rules.get("not_contains", [])):
         results.append(CheckResult("files", needle not in text, f'{name} contains "{needle}"'))
     for pattern in as_list(rules.get("matches", [])):
-        ok = compile_pattern(pattern).search(text) is not None
-        results.append(CheckResult("files", ok, f"{name} does not match /{pattern}/"))
+        results.append(_match_check("files", pattern, text, f"{name} does not match /{pattern}/", name))
     if "equals" in rules:
         expected = rules["equals"]
         ok = text == expected
@@ -82,7 +81,13 @@ def check_response_not_contains(spec: Any, ctx: CheckContext) -> list[CheckResul
 
 def check_response_matches(spec: Any, ctx: CheckContext) -> list[CheckResult]:
     reply = ctx.trajectory.final_reply
-    return [
-        CheckResult("response_matches", compile_pattern(p).search(reply) is not None, f"response does not match /{p}/")
-        for p in as_list(spec)
-    ]
+    return [_match_check("response_matches", p, reply, f"response does not match /{p}/", "response") for p in as_list(spec)]
+
+
+def _match_check(check: str, pattern: str, text: str, failure: str, where: str) -> CheckResult:
+    """Whether ``pattern`` matches in ``text``; a search over its time limit is a check that
+    could not be made (error kind TIMED_OUT), ``where`` naming the text searched."""
+    try:
+        return CheckResult(check, pattern_found(pattern, text), failure)
+    except TimeoutError:
+        return CheckResult(check, False, f"{where}: {too_slow(pattern)}", error_kind=TIMED_OUT)

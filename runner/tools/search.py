@@ -1,17 +1,25 @@
-"""Search tools: glob (files by name pattern) and grep (lines by regex). Results are workspace-relative."""
+"""Search tools: glob (files by name pattern) and grep (lines by regex). Results are workspace-relative.
+
+grep compiles the model's pattern with the ``regex`` package (Python's ``re`` syntax)
+because its searches can be stopped: a pattern that backtracks without end makes
+the call an error result instead of stalling the run.
+"""
 
 from __future__ import annotations
 
 import os
-import re
+import time
 from pathlib import Path, PurePosixPath
 from typing import Any, Iterator
+
+import regex
 
 from runner.tools.base import Tool, ToolContext, ToolError
 from runner.tools.files import MAX_FILE_BYTES, is_binary, object_schema, split_lines
 from runner.tools.paths import resolve_inside
 
 MAX_RESULTS = 500  # files for glob, matching lines for grep
+GREP_TIMEOUT = 5.0  # seconds one grep call may take, matching lines included
 
 
 def _inside(root: Path, path: Path) -> bool:
@@ -70,10 +78,13 @@ def _files(root: Path, start: Path) -> Iterator[Path]:
 
 
 def _grep(arguments: dict[str, Any], context: ToolContext) -> str:
+    """Matching lines as ``file:line:text``; raises ToolError for a bad pattern or path, or
+    when the search takes longer than GREP_TIMEOUT seconds."""
     try:
-        regex = re.compile(arguments["pattern"])
-    except re.error as e:
+        pattern = regex.compile(arguments["pattern"])
+    except regex.error as e:
         raise ToolError(f"invalid regex {arguments['pattern']!r}: {e}") from e
+    deadline = time.monotonic() + GREP_TIMEOUT
     root = context.workspace.resolve()
     shown = arguments.get("path", ".")
     start = resolve_inside(context.workspace, shown)
@@ -89,7 +100,14 @@ def _grep(arguments: dict[str, Any], context: ToolContext) -> str:
             continue
         text = path.read_bytes().decode("utf-8", errors="replace")
         for number, line in enumerate(split_lines(text), start=1):
-            if regex.search(line):
+            try:
+                found = pattern.search(line, timeout=max(0.0, deadline - time.monotonic()), concurrent=True)
+            except TimeoutError:
+                raise ToolError(
+                    f"pattern took longer than {GREP_TIMEOUT:g} s (stopped in {relative} at line {number}); "
+                    "simplify it or narrow the path or glob"
+                ) from None
+            if found:
                 hits.append(f"{relative}:{number}:{line}")
     if not hits:
         return "no matches"
