@@ -44,6 +44,12 @@ def tooltrial(*argv: str, cwd: Path = ROOT, env: dict[str, str] | None = None) -
                           timeout=300, env=env)
 
 
+
+def run_output(done: subprocess.CompletedProcess[str]) -> str:
+    """The CLI's stderr less the warning line a machine without a working bubblewrap adds first."""
+    return "".join(line for line in done.stderr.splitlines(keepends=True)
+                   if not line.startswith("warning: bubblewrap unavailable"))
+
 def config(tmp_path: Path, openai_base: str = "http://127.0.0.1:9/v1", ollama_base: str = "http://127.0.0.1:9",
            extra: str = "") -> Path:
     """Write ``tmp_path/tooltrial.yml`` with the aliases ``local-openai`` and ``local-ollama`` (nothing listens on

@@ -17,7 +17,7 @@ from runner.config import load_config
 from runner.errors import UserError
 from runner.providers import resolve_provider
 from tests.fake_servers import OllamaServer, OpenAIServer, ScriptResponder, error_reply, openai_reply, script_replies
-from tests.helpers import ROOT, config, tooltrial
+from tests.helpers import ROOT, config, run_output, tooltrial
 
 BUNDLED = load_cases([ROOT / "cases"])
 FIX = next(c for c in BUNDLED if c.full_id == "fix/fix-failing-test")
@@ -38,7 +38,7 @@ def test_a_bundled_case_over_http_recorded_as_json(tmp_path: Path) -> None:
     assert [r["total"] for r in record["model_requests"]] == [150] * 5
     assert record["latency"] > 0
     # nothing from litellm (cost-map fetch warnings, debug banners) reaches the terminal
-    assert done.stderr.splitlines()[:3] == ["PASS fix/fix-failing-test", "1/1 passed",
+    assert run_output(done).splitlines()[:3] == ["PASS fix/fix-failing-test", "1/1 passed",
                                             "tokens: 600 prompt + 150 completion = 750 total"]
     assert "LiteLLM" not in done.stderr and "litellm" not in done.stderr
     assert server.chats[0].body["temperature"] == 0

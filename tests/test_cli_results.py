@@ -8,7 +8,7 @@ from pathlib import Path
 
 from jsonschema import Draft202012Validator
 
-from tests.helpers import ROOT, tooltrial
+from tests.helpers import ROOT, run_output, tooltrial
 
 GOOD = """\
 - id: hello
@@ -63,7 +63,7 @@ def test_two_prompts_with_repeats(tmp_path: Path) -> None:
     assert any(line.startswith("pass^3 ") for line in lines)
     assert lines[-1] == "scripted · terse vs scripted · default: same result on all 6 paired runs: no difference"
     (folder,) = results.iterdir()
-    assert done.stderr.strip() == f"results: {folder}"
+    assert run_output(done).strip() == f"results: {folder}"
     run_files = sorted((folder / "runs").iterdir())
     assert len(run_files) == 12 and run_files[0].name == "0001-good-hello-scripted-default-r1.json"
     for path in run_files:
@@ -111,7 +111,7 @@ def test_json_output_is_the_report_with_every_run(tmp_path: Path) -> None:
     document = json.loads(done.stdout)
     _schema("report.schema.json").validate(document)
     assert [r["case"] for r in document["runs"]] == ["good/hello", "good/answer"]
-    assert done.stderr.splitlines()[:3] == ["PASS good/hello", "PASS good/answer", "2/2 passed"]
+    assert run_output(done).splitlines()[:3] == ["PASS good/hello", "PASS good/answer", "2/2 passed"]
     assert "results:" not in done.stderr  # the path is in the JSON
 
 

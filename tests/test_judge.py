@@ -25,7 +25,7 @@ from runner.record import ERROR, FAIL, PASS, RunRecord, Tokens
 from runner.results import read_results
 from runner.sandbox import Sandbox
 from tests.fake_servers import OpenAIServer, Reply, openai_reply
-from tests.helpers import ROOT, config, tooltrial
+from tests.helpers import ROOT, config, run_output, tooltrial
 
 UNREACHABLE = "http://127.0.0.1:9/v1"  # nothing listens on the discard port
 
@@ -159,7 +159,7 @@ def test_cli_pass_records_the_grade_and_the_judge_usage_in_the_json(tmp_path: Pa
     assert (usage["prompt_tokens"], usage["completion_tokens"], usage["total_tokens"]) == (200, 20, 220)
     assert usage["cost"] == pytest.approx(200 * 0.15e-6 + 20 * 0.6e-6)
     assert run["tokens"] == {"prompt": None, "completion": None, "total": None} and run["cost"] is None
-    assert done.stderr.startswith("PASS judged/polite\n1/1 passed\ntokens: none reported; judges: 220 tokens, $0.0000\n")
+    assert run_output(done).startswith("PASS judged/polite\n1/1 passed\ntokens: none reported; judges: 220 tokens, $0.0000\n")
 
 
 def test_cli_counts_the_judge_usage_apart_from_the_agent_and_outside_its_budgets(tmp_path: Path) -> None:
@@ -195,14 +195,14 @@ def test_cli_fail_prints_the_judge_message(tmp_path: Path) -> None:
         done, run = _cli(tmp_path, server.api_base, "--judge", "local-judge")
     assert done.returncode == 1, done.stderr
     assert run["status"] == "fail" and run["failure"] is not None
-    assert done.stderr.startswith("FAIL judged/polite\n  judge score 0.40 is below 0.70: Curt.\n0/1 passed\n")
+    assert run_output(done).startswith("FAIL judged/polite\n  judge score 0.40 is below 0.70: Curt.\n0/1 passed\n")
 
 
 def test_cli_exit_3_when_only_the_judge_was_down(tmp_path: Path) -> None:
     done, run = _cli(tmp_path, UNREACHABLE, "--judge", "local-judge")
     assert done.returncode == 3, done.stderr
     assert (run["status"], run["error_kind"]) == ("error", "judge_error")
-    assert done.stderr.startswith("ERROR judged/polite: judge local-judge unreachable: local-judge: request failed after 2 attempts")
+    assert run_output(done).startswith("ERROR judged/polite: judge local-judge unreachable: local-judge: request failed after 2 attempts")
 
 
 def test_cli_judge_from_the_config_and_one_a_case_names(tmp_path: Path) -> None:
