@@ -37,7 +37,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _add_selection(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("paths", nargs="*", metavar="PATH", help="case files, folders or globs (default: the bundled suite)")
+    parser.add_argument("paths", nargs="*", metavar="PATH", help="case files, folders or globs (default: every case source, see 'list --sources')")
     parser.add_argument("-c", "--cases", action="append", default=[], metavar="GLOB", help="keep cases whose group/id matches (repeatable)")
     parser.add_argument("--tag", action="append", default=[], help="keep cases with this tag (repeatable)")
     parser.add_argument("--cases-dir", type=Path, help="folder of case files used instead of the default sources")
@@ -223,11 +223,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     if recorder is not None:
         print(f"recorded {recorder.recorded} runs in {recorder.cases_dir}; replay them offline with: "
               f"tooltrial run {recorder.cases_dir} -p scripted", file=sys.stderr)
-    outputs = Conclusion(args.report, args.junit, as_json, args.min_pass_rate)
+    outputs = Conclusion(args.report, args.junit, as_json, args.min_pass_rate, left)
     code = conclude(records, cases, writer, started, outputs, console)
     if left:
         print_interrupted(console, left, writer.path, len(records))
-        return ExitCode.INTERRUPTED
     return code
 
 

@@ -22,11 +22,13 @@ from rich.console import Console
 from runner.cases import Case
 from runner.compare import aggregate
 from runner.compare_tables import print_statistics
+from runner.engine import RunKey
+from runner.errors import ExitCode
 from runner.gates import evaluate, exit_code
 from runner.junit import junit_xml
 from runner.record import RunRecord
 from runner.report import build_report
-from runner.reportdoc import report_document
+from runner.reportdoc import report_document, unfinished_list
 from runner.results import ResultsWriter, to_json, write_replace
 
 
@@ -38,12 +40,14 @@ def utc_now() -> str:
 @dataclass(frozen=True)
 class Conclusion:
     """Where the outputs go: ``report`` and ``junit`` files (None: not written), ``as_json`` for
-    ``--output json``, and the suite's ``min_pass_rate`` gate (None: every run must pass)."""
+    ``--output json``, the suite's ``min_pass_rate`` gate (None: every run must pass), and the
+    runs an interruption left ``unfinished`` (case, provider, prompt, run index)."""
 
     report: Path | None = None
     junit: Path | None = None
     as_json: bool = False
     min_pass_rate: float | None = None
+    unfinished: Sequence[RunKey] = ()
 
 
 def conclude(
@@ -55,12 +59,15 @@ def conclude(
     console: Console,
     stdout: TextIO = sys.stdout,
 ) -> int:
-    """Write the report files, print the comparison, and return the exit code (runner.gates.exit_code)."""
+    """Write the report files, print the comparison, and return the exit code: runner.gates.exit_code,
+    or 2 (interrupted) when runs were left unfinished, which the report lists under ``unfinished``."""
     gates = evaluate(records, {c.full_id: c.min_pass_rate for c in cases}, outputs.min_pass_rate)
-    code = exit_code(gates)
+    code = ExitCode.INTERRUPTED if outputs.unfinished else exit_code(gates)
     comparison = aggregate(records)
     meta = {"run_id": writer.run_id, "results": str(writer.path), "started": started, "finished": utc_now()}
     document = {**build_report(records), **report_document(comparison, gates, records, code, meta)}
+    if outputs.unfinished:
+        document["unfinished"] = unfinished_list(outputs.unfinished)
     writer.write_report(document)
     if outputs.report is not None:
         write_replace(outputs.report, to_json(document))

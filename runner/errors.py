@@ -8,6 +8,7 @@ Exit codes (DESIGN.md "CLI"): 0 all passed, 1 some failed or errored,
 from __future__ import annotations
 
 import difflib
+import os
 import sys
 import tempfile
 import traceback
@@ -107,7 +108,8 @@ def did_you_mean(word: str, choices: Iterable[str], otherwise: str = "") -> str:
 def run_at_boundary(fn: Callable[[], int], stderr: TextIO | None = None) -> int:
     """Call ``fn`` and turn every expected error into a message and an exit code.
 
-    User errors print one line each and give 4; Ctrl-C gives 2; anything else
+    User errors print one line each and give 4; Ctrl-C, or a closed stdout (``| head``),
+    gives 2; anything else
     is an internal error: one line on stderr, the traceback in a log file, 3.
     """
     err = stderr or sys.stderr
@@ -123,10 +125,20 @@ def run_at_boundary(fn: Callable[[], int], stderr: TextIO | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=err)
         return ExitCode.INTERRUPTED
-    except BrokenPipeError:
-        return ExitCode.OK
+    except BrokenPipeError:  # the reader of stdout went away (``| head``): cut short, like Ctrl-C
+        _silence_stdout()
+        return ExitCode.INTERRUPTED
     except Exception as e:  # the boundary: anything unexpected is a bug
         log = Path(tempfile.gettempdir()) / "tooltrial-internal-error.log"
         log.write_text(traceback.format_exc(), encoding="utf-8")
         print(f"internal error: {type(e).__name__}: {e} (traceback in {log})", file=err)
         return ExitCode.INTERNAL
+
+
+def _silence_stdout() -> None:
+    """Point stdout's file descriptor at /dev/null, so the interpreter's last flush of what is
+    still buffered does not fail on the closed pipe (the recipe in Python's ``signal`` docs)."""
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError):  # stdout is no real file (replaced, or already closed)
+        pass

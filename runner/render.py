@@ -23,10 +23,18 @@ def make_console(stream=None) -> Console:
     Output that is not a terminal (a pipe, a CI log) has no width to fit: unless
     ``COLUMNS`` says otherwise, tables there print at their natural width.
     """
-    console = Console(file=stream, highlight=False, soft_wrap=True)
+    console = _Console(file=stream, highlight=False, soft_wrap=True)
     if not console.is_terminal and "COLUMNS" not in os.environ:
         console.width = _WIDE
     return console
+
+
+class _Console(Console):
+    def on_broken_pipe(self) -> None:
+        """A closed output (``| head``) ends the command as runner.errors.run_at_boundary says
+        (exit 2, finished runs on disk), where rich would exit with 1, the agent's failure code."""
+        self.quiet = True
+        raise BrokenPipeError
 
 
 class RunPrinter:

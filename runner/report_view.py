@@ -19,7 +19,9 @@ from runner.tables import print_summary
 from runner.compare_tables import print_regression, print_statistics
 from runner.errors import ExitCode, UserError
 from runner.gates import evaluate, exit_code
+from runner.live import print_interrupted
 from runner.regression import regression
+from runner.report import build_report
 from runner.render import RunPrinter
 from runner.reportdoc import regression_document, report_document
 from runner.results import Results, read_results
@@ -46,6 +48,8 @@ def show_results(folders: Sequence[Path], as_json: bool, console: Console, stdou
 def _show_one(results: Results, as_json: bool, console: Console) -> dict[str, Any]:
     """The report document of one folder, printing its lines and tables unless ``as_json``."""
     records = results.records
+    report = results.report or {}
+    unfinished = report.get("unfinished") or []
     gates = evaluate(records, _thresholds(results.report))
     comparison = aggregate(records)
     if not as_json:
@@ -55,14 +59,18 @@ def _show_one(results: Results, as_json: bool, console: Console) -> dict[str, An
         printer.totals(records)
         print_summary(console, records)
         print_statistics(console, comparison, gates)
-    report = results.report or {}
+        if unfinished:
+            left = [(u["case"], u["provider"], u["prompt"], u["run"]) for u in unfinished]
+            print_interrupted(console, left, results.path, len(records))
     meta = {
         "run_id": results.path.name,
         "results": str(results.path),
         "started": report.get("started"),
         "finished": report.get("finished"),
     }
-    return report_document(comparison, gates, records, exit_code(gates), meta)
+    code = ExitCode.INTERRUPTED if unfinished else exit_code(gates)
+    document = {**build_report(records), **report_document(comparison, gates, records, code, meta)}
+    return {**document, "unfinished": unfinished} if unfinished else document
 
 
 def _thresholds(report: dict[str, Any] | None) -> dict[str, float | None]:

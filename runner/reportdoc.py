@@ -45,6 +45,12 @@ def report_document(
     }
 
 
+
+def unfinished_list(left: Sequence[tuple[str, str, str, int]]) -> list[dict[str, Any]]:
+    """The runs an interruption left undone, ``(case, provider, prompt, run index)`` each, as the
+    report's ``unfinished`` entries ``{"case", "provider", "prompt", "run"}``."""
+    return [{"case": case, "provider": provider, "prompt": prompt, "run": run} for case, provider, prompt, run in left]
+
 def regression_document(regression: Regression, before: str, after: str) -> dict[str, Any]:
     """The regression view of two results folders (paths ``before`` and ``after``)."""
     return {

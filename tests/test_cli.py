@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from runner.errors import ExitCode
 from tests.helpers import ROOT, tooltrial
 
 GOOD = """\
@@ -241,3 +242,14 @@ def test_bad_numbers_are_named_plainly() -> None:
 def test_validate_a_folder_without_case_files_exits_5(tmp_path: Path) -> None:
     done = tooltrial("validate", str(tmp_path))
     assert (done.returncode, done.stderr.strip()) == (5, "no case file found")
+
+
+def test_a_closed_stdout_ends_the_run_with_exit_2_and_no_traceback(tmp_path: Path) -> None:
+    # as `tooltrial run | head -1` once head has gone: rich alone would exit with 1, the agent's failure code
+    command = [sys.executable, "-m", "runner", "run", str(ROOT / "cases" / "fs.yml"), "--results", str(tmp_path)]
+    proc = subprocess.Popen(command, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.close()
+    err = proc.stderr.read()
+    assert proc.wait(timeout=120) == ExitCode.INTERRUPTED
+    assert err == ""

@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
+from jsonschema import Draft202012Validator
 
 from runner.engine import Arm, RunOptions, run_matrix
 from runner.pool import InOrder, run_pool
@@ -157,7 +158,20 @@ def test_ctrl_c_stops_runs_keeps_what_finished_and_resume_runs_the_rest(tmp_path
     ]
     assert "Ctrl-C again to quit now" in err
     assert [p.name for p in (folder / "runs").iterdir()] == ["0001-slow-quick-scripted-default-r1.json"]
-    assert (folder / "report.json").is_file()
+    report = json.loads((folder / "report.json").read_text())
+    assert report["exit_code"] == 2  # a CI job reading the report must not take it for a pass
+    assert report["unfinished"] == [
+        {"case": f"slow/slow-{n}", "provider": "scripted", "prompt": "default", "run": 0} for n in range(1, 5)
+    ]
+    shown = tooltrial("report", str(folder))
+    assert shown.returncode == 0, shown.stderr
+    assert "\ninterrupted: 4 runs did not finish (cases: slow/slow-1, slow/slow-2, slow/slow-3, slow/slow-4)\n" in shown.stdout
+    shown_json = json.loads(tooltrial("report", str(folder), "--output", "json").stdout)
+    assert (shown_json["exit_code"], shown_json["unfinished"]) == (2, report["unfinished"])
+    assert shown_json["summary"] == report["summary"]
+    schema = Draft202012Validator(json.loads((ROOT / "schemas" / "report.schema.json").read_text()))
+    schema.validate(report)
+    schema.validate(shown_json)
 
     resumed = tooltrial("run", str(tmp_path / "slow.yml"), "--results", str(tmp_path / "results"), "--resume", str(folder))
     assert resumed.returncode == 0, resumed.stderr
@@ -169,6 +183,7 @@ def test_ctrl_c_stops_runs_keeps_what_finished_and_resume_runs_the_rest(tmp_path
     (combined,) = [f for f in (tmp_path / "results").iterdir() if f != folder]
     report = json.loads((combined / "report.json").read_text())
     assert [r["case"] for r in report["runs"]] == ["slow/quick", *[f"slow/slow-{n}" for n in range(1, 5)]]
+    assert report["exit_code"] == 0 and "unfinished" not in report
 
 
 def test_a_second_ctrl_c_quits_at_once_kills_running_commands_and_keeps_finished_runs(tmp_path: Path) -> None:
