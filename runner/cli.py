@@ -221,7 +221,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     printer.totals(records)
     print_summary(console, records)
     if recorder is not None:
-        print(f"recorded {recorder.recorded} runs in {recorder.cases_dir}; replay them offline with: "
+        left_out = f" ({recorder.left_out} that the provider failed left out)" if recorder.left_out else ""
+        print(f"recorded {recorder.recorded} runs in {recorder.cases_dir}{left_out}; replay them offline with: "
               f"tooltrial run {recorder.cases_dir} -p scripted", file=sys.stderr)
     outputs = Conclusion(args.report, args.junit, as_json, args.min_pass_rate, left)
     code = conclude(records, cases, writer, started, outputs, console)

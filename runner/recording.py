@@ -12,7 +12,9 @@ recorded case stands alone; a replio fixture is written as the case it maps
 onto. When several providers, prompts or repeats
 ran, ids get ``.<provider>``, ``.<prompt>`` and ``.run<N>`` suffixes so that
 every run is a case of its own (its ``runs:`` key dropped). The group files
-this writes are replaced.
+this writes are replaced. A run the provider failed is left out: its replay
+would end when the script does, an agent failure where the run was an
+infrastructure error.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from ruamel.yaml.scalarstring import FoldedScalarString, LiteralScalarString
 from runner import replio
 from runner.cases import Case
 from runner.errors import UserError
+from runner.providers.base import ProviderError
 from runner.record import RunRecord
 from runner.yamlpos import parse, to_plain
 
@@ -60,6 +63,7 @@ class Recorder:
         self.cases_dir = folder / "cases"
         self.fixtures_dir = folder / "fixtures"
         self.recorded = 0
+        self.left_out = 0
         self._vary = (providers > 1, prompts > 1)
         self._runs = runs
         self._mappings = {case.full_id: (index, case, _case_mapping(case)) for index, case in enumerate(cases)}
@@ -69,7 +73,12 @@ class Recorder:
         _copy_fixtures(cases, self.fixtures_dir)
 
     def record(self, record: RunRecord) -> None:
-        """Add the case of ``record`` with its script, and rewrite its group's file."""
+        """Add the case of ``record`` with its script, and rewrite its group's file; count a run
+        the provider failed in ``left_out`` instead."""
+        if record.error_kind == ProviderError.kind:
+            with self._lock:
+                self.left_out += 1
+            return
         index, case, mapping = self._mappings[record.case]
         entry = copy.deepcopy(mapping)
         entry["id"] = case.id + self._suffix(record, case.runs or self._runs)

@@ -216,3 +216,18 @@ def test_a_run_that_never_reached_the_model_records_an_empty_script(tmp_path: Pa
     (again,) = load_cases([tmp_path / "rec/cases"])
     assert again.script == ()
     assert run(again, resolve_provider("scripted")).error_kind == "setup"
+
+
+def test_a_run_the_provider_failed_is_left_out_and_counted(tmp_path: Path) -> None:
+    path = tmp_path / "cases/mixed.yml"
+    path.parent.mkdir()
+    path.write_text("- {id: scripted, turns: [Hi.], script: [{content: hi}]}\n- {id: unscripted, turns: [Hi.]}\n",
+                    encoding="utf-8")
+    cases = load_cases([path])
+    recorder = Recorder(tmp_path / "rec", cases)
+    records = [run(case, resolve_provider("scripted")) for case in cases]
+    assert [r.error_kind for r in records] == [None, "provider_error"]
+    for record in records:
+        recorder.record(record)
+    assert (recorder.recorded, recorder.left_out) == (1, 1)
+    assert [c.full_id for c in load_cases([tmp_path / "rec/cases"])] == ["mixed/scripted"]
