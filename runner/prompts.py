@@ -80,16 +80,33 @@ def _compiled(source: str) -> jinja2.Template:
     return _environment().from_string(source)
 
 
-def render(source: str, origin: str, context: Mapping[str, Any]) -> str:
-    """Render one template string. Raises TemplateError with the origin and line."""
+def render(source: str, context: Mapping[str, Any], file: str, path: str = "", line: int | None = None) -> str:
+    """Render one template string; raises TemplateError saying where it is written and what to do.
+
+    A template file (``-P``) is ``file`` itself, and an error points at its line. A template
+    inside a case file has ``path`` (``group/id.turns[0]``) and the case's ``line`` there: an
+    error points at the case and names the template's own line when that is past the first.
+    """
     try:
         return _compiled(source).render(context).strip()
     except jinja2.TemplateSyntaxError as e:
-        raise TemplateError(e.message or "syntax error", Location(origin, e.lineno)) from e
+        raise _error(e.message or "syntax error", e.lineno, file, path, line, _SYNTAX_HINT) from e
     except jinja2.UndefinedError as e:
-        raise TemplateError(e.message or "undefined variable", Location(origin, _template_line(e))) from e
+        raise _error(e.message or "undefined variable", _template_line(e), file, path, line, _UNDEFINED_HINT) from e
     except jinja2.TemplateError as e:
-        raise TemplateError(str(e), Location(origin)) from e
+        raise _error(str(e), None, file, path, line, "") from e
+
+
+_SYNTAX_HINT = "close each {{ with }} and each {% with %}; write {{ '{{' }} for literal braces"
+_UNDEFINED_HINT = "define it under the case's vars:, or check its spelling"
+
+
+def _error(message: str, template_line: int | None, file: str, path: str, line: int | None, hint: str) -> TemplateError:
+    if not path:
+        return TemplateError(message, Location(file, template_line), hint=hint)
+    if template_line and template_line > 1:
+        hint = f"line {template_line} of the template; {hint}" if hint else f"line {template_line} of the template"
+    return TemplateError(message, Location(file, line), path=path, hint=hint)
 
 
 def _template_line(error: BaseException) -> int | None:
@@ -100,10 +117,10 @@ def _template_line(error: BaseException) -> int | None:
 def system_prompt(template: PromptTemplate, case: Case, context: Mapping[str, Any]) -> str:
     """The system prompt for a run: the case's inline ``system`` wins over ``-P``."""
     if case.system is not None:
-        return render(case.system, f"{case.source}: {case.full_id}.system", context)
-    return render(template.source, template.origin, context)
+        return render(case.system, context, str(case.source), f"{case.full_id}.system", case.line)
+    return render(template.source, context, template.origin)
 
 
 def turn_prompts(case: Case, context: Mapping[str, Any]) -> list[str]:
     """Every turn of the case, rendered."""
-    return [render(t, f"{case.source}: {case.full_id}.turns[{i}]", context) for i, t in enumerate(case.turns)]
+    return [render(t, context, str(case.source), f"{case.full_id}.turns[{i}]", case.line) for i, t in enumerate(case.turns)]
