@@ -75,7 +75,7 @@ def print_cells(console: Console, comparison: Comparison) -> None:
         title = "Runs per case" + (f": {arm}" if len(comparison.arms) > 1 else "")
         table = plain_table(title)
         for header in ("case", "runs", "pass rate (95% CI)", "pass@k", "pass^k", "outcome", "process", "flaky"):
-            table.add_column(header, justify="left" if header == "case" else "right")
+            table.add_column(header, justify="left" if header == "case" else "right", overflow="fold")
         for cell in (c for c in comparison.cells if c.arm == arm):
             m, k = cell.metrics, cell.metrics.runs
             table.add_row(
@@ -93,9 +93,9 @@ def print_comparison(console: Console, comparison: Comparison) -> None:
     arms = comparison.arm_stats
     k = _top_k(arms)
     table = plain_table("Comparison")
-    table.add_column("metric")
+    table.add_column("metric", overflow="fold")
     for arm in arms:
-        table.add_column(arm.arm, justify="right")
+        table.add_column(arm.arm, justify="right", overflow="fold")
     table.add_row("pass rate (95% CI)", *(_rate(a.metrics) for a in arms))
     table.add_row(f"pass@{k}", *(f"{a.pass_at_k[k]:.2f}" for a in arms))
     table.add_row(f"pass^{k}", *(f"{a.pass_hat_k[k]:.2f}" for a in arms))
@@ -132,7 +132,7 @@ def print_regression(console: Console, regression: Regression, before: str, afte
         title = old.arm if old.arm == new.arm else f"{old.arm} → {new.arm}"
         table = plain_table(title)
         for header in ("metric", "before", "after", "change"):
-            table.add_column(header, justify="left" if header == "metric" else "right")
+            table.add_column(header, justify="left" if header == "metric" else "right", overflow="fold")
         rate = old.metrics.pass_rate, new.metrics.pass_rate
         table.add_row("pass rate", _pct(rate[0]), _pct(rate[1]), _change(*rate, _points))
         hat = old.pass_hat_k[k], new.pass_hat_k[k]

@@ -15,18 +15,22 @@ from runner.stats import known_sum
 
 _COLUMNS = ("group", "passed", "accuracy", "outcome", "process", "calls", "redundant", "errors", "tokens", "time")
 _JUDGE_COLUMN = "judge tokens"
+_UNLIMITED = 10_000  # columns
+_SHORT = {"accuracy": "acc", "outcome": "outc", "process": "proc", "redundant": "redund", "errors": "errs",
+          _JUDGE_COLUMN: "judge tok"}  # headers of a table too wide for the terminal
 
 
-def arm_table(arm: ArmSummary) -> Table:
+def arm_table(arm: ArmSummary, short: bool = False) -> Table:
     """A row per case group and, when there are several, an ``all`` row; means to 2 decimals, ``-`` when undefined.
 
     A ``judge tokens`` column follows ``tokens`` when some judge of the arm reported tokens.
+    ``short`` abbreviates the longer headers (``acc``, ``outc``, ``proc``, ...) for narrow terminals.
     """
     judged = arm.total.judge_tokens is not None
     columns = (*_COLUMNS[:-1], _JUDGE_COLUMN, _COLUMNS[-1]) if judged else _COLUMNS
     table = plain_table()
     for name in columns:
-        table.add_column(name, justify="left" if name == "group" else "right", no_wrap=True)
+        table.add_column(_SHORT.get(name, name) if short else name, justify="left" if name == "group" else "right")
     for group, summary in arm.groups.items():
         table.add_row(group, *_cells(summary, judged))
     if len(arm.groups) > 1:
@@ -54,15 +58,25 @@ def print_summary(console: Console, records: Sequence[RunRecord]) -> None:
     for arm in summarize(records):
         console.print()
         console.print(Text(arm.label, style="bold"))
-        console.print(arm_table(arm))
+        table = arm_table(arm)
+        console.print(table if _natural_width(console, table) <= console.width else arm_table(arm, short=True))
     if overall.failures:
         console.print()
         console.print(failure_table(overall))
 
 
 def plain_table(title: str | None = None) -> Table:
-    """The one table style of tooltrial's terminal output: a rule under the header, no frame."""
-    return Table(title=title, title_justify="left", title_style="bold", box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
+    """The one table style of tooltrial's terminal output: a rule under the header, no frame, two spaces between columns.
+
+    Columns added with ``overflow="fold"`` break a value too wide for a narrow terminal onto the next line instead of cutting it.
+    """
+    return Table(title=title, title_justify="left", title_style="bold", box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False,
+                 collapse_padding=True)
+
+
+def _natural_width(console: Console, table: Table) -> int:
+    """The width ``table`` takes when nothing limits it."""
+    return console.measure(table, options=console.options.update_width(_UNLIMITED)).maximum
 
 
 def _cells(summary: Summary, judged: bool) -> list[str]:

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 from jsonschema import Draft202012Validator
+from rich.console import Console
 
 from runner.agent import Step
 from runner.checks import CheckResult
@@ -98,3 +99,15 @@ def test_tables_print_one_per_arm_then_failure_causes(monkeypatch: pytest.Monkey
     assert ["calc", "0/1", "0%", "-", "-", "-", "0", "0", "1", "-", "-", "0.2s"] in lines
     assert ["all", "1/3", "33%", "0.50", "0.50", "0.75", "3", "1", "3", "15", "48", "1.0s"] in lines
     assert lines[-2:] == [["run_error", "1"], ["wrong_tool", "1"]]
+
+
+def test_tables_fit_an_80_column_terminal_without_cutting_a_value() -> None:
+    console = Console(width=80, record=True)
+    print_summary(console, RECORDS)
+    text = console.export_text()
+    assert "…" not in text and max(len(line) for line in text.splitlines()) <= 80
+    lines = [line.split() for line in text.splitlines()]
+    assert ["group", "passed", "acc", "outc", "proc", "calls", "redund", "errs", "tokens", "judge", "tok", "time"] in lines
+    assert ["fs", "1/2", "50%", "0.50", "0.50", "0.75", "3", "1", "2", "15", "48", "0.8s"] in lines
+    assert ["all", "1/3", "33%", "0.50", "0.50", "0.75", "3", "1", "3", "15", "48", "1.0s"] in lines
+    assert "1/3 33%" in text  # a pass count and its rate stay on one line
