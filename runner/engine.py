@@ -13,13 +13,14 @@ import threading
 import time
 import traceback
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Callable, Iterable, Mapping, Sequence
 
 from runner.agent import RunTimeout, Trajectory, run_agent
 from runner.cases import Case
 from runner.checks import CheckContext, run_checks
 from runner.errors import UserError, UserErrors
-from runner.prompts import PromptTemplate, context_for, system_prompt, turn_prompts
+from runner.prompts import PromptTemplate, context_for, system_prompt, turn_prompt, turn_prompts
 from runner.providers import ProviderSpec
 from runner.providers.base import Completion, ProviderError, Usage
 from runner.providers.limits import TurnLimited
@@ -85,20 +86,23 @@ class Interrupted(Exception):
 def preflight(cases: Sequence[Case], arms: Sequence[Arm]) -> None:
     """Render every prompt template against every case before anything runs.
 
-    Raises UserErrors listing every template error (undefined variable, bad syntax).
+    Raises UserErrors listing every template error (undefined variable, bad syntax), each
+    template rendered on its own so one error does not hide the next.
     """
     errors: list[UserError] = []
     seen: set[str] = set()
     for case in cases:
         for arm in arms:
             context = context_for(case, [], "/workspace")
-            try:
-                system_prompt(arm.prompt, case, context)
-                turn_prompts(case, context)
-            except UserError as e:
-                if e.render() not in seen:
-                    seen.add(e.render())
-                    errors.append(e)
+            renders = [partial(system_prompt, arm.prompt, case, context),
+                       *(partial(turn_prompt, case, index, context) for index in range(len(case.turns)))]
+            for render in renders:
+                try:
+                    render()
+                except UserError as e:
+                    if e.render() not in seen:
+                        seen.add(e.render())
+                        errors.append(e)
     if errors:
         raise UserErrors(errors)
 

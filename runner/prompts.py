@@ -123,4 +123,9 @@ def system_prompt(template: PromptTemplate, case: Case, context: Mapping[str, An
 
 def turn_prompts(case: Case, context: Mapping[str, Any]) -> list[str]:
     """Every turn of the case, rendered."""
-    return [render(t, context, str(case.source), f"{case.full_id}.turns[{i}]", case.line) for i, t in enumerate(case.turns)]
+    return [turn_prompt(case, index, context) for index in range(len(case.turns))]
+
+
+def turn_prompt(case: Case, index: int, context: Mapping[str, Any]) -> str:
+    """Turn ``index`` (from 0) of the case, rendered."""
+    return render(case.turns[index], context, str(case.source), f"{case.full_id}.turns[{index}]", case.line)

@@ -265,3 +265,16 @@ def test_a_closed_stdout_ends_the_run_with_exit_2_and_no_traceback(tmp_path: Pat
     err = proc.stderr.read()
     assert proc.wait(timeout=120) == ExitCode.INTERRUPTED
     assert err == ""
+
+
+def test_validate_reports_every_template_error_of_a_case(tmp_path: Path) -> None:
+    case_file = tmp_path / "two.yml"
+    case_file.write_text("- id: two\n  system: '{{ s }}'\n  turns: ['{{ a }}', '{{ b }}']\n  script: [{content: x}]\n")
+    done = tooltrial("validate", str(case_file))
+    assert done.returncode == 4
+    assert [line.split(": ")[2:] for line in done.stderr.splitlines()] == [
+        ["two/two.system", "'s' is undefined (define it under the case's vars:, or check its spelling)"],
+        ["two/two.turns[0]", "'a' is undefined (define it under the case's vars:, or check its spelling)"],
+        ["two/two.turns[1]", "'b' is undefined (define it under the case's vars:, or check its spelling)"],
+    ]
+
