@@ -60,8 +60,11 @@ def run_live(
     with CtrlC(options.cancel, options.sandbox.kill_all), SuiteProgress(printer.console, len(keys) - len(reused)) as bar:
 
         def on_record(record: RunRecord) -> None:
-            printer.record(record)
-            bar.advance(record)
+            try:
+                printer.record(record)
+                bar.advance(record)
+            except BrokenPipeError:  # the reader went away (``| head``): stop as on Ctrl-C, printing nothing more
+                options.cancel.set()
 
         try:
             return run_matrix(cases, arms, options, repeats, on_record, ordered, save, reused), []

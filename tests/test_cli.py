@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -256,15 +257,20 @@ def test_validate_a_folder_without_case_files_exits_5(tmp_path: Path) -> None:
     assert (done.returncode, done.stderr.strip()) == (5, "no case file found")
 
 
-def test_a_closed_stdout_ends_the_run_with_exit_2_and_no_traceback(tmp_path: Path) -> None:
-    # as `tooltrial run | head -1` once head has gone: rich alone would exit with 1, the agent's failure code
+def test_a_closed_stdout_stops_the_run_as_ctrl_c_does(tmp_path: Path) -> None:
+    # as `tooltrial run | head -1` once head has gone: rich alone would exit with 1, the agent's failure code,
+    # and write no report
     command = [sys.executable, "-m", "runner", "run", str(ROOT / "cases" / "fs.yml"), "--results", str(tmp_path)]
     proc = subprocess.Popen(command, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     assert proc.stdout is not None and proc.stderr is not None
     proc.stdout.close()
     err = proc.stderr.read()
     assert proc.wait(timeout=120) == ExitCode.INTERRUPTED
-    assert err == ""
+    (folder,) = tmp_path.iterdir()
+    assert err == f"results: {folder}\n"  # no traceback
+    report = json.loads((folder / "report.json").read_text())
+    assert report["exit_code"] == ExitCode.INTERRUPTED
+    assert report["unfinished"] and len(report["runs"]) + len(report["unfinished"]) == 5
 
 
 def test_validate_reports_every_template_error_of_a_case(tmp_path: Path) -> None:
