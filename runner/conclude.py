@@ -23,11 +23,9 @@ from runner.cases import Case
 from runner.compare import aggregate
 from runner.compare_tables import print_statistics
 from runner.engine import RunKey
-from runner.errors import ExitCode
 from runner.gates import evaluate, exit_code
 from runner.junit import junit_xml
 from runner.record import RunRecord
-from runner.report import build_report
 from runner.reportdoc import report_document, unfinished_list
 from runner.results import ResultsWriter, to_json, write_replace
 
@@ -62,12 +60,10 @@ def conclude(
     """Write the report files, print the comparison, and return the exit code: runner.gates.exit_code,
     or 2 (interrupted) when runs were left unfinished, which the report lists under ``unfinished``."""
     gates = evaluate(records, {c.full_id: c.min_pass_rate for c in cases}, outputs.min_pass_rate)
-    code = ExitCode.INTERRUPTED if outputs.unfinished else exit_code(gates)
     comparison = aggregate(records)
     meta = {"run_id": writer.run_id, "results": str(writer.path), "started": started, "finished": utc_now()}
-    document = {**build_report(records), **report_document(comparison, gates, records, code, meta)}
-    if outputs.unfinished:
-        document["unfinished"] = unfinished_list(outputs.unfinished)
+    unfinished = unfinished_list(outputs.unfinished)
+    document = report_document(comparison, gates, records, exit_code(gates), meta, unfinished)
     writer.write_report(document)
     if outputs.report is not None:
         write_replace(outputs.report, to_json(document))
@@ -79,4 +75,4 @@ def conclude(
         print(file=stdout)
     else:
         print(f"results: {writer.path}", file=sys.stderr)
-    return code
+    return document["exit_code"]

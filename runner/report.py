@@ -1,9 +1,9 @@
 """The report of a suite run: every run with its metrics, and summaries per arm and group.
 
-``build_report(records)`` is the one place the report document is made; the
-``--output json`` document is exactly it, and ``schemas/report.schema.json``
-describes it (bump ``SCHEMA_VERSION`` on any incompatible change). Summaries
-are dataclasses (``Summary``, ``ArmSummary``) so the terminal tables and the
+``build_report(records)`` makes the runs and summaries of the report document
+(runner.reportdoc adds the statistics, the one place the whole document is
+made); ``schemas/report.schema.json`` describes it (bump ``SCHEMA_VERSION`` on
+any incompatible change). Summaries are dataclasses (``Summary``, ``ArmSummary``) so the terminal tables and the
 JSON read the same numbers.
 """
 

@@ -21,7 +21,6 @@ from runner.errors import ExitCode, UserError
 from runner.gates import evaluate, exit_code
 from runner.live import print_interrupted
 from runner.regression import regression
-from runner.report import build_report
 from runner.render import RunPrinter
 from runner.reportdoc import regression_document, report_document
 from runner.results import Results, read_results
@@ -68,9 +67,7 @@ def _show_one(results: Results, as_json: bool, console: Console) -> dict[str, An
         "started": report.get("started"),
         "finished": report.get("finished"),
     }
-    code = ExitCode.INTERRUPTED if unfinished else exit_code(gates)
-    document = {**build_report(records), **report_document(comparison, gates, records, code, meta)}
-    return {**document, "unfinished": unfinished} if unfinished else document
+    return report_document(comparison, gates, records, exit_code(gates), meta, unfinished)
 
 
 def _thresholds(report: dict[str, Any] | None) -> dict[str, float | None]:

@@ -12,9 +12,11 @@ from typing import Any, Sequence
 
 from runner import __version__
 from runner.compare import ArmStats, Cell, Comparison, Metrics, Paired
+from runner.errors import ExitCode
 from runner.gates import Gate
 from runner.record import ERROR, FAIL, PASS, RunRecord
 from runner.regression import Regression
+from runner.report import build_report
 from runner.results import SCHEMA_VERSION
 
 REPORT_KIND = "tooltrial.report"
@@ -27,29 +29,37 @@ def report_document(
     records: Sequence[RunRecord],
     exit_code: int,
     meta: dict[str, Any],
+    unfinished: Sequence[dict[str, Any]] = (),
 ) -> dict[str, Any]:
-    """The report of one invocation. ``meta`` adds ``run_id``, ``results`` (the folder), ``started`` and
-    ``finished`` (ISO 8601 UTC)."""
+    """The report of one invocation: runner.report's document (summary, runs) with the statistics.
+
+    ``meta`` adds ``run_id``, ``results`` (the folder), ``started`` and ``finished`` (ISO 8601
+    UTC). ``unfinished`` lists the runs an interruption left undone (``unfinished_list``); with
+    any, they are in the report and its exit code is 2 whatever ``exit_code`` says.
+    """
     gate_of = {(g.case, g.arm): g for g in gates}
+    extra = {"unfinished": list(unfinished)} if unfinished else {}
     return {
+        **build_report(records),
         "schema_version": SCHEMA_VERSION,
         "kind": REPORT_KIND,
         "tooltrial": __version__,
         **meta,
-        "exit_code": int(exit_code),
+        "exit_code": int(ExitCode.INTERRUPTED if unfinished else exit_code),
         "arms": comparison.arms,
         "totals": {status: sum(r.status == status for r in records) for status in (PASS, FAIL, ERROR)},
         "cells": [_cell(c, gate_of.get((c.case, c.arm))) for c in comparison.cells],
         "arm_stats": [_arm(a) for a in comparison.arm_stats],
         "paired": paired_dict(comparison.paired),
+        **extra,
     }
-
 
 
 def unfinished_list(left: Sequence[tuple[str, str, str, int]]) -> list[dict[str, Any]]:
     """The runs an interruption left undone, ``(case, provider, prompt, run index)`` each, as the
     report's ``unfinished`` entries ``{"case", "provider", "prompt", "run"}``."""
     return [{"case": case, "provider": provider, "prompt": prompt, "run": run} for case, provider, prompt, run in left]
+
 
 def regression_document(regression: Regression, before: str, after: str) -> dict[str, Any]:
     """The regression view of two results folders (paths ``before`` and ``after``)."""

@@ -88,10 +88,8 @@ def key_from(variable: str | None, environ: Mapping[str, str] = os.environ) -> s
 def api_key(settings: ModelSettings, environ: Mapping[str, str] = os.environ) -> str | None:
     """The key to send: the ``api_key_env`` variable's value, else a dummy for a local server, else None
     (litellm then reads the provider's usual variable, e.g. ``OPENAI_API_KEY``)."""
-    key = key_from(settings.api_key_env, environ)
-    if key:
-        return key
-    return LOCAL_DUMMY_KEY if settings.api_base and is_local(settings.api_base) else None
+    local = LOCAL_DUMMY_KEY if settings.api_base and is_local(settings.api_base) else None
+    return key_from(settings.api_key_env, environ) or local
 
 
 def is_provider_name(name: str, verbose: bool = False) -> bool:
