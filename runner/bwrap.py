@@ -1,66 +1,185 @@
 """bubblewrap (https://github.com/containers/bubblewrap): the command line that confines one
 command, and the probe that tells whether bwrap works on this machine.
 
-Inside the sandbox the root file system is read-only, the workspace is the only
-writable host folder (bound at its own path, so paths in prompts stay valid),
-``/tmp`` is a private tmpfs, ``/proc`` and ``/dev`` are fresh, and every namespace
-(user, IPC, PID, network, UTS, cgroup) is new: no network unless asked, no view of
-the host's processes. The command dies with bwrap and runs in its own session.
+Inside the sandbox the root file system is read-only and the workspace is the only writable
+host folder (bound at its own path, so paths in prompts stay valid). What a command has no
+business seeing is covered by empty, read-only memory file systems: the home folders (``/root``,
+``/home``, the user's own), ``/run`` and ``/var/run`` (where host services keep their
+sockets), tooltrial's results and anything else the caller hides; only the folders of the
+programs on ``PATH`` that live there come back, read-only (see ``host_view``). ``/tmp`` and
+``/var/tmp`` are private and empty, ``/proc`` and ``/dev`` fresh. Every namespace (user, IPC,
+PID, network, UTS, cgroup) is new, so there is no network unless asked and no view of the
+host's processes; the command holds no capability, even as root (no mount, unmount or
+remount), cannot make user namespaces of its own, runs in its own session and dies with
+bwrap. With the seccomp filter (runner.seccomp) it cannot open a Unix-domain socket either.
 """
 
 from __future__ import annotations
 
+import functools
+import os
+import pwd
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 PROBE_TIMEOUT = 10.0  # seconds
+PRIVATE = ("/tmp", "/var/tmp")  # empty and writable inside, thrown away with the command
+RUNTIME = ("/run", "/var/run")  # host services' sockets, pid files, credentials
+_HOMES = ("/root", "/home")
+_SYSTEM = frozenset(("/", "/usr", "/bin", "/sbin", "/lib", "/lib64", "/etc", "/opt", "/var", "/srv", "/tmp"))
+_TOOL_FOLDERS = ("bin", "sbin", "shims")  # a PATH entry named so lives in a prefix that holds the rest
+_HARDENING = ["--unshare-user", "--disable-userns"]  # bwrap 0.8+ with user namespaces
 
 
-def bwrap_argv(binary: str, workspace: Path, cwd: Path, network: bool = False) -> list[str]:
+@dataclass(frozen=True)
+class HostView:
+    """What of the host a confined command sees beyond the read-only root file system.
+
+    Attributes:
+        hidden: absolute folders covered by an empty memory file system, outermost first.
+        exposed: absolute folders inside hidden ones bound back read-only: the prefixes
+            (``~/.pyenv``, ``~/.cargo``, a virtualenv) of the programs on ``PATH``.
+    """
+
+    hidden: tuple[str, ...]
+    exposed: tuple[str, ...]
+
+
+def home_folders() -> list[Path]:
+    """``/root``, ``/home`` and this user's own home (``$HOME`` and its passwd entry), those that exist."""
+    found = [Path(p) for p in _HOMES]
+    found.append(Path(os.path.expanduser("~")))
+    try:
+        found.append(Path(pwd.getpwuid(os.getuid()).pw_dir))
+    except KeyError:  # a uid without a passwd entry (containers)
+        pass
+    return [p for p in found if p.is_dir()]
+
+
+@functools.lru_cache(maxsize=64)
+def host_view(path: str, hide: tuple[Path, ...] = ()) -> HostView:
+    """The HostView for commands whose ``PATH`` is ``path``, with ``hide`` (e.g. the results
+    folder) covered as well as the home and runtime folders.
+
+    A hidden folder that is a system folder (``/``, ``/usr``...) or lies inside another is
+    left out. A ``PATH`` entry inside a hidden folder brings back its prefix: the folder above
+    it when it is named ``bin``, ``sbin`` or ``shims`` (the rest of the install lives there),
+    else the entry itself; so do the targets of the symlinks in it (a virtualenv's ``python``
+    pointing into ``~/.pyenv``). The rest of the home folders stays unseen.
+    """
+    candidates = [*home_folders(), *(Path(p) for p in RUNTIME), *hide]
+    hidden: list[Path] = []
+    for folder in sorted({_real(p) for p in candidates if p.is_dir()}, key=lambda p: len(p.parts)):
+        if str(folder) not in _SYSTEM and not any(folder.is_relative_to(h) for h in (*hidden, *map(Path, PRIVATE))):
+            hidden.append(folder)
+    exposed: list[Path] = []
+    for entry in _path_entries(path):
+        for folder in (entry, *(target.parent for target in _link_targets(entry))):
+            prefix = _brought_back(folder, hidden)
+            if prefix is not None and not any(prefix.is_relative_to(e) for e in exposed):
+                exposed = [e for e in exposed if not e.is_relative_to(prefix)] + [prefix]
+    return HostView(tuple(map(str, hidden)), tuple(map(str, exposed)))
+
+
+def _brought_back(folder: Path, hidden: Sequence[Path]) -> Path | None:
+    """The folder to bind back for a folder of programs inside a hidden one: its prefix (see
+    ``host_view``), or itself when the prefix is a hidden folder; None when nothing hides it."""
+    def inside(path: Path) -> bool:
+        return any(path.is_relative_to(h) and path != h for h in hidden)
+
+    prefix = folder.parent if folder.name in _TOOL_FOLDERS else folder
+    return prefix if inside(prefix) else folder if inside(folder) else None
+
+
+def _real(path: Path) -> Path:
+    return Path(os.path.realpath(path))
+
+
+def _path_entries(path: str) -> list[Path]:
+    """The absolute folders of a ``PATH`` value, symlinks resolved, in order, once each."""
+    entries = [_real(Path(p)) for p in path.split(os.pathsep) if os.path.isabs(p)]
+    return [p for p in dict.fromkeys(entries) if p.is_dir()]
+
+
+def _link_targets(folder: Path) -> list[Path]:
+    """Where the symlinks directly in ``folder`` point, resolved (those that resolve)."""
+    try:
+        links = [entry for entry in os.scandir(folder) if entry.is_symlink()]
+    except OSError:
+        return []
+    return [_real(Path(link.path)) for link in links if os.path.exists(link.path)]
+
+
+def bwrap_argv(
+    binary: str,
+    workspace: Path,
+    cwd: Path,
+    network: bool = False,
+    view: HostView = HostView((), ()),
+    seccomp_fd: int | None = None,
+    hardened: bool = True,
+) -> list[str]:
     """The bwrap arguments (up to and including ``--``) that confine a command to ``workspace``.
 
-    ``cwd`` is where the command starts (the workspace or a folder in it);
-    ``network`` keeps the host's network namespace (the case's ``network: true``).
+    ``cwd`` is where the command starts (the workspace or a folder in it); ``network`` keeps
+    the host's network namespace (the case's ``network: true``); ``view`` says what of the host
+    to hide and bring back; ``seccomp_fd`` is a file descriptor the command inherits holding
+    the seccomp program (runner.seccomp), read by bwrap; ``hardened`` adds a user namespace
+    in which no further one can be made (``probe`` says whether this bwrap supports it).
     Append the command's own argv to the result.
     """
-    argv = [
-        binary,
-        "--ro-bind", "/", "/",
-        "--dev", "/dev",
-        "--proc", "/proc",
-        "--tmpfs", "/tmp",
-        "--bind", str(workspace), str(workspace),
-        "--unshare-all",
-    ]
+    argv = [binary, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+    for folder in PRIVATE:
+        if os.path.isdir(folder):
+            argv += ["--tmpfs", folder]
+    for folder in view.hidden:
+        argv += ["--tmpfs", folder]
+    for folder in view.exposed:
+        argv += ["--ro-bind", folder, folder]
+    for folder in view.hidden:  # empty and read-only: a write there fails instead of vanishing
+        argv += ["--remount-ro", folder]
+    argv += ["--bind", str(workspace), str(workspace), "--unshare-all"]
     if network:
         argv.append("--share-net")
-    argv += ["--die-with-parent", "--new-session", "--chdir", str(cwd), "--"]
+    if hardened:
+        argv += _HARDENING
+    argv += ["--cap-drop", "ALL", "--die-with-parent", "--new-session"]
+    if seccomp_fd is not None:
+        argv += ["--seccomp", str(seccomp_fd)]
+    argv += ["--chdir", str(cwd), "--"]
     return argv
 
 
-def probe(name: str = "bwrap") -> tuple[str | None, str]:
-    """``(path, "")`` when bwrap at ``name`` (a path or a name on PATH) runs a command with the
-    sandbox's own arguments, else ``(None, reason)`` with a one-line reason.
+def probe(name: str = "bwrap") -> tuple[str | None, bool, str]:
+    """``(path, hardened, "")`` when bwrap at ``name`` (a path or a name on PATH) runs a command
+    with the sandbox's own arguments, else ``(None, False, reason)`` with a one-line reason.
 
-    Runs ``true`` once under bwrap in a throwaway folder; takes a few milliseconds.
+    ``hardened`` says whether it also takes the user-namespace hardening (bwrap 0.8 or later on
+    a kernel with user namespaces); without it the sandbox still holds, with that one layer
+    less. Runs ``true`` under bwrap in a throwaway folder once or twice; a few milliseconds.
     """
     binary = shutil.which(name)
     if binary is None:
-        return None, f"{name} not found on PATH"
+        return None, False, f"{name} not found on PATH"
+    reason = ""
     with tempfile.TemporaryDirectory(prefix="tooltrial-probe-") as folder:
         workspace = Path(folder).resolve()
-        try:
-            done = subprocess.run(
-                [*bwrap_argv(binary, workspace, workspace), "true"],
-                stdin=subprocess.DEVNULL,
-                capture_output=True,
-                timeout=PROBE_TIMEOUT,
-            )
-        except (OSError, subprocess.TimeoutExpired) as e:
-            return None, f"{binary} could not run: {e}"
-    if done.returncode != 0:
-        lines = done.stderr.decode("utf-8", errors="replace").strip().splitlines()
-        return None, f"{binary} failed: {lines[-1] if lines else f'exit {done.returncode}'}"
-    return binary, ""
+        for hardened in (True, False):
+            try:
+                done = subprocess.run(
+                    [*bwrap_argv(binary, workspace, workspace, hardened=hardened), "true"],
+                    stdin=subprocess.DEVNULL,
+                    capture_output=True,
+                    timeout=PROBE_TIMEOUT,
+                )
+            except (OSError, subprocess.TimeoutExpired) as e:
+                return None, False, f"{binary} could not run: {e}"
+            if done.returncode == 0:
+                return binary, hardened, ""
+            lines = done.stderr.decode("utf-8", errors="replace").strip().splitlines()
+            reason = f"{binary} failed: {lines[-1] if lines else f'exit {done.returncode}'}"
+    return None, False, reason

@@ -209,13 +209,15 @@ def cmd_run(args: argparse.Namespace) -> int:
     preflight(cases, arms)
     judges = resolve_judges(cases, args.judge or config.judge, lambda name: resolve_provider(name, config, args.verbose))
     jobs = args.jobs or config.jobs or DEFAULT_JOBS
-    options = RunOptions(choose_sandbox(args.sandbox), keep=args.keep, timeout=args.timeout, judges=judges, jobs=jobs)
+    results = args.results or config.results_dir or Path("results")
+    hidden = [results, *([args.record] if args.record else [])]  # earlier runs' answers are not for the agent
+    options = RunOptions(choose_sandbox(args.sandbox, hidden), keep=args.keep, timeout=args.timeout, judges=judges, jobs=jobs)
     as_json = args.output == "json"
     console = make_console(sys.stderr if as_json else None)
     repeated = args.runs > 1 or any((c.runs or 1) > 1 for c in cases)
     printer = RunPrinter(console, len(arms) > 1, repeated)
     earlier = read_results(args.resume).records if args.resume else []
-    writer, started = ResultsWriter(args.results or config.results_dir or Path("results")), utc_now()
+    writer, started = ResultsWriter(results), utc_now()
     recorder = Recorder(args.record, cases, len(providers), len(prompts), args.runs) if args.record else None
     records, left = run_live(cases, arms, options, args.runs, printer, writer, earlier, recorder)
     printer.totals(records)

@@ -176,7 +176,8 @@ def _plan(cases: Sequence[Case], arms: Sequence[Arm], repeats: int) -> Iterable[
 
 def execute(case: Case, arm: Arm, options: RunOptions, index: int = 0) -> RunRecord:
     """One run of one case in one arm, scored (runner.scoring); never raises for anything the run itself does."""
-    record = RunRecord(case=case.full_id, provider=arm.provider.name, prompt=arm.prompt.name, run=index)
+    record = RunRecord(case=case.full_id, provider=arm.provider.name, prompt=arm.prompt.name, run=index,
+                       sandbox=options.sandbox.confinement)
     started = time.monotonic()
     workspace: Workspace | None = None
     try:

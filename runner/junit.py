@@ -4,7 +4,7 @@ Shape (valid against Jenkins' ``junit-10.xsd``, the format GitLab and GitHub rep
 
     <testsuites name="tooltrial" tests failures errors time>
       <testsuite name="<arm>" timestamp tests failures errors time>         one per arm
-        <properties> provider, prompt </properties>
+        <properties> provider, prompt, sandbox (mode, and why when not bwrap) </properties>
         <testcase classname="<group>" name="<id>" time>                     one per case
           <failure message type="fail">   the failed runs and their failed checks  (agent broke the gate)
           <error message type="<error kind>">   the cause                      (infrastructure broke it)
@@ -37,6 +37,9 @@ def junit_xml(records: Sequence[RunRecord], gates: Sequence[Gate], timestamp: st
         properties = ET.SubElement(suite, "properties")
         ET.SubElement(properties, "property", name="provider", value=runs[0].provider)
         ET.SubElement(properties, "property", name="prompt", value=runs[0].prompt)
+        if runs[0].sandbox is not None:
+            used = runs[0].sandbox
+            ET.SubElement(properties, "property", name="sandbox", value=f"{used.mode}: {used.note}" if used.note else used.mode)
         for gate in (g for g in gates if g.arm == arm):
             _testcase(suite, gate, [r for r in runs if r.case == gate.case], len(arms) > 1)
         _count(suite)

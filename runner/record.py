@@ -9,6 +9,7 @@ from typing import Any, Sequence
 from runner.agent import Step
 from runner.checks import CheckResult
 from runner.providers.base import Usage
+from runner.sandbox import Confinement
 from runner.stats import known_sum
 
 PASS, FAIL, ERROR = "pass", "fail", "error"
@@ -64,6 +65,8 @@ class RunRecord:
         accuracy: 1/0 against ``expect.trace.expected``, None without it.
         redundant, errors: counts of repeated identical calls and of error results plus loop errors.
         failure: the failure cause of a non-passing run (runner.scoring taxonomy), None for a pass.
+        sandbox: how the run's commands were confined (runner.sandbox.Confinement); None in
+            records written before tooltrial recorded it.
         script: the model's replies in ``script:`` form (runner.providers.scripted.script_reply),
             one per request; replaying them with the scripted provider repeats the run.
     """
@@ -92,6 +95,7 @@ class RunRecord:
     redundant: int = 0
     errors: int = 0
     failure: str | None = None
+    sandbox: Confinement | None = None
     script: list[dict[str, Any]] = field(default_factory=list)
 
     @property

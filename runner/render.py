@@ -68,8 +68,15 @@ class RunPrinter:
             self.console.print(Text(f"  workspace kept: {record.workspace}", style="dim"))
 
     def totals(self, records: Sequence[RunRecord]) -> None:
+        """``N/M passed``; then, when some runs' commands ran without bubblewrap, how many and why."""
         passed = sum(r.status == PASS for r in records)
         self.console.print(Text(f"{passed}/{len(records)} passed", style="bold"))
+        unconfined = [r.sandbox for r in records if r.sandbox is not None and r.sandbox.mode == "none"]
+        if unconfined:
+            notes = "; ".join(dict.fromkeys(s.note for s in unconfined if s.note))
+            why = f" ({notes})" if notes else ""
+            self.console.print(Text(f"note: {len(unconfined)} of {len(records)} runs ran without bubblewrap{why}",
+                                    style="yellow"))
 
 
 def print_case_list(console: Console, cases: Sequence[Case]) -> None:

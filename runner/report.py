@@ -31,7 +31,7 @@ class Summary:
     defined, None when it is defined for none. ``tokens`` and ``cost`` (USD) are
     the agents' totals, ``judge_tokens`` and ``judge_cost`` (USD) the judges'
     totals, kept apart; each None when no run reported any. ``duration`` is in
-    seconds, summed.
+    seconds, summed. ``unconfined`` counts the runs whose commands ran without bubblewrap.
     ``failures`` counts runs per failure cause.
     """
 
@@ -50,6 +50,7 @@ class Summary:
     judge_tokens: int | None
     judge_cost: float | None
     duration: float
+    unconfined: int = 0
     failures: dict[str, int] = field(default_factory=dict)
 
     @property
@@ -75,6 +76,7 @@ class Summary:
             judge_tokens=known_sum(r.judge_tokens.total for r in records),
             judge_cost=known_sum(r.judge_cost for r in records),
             duration=sum(r.duration for r in records),
+            unconfined=sum(r.sandbox is not None and r.sandbox.mode == "none" for r in records),
             failures=dict(Counter(r.failure for r in records if r.failure)),
         )
 

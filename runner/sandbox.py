@@ -1,19 +1,17 @@
 """Running one shell command: bubblewrap or a plain process, scrubbed environment,
 process-group timeout, resource limits, capped output.
 
-Mode ``bwrap`` confines the command (runner.bwrap); mode ``none`` runs it as a
-plain process. Both give it exactly the scrubbed environment, a closed stdin,
-its own process group (killed whole on timeout), per-process resource limits
-(memory, file size, CPU time), death with tooltrial and capped output.
+Mode ``bwrap`` confines the command (runner.bwrap, runner.seccomp); mode ``none`` runs it
+with the host's files and network, in a PID namespace of its own where the machine allows
+(runner.confine). Both give it exactly the scrubbed environment, a closed stdin, its own
+process group (killed whole on timeout, and once it exits), per-process resource limits
+(memory, file size, CPU time), death with tooltrial and capped output. What each mode
+guarantees is in ``Confinement``, recorded on every run.
 """
 
 from __future__ import annotations
 
-import functools
-import math
 import os
-import resource
-import shutil
 import selectors
 import signal
 import subprocess
@@ -22,10 +20,12 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping
+from typing import Mapping, Sequence
 
-from runner.bwrap import bwrap_argv, probe
+from runner.bwrap import bwrap_argv, host_view, probe
+from runner.confine import hide_own_environment, limited, namespace_prefix
 from runner.errors import UserError
+from runner.seccomp import socket_filter
 
 MODES = ("auto", "bwrap", "none")  # what --sandbox accepts; a Sandbox itself is bwrap or none
 OUTPUT_LIMIT = 30_000  # characters of a tool result, bytes of a command's output
@@ -33,10 +33,6 @@ _CHUNK = 65_536  # bytes per read
 _POLL = 0.05  # seconds between checks on the process while its output is quiet
 _LINGER = 0.25  # seconds a finished command's background children may hold the pipe
 _GRACE = 0.5  # seconds between SIGTERM and SIGKILL
-
-MEMORY_LIMIT = 4 * 2**30  # bytes of data memory per process (RLIMIT_DATA: heap and private writable mappings)
-FILE_SIZE_LIMIT = 2**30  # bytes: the largest file a command's process may write (RLIMIT_FSIZE)
-_PRLIMIT_FLAGS = {resource.RLIMIT_DATA: "--data", resource.RLIMIT_FSIZE: "--fsize", resource.RLIMIT_CPU: "--cpu"}
 
 
 def elide(head: str, tail: str, cut: int, unit: str) -> str:
@@ -89,57 +85,6 @@ def scrubbed_env(workspace: Path, extra: Mapping[str, str] = {}) -> dict[str, st
     return env
 
 
-def resource_limits(timeout: float) -> dict[int, int]:
-    """The rlimits (``resource.RLIMIT_*`` to a value) every command's processes run under.
-
-    Memory: MEMORY_LIMIT bytes of data (address space merely reserved, as runtimes
-    do, does not count; an allocation past it fails). Files: FILE_SIZE_LIMIT bytes
-    (a write past it gets SIGXFSZ). CPU: ``timeout`` seconds on every CPU of the
-    machine, rounded up, the most a command could use before its timeout; it stops
-    a process that escaped the process-group kill (SIGKILL at the limit). A hard
-    limit already lower in tooltrial's own process is kept.
-    """
-    wanted = {
-        resource.RLIMIT_DATA: MEMORY_LIMIT,
-        resource.RLIMIT_FSIZE: FILE_SIZE_LIMIT,
-        resource.RLIMIT_CPU: max(1, math.ceil(timeout * (os.cpu_count() or 1))),
-    }
-    limits = {}
-    for kind, value in wanted.items():
-        hard = resource.getrlimit(kind)[1]
-        limits[kind] = value if hard == resource.RLIM_INFINITY else min(value, hard)
-    return limits
-
-
-@functools.cache
-def _util_linux() -> tuple[str, str] | None:
-    """The paths of util-linux's ``prlimit`` and ``setpriv`` (in every Debian and Ubuntu), or None
-    where either is missing: commands then run without resource limits and parent-death signal."""
-    prlimit, setpriv = shutil.which("prlimit"), shutil.which("setpriv")
-    return (prlimit, setpriv) if prlimit and setpriv else None
-
-
-def limited(argv: list[str], timeout: float, dies_with_parent: bool) -> list[str]:
-    """``argv`` behind util-linux's ``prlimit``, which applies ``resource_limits(timeout)`` (soft
-    and hard) before it execs the rest, and, unless ``dies_with_parent`` already holds (bwrap's
-    ``--die-with-parent``), ``setpriv --pdeathsig KILL``: the process gets SIGKILL when the
-    tooltrial thread that started it ends, as when tooltrial is killed.
-
-    Both survive exec (bash, or bwrap and all it starts), so every process of the command has
-    the limits; the death signal does not survive fork, so a child that bash forks rather
-    than replaces itself with does not get it. Wrapping the command, rather than a
-    ``preexec_fn``, keeps Python's vfork start, which does not copy tooltrial's memory:
-    about 2 ms a command instead of 14 ms once litellm is loaded. ``argv`` as is without util-linux.
-    """
-    tools = _util_linux()
-    if tools is None:
-        return argv
-    prlimit, setpriv = tools
-    flags = [f"{_PRLIMIT_FLAGS[kind]}={value}" for kind, value in resource_limits(timeout).items()]
-    death = [] if dies_with_parent else [setpriv, "--pdeathsig", "KILL", "--"]
-    return [prlimit, *flags, "--", *death, *argv]
-
-
 class _Capture:
     """Keeps the first half of ``limit`` bytes and a rolling tail of the rest; counts what it drops."""
 
@@ -185,36 +130,55 @@ def _drain(fd: int, capture: _Capture, seconds: float) -> None:
             capture.feed(chunk)
 
 
-def _pump(proc: subprocess.Popen[bytes], capture: _Capture, deadline: float) -> bool:
-    """Read the output until the command is done; False when ``deadline`` (monotonic) passes first.
+def _pidfd(pid: int) -> int | None:
+    """A pidfd of process ``pid`` (readable once it exits), or None where the kernel has none (before 5.3)."""
+    try:
+        return os.pidfd_open(pid)
+    except OSError:
+        return None
 
-    Background children still holding the pipe ``_LINGER`` seconds after the
-    command exits are killed with its process group.
+
+def _exited(proc: subprocess.Popen[bytes]) -> bool:
+    """Whether the command's own process has exited, without reaping it: while it is a zombie
+    its process group id cannot be given to another process, so the group may still be killed."""
+    try:
+        return os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
+    except ChildProcessError:  # reaped already
+        return True
+
+
+def _pump(proc: subprocess.Popen[bytes], capture: _Capture, deadline: float) -> bool:
+    """Read the output until the command exits; False when ``deadline`` (monotonic) passes first.
+
+    When the command's own process exits, its whole process group is killed (background jobs,
+    ``nohup``, double forks that kept the group) and what is left in the pipe is read for at
+    most ``_LINGER`` seconds. The caller reaps the process.
     """
     assert proc.stdout is not None
     fd = proc.stdout.fileno()
-    exited_at: float | None = None
-    with selectors.DefaultSelector() as selector:
-        selector.register(fd, selectors.EVENT_READ)
-        while (now := time.monotonic()) < deadline:
-            if selector.select(min(deadline - now, _POLL)):
-                chunk = os.read(fd, _CHUNK)
-                if not chunk:
-                    break
-                capture.feed(chunk)
-            if proc.poll() is not None:
-                exited_at = now if exited_at is None else exited_at
-                if now - exited_at >= _LINGER:
-                    _signal_group(proc.pid, signal.SIGKILL)
-                    _drain(fd, capture, _LINGER)
-                    break
-        else:
-            return False
+    pidfd = _pidfd(proc.pid)
+    reading = True
     try:
-        proc.wait(max(0.0, deadline - time.monotonic()))
-    except subprocess.TimeoutExpired:
-        return False
-    return True
+        with selectors.DefaultSelector() as selector:
+            selector.register(fd, selectors.EVENT_READ)
+            if pidfd is not None:
+                selector.register(pidfd, selectors.EVENT_READ)
+            while (now := time.monotonic()) < deadline:
+                for key, _ in selector.select(min(deadline - now, _POLL)):
+                    if key.fd == fd and (chunk := os.read(fd, _CHUNK)):
+                        capture.feed(chunk)
+                    elif key.fd == fd:  # end of output: every writer is gone
+                        selector.unregister(fd)
+                        reading = False
+                if _exited(proc):
+                    _signal_group(proc.pid, signal.SIGKILL)
+                    if reading:
+                        _drain(fd, capture, _LINGER)
+                    return True
+            return False
+    finally:
+        if pidfd is not None:
+            os.close(pidfd)
 
 
 def budget(timeout: float, deadline: float | None) -> float:
@@ -225,22 +189,71 @@ def budget(timeout: float, deadline: float | None) -> float:
     return max(0.0, min(timeout, deadline - time.monotonic()))
 
 
+@dataclass(frozen=True)
+class Confinement:
+    """How a run's commands were confined; recorded on every run (``RunRecord.sandbox``).
+
+    Attributes:
+        mode: ``bwrap`` (bubblewrap) or ``none`` (the host's files and network).
+        isolated: each command had a PID namespace of its own, so it saw no other process (no
+            other process's environment, where API keys are) and every process it started died
+            with it. Always true under bwrap.
+        note: what this mode does not protect and why it was used (empty for full bubblewrap).
+    """
+
+    mode: str
+    isolated: bool
+    note: str = ""
+
+
 class Sandbox:
     """Runs shell commands for setup, verify and the ``bash`` tool.
 
-    ``mode`` is ``"bwrap"`` (confined by bubblewrap at path ``binary``) or ``"none"``
-    (a plain process); anything else raises ValueError. One Sandbox serves
-    concurrent runs: it keeps only the set of live process groups, under a lock,
-    so ``kill_all`` can stop every command at once.
+    ``mode`` is ``"bwrap"`` (confined by bubblewrap at path ``binary``; ``hardened`` when it
+    takes the user-namespace hardening, see runner.bwrap.probe) or ``"none"`` (the host's
+    files and network, a PID namespace of its own where this machine allows); anything else
+    raises ValueError. ``hide`` lists more host folders commands must not see under bwrap
+    (the results folder). ``note`` says why this mode was chosen, for ``confinement``.
+
+    One Sandbox serves concurrent runs: it keeps only the set of live process groups,
+    under a lock, so ``kill_all`` can stop every command at once.
     """
 
-    def __init__(self, mode: str = "none", binary: str = "bwrap") -> None:
+    def __init__(self, mode: str = "none", binary: str = "bwrap", hide: Sequence[Path] = (),
+                 hardened: bool = True, note: str = "") -> None:
         if mode not in ("bwrap", "none"):
             raise ValueError(f"unknown sandbox mode {mode!r} (supported: bwrap, none)")
         self.mode = mode
         self.binary = binary
+        self.hide = tuple(Path(p).resolve() for p in hide)
+        self.hardened = hardened
+        self.weaknesses: list[str] = []  # what this sandbox cannot guarantee here, one sentence each
+        if mode == "bwrap":
+            self._filter, missing = socket_filter()
+            self._namespace: tuple[str, ...] | None = None
+            if missing:
+                self.weaknesses.append(f"commands can reach the host's Unix sockets: {missing}")
+        else:
+            self._filter = None
+            self._namespace, missing = namespace_prefix()
+            if self._namespace is None:
+                self.weaknesses.append(f"no PID namespace for commands ({missing}): they can read the "
+                                       "environment of your other processes and leave processes running")
+                hide_own_environment()
+        isolated = mode == "bwrap" or self._namespace is not None
+        self.confinement = Confinement(mode, isolated, "; ".join([note, *self.weaknesses] if note else self.weaknesses))
         self._live: set[int] = set()
         self._lock = threading.Lock()
+
+    def _argv(self, command: str, cwd: Path, env: Mapping[str, str], timeout: float, network: bool,
+              seccomp_fd: int | None) -> list[str]:
+        argv = ["bash", "-c", command]
+        if self.mode == "bwrap":
+            view = host_view(env.get("PATH", os.defpath), self.hide)
+            argv = [*bwrap_argv(self.binary, cwd, cwd, network, view, seccomp_fd, self.hardened), *argv]
+        elif self._namespace is not None:
+            argv = [*self._namespace, *argv]
+        return limited(argv, timeout, dies_with_parent=self.mode == "bwrap")
 
     def run(
         self,
@@ -255,26 +268,32 @@ class Sandbox:
 
         ``timeout`` is in seconds; when it passes, the command's whole process
         group gets SIGTERM, then SIGKILL after a short grace. Its processes
-        run under ``resource_limits(timeout)`` and its own process dies with
-        tooltrial (``limited``). ``output_limit`` is in bytes. Under bwrap, ``cwd`` is the one
-        writable host folder and ``network`` keeps the host network. Raises
-        OSError when the command cannot be started (e.g. ``cwd`` missing),
-        ValueError for a NUL byte in ``command`` or ``env``.
+        run under ``runner.confine.resource_limits(timeout)`` and die with tooltrial.
+        ``output_limit`` is in bytes. Under bwrap, ``cwd`` is the one writable host folder
+        and ``network`` keeps the host network and its Unix sockets. Raises OSError when the
+        command cannot be started (e.g. ``cwd`` missing), ValueError for a NUL byte in
+        ``command`` or ``env``.
         """
-        argv = ["bash", "-c", command]
-        if self.mode == "bwrap":
-            argv = [*bwrap_argv(self.binary, cwd, cwd, network), *argv]
-        argv = limited(argv, timeout, dies_with_parent=self.mode == "bwrap")
+        filter_in, filter_out = os.pipe() if self._filter is not None and not network else (None, None)
+        if filter_out is not None:  # bwrap reads the program from the inherited end; it fits the pipe's buffer
+            os.write(filter_out, self._filter)
+            os.close(filter_out)
+        argv = self._argv(command, cwd, env, timeout, network, filter_in)
         start = time.monotonic()
-        proc = subprocess.Popen(
-            argv,
-            cwd=cwd,
-            env=dict(env),
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
+        try:
+            proc = subprocess.Popen(
+                argv,
+                cwd=cwd,
+                env=dict(env),
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+                pass_fds=() if filter_in is None else (filter_in,),
+            )
+        finally:
+            if filter_in is not None:
+                os.close(filter_in)
         assert proc.stdout is not None
         with self._lock:
             self._live.add(proc.pid)
@@ -293,7 +312,7 @@ class Sandbox:
         finally:
             if proc.poll() is None:
                 _signal_group(proc.pid, signal.SIGKILL)
-                proc.wait()
+            proc.wait()
             proc.stdout.close()
             with self._lock:
                 self._live.discard(proc.pid)
@@ -312,19 +331,30 @@ class Sandbox:
             _signal_group(pgid, signal.SIGKILL)
 
 
-def choose_sandbox(requested: str) -> Sandbox:
-    """The Sandbox for ``--sandbox requested`` (one of MODES).
+_UNCONFINED = "they can read and write your files and use your network"
 
-    ``auto`` is bwrap when it works here, else a plain process after a one-line
-    warning on stderr. Raises UserError when ``bwrap`` is requested but does not work.
+
+def choose_sandbox(requested: str, hide: Sequence[Path] = ()) -> Sandbox:
+    """The Sandbox for ``--sandbox requested`` (one of MODES); ``hide`` as for Sandbox.
+
+    ``auto`` is bwrap when it works here, else ``none`` after a warning on stderr. Every
+    weakness of the chosen sandbox (``Confinement.note``) is a warning line on stderr before
+    any run. Raises UserError when ``bwrap`` is requested but does not work.
     """
     if requested == "none":
-        return Sandbox("none")
-    binary, reason = probe()
-    if binary is not None:
-        return Sandbox("bwrap", binary)
-    if requested == "bwrap":
-        raise UserError(f"bubblewrap sandbox unavailable: {reason}",
-                        hint="install bubblewrap (apt-get install bubblewrap) or use --sandbox none")
-    print(f"warning: bubblewrap unavailable ({reason}); commands run unconfined", file=sys.stderr)
-    return Sandbox("none")
+        sandbox = Sandbox("none", note="requested with --sandbox none")
+        print(f"warning: --sandbox none: commands run unconfined: {_UNCONFINED}", file=sys.stderr)
+    else:
+        binary, hardened, reason = probe()
+        if binary is None and requested == "bwrap":
+            raise UserError(f"bubblewrap sandbox unavailable: {reason}",
+                            hint="install bubblewrap (apt-get install bubblewrap) or use --sandbox none")
+        if binary is None:
+            sandbox = Sandbox("none", note=f"bubblewrap unavailable: {reason}")
+            print(f"warning: bubblewrap unavailable ({reason}); commands run unconfined: {_UNCONFINED}",
+                  file=sys.stderr)
+        else:
+            sandbox = Sandbox("bwrap", binary, hide, hardened)
+    for weakness in sandbox.weaknesses:
+        print(f"warning: {weakness}", file=sys.stderr)
+    return sandbox

@@ -11,7 +11,7 @@ import pytest
 
 from runner.bwrap import bwrap_argv, probe
 from runner.errors import UserError
-from runner.sandbox import CommandResult, Sandbox, choose_sandbox, scrubbed_env
+from runner.sandbox import CommandResult, Confinement, Sandbox, choose_sandbox, scrubbed_env
 from tests.sandboxes import BWRAP, make_sandbox, needs_bwrap
 
 
@@ -88,26 +88,31 @@ def test_argv_binds_the_workspace_at_its_own_path() -> None:
 
 
 def test_probe_names_a_missing_binary() -> None:
-    assert probe("no-such-bwrap-here") == (None, "no-such-bwrap-here not found on PATH")
+    assert probe("no-such-bwrap-here") == (None, False, "no-such-bwrap-here not found on PATH")
 
 
 def test_auto_falls_back_to_a_plain_process_with_one_warning(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.setattr("runner.sandbox.probe", lambda: (None, "bwrap not found on PATH"))
-    assert choose_sandbox("auto").mode == "none"
+    monkeypatch.setattr("runner.sandbox.probe", lambda: (None, False, "bwrap not found on PATH"))
+    chosen = choose_sandbox("auto")
+    assert (chosen.mode, chosen.confinement.note) == ("none", "bubblewrap unavailable: bwrap not found on PATH")
     assert capsys.readouterr().err == (
-        "warning: bubblewrap unavailable (bwrap not found on PATH); commands run unconfined\n"
+        "warning: bubblewrap unavailable (bwrap not found on PATH); commands run unconfined: "
+        "they can read and write your files and use your network\n"
     )
     with pytest.raises(UserError, match="bubblewrap sandbox unavailable: bwrap not found on PATH"):
         choose_sandbox("bwrap")
-    assert choose_sandbox("none").mode == "none"
+    assert choose_sandbox("none").confinement.note == "requested with --sandbox none"
+    assert capsys.readouterr().err == (
+        "warning: --sandbox none: commands run unconfined: they can read and write your files and use your network\n"
+    )
 
 
 @needs_bwrap
 def test_auto_uses_bwrap_when_it_works(capsys: pytest.CaptureFixture[str]) -> None:
     sandbox = choose_sandbox("auto")
-    assert (sandbox.mode, sandbox.binary) == ("bwrap", BWRAP)
+    assert (sandbox.mode, sandbox.binary, sandbox.confinement) == ("bwrap", BWRAP, Confinement("bwrap", True, ""))
     assert capsys.readouterr().err == ""
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from runner import sandbox
+from runner import confine
 from runner.sandbox import CommandResult, Sandbox, budget, cap_text, scrubbed_env
 from tests.sandboxes import MODES, make_sandbox, none_left, processes_with
 
@@ -65,7 +65,7 @@ def test_background_child_holding_the_pipe_is_killed_after_exit(mode: str, tmp_p
 
 
 needs_util_linux = pytest.mark.skipif(
-    sandbox._util_linux() is None, reason="util-linux's prlimit and setpriv are not installed"
+    confine.util_linux() is None, reason="util-linux's prlimit and setpriv are not installed"
 )
 
 @needs_util_linux
@@ -74,13 +74,13 @@ def test_every_process_gets_the_resource_limits(mode: str, tmp_path: Path) -> No
     result = make_sandbox(mode).run("ulimit -d; ulimit -f; ulimit -t", tmp_path, scrubbed_env(tmp_path), timeout=5)
     cpu = math.ceil(5 * (os.cpu_count() or 1))
     # bash reports data in KiB and file size in 1024-byte blocks
-    assert result.output.split() == [str(sandbox.MEMORY_LIMIT // 1024), str(sandbox.FILE_SIZE_LIMIT // 1024), str(cpu)]
+    assert result.output.split() == [str(confine.MEMORY_LIMIT // 1024), str(confine.FILE_SIZE_LIMIT // 1024), str(cpu)]
 
 
 @needs_util_linux
 @pytest.mark.parametrize("mode", MODES)
 def test_allocating_beyond_the_memory_limit_fails_at_once(mode: str, tmp_path: Path) -> None:
-    command = f"python3 -c 'bytearray({2 * sandbox.MEMORY_LIMIT})'; echo still here"
+    command = f"python3 -c 'bytearray({2 * confine.MEMORY_LIMIT})'; echo still here"
     result = make_sandbox(mode).run(command, tmp_path, scrubbed_env(tmp_path), timeout=10)
     assert (result.exit_code, result.timed_out) == (0, False)
     assert result.output.endswith("MemoryError\nstill here\n")
@@ -90,7 +90,7 @@ def test_allocating_beyond_the_memory_limit_fails_at_once(mode: str, tmp_path: P
 @needs_util_linux
 @pytest.mark.parametrize("mode", MODES)
 def test_writing_beyond_the_file_size_limit_is_stopped(mode: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(sandbox, "FILE_SIZE_LIMIT", 2**20)
+    monkeypatch.setattr(confine, "FILE_SIZE_LIMIT", 2**20)
     result = make_sandbox(mode).run("head -c 3M /dev/zero > big", tmp_path, scrubbed_env(tmp_path), timeout=10)
     assert result.exit_code == 128 + signal.SIGXFSZ
     assert "File size limit exceeded" in result.output
