@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import os
+import shutil
 import socket
 from pathlib import Path
 from typing import Iterator
 
 import pytest
 
-from runner.bwrap import bwrap_argv, probe
+from runner.bwrap import HostView, bwrap_argv, host_view, probe
 from runner.errors import UserError
 from runner.sandbox import CommandResult, Confinement, Sandbox, choose_sandbox, scrubbed_env
 from tests.sandboxes import BWRAP, make_sandbox, needs_bwrap
@@ -84,7 +85,12 @@ def test_argv_binds_the_workspace_at_its_own_path() -> None:
     assert "--bind /w /w" in " ".join(argv)
     assert "--chdir /w/sub" in " ".join(argv)
     assert "--unshare-all" in argv and "--share-net" not in argv
+    assert "--cap-drop ALL" in " ".join(argv) and "--unshare-user --disable-userns" in " ".join(argv)
     assert "--share-net" in bwrap_argv("bwrap", Path("/w"), Path("/w"), network=True)
+    assert "--disable-userns" not in bwrap_argv("bwrap", Path("/w"), Path("/w"), hardened=False)
+    view = bwrap_argv("bwrap", Path("/w"), Path("/w"), view=HostView(("/root",), ("/root/.pyenv",)), seccomp_fd=7)
+    assert " ".join(view).count("--tmpfs /root --ro-bind /root/.pyenv /root/.pyenv --remount-ro /root --bind /w /w") == 1
+    assert "--seccomp 7" in " ".join(view)
 
 
 def test_probe_names_a_missing_binary() -> None:
@@ -119,3 +125,31 @@ def test_auto_uses_bwrap_when_it_works(capsys: pytest.CaptureFixture[str]) -> No
 def test_unknown_mode_is_refused() -> None:
     with pytest.raises(ValueError, match="unknown sandbox mode 'docker'"):
         Sandbox("docker")
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="makes a folder under /var/lib")
+def test_the_programs_on_path_come_back_from_hidden_folders(tmp_path: Path) -> None:
+    hidden = Path("/var/lib") / f"tooltrial-view-{os.getpid()}"
+    (hidden / ".pyenv" / "shims").mkdir(parents=True)
+    (hidden / "tools").mkdir()
+    (hidden / "venv" / "bin").mkdir(parents=True)
+    (hidden / "py" / "bin").mkdir(parents=True)
+    (hidden / "venv" / "bin" / "python").symlink_to(hidden / "py" / "bin" / "python3")
+    (hidden / "py" / "bin" / "python3").write_text("")
+    try:
+        path = ":".join(str(p) for p in (hidden / ".pyenv" / "shims", hidden / "tools", hidden / "venv" / "bin", "/usr/bin"))
+        view = host_view(path, (hidden,))
+        assert str(hidden) in view.hidden and "/run" in view.hidden and "/usr" not in view.hidden
+        assert sorted(view.exposed) == sorted(str(hidden / name) for name in (".pyenv", "tools", "venv", "py"))
+    finally:
+        shutil.rmtree(hidden)
+
+
+def test_without_libseccomp_the_sandbox_says_host_sockets_are_reachable(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr("runner.sandbox.socket_filter", lambda: (None, "libseccomp unavailable (not found)"))
+    monkeypatch.setattr("runner.sandbox.probe", lambda: ("/usr/bin/bwrap", True, ""))
+    sandbox = choose_sandbox("auto")
+    assert sandbox.confinement == Confinement("bwrap", True, "commands can reach the host's Unix sockets: libseccomp unavailable (not found)")
+    assert capsys.readouterr().err == "warning: commands can reach the host's Unix sockets: libseccomp unavailable (not found)\n"
