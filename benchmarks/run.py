@@ -105,7 +105,7 @@ class TimedSandbox(Sandbox):
     """A Sandbox that adds up the wall-clock seconds its commands take."""
 
     def __init__(self, base: Sandbox) -> None:
-        super().__init__(base.mode, base.binary)
+        super().__init__(base.mode, base.binary, base.hide, base.hardened)
         self.seconds = 0.0
         self._sum = threading.Lock()
 
