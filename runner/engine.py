@@ -198,7 +198,7 @@ def execute(case: Case, arm: Arm, options: RunOptions, index: int = 0) -> RunRec
             if options.keep:
                 record.workspace = str(workspace.path)
             else:
-                workspace.cleanup()
+                record.warnings.extend(workspace.cleanup())
     fill_metrics(case, record)
     return record
 

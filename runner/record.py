@@ -66,6 +66,8 @@ class RunRecord:
         failure: the failure cause of a non-passing run (runner.scoring taxonomy), None for a pass.
         script: the model's replies in ``script:`` form (runner.providers.scripted.script_reply),
             one per request; replaying them with the scripted provider repeats the run.
+        warnings: what went wrong beside the run without changing its result, one line each
+            (a workspace cleanup could not remove entirely, naming what is left).
     """
 
     case: str
@@ -93,6 +95,7 @@ class RunRecord:
     errors: int = 0
     failure: str | None = None
     script: list[dict[str, Any]] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
 
     @property
     def names(self) -> list[str]:

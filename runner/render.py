@@ -78,6 +78,8 @@ class RunPrinter:
         if record.status == FAIL:
             for check in record.failed_checks:
                 self.console.print(shown(f"  {check.message}"))
+        for warning in record.warnings:
+            self.console.print(shown(f"  warning: {warning}"))
         if record.workspace:
             self.console.print(shown(f"  workspace kept: {record.workspace}", style="dim"))
 
