@@ -127,8 +127,10 @@ def run_matrix(
     ``on_record``, in plan order when ``ordered`` (so output is the same for any
     ``jobs``), else at once too. A planned run with the same key (``run_key``) as one
     of ``earlier`` (a previous invocation's records) is not run again: that record
-    takes its place. Raises Interrupted, once running runs have stopped, when
-    ``options.cancel`` is set.
+    takes its place. A run for which ``on_finish`` raises (it could not be written
+    out, say) becomes an internal error, cleared of all but its key and duration,
+    and is given to ``on_finish`` again. Raises Interrupted, once running runs have
+    stopped, when ``options.cancel`` is set.
     """
     plan = list(_plan(cases, arms, repeats))
     keys = plan_keys(cases, arms, repeats)
