@@ -13,11 +13,11 @@ from runner.authoring import default_cases_dir, new_case
 from runner.baseline import weak_cases
 from runner.cases import Case, case_schema, select
 from runner.checks.judge import resolve_judges
-from runner.conclude import Conclusion, conclude, utc_now
+from runner.conclude import Conclusion, conclude, show_ending, utc_now
 from runner.config import load_config
 from runner.engine import DEFAULT_JOBS, Arm, RunOptions, preflight
-from runner.errors import ExitCode, UserError, run_at_boundary
-from runner.live import print_interrupted, run_live
+from runner.errors import ExitCode, UserError, run_at_boundary, silence_output
+from runner.live import run_live
 from runner.prompts import load_prompt
 from runner.providers import SCRIPTED, resolve_provider
 from runner.recording import Recorder
@@ -26,7 +26,6 @@ from runner.report_view import show_results
 from runner.results import ResultsWriter, read_results
 from runner.sandbox import MODES, Sandbox, choose_sandbox
 from runner.sources import Sourced, load_sourced, select_sources
-from runner.tables import print_summary
 
 
 class _Parser(argparse.ArgumentParser):
@@ -219,18 +218,19 @@ def cmd_run(args: argparse.Namespace) -> int:
     earlier = read_results(args.resume).records if args.resume else []
     writer, started = ResultsWriter(results), utc_now()
     recorder = Recorder(args.record, cases, len(providers), len(prompts), args.runs) if args.record else None
-    records, left = run_live(cases, arms, options, args.runs, printer, writer, earlier, recorder)
-    printer.totals(records)
-    print_summary(console, records)
+    live = run_live(cases, arms, options, args.runs, printer, writer, earlier, recorder)
+    outputs = Conclusion(args.report, args.junit, as_json, args.min_pass_rate, live.left)
+    ending = conclude(live.records, cases, writer, started, outputs)
+    notes = live.warnings
     if recorder is not None:
         left_out = f" ({recorder.left_out} that the provider failed left out)" if recorder.left_out else ""
-        print(f"recorded {recorder.recorded} runs in {recorder.cases_dir}{left_out}; replay them offline with: "
-              f"tooltrial run {recorder.cases_dir} -p scripted", file=sys.stderr)
-    outputs = Conclusion(args.report, args.junit, as_json, args.min_pass_rate, left)
-    code = conclude(records, cases, writer, started, outputs, console)
-    if left:
-        print_interrupted(console, left, writer.path, len(records))
-    return code
+        notes = [*notes, f"recorded {recorder.recorded} runs in {recorder.cases_dir}{left_out}; replay them offline with: "
+                         f"tooltrial run {recorder.cases_dir} -p scripted"]
+    try:  # every result is written: a closed output (| head) only cuts the printing short
+        show_ending(ending, printer, as_json, notes, [live.refused] if live.refused else [])
+    except BrokenPipeError:
+        silence_output()
+    return ending.code
 
 
 def cmd_report(args: argparse.Namespace) -> int:

@@ -9,11 +9,11 @@ from __future__ import annotations
 from typing import Callable, Sequence
 
 from rich.console import Console
-from rich.text import Text
 
 from runner.compare import ArmStats, Comparison, Metrics, Paired
 from runner.gates import Gate
 from runner.regression import Regression
+from runner.render import shown
 from runner.tables import plain_table
 
 Number = float | None
@@ -79,7 +79,7 @@ def print_cells(console: Console, comparison: Comparison) -> None:
         for cell in (c for c in comparison.cells if c.arm == arm):
             m, k = cell.metrics, cell.metrics.runs
             table.add_row(
-                cell.case, str(k), _rate(m),
+                shown(cell.case), str(k), _rate(m),
                 f"{cell.pass_at_k[k]:.2f}", f"{cell.pass_hat_k[k]:.2f}",
                 _spread(m.outcome, m.outcome_std), _spread(m.process, m.process_std),
                 "flaky" if cell.flaky else "",
@@ -95,7 +95,7 @@ def print_comparison(console: Console, comparison: Comparison) -> None:
     table = plain_table("Comparison")
     table.add_column("metric", overflow="fold")
     for arm in arms:
-        table.add_column(arm.arm, justify="right", overflow="fold")
+        table.add_column(shown(arm.arm), justify="right", overflow="fold")
     table.add_row("pass rate (95% CI)", *(_rate(a.metrics) for a in arms))
     table.add_row(f"pass@{k}", *(f"{a.pass_at_k[k]:.2f}" for a in arms))
     table.add_row(f"pass^{k}", *(f"{a.pass_hat_k[k]:.2f}" for a in arms))
@@ -108,16 +108,16 @@ def print_comparison(console: Console, comparison: Comparison) -> None:
 def print_paired(console: Console, paired: Paired) -> None:
     """The cases whose paired runs flipped, then the one-line verdict."""
     for flip in paired.flips:
-        console.print(Text(f"  {flip.case}: {flip.pass_to_fail} pass→fail, {flip.fail_to_pass} fail→pass"))
+        console.print(shown(f"  {flip.case}: {flip.pass_to_fail} pass→fail, {flip.fail_to_pass} fail→pass"))
     style = "bold" if paired.significant else ""
-    console.print(Text(paired.verdict, style=style))
+    console.print(shown(paired.verdict, style=style))
 
 
 def print_failed_gates(console: Console, gates: Sequence[Gate]) -> None:
     """One line per gate that did not hold, saying whether the agent or the infrastructure broke it."""
     for gate in gates:
         if not gate.held:
-            console.print(Text(
+            console.print(shown(
                 f"gate failed: {gate.case} [{gate.arm}]: {gate.passes}/{gate.runs} passed, "
                 f"needs {gate.threshold:.0%} ({gate.broken_by})",
                 style="bold red",
@@ -126,7 +126,7 @@ def print_failed_gates(console: Console, gates: Sequence[Gate]) -> None:
 
 def print_regression(console: Console, regression: Regression, before: str, after: str) -> None:
     """Per matched arm a before/after/change table, then the cases that flipped, then the paired verdict."""
-    console.print(Text(f"before: {before}\nafter:  {after}"))
+    console.print(shown(f"before: {before}\nafter:  {after}"))
     for old, new in regression.arms:
         k = _top_k([old, new])
         title = old.arm if old.arm == new.arm else f"{old.arm} → {new.arm}"
@@ -143,13 +143,13 @@ def print_regression(console: Console, regression: Regression, before: str, afte
         console.print()
         console.print(table)
     for title, changes in (("pass→fail", regression.pass_to_fail), ("fail→pass", regression.fail_to_pass)):
-        console.print(Text(f"{title}: {len(changes) or 'none'}", style="bold"))
+        console.print(shown(f"{title}: {len(changes) or 'none'}", style="bold"))
         for change in changes:
-            console.print(Text(f"  {change.case} [{change.arm}]: {_pct(change.before)} → {_pct(change.after)}"))
+            console.print(shown(f"  {change.case} [{change.arm}]: {_pct(change.before)} → {_pct(change.after)}"))
     for side, cells in (("only before", regression.only_before), ("only after", regression.only_after)):
         if cells:
-            console.print(Text(f"{side} ({len(cells)}, not compared): {', '.join(cells)}", style="dim"))
-    console.print(Text(regression.paired.verdict))
+            console.print(shown(f"{side} ({len(cells)}, not compared): {', '.join(cells)}", style="dim"))
+    console.print(shown(regression.paired.verdict))
 
 
 def _change(before: Number, after: Number, show: Callable[[Number], str]) -> str:

@@ -9,6 +9,7 @@ state, and their records come back in plan order whatever the concurrency.
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 import time
 import traceback
@@ -40,6 +41,8 @@ DEFAULT_COMMAND_TIMEOUT = 60.0
 DEFAULT_JOBS = 4
 CANCELLED = "cancelled"  # error_kind of a run stopped by an interruption; it counts as not run
 RunKey = tuple[str, str, str, int]  # case full id, provider name, prompt name, run index
+INTERNAL = "internal"  # error_kind of a run that met a bug in tooltrial
+_KEPT = frozenset({"case", "provider", "prompt", "run", "duration", "sandbox"})  # what _clear keeps
 
 
 @dataclass(frozen=True)
@@ -124,8 +127,10 @@ def run_matrix(
     ``on_record``, in plan order when ``ordered`` (so output is the same for any
     ``jobs``), else at once too. A planned run with the same key (``run_key``) as one
     of ``earlier`` (a previous invocation's records) is not run again: that record
-    takes its place. Raises Interrupted, once running runs have stopped, when
-    ``options.cancel`` is set.
+    takes its place. A run for which ``on_finish`` raises (it could not be written
+    out, say) becomes an internal error, cleared of all but its key and duration,
+    and is given to ``on_finish`` again. Raises Interrupted, once running runs have
+    stopped, when ``options.cancel`` is set.
     """
     plan = list(_plan(cases, arms, repeats))
     keys = plan_keys(cases, arms, repeats)
@@ -144,7 +149,12 @@ def run_matrix(
 
     def finished(job: int, record: RunRecord) -> None:
         if record.error_kind != CANCELLED:
-            on_finish(record)
+            try:
+                on_finish(record)
+            except Exception as e:  # e.g. the record could not be written: save it as the run's internal error
+                _clear(record)
+                internal_error(record, e)
+                on_finish(record)
         (in_order if ordered else show)(job, record)
 
     done = run_pool(work, len(todo), options.jobs, options.cancel, finished)
@@ -175,10 +185,38 @@ def _plan(cases: Sequence[Case], arms: Sequence[Arm], repeats: int) -> Iterable[
 
 
 def execute(case: Case, arm: Arm, options: RunOptions, index: int = 0) -> RunRecord:
-    """One run of one case in one arm, scored (runner.scoring); never raises for anything the run itself does."""
+    """One run of one case in one arm, scored (runner.scoring).
+
+    Never raises an Exception: whatever goes wrong, in the run or in tooltrial's own code
+    around it (cleanup, scoring), is on the record, a bug as error kind ``internal``.
+    """
     record = RunRecord(case=case.full_id, provider=arm.provider.name, prompt=arm.prompt.name, run=index,
                        sandbox=options.sandbox.confinement)
     started = time.monotonic()
+    try:
+        _execute(case, arm, options, record, started)
+        fill_metrics(case, record)
+    except Exception as e:  # a bug in tooltrial is this run's error, not the suite's end
+        internal_error(record, e)
+    return record
+
+
+def internal_error(record: RunRecord, error: Exception) -> None:
+    """Make ``record`` an error of kind ``internal`` whose cause names ``error`` and holds its traceback."""
+    trace = "".join(traceback.format_exception(error))
+    _error(record, INTERNAL, f"internal error: {type(error).__name__}: {error}\n{trace}")
+    record.failure = "run_error"  # runner.scoring's cause of any error but the turn limit
+
+
+def _clear(record: RunRecord) -> None:
+    """Reset every field of ``record`` to its default but those naming the run and its duration."""
+    for item in dataclasses.fields(record):
+        if item.name not in _KEPT:
+            fresh = item.default if item.default_factory is dataclasses.MISSING else item.default_factory()
+            setattr(record, item.name, fresh)
+
+
+def _execute(case: Case, arm: Arm, options: RunOptions, record: RunRecord, started: float) -> None:
     workspace: Workspace | None = None
     try:
         workspace = Workspace.create(case, options.sandbox)
@@ -192,16 +230,14 @@ def execute(case: Case, arm: Arm, options: RunOptions, index: int = 0) -> RunRec
     except UserError as e:
         _error(record, "template", e.render())
     except Exception as e:  # a bug in tooltrial must not stop the suite
-        _error(record, "internal", f"internal error: {type(e).__name__}: {e}\n{traceback.format_exc()}")
+        internal_error(record, e)
     finally:
         record.duration = time.monotonic() - started
         if workspace is not None:
             if options.keep:
                 record.workspace = str(workspace.path)
             else:
-                workspace.cleanup()
-    fill_metrics(case, record)
-    return record
+                record.warnings.extend(workspace.cleanup())
 
 
 def _run_in(workspace: Workspace, case: Case, arm: Arm, options: RunOptions, record: RunRecord, started: float) -> None:

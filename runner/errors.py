@@ -1,8 +1,9 @@
 """User-facing errors and the one boundary that maps them to exit codes.
 
 Exit codes (DESIGN.md "CLI"): 0 all passed, 1 some failed or errored,
-2 interrupted, 3 internal error, 4 bad usage / config / case file,
-5 no case selected.
+2 interrupted, partial results kept (Ctrl-C, an output closed during the runs, a
+results folder or report file that could not be written), 3 internal error,
+4 bad usage / config / case file, 5 no case selected.
 """
 
 from __future__ import annotations
@@ -15,8 +16,9 @@ import traceback
 from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import IntEnum
-from pathlib import Path
 from typing import Callable, TextIO
+
+from runner.escape import printable
 
 
 class ExitCode(IntEnum):
@@ -109,36 +111,51 @@ def run_at_boundary(fn: Callable[[], int], stderr: TextIO | None = None) -> int:
     """Call ``fn`` and turn every expected error into a message and an exit code.
 
     User errors print one line each and give 4; Ctrl-C, or a closed stdout (``| head``),
-    gives 2; anything else
-    is an internal error: one line on stderr, the traceback in a log file, 3.
+    gives 2; anything else is an internal error: one line on stderr naming a log file made
+    for this invocation alone (``tooltrial-internal-error-*.log`` in the temp folder,
+    created new, readable by its owner only), which holds the traceback, and 3.
+    Messages are shown as runner.escape.printable writes them.
     """
     err = stderr or sys.stderr
     try:
         return fn()
     except UserErrors as e:
         for one in e.errors:
-            print(f"error: {one.render()}", file=err)
+            print(f"error: {printable(one.render())}", file=err)
         return e.exit_code
     except UserError as e:
-        print(f"error: {e.render()}", file=err)
+        print(f"error: {printable(e.render())}", file=err)
         return e.exit_code
     except KeyboardInterrupt:
         print("interrupted", file=err)
         return ExitCode.INTERRUPTED
     except BrokenPipeError:  # the reader of stdout went away (``| head``): cut short, like Ctrl-C
-        _silence_stdout()
+        silence_output()
         return ExitCode.INTERRUPTED
     except Exception as e:  # the boundary: anything unexpected is a bug
-        log = Path(tempfile.gettempdir()) / "tooltrial-internal-error.log"
-        log.write_text(traceback.format_exc(), encoding="utf-8")
-        print(f"internal error: {type(e).__name__}: {e} (traceback in {log})", file=err)
+        where = _internal_log(traceback.format_exc())
+        print(printable(f"internal error: {type(e).__name__}: {e} ({where})"), file=err)
         return ExitCode.INTERNAL
 
 
-def _silence_stdout() -> None:
-    """Point stdout's file descriptor at /dev/null, so the interpreter's last flush of what is
-    still buffered does not fail on the closed pipe (the recipe in Python's ``signal`` docs)."""
+def _internal_log(text: str) -> str:
+    """Write ``text`` to a new log file of its own (mkstemp: a fresh name, never a file or link
+    already there); where it went, or the text itself when no log could be written."""
     try:
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-    except (OSError, ValueError):  # stdout is no real file (replaced, or already closed)
-        pass
+        fd, path = tempfile.mkstemp(prefix="tooltrial-internal-error-", suffix=".log")
+        with os.fdopen(fd, "w", encoding="utf-8", errors="backslashreplace") as log:
+            log.write(text)
+    except OSError as e:
+        return f"no log: {e.strerror}; traceback:\n{text}"
+    return f"traceback in {path}"
+
+
+def silence_output() -> None:
+    """Point stdout's and stderr's file descriptors at /dev/null, so nothing more printed to a
+    closed pipe fails, nor the interpreter's last flush of what is still buffered (the recipe
+    in Python's ``signal`` docs)."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), stream.fileno())
+        except (OSError, ValueError):  # no real file (replaced, or already closed)
+            pass

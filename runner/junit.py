@@ -12,7 +12,9 @@ Shape (valid against Jenkins' ``junit-10.xsd``, the format GitLab and GitHub rep
 
 With several arms a testcase's name ends in `` [arm]`` so consumers that merge
 suites keep them apart. Times are seconds; ``timestamp`` is UTC without a zone
-suffix, as the schema wants.
+suffix, as the schema wants. Every text and attribute goes through
+runner.escape.printable, so the file is well-formed XML 1.0 whatever a reply or a
+command's output held (a control character reads ``\x1b``, a lone surrogate ``\ud800``).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from typing import Sequence
 
+from runner.escape import printable
 from runner.gates import AGENT, INFRASTRUCTURE, Gate
 from runner.record import ERROR, FAIL, RunRecord
 
@@ -44,6 +47,7 @@ def junit_xml(records: Sequence[RunRecord], gates: Sequence[Gate], timestamp: st
             _testcase(suite, gate, [r for r in runs if r.case == gate.case], len(arms) > 1)
         _count(suite)
     _count(root)
+    _printable(root)
     ET.indent(root)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
 
@@ -62,6 +66,13 @@ def _testcase(suite: ET.Element, gate: Gate, runs: list[RunRecord], label_arm: b
         error.text = "\n".join(_failure_lines(r) for r in runs if r.status == ERROR)
     out = ET.SubElement(case, "system-out")
     out.text = "\n".join(f"run {r.run + 1}: {r.status} ({r.duration:.2f}s)" for r in runs)
+
+
+def _printable(root: ET.Element) -> None:
+    """Escape, in place, every character of ``root``'s texts and attribute values that XML 1.0 cannot hold."""
+    for element in root.iter():
+        element.text = None if element.text is None else printable(element.text)
+        element.attrib = {name: printable(value) for name, value in element.attrib.items()}
 
 
 def _failure_lines(record: RunRecord) -> str:

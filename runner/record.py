@@ -69,6 +69,8 @@ class RunRecord:
             records written before tooltrial recorded it.
         script: the model's replies in ``script:`` form (runner.providers.scripted.script_reply),
             one per request; replaying them with the scripted provider repeats the run.
+        warnings: what went wrong beside the run without changing its result, one line each
+            (a workspace cleanup could not remove entirely, naming what is left).
     """
 
     case: str
@@ -97,6 +99,7 @@ class RunRecord:
     failure: str | None = None
     sandbox: Confinement | None = None
     script: list[dict[str, Any]] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
 
     @property
     def names(self) -> list[str]:

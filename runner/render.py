@@ -1,4 +1,11 @@
-"""Terminal output with rich: one line per run, failed checks indented, a pass count."""
+"""Terminal output with rich: one line per run, failed checks indented, a pass count.
+
+Text that tooltrial did not write itself (a check message quoting a reply or a file, an
+error cause quoting a command's output or a provider's message, a case's description, an
+arm's name) reaches the terminal only through ``shown``: as a rich Text, so ``[...]`` is
+not read as markup, with control characters escaped (runner.escape.printable), so it cannot
+move the cursor, clear the screen, retitle the window or reverse the line.
+"""
 
 from __future__ import annotations
 
@@ -10,11 +17,18 @@ from rich.console import Console
 from rich.text import Text
 
 from runner.cases import Case
+from runner.escape import printable
 from runner.record import ERROR, FAIL, PASS, RunRecord
 from runner.sources import Sourced
 
 _STYLES = {PASS: "bold green", FAIL: "bold red", ERROR: "bold yellow"}
 _WIDE = 400  # columns
+
+
+def shown(text: str, style: str = "") -> Text:
+    """``text`` as a rich Text that prints as it reads: control characters escaped
+    (runner.escape.printable; newlines and tabs kept), no markup."""
+    return Text(printable(text), style=style)
 
 
 def make_console(stream=None) -> Console:
@@ -31,8 +45,8 @@ def make_console(stream=None) -> Console:
 
 class _Console(Console):
     def on_broken_pipe(self) -> None:
-        """A closed output (``| head``) ends the command as runner.errors.run_at_boundary says
-        (exit 2, finished runs on disk), where rich would exit with 1, the agent's failure code."""
+        """A closed output (``| head``) raises BrokenPipeError, which the caller handles (during the
+        runs: stop as on Ctrl-C; after: print no more), where rich would exit with 1, the agent's failure code."""
         self.quiet = True
         raise BrokenPipeError
 
@@ -53,19 +67,21 @@ class RunPrinter:
     def record(self, record: RunRecord) -> None:
         line = Text()
         line.append(record.status.upper(), style=_STYLES[record.status])
-        line.append(f" {record.case}")
+        line.append(shown(f" {record.case}"))
         if self.label_runs:
             line.append(f" #{record.run + 1}")
         if self.label_arms:
-            line.append(f" [{record.arm}]", style="dim")
+            line.append(shown(f" [{record.arm}]", style="dim"))
         if record.status == ERROR:
-            line.append(f": {(record.cause or '').splitlines()[0] if record.cause else 'unknown error'}")
+            line.append(shown(f": {record.cause.splitlines()[0] if record.cause else 'unknown error'}"))
         self.console.print(line)
         if record.status == FAIL:
             for check in record.failed_checks:
-                self.console.print(Text(f"  {check.message}"))
+                self.console.print(shown(f"  {check.message}"))
+        for warning in record.warnings:
+            self.console.print(shown(f"  warning: {warning}"))
         if record.workspace:
-            self.console.print(Text(f"  workspace kept: {record.workspace}", style="dim"))
+            self.console.print(shown(f"  workspace kept: {record.workspace}", style="dim"))
 
     def totals(self, records: Sequence[RunRecord]) -> None:
         """``N/M passed``; then, when some runs' commands ran without bubblewrap, how many and why."""
@@ -83,7 +99,7 @@ def print_case_list(console: Console, cases: Sequence[Case]) -> None:
     """``group/id`` and the description, aligned, one case per line."""
     width = max((len(c.full_id) for c in cases), default=0)
     if cases:  # one print: rich's cost is per call, and suites have thousands of cases
-        console.print(Text("\n".join(f"{case.full_id:<{width}}  {case.description}".rstrip() for case in cases)))
+        console.print(shown("\n".join(f"{case.full_id:<{width}}  {case.description}".rstrip() for case in cases)))
 
 
 def print_sources(console: Console, sourced: Sequence[Sourced], cwd: Path) -> None:
@@ -98,7 +114,7 @@ def print_sources(console: Console, sourced: Sequence[Sourced], cwd: Path) -> No
         line = f"{item.case.full_id:<{id_width}}  {item.source.label:<{label_width}}  {where}"
         if item.overrides:
             line += f"  (overrides {', '.join(o.label for o in item.overrides)})"
-        console.print(Text(line))
+        console.print(shown(line))
 
 
 def _short(path: Path, cwd: Path) -> str:

@@ -38,9 +38,8 @@ def show_results(folders: Sequence[Path], as_json: bool, console: Console, stdou
             print_regression(console, change, str(before.path), str(after.path))
     else:
         raise UserError(f"got {len(folders)} results folders", hint="give one to show it, or two to compare them")
-    if as_json:
-        json.dump(document, stdout, indent=2, ensure_ascii=False)
-        print(file=stdout)
+    if as_json:  # ASCII, as run --output json prints it: any stdout carries it, lone surrogates included
+        print(json.dumps(document, indent=2, default=str), file=stdout)
     return ExitCode.OK
 
 

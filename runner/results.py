@@ -38,6 +38,7 @@ from runner.record import RunRecord
 SCHEMA_VERSION = 1
 RUNS_DIR = "runs"
 REPORT_FILE = "report.json"
+_SURROGATE = re.compile("[\ud800-\udfff]")  # only ever inside a string of JSON text
 
 
 def new_run_id(now: datetime | None = None) -> str:
@@ -72,7 +73,15 @@ def _write_atomic(path: Path, text: str, publish: Callable[[str, Path], None]) -
 
 
 def to_json(document: Any) -> str:
-    return json.dumps(document, indent=2, ensure_ascii=False, default=str) + "\n"
+    """``document`` as indented JSON text (non-ASCII kept, anything else JSON has no type for
+    written with ``str``) that always encodes as UTF-8.
+
+    A lone surrogate (a byte of a file name that is not UTF-8, as ``os.fsdecode`` holds it, or a
+    model's ``"\\ud800"``) is written as its JSON escape, ``\\udcff``, which ``json.loads`` reads
+    back exactly. (A high surrogate next to a low one reads back as the character they pair to.)
+    """
+    text = json.dumps(document, indent=2, ensure_ascii=False, default=str)
+    return _SURROGATE.sub(lambda found: f"\\u{ord(found.group()):04x}", text) + "\n"
 
 
 def _slug(text: str) -> str:

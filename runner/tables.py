@@ -7,9 +7,9 @@ from typing import Sequence
 from rich import box
 from rich.console import Console
 from rich.table import Table
-from rich.text import Text
 
 from runner.record import RunRecord
+from runner.render import shown
 from runner.report import ArmSummary, Summary, summarize
 from runner.stats import known_sum
 
@@ -32,7 +32,7 @@ def arm_table(arm: ArmSummary, short: bool = False) -> Table:
     for name in columns:
         table.add_column(_SHORT.get(name, name) if short else name, justify="left" if name == "group" else "right")
     for group, summary in arm.groups.items():
-        table.add_row(group, *_cells(summary, judged))
+        table.add_row(shown(group), *_cells(summary, judged))
     if len(arm.groups) > 1:
         table.add_row("all", *_cells(arm.total, judged), style="bold")
     return table
@@ -44,7 +44,7 @@ def failure_table(summary: Summary) -> Table:
     table.add_column("failure cause", no_wrap=True)
     table.add_column("runs", justify="right", no_wrap=True)
     for cause, count in sorted(summary.failures.items(), key=lambda item: (-item[1], item[0])):
-        table.add_row(cause, str(count))
+        table.add_row(shown(cause), str(count))
     return table
 
 
@@ -57,7 +57,7 @@ def print_summary(console: Console, records: Sequence[RunRecord]) -> None:
     overall = Summary.of(records)
     for arm in summarize(records):
         console.print()
-        console.print(Text(arm.label, style="bold"))
+        console.print(shown(arm.label, style="bold"))
         table = arm_table(arm)
         console.print(table if _natural_width(console, table) <= console.width else arm_table(arm, short=True))
     if overall.failures:
@@ -69,9 +69,10 @@ def plain_table(title: str | None = None) -> Table:
     """The one table style of tooltrial's terminal output: a rule under the header, no frame, two spaces between columns.
 
     Columns added with ``overflow="fold"`` break a value too wide for a narrow terminal onto the next line instead of cutting it.
+    The title is shown as it reads (runner.render.shown); cells given as ``str`` are read as rich markup, so untrusted ones go in as ``shown``.
     """
-    return Table(title=title, title_justify="left", title_style="bold", box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False,
-                 collapse_padding=True)
+    return Table(title=None if title is None else shown(title), title_justify="left", title_style="bold", box=box.SIMPLE_HEAD,
+                 show_edge=False, pad_edge=False, collapse_padding=True)
 
 
 def _natural_width(console: Console, table: Table) -> int:

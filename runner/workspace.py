@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import shutil
+import stat
 import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -94,16 +97,18 @@ class Workspace:
                 raise SetupError(command, result.exit_code, result.output, allowed)
 
     def snapshot(self) -> dict[str, str]:
-        """Relative posix path -> sha256 hex digest of every regular file (no symlinks, nothing in .git)."""
+        """Relative posix path -> sha256 hex digest of every regular file (no symlinks, nothing in .git).
+
+        A file this user cannot read (``chmod 000`` as non-root) has ``unreadable:<size>:<mtime ns>``
+        instead, so a change to it still shows; a folder it cannot list is left out.
+        """
         digests: dict[str, str] = {}
         for folder, dirs, names in os.walk(self.path):
             dirs[:] = [d for d in dirs if d != ".git"]
             for name in names:
                 path = Path(folder, name)
                 if path.is_file() and not path.is_symlink():
-                    with path.open("rb") as f:
-                        digest = hashlib.file_digest(f, "sha256").hexdigest()
-                    digests[path.relative_to(self.path).as_posix()] = digest
+                    digests[path.relative_to(self.path).as_posix()] = _digest(path)
         return digests
 
     def changes(self, before: dict[str, str]) -> Changes:
@@ -115,9 +120,51 @@ class Workspace:
             deleted=tuple(sorted(before.keys() - after.keys())),
         )
 
-    def cleanup(self) -> None:
-        """Delete the workspace; one already gone is fine."""
+    def cleanup(self) -> list[str]:
+        """Delete the workspace, folders a command made read-only or unreadable in it too (as Go's
+        module cache is); one already gone is fine.
+
+        Returns a warning line when something still cannot be removed (how many entries are left,
+        the first and why), else []. Never raises OSError: a workspace left behind ends no suite.
+        """
         try:
             shutil.rmtree(self.path)
+            return []
         except FileNotFoundError:
-            pass
+            return []
+        except OSError:
+            _grant_folders(self.path)
+        left: list[tuple[str, OSError]] = []
+        shutil.rmtree(self.path, onerror=lambda function, path, info: left.append((path, info[1])))
+        left = [(path, error) for path, error in left if not isinstance(error, FileNotFoundError)]
+        if not left:
+            return []
+        path, error = left[0]
+        return [f"cleanup left {len(left)} entries in {self.path}, the first {path}: {error.strerror or error}"]
+
+
+def _digest(path: Path) -> str:
+    """The sha256 hex digest of the file at ``path``, or ``unreadable:<size>:<mtime ns>`` when it cannot be read."""
+    try:
+        with path.open("rb") as f:
+            return hashlib.file_digest(f, "sha256").hexdigest()
+    except OSError:
+        info = path.stat()
+        return f"unreadable:{info.st_size}:{info.st_mtime_ns}"
+
+
+def _grant_folders(root: Path) -> None:
+    """Give the owner every right on ``root`` and each folder below it (symlinks untouched), each
+    before it is listed, so rmtree can empty and remove them; a folder that refuses is left as is."""
+    for folder in (root, *_folders(root)):
+        with contextlib.suppress(OSError):
+            os.chmod(folder, stat.S_IRWXU)
+
+
+def _folders(root: Path) -> Iterator[Path]:
+    """Every folder below ``root``, top down, each yielded before os.walk lists it."""
+    for folder, dirs, _ in os.walk(root):
+        for name in dirs:
+            path = Path(folder, name)
+            if not path.is_symlink():
+                yield path

@@ -2,15 +2,27 @@
 
 from __future__ import annotations
 
+import contextlib
+import importlib
+import io
 import os
+import pickle
+import shutil
+import signal
 import subprocess
 import sys
+import tempfile
+import traceback
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, Iterator, Sequence, TypeVar
+
+import pytest
 
 from runner.cases import Case
+from runner.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
+T = TypeVar("T")
 
 
 def make_case(**fields: Any) -> Case:
@@ -70,3 +82,82 @@ providers:
     retries: {{attempts: 2, backoff: 0.05}}
 {extra}""", encoding="utf-8")
     return path
+
+
+NOBODY = 65534  # uid and gid of nobody
+# Standard-library modules the CLI imports on first use: imported before as_nobody drops root, as nobody cannot read them.
+_FIRST_USE = ("encodings.utf_8_sig", "importlib.readers")
+
+
+@contextlib.contextmanager
+def nobody_home() -> Iterator[Path]:
+    """A new folder in the temp folder for ``as_nobody``, removed afterwards. Not under pytest's
+    tmp_path: the folders above that are closed to other users, nobody included."""
+    home = Path(tempfile.mkdtemp(prefix="tooltrial-test-home-"))
+    try:
+        yield home
+    finally:
+        shutil.rmtree(home)
+
+
+def as_nobody(fn: Callable[[], T], home: Path) -> T:
+    """``fn()`` in a forked child whose current folder and HOME are ``home`` (see ``nobody_home``),
+    as user and group nobody when the tests run as root (as themselves otherwise: then they are
+    not root already).
+
+    ``home`` and everything in it is given to nobody first. Only what the interpreter has imported
+    already can be used (and ``_FIRST_USE``): the standard library lives where nobody cannot
+    read. The result (anything picklable) comes back through a pipe; an exception in the child fails
+    the caller with the child's traceback. The child is killed after 120 s (a hang guard).
+    """
+    as_root = os.getuid() == 0
+    for name in _FIRST_USE:
+        importlib.import_module(name)
+    if as_root:
+        for path in (home, *home.rglob("*")):
+            os.chown(path, NOBODY, NOBODY, follow_symlinks=False)
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: never returns
+        os.close(read)
+        try:
+            signal.alarm(120)
+            os.chdir(home)
+            if as_root:
+                os.setgroups([])
+                os.setgid(NOBODY)
+                os.setuid(NOBODY)
+            os.environ["HOME"] = str(home)
+            outcome: tuple[bool, Any] = (True, fn())
+        except BaseException:
+            outcome = (False, traceback.format_exc())
+        with os.fdopen(write, "wb") as out:
+            out.write(pickle.dumps(outcome))
+        os._exit(0)
+    os.close(write)
+    with os.fdopen(read, "rb") as incoming:
+        data = incoming.read()
+    _, status = os.waitpid(pid, 0)
+    assert data, f"the child as nobody died without a result (wait status {status})"
+    ok, value = pickle.loads(data)
+    assert ok, f"the child as nobody raised:\n{value}"
+    return value
+
+
+def cli_output(argv: Sequence[str]) -> tuple[int, str, str]:
+    """``runner.cli.main(argv)`` in this process: (exit code, stdout, stderr)."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(list(argv))
+    return code, out.getvalue(), err.getvalue()
+
+
+def private_mounts() -> list[str]:
+    """The command prefix that runs a command in a mount namespace of its own, where it may mount a
+    tmpfs that nobody else sees and that goes when it ends: ``unshare`` (util-linux) as root,
+    ``unshare -r`` (a user namespace too) otherwise. Skips the test where that is not allowed."""
+    prefix = ["unshare", "--mount", "--propagation", "private"] + ([] if os.getuid() == 0 else ["--map-root-user"])
+    probe = subprocess.run([*prefix, "mount", "-t", "tmpfs", "tmpfs", tempfile.gettempdir()], capture_output=True, text=True)
+    if probe.returncode != 0:
+        pytest.skip(f"no private mount namespace here: {probe.stderr.strip()}")
+    return prefix

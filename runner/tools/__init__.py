@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Collection, Mapping
 
+from runner.escape import encodable
 from runner.sandbox import cap_text
 from runner.tools.base import Tool, ToolContext, ToolError, ToolResult
 from runner.tools.files import EDIT_FILE, LIST_DIR, READ_FILE, WRITE_FILE
@@ -21,7 +22,7 @@ BUILTIN_TOOLS: dict[str, Tool] = {
 
 
 def _error(message: str) -> ToolResult:
-    return ToolResult(cap_text(f"Error: {message}"), is_error=True)
+    return ToolResult(cap_text(encodable(f"Error: {message}")), is_error=True)
 
 
 def _describe(error: ValidationError) -> str:
@@ -35,7 +36,10 @@ class Toolbox:
 
     ``offered`` lists the tool names in the order of ``tools``. ``call`` never
     raises: every failure becomes a ToolResult starting with ``Error:``, and
-    every result is capped at 30,000 characters (head and tail kept).
+    every result is capped at 30,000 characters (head and tail kept). Every
+    result goes into the next model request, which is UTF-8: a lone surrogate in
+    it is escaped (runner.escape.encodable), so a byte of a file name that is not
+    UTF-8 reads ``\\xff``.
     """
 
     def __init__(self, tools: Mapping[str, Tool], deny: Collection[str], context: ToolContext) -> None:
@@ -72,7 +76,7 @@ class Toolbox:
             problem = best_match(self._validators[name].iter_errors(arguments))
             if problem is not None:
                 return _error(f"invalid arguments for {name}: {_describe(problem)}")
-            return ToolResult(cap_text(self.tools[name].run(arguments, self.context)))
+            return ToolResult(cap_text(encodable(self.tools[name].run(arguments, self.context))))
         except ToolError as e:
             return _error(str(e))
         except Exception as e:  # the boundary: a tool's bug must reach the model, not crash the run
