@@ -182,16 +182,21 @@ def test_a_closed_output_after_the_runs_loses_no_result(tmp_path: Path) -> None:
 
 
 def test_a_workspace_cleanup_cannot_finish_is_a_warning_on_its_run(tmp_path: Path) -> None:
-    cases = tmp_path / "busy.yml"
+    cases, temp = tmp_path / "busy.yml", tmp_path / "temp"
+    temp.mkdir()
     cases.write_text("""\
 - id: mount
-  turns: [Mount.]
-  script:
-    - tool_calls: [{name: bash, arguments: {command: "mkdir sub && mount -t tmpfs tmpfs sub && echo x > sub/f"}}]
-    - content: done
+  setup: [mkdir sub, sleep 1]
+  turns: [Wait.]
+  script: [{content: done}]
 - {id: after, turns: [Hi.], script: [{content: hi}]}
 """)
-    done = _in_own_mounts(f"exec $PYTHON -m runner run {cases} --sandbox none -j 1 --results {tmp_path / 'r'}", tmp_path)
+    # A command can no longer mount anything (no capability): another process of the host does,
+    # while the run's setup waits, as a host service or a second shell could.
+    done = _in_own_mounts(
+        f"TMPDIR={temp} $PYTHON -m runner run {cases} --sandbox none -j 1 --results {tmp_path / 'r'} >{tmp_path}/out & "
+        f"until [ -d {temp}/tooltrial-*/sub ]; do sleep 0.02; done; mount -t tmpfs tmpfs {temp}/tooltrial-*/sub; "
+        f"echo x > {temp}/tooltrial-*/sub/f; wait $!; code=$?; cat {tmp_path}/out; exit $code", tmp_path)
     (folder,) = (tmp_path / "r").iterdir()
     mount, after = (json.loads(p.read_text()) for p in sorted((folder / "runs").iterdir()))
     (warning,) = mount["warnings"]
