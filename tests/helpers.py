@@ -18,8 +18,10 @@ from typing import Any, Callable, Iterator, Sequence, TypeVar
 
 import pytest
 
+from runner.bwrap import host_view
 from runner.cases import Case
 from runner.cli import main
+from runner.confine import namespace_prefix
 
 ROOT = Path(__file__).resolve().parent.parent
 T = TypeVar("T")
@@ -128,6 +130,8 @@ def as_nobody(fn: Callable[[], T], home: Path) -> T:
                 os.setgid(NOBODY)
                 os.setuid(NOBODY)
             os.environ["HOME"] = str(home)
+            namespace_prefix.cache_clear()  # probed for root: probe again as nobody
+            host_view.cache_clear()
             outcome: tuple[bool, Any] = (True, fn())
         except BaseException:
             outcome = (False, traceback.format_exc())

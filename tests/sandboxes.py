@@ -2,20 +2,13 @@
 
 from __future__ import annotations
 
-import os
-import pickle
 import time
-import traceback
 from pathlib import Path
-from typing import Any, Callable, TypeVar
 
 import pytest
 
-from runner.bwrap import host_view, probe
-from runner.confine import namespace_prefix
+from runner.bwrap import probe
 from runner.sandbox import Sandbox
-
-T = TypeVar("T")
 
 BWRAP, BWRAP_HARDENED, BWRAP_REASON = probe()
 needs_bwrap = pytest.mark.skipif(BWRAP is None, reason=f"bubblewrap unusable here: {BWRAP_REASON}")
@@ -52,40 +45,3 @@ def none_left(token: str, within: float = 2.0) -> bool:
         time.sleep(0.02)
     return True
 
-
-NOBODY = 65534
-
-
-def as_nobody(fn: Callable[[], T]) -> T:
-    """``fn()`` in a forked child running as uid and gid 65534 (nobody), its result (pickled) returned;
-    an exception in the child fails the caller with the child's traceback. As a user other than
-    root, ``fn()`` runs as is. The child is tooltrial's own interpreter, already loaded, so nothing
-    under root's home needs to be readable; what ``fn`` writes must be writable by nobody. The
-    probes cached for root (namespaces, host view) are made again as nobody."""
-    if os.geteuid() != 0:
-        return fn()
-    read_end, write_end = os.pipe()
-    child = os.fork()
-    if child == 0:  # pragma: no cover - runs in the child
-        try:
-            os.close(read_end)
-            os.setgroups([])
-            os.setgid(NOBODY)
-            os.setuid(NOBODY)
-            os.environ["HOME"] = "/nonexistent"
-            namespace_prefix.cache_clear()
-            host_view.cache_clear()
-            outcome: tuple[str, Any] = ("ok", fn())
-        except BaseException:  # everything goes back to the parent
-            outcome = ("error", traceback.format_exc())
-        with os.fdopen(write_end, "wb") as out:
-            out.write(pickle.dumps(outcome))
-        os._exit(0)
-    os.close(write_end)
-    with os.fdopen(read_end, "rb") as received:
-        data = received.read()
-    os.waitpid(child, 0)
-    kind, value = pickle.loads(data)
-    if kind == "error":
-        pytest.fail(f"as nobody:\n{value}")
-    return value

@@ -1,7 +1,7 @@
 """Attacks on the sandbox through the CLI, as a hostile agent would make them: each run's bash
 calls try to escape, and the test looks at the host afterwards (canary files, listeners,
 process tables), not at messages only. CI runs these as root; the classes that depend on it
-run again as an unprivileged user (tests.sandboxes.as_nobody)."""
+run again as an unprivileged user (tests.helpers.as_nobody)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,6 @@ import socket
 import subprocess
 import sys
 import sysconfig
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -21,8 +20,8 @@ from typing import Any
 import pytest
 
 from runner.cli import main
-from tests.helpers import tooltrial
-from tests.sandboxes import as_nobody, needs_bwrap, none_left, processes_with
+from tests.helpers import as_nobody, nobody_home, tooltrial
+from tests.sandboxes import needs_bwrap, none_left, processes_with
 
 needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="the attack needs a root tooltrial (as CI runs it)")
 MODES = [pytest.param("none", id="none"), pytest.param("bwrap", id="bwrap", marks=needs_bwrap)]
@@ -55,15 +54,6 @@ def outputs(record: dict[str, Any]) -> list[str]:
 @pytest.fixture
 def token() -> str:
     return secrets.token_hex(4)
-
-
-@pytest.fixture
-def open_tmp() -> Iterator[Path]:
-    """A world-writable folder under /tmp, for runs as another user (pytest's tmp_path is root's own)."""
-    folder = Path(tempfile.mkdtemp(prefix="tooltrial-test-"))
-    folder.chmod(0o777)
-    yield folder
-    shutil.rmtree(folder)
 
 
 @pytest.fixture
@@ -205,9 +195,10 @@ def test_no_process_outlives_its_command(tmp_path: Path, sandbox: str, token: st
 
 @needs_root
 @pytest.mark.parametrize("sandbox", MODES)
-def test_no_process_outlives_its_command_as_another_user(open_tmp: Path, sandbox: str, token: str) -> None:
+def test_no_process_outlives_its_command_as_another_user(sandbox: str, token: str) -> None:
     try:
-        assert as_nobody(lambda: _strays_gone(open_tmp, sandbox, token))
+        with nobody_home() as home:
+            assert as_nobody(lambda: _strays_gone(home, sandbox, token), home)
     finally:
         for pid in processes_with(f"tooltrial-stray-{token}"):
             os.kill(pid, 9)
@@ -239,18 +230,19 @@ def test_no_command_reads_a_provider_key(tmp_path: Path, sandbox: str, token: st
 
 
 @needs_root
-def test_no_command_reads_another_process_of_its_user_as_another_user(open_tmp: Path, token: str) -> None:
+def test_no_command_reads_another_process_of_its_user_as_another_user(token: str) -> None:
     key = f"sk-canary-{token}"
 
     def attack() -> str:
         holder = subprocess.Popen(["sleep", "60"], env={"OPENAI_API_KEY": key})
         try:
-            return json.dumps(run_attack(open_tmp, [_READ_KEYS], "none"))
+            return json.dumps(run_attack(home, [_READ_KEYS], "none"))
         finally:
             holder.kill()
             holder.wait()
 
-    text = as_nobody(attack)
+    with nobody_home() as home:
+        text = as_nobody(attack, home)
     assert "PATH=" in text and key not in text
 
 
