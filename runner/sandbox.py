@@ -185,8 +185,11 @@ def _drain(fd: int, capture: _Capture, seconds: float) -> None:
             capture.feed(chunk)
 
 
-def _pump(proc: subprocess.Popen[bytes], capture: _Capture, deadline: float) -> bool:
-    """Read the output until the command is done; False when ``deadline`` (monotonic) passes first.
+def _pump(
+    proc: subprocess.Popen[bytes], capture: _Capture, deadline: float, cancel: threading.Event | None = None
+) -> bool:
+    """Read the output until the command is done; False when ``deadline`` (monotonic) passes
+    or ``cancel`` is set first (it is looked at every ``_POLL`` seconds at most).
 
     Background children still holding the pipe ``_LINGER`` seconds after the
     command exits are killed with its process group.
@@ -197,6 +200,8 @@ def _pump(proc: subprocess.Popen[bytes], capture: _Capture, deadline: float) -> 
     with selectors.DefaultSelector() as selector:
         selector.register(fd, selectors.EVENT_READ)
         while (now := time.monotonic()) < deadline:
+            if cancel is not None and cancel.is_set():
+                return False
             if selector.select(min(deadline - now, _POLL)):
                 chunk = os.read(fd, _CHUNK)
                 if not chunk:
@@ -250,6 +255,7 @@ class Sandbox:
         timeout: float,
         output_limit: int = OUTPUT_LIMIT,
         network: bool = False,
+        cancel: threading.Event | None = None,
     ) -> CommandResult:
         """Run ``bash -c command`` in ``cwd`` with exactly ``env``, stdin closed.
 
@@ -257,7 +263,8 @@ class Sandbox:
         group gets SIGTERM, then SIGKILL after a short grace. Its processes
         run under ``resource_limits(timeout)`` and its own process dies with
         tooltrial (``limited``). ``output_limit`` is in bytes. Under bwrap, ``cwd`` is the one
-        writable host folder and ``network`` keeps the host network. Raises
+        writable host folder and ``network`` keeps the host network. Setting ``cancel`` (the
+        suite's Ctrl-C) stops the command as its timeout does (``timed_out``). Raises
         OSError when the command cannot be started (e.g. ``cwd`` missing),
         ValueError for a NUL byte in ``command`` or ``env``.
         """
@@ -280,7 +287,7 @@ class Sandbox:
             self._live.add(proc.pid)
         capture = _Capture(output_limit)
         try:
-            finished = _pump(proc, capture, start + timeout)
+            finished = _pump(proc, capture, start + timeout, cancel)
             if not finished:
                 _signal_group(proc.pid, signal.SIGTERM)
                 try:
