@@ -49,7 +49,8 @@ class Trajectory:
         replies: the final reply text of each turn that finished.
         stop: why the loop ended early (``turn_limit``, ``provider_error``, ``script_exhausted``,
             ``timeout``, ``cancelled``) or None.
-        stop_message: the human cause of that stop.
+        stop_message: the human cause of that stop; for ``timeout``, what the run was
+            doing when its time ran out (``waiting for the model ...``), or None.
     """
 
     messages: list[dict[str, Any]] = field(default_factory=list)
@@ -92,7 +93,7 @@ def run_agent(
     except ProviderError as e:
         trajectory.stop, trajectory.stop_message = e.kind, str(e)
     except RunTimeout as e:
-        trajectory.stop, trajectory.stop_message = "timeout", str(e)
+        trajectory.stop, trajectory.stop_message = "timeout", str(e) or None
     except RunCancelled as e:
         trajectory.stop, trajectory.stop_message = "cancelled", str(e)
     return trajectory
@@ -127,7 +128,7 @@ def _check_stop(deadline: float | None, cancel: threading.Event | None) -> None:
     if cancel is not None and cancel.is_set():
         raise RunCancelled("cancelled: the suite was interrupted")
     if deadline is not None and time.monotonic() > deadline:
-        raise RunTimeout("run timed out")
+        raise RunTimeout()
 
 
 def _assistant_message(completion: Completion) -> dict[str, Any]:
