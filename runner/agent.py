@@ -79,7 +79,8 @@ def run_agent(
         toolbox: the offered tools; every call goes through it.
         system: the rendered system prompt.
         turns: the rendered turn prompts.
-        deadline: ``time.monotonic()`` value after which the run stops with ``timeout``.
+        deadline: ``time.monotonic()`` value after which the run stops with ``timeout``; model
+            requests are cut short there too (the provider raises OutOfTime, kind ``timeout``).
         cancel: once set, the run stops with ``cancelled`` before its next model request
             or tool call.
     """
@@ -110,7 +111,7 @@ def _run_turn(
     specs = toolbox.specs()
     while True:
         _check_stop(deadline, cancel)
-        completion = provider.complete(trajectory.messages, specs)
+        completion = provider.complete(trajectory.messages, specs, deadline)
         trajectory.messages.append(_assistant_message(completion))
         if not completion.tool_calls:
             return completion.content or ""

@@ -245,7 +245,8 @@ class _Responses:
     def __init__(self, bodies: list[Any]) -> None:
         self.bodies = iter(bodies)
 
-    def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Completion:
+    def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]],
+                 deadline: float | None = None) -> Completion:
         body = next(self.bodies, None)
         if body is None:
             raise ProviderError("no more responses")
