@@ -361,3 +361,15 @@ def test_list_dir_shows_at_most_500_entries(workspace: Path) -> None:
     lines = _call(workspace, "list_dir").content.splitlines()
     assert len(lines) == 501 and lines[:2] == ["f000", "f001"] and lines[499] == "f499"
     assert lines[-1] == "[... 3 more entries not shown; use glob to find what you need]"
+
+
+def test_a_mock_with_slow_patterns_stops_at_the_run_deadline(workspace: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from runner.tools.mocks import mock_tools
+
+    monkeypatch.setattr("runner.patterns.PATTERN_TIMEOUT", 0.2)  # each search below takes that long
+    slow = {"when": {"q": {"matches": "(a+)+$"}}, "result": "never"}
+    spec = {"name": "lookup", "description": "Look up.", "parameters": object_schema({"q": {"type": "string"}}, ["q"]),
+            "responses": [slow] * 6 + [{"result": "fallback"}]}
+    context = ToolContext(workspace, Sandbox(), scrubbed_env(workspace), deadline=time.monotonic() + 0.3)
+    result = Toolbox(mock_tools([spec]), (), context).call("lookup", {"q": "a" * 5000 + "b"})
+    assert result == ToolResult("Error: stopped: the run's time is up", True)
