@@ -63,6 +63,8 @@ def test_file_tools_refuse_a_hard_link_to_a_file_outside_the_workspace(tmp_path:
 - id: hardlink
   setup: ["ln {canary} linked.txt"]
   turns: [Change linked.txt]
+  expect:
+    files: {{linked.txt: {{contains: [secret]}}}}
   script:
     - tool_calls:
         - {{name: write_file, arguments: {{path: linked.txt, content: "written"}}}}
@@ -73,8 +75,12 @@ def test_file_tools_refuse_a_hard_link_to_a_file_outside_the_workspace(tmp_path:
         - {{name: read_file, arguments: {{path: made-by-bash.txt}}}}
     - content: done
 """)
-    assert _run(["run", str(suite), "--sandbox", "none", "--results", str(tmp_path / "results")]) == 0
+    assert _run(["run", str(suite), "--sandbox", "none", "--results", str(tmp_path / "results")]) == 1
     (record,), _ = _results(tmp_path / "results")
+    assert [(c["check"], c["passed"], c["message"]) for c in record["checks"]] == [
+        ("files", False, "linked.txt has 2 hard links, and expect.files does not read a file whose other names "
+                         "may lie outside the workspace"),
+    ]
     assert _steps(record) == [
         ("write_file", f"Error: linked.txt {REFUSED}"),
         ("edit_file", f"Error: linked.txt {REFUSED}"),

@@ -60,8 +60,9 @@ def check_files(spec: Mapping[str, Mapping[str, Any]], ctx: CheckContext) -> lis
 
 
 def _read(path: Path, name: str) -> str:
-    """The text of the workspace file ``path`` (UTF-8, bad bytes replaced), read only when it is
-    a regular file of at most FILE_CHECK_LIMIT bytes; raises ValueError with the check's message."""
+    """The text of the workspace file ``path`` (UTF-8, bad bytes replaced), read only when it is a
+    regular file with one hard link and at most FILE_CHECK_LIMIT bytes; raises ValueError with the
+    check's message."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)  # resolved already; a FIFO must not block
     except OSError as e:
@@ -70,6 +71,9 @@ def _read(path: Path, name: str) -> str:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
             raise ValueError(f"{name} is not a regular file")
+        if info.st_nlink > 1:  # as for the file tools: its other names may lie outside the workspace
+            raise ValueError(f"{name} has {info.st_nlink} hard links, and expect.files does not read a file "
+                             "whose other names may lie outside the workspace")
         if info.st_size > FILE_CHECK_LIMIT:
             raise ValueError(f"{name} is {info.st_size} bytes, over the {FILE_CHECK_LIMIT} byte limit of "
                              "expect.files content checks; check it with expect.verify instead")
