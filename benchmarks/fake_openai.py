@@ -107,7 +107,8 @@ class HttpProvider:
     def __init__(self, url: str) -> None:
         self.url = url
 
-    def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Completion:
+    def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]],
+                 deadline: float | None = None) -> Completion:
         started = time.monotonic()
         body = json.dumps({"model": "fake", "messages": messages, "tools": tools}).encode()
         request = urllib.request.Request(f"{self.url}/chat/completions", body, {"Content-Type": "application/json"})

@@ -49,7 +49,8 @@ class Trajectory:
         replies: the final reply text of each turn that finished.
         stop: why the loop ended early (``turn_limit``, ``provider_error``, ``script_exhausted``,
             ``timeout``, ``cancelled``) or None.
-        stop_message: the human cause of that stop.
+        stop_message: the human cause of that stop; for ``timeout``, what the run was
+            doing when its time ran out (``waiting for the model ...``), or None.
     """
 
     messages: list[dict[str, Any]] = field(default_factory=list)
@@ -78,7 +79,8 @@ def run_agent(
         toolbox: the offered tools; every call goes through it.
         system: the rendered system prompt.
         turns: the rendered turn prompts.
-        deadline: ``time.monotonic()`` value after which the run stops with ``timeout``.
+        deadline: ``time.monotonic()`` value after which the run stops with ``timeout``; model
+            requests are cut short there too (the provider raises OutOfTime, kind ``timeout``).
         cancel: once set, the run stops with ``cancelled`` before its next model request
             or tool call.
     """
@@ -92,7 +94,7 @@ def run_agent(
     except ProviderError as e:
         trajectory.stop, trajectory.stop_message = e.kind, str(e)
     except RunTimeout as e:
-        trajectory.stop, trajectory.stop_message = "timeout", str(e)
+        trajectory.stop, trajectory.stop_message = "timeout", str(e) or None
     except RunCancelled as e:
         trajectory.stop, trajectory.stop_message = "cancelled", str(e)
     return trajectory
@@ -109,7 +111,7 @@ def _run_turn(
     specs = toolbox.specs()
     while True:
         _check_stop(deadline, cancel)
-        completion = provider.complete(trajectory.messages, specs)
+        completion = provider.complete(trajectory.messages, specs, deadline)
         trajectory.messages.append(_assistant_message(completion))
         if not completion.tool_calls:
             return completion.content or ""
@@ -127,7 +129,7 @@ def _check_stop(deadline: float | None, cancel: threading.Event | None) -> None:
     if cancel is not None and cancel.is_set():
         raise RunCancelled("cancelled: the suite was interrupted")
     if deadline is not None and time.monotonic() > deadline:
-        raise RunTimeout("run timed out")
+        raise RunTimeout()
 
 
 def _assistant_message(completion: Completion) -> dict[str, Any]:

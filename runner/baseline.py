@@ -35,7 +35,8 @@ class DoNothing:
 
     name = "do-nothing"
 
-    def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Completion:
+    def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]],
+                 deadline: float | None = None) -> Completion:
         return Completion(content=REPLY)
 
 
@@ -51,7 +52,8 @@ class RandomTools:
         self._rng = random.Random(seed)
         self._left = self._rng.randint(1, 4)
 
-    def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Completion:
+    def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]],
+                 deadline: float | None = None) -> Completion:
         if self._left <= 0 or not tools:
             return Completion(content=REPLY)
         self._left -= 1

@@ -28,13 +28,13 @@ from runner.providers.limits import TurnLimited
 from runner.pool import InOrder, run_pool
 from runner.providers.scripted import script_reply
 from runner.record import ERROR, FAIL, PASS, RequestStats, RunRecord, Tokens
-from runner.sandbox import CommandResult, Sandbox
+from runner.sandbox import CommandResult, Sandbox, budget
 from runner.scoring import fill_metrics
 from runner.stats import known_sum
 from runner.tools import build_toolbox
 from runner.tools.base import ToolContext
 from runner.tools.mocks import mock_tools
-from runner.workspace import SetupError, Workspace
+from runner.workspace import SetupError, SnapshotStopped, Workspace
 
 DEFAULT_RUN_TIMEOUT = 600.0
 DEFAULT_COMMAND_TIMEOUT = 60.0
@@ -250,34 +250,63 @@ def _run_in(workspace: Workspace, case: Case, arm: Arm, options: RunOptions, rec
         if time.monotonic() >= deadline:
             raise RunTimeout(f"run timed out after {timeout:g}s, in setup: {e.command}") from e
         raise
-    before = workspace.snapshot()
+    try:
+        before = workspace.snapshot(deadline, options.cancel)
+    except SnapshotStopped as e:
+        return _stopped(record, options, timeout, e)
     env = workspace.env(case)
-    tool_context = ToolContext(workspace.path, options.sandbox, env, command_timeout, deadline, case.network)
+    tool_context = ToolContext(workspace.path, options.sandbox, env, command_timeout, deadline, case.network,
+                               options.cancel)
     toolbox = build_toolbox(case, tool_context, mock_tools(case.mocks))
     context = context_for(case, toolbox.specs(), str(workspace.path))
     system, turns = system_prompt(arm.prompt, case, context), turn_prompts(case, context)
     provider = TurnLimited(arm.provider.create(case), case.max_turns)
     trajectory = run_agent(provider, toolbox, system, turns, deadline=deadline, cancel=options.cancel)
     _account(record, provider, trajectory)
-    record.changes = {k: list(v) for k, v in vars(workspace.changes(before)).items()}
     if trajectory.stop == CANCELLED:  # not a result: nothing to check
         _error(record, CANCELLED, trajectory.stop_message or CANCELLED)
         return
+    if trajectory.stop == "timeout":  # no time is left for the snapshot and the checks
+        _error(record, "timeout", _timed_out(timeout, trajectory.stop_message))
+        return
+    try:
+        changes = workspace.changes(before, deadline, options.cancel)
+    except SnapshotStopped as e:
+        return _stopped(record, options, timeout, e)
+    record.changes = {k: list(v) for k, v in vars(changes).items()}
 
     def run_command(command: str) -> CommandResult:
-        return options.sandbox.run(command, workspace.path, env, command_timeout, network=case.network)
+        allowed = budget(command_timeout, deadline)
+        return options.sandbox.run(command, workspace.path, env, allowed, network=case.network, cancel=options.cancel)
 
-    context = CheckContext(case, workspace.path, trajectory, run_command, options.judges, record.tokens.total, record.cost)
+    context = CheckContext(case, workspace.path, trajectory, run_command, options.judges, record.tokens.total,
+                           record.cost, deadline)
     record.checks = run_checks(context)
     broken = next((c for c in record.checks if c.error_kind), None)
-    if trajectory.stop == "timeout":
-        _error(record, "timeout", f"run timed out after {timeout:g}s")
+    late = next((c for c in record.checks if c.error_kind == "timeout"), None)  # a judge cut short
+    if options.cancel.is_set():  # a check may have been cut short: the run did not finish
+        _error(record, CANCELLED, "cancelled: the suite was interrupted")
     elif trajectory.stop:
         _error(record, trajectory.stop, trajectory.stop_message or trajectory.stop)
+    elif late is not None or time.monotonic() > deadline:
+        _error(record, "timeout", _timed_out(timeout, late.message if late else "in the checks"))
     elif broken is not None:
         _error(record, broken.error_kind, broken.message)
     else:
         record.status = FAIL if record.failed_checks else PASS
+
+
+def _stopped(record: RunRecord, options: RunOptions, timeout: float, error: SnapshotStopped) -> None:
+    """Record a run whose workspace snapshot was stopped: cancelled by Ctrl-C, else out of time."""
+    if options.cancel.is_set():
+        _error(record, CANCELLED, f"cancelled: {error}")
+    else:
+        _error(record, "timeout", _timed_out(timeout, "in the workspace snapshot"))
+
+
+def _timed_out(timeout: float, doing: str | None) -> str:
+    """The cause of a run out of time: ``run timed out after 5s``, then what it was doing, if known."""
+    return f"run timed out after {timeout:g}s" + (f", {doing}" if doing else "")
 
 
 def _account(record: RunRecord, provider: TurnLimited, trajectory: Trajectory) -> None:

@@ -147,8 +147,11 @@ def _exited(proc: subprocess.Popen[bytes]) -> bool:
         return True
 
 
-def _pump(proc: subprocess.Popen[bytes], capture: _Capture, deadline: float) -> bool:
-    """Read the output until the command exits; False when ``deadline`` (monotonic) passes first.
+def _pump(
+    proc: subprocess.Popen[bytes], capture: _Capture, deadline: float, cancel: threading.Event | None = None
+) -> bool:
+    """Read the output until the command exits; False when ``deadline`` (monotonic) passes
+    or ``cancel`` is set first (it is looked at every ``_POLL`` seconds at most).
 
     When the command's own process exits, its whole process group is killed (background jobs,
     ``nohup``, double forks that kept the group) and what is left in the pipe is read for at
@@ -164,6 +167,8 @@ def _pump(proc: subprocess.Popen[bytes], capture: _Capture, deadline: float) -> 
             if pidfd is not None:
                 selector.register(pidfd, selectors.EVENT_READ)
             while (now := time.monotonic()) < deadline:
+                if cancel is not None and cancel.is_set():
+                    return False
                 for key, _ in selector.select(min(deadline - now, _POLL)):
                     if key.fd == fd and (chunk := os.read(fd, _CHUNK)):
                         capture.feed(chunk)
@@ -263,6 +268,7 @@ class Sandbox:
         timeout: float,
         output_limit: int = OUTPUT_LIMIT,
         network: bool = False,
+        cancel: threading.Event | None = None,
     ) -> CommandResult:
         """Run ``bash -c command`` in ``cwd`` with exactly ``env``, stdin closed.
 
@@ -272,7 +278,8 @@ class Sandbox:
         ``output_limit`` is in bytes. Under bwrap, ``cwd`` is the one writable host folder
         and ``network`` keeps the host network and its Unix sockets. Raises OSError when the
         command cannot be started (e.g. ``cwd`` missing), ValueError for a NUL byte in
-        ``command`` or ``env``.
+        ``command`` or ``env``. Setting ``cancel`` (the suite's Ctrl-C) stops the command as its
+        timeout does (``timed_out``).
         """
         filter_in, filter_out = os.pipe() if self._filter is not None and not network else (None, None)
         if filter_out is not None:  # bwrap reads the program from the inherited end; it fits the pipe's buffer
@@ -299,7 +306,7 @@ class Sandbox:
             self._live.add(proc.pid)
         capture = _Capture(output_limit)
         try:
-            finished = _pump(proc, capture, start + timeout)
+            finished = _pump(proc, capture, start + timeout, cancel)
             if not finished:
                 _signal_group(proc.pid, signal.SIGTERM)
                 try:

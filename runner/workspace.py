@@ -9,13 +9,18 @@ import shutil
 import stat
 import tempfile
 from collections.abc import Iterator
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
 from runner.cases import Case
 from runner.sandbox import Sandbox, budget, scrubbed_env
-from runner.tools.base import ToolError
+from runner.tools.base import ToolError, stop_reason
 from runner.tools.paths import resolve_inside
+
+HASH_LIMIT = 16 * 2**20  # bytes: a larger file is compared by its size and mtime, not its bytes
+MAX_SNAPSHOT_FILES = 200_000  # files one snapshot compares; the rest are left out of a run's changes
+_CHUNK = 2**20  # bytes per read while hashing
 
 
 class SetupError(Exception):
@@ -32,6 +37,10 @@ class SetupError(Exception):
             super().__init__(f"setup command timed out after {timeout:g}s: {command}")
         else:
             super().__init__(f"setup command failed (exit {exit_code}): {command}")
+
+
+class SnapshotStopped(Exception):
+    """A snapshot did not finish: its message says why (the run's time is up, the suite was interrupted)."""
 
 
 @dataclass(frozen=True)
@@ -96,24 +105,42 @@ class Workspace:
             if result.timed_out or result.exit_code != 0:
                 raise SetupError(command, result.exit_code, result.output, allowed)
 
-    def snapshot(self) -> dict[str, str]:
-        """Relative posix path -> sha256 hex digest of every regular file (no symlinks, nothing in .git).
+    def snapshot(self, deadline: float | None = None, cancel: threading.Event | None = None) -> dict[str, str]:
+        """Relative posix path -> digest of every regular file (no symlinks, nothing in .git).
 
-        A file this user cannot read (``chmod 000`` as non-root) has ``unreadable:<size>:<mtime ns>``
-        instead, so a change to it still shows; a folder it cannot list is left out.
+        Files are looked at in path order, each stat'ed before it is read: one of at
+        most HASH_LIMIT bytes gets the sha256 of its bytes, a larger one (or one that
+        cannot be read) a digest made of its size and mtime_ns, so a change to it shows
+        only when it changes either. At most MAX_SNAPSHOT_FILES files are taken; the
+        rest are left out. Raises SnapshotStopped once ``deadline`` (``time.monotonic()``)
+        passes or ``cancel`` is set.
         """
         digests: dict[str, str] = {}
         for folder, dirs, names in os.walk(self.path):
-            dirs[:] = [d for d in dirs if d != ".git"]
-            for name in names:
+            dirs[:] = sorted(d for d in dirs if d != ".git")
+            for name in sorted(names):
+                reason = stop_reason(deadline, cancel)
+                if reason is not None:
+                    raise SnapshotStopped(reason)
+                if len(digests) >= MAX_SNAPSHOT_FILES:
+                    return digests
                 path = Path(folder, name)
-                if path.is_file() and not path.is_symlink():
-                    digests[path.relative_to(self.path).as_posix()] = _digest(path)
+                try:
+                    info = path.lstat()
+                except OSError:  # gone since the folder was read
+                    continue
+                if stat.S_ISREG(info.st_mode):
+                    digests[path.relative_to(self.path).as_posix()] = _digest(path, info)
         return digests
 
-    def changes(self, before: dict[str, str]) -> Changes:
-        """What differs between ``before`` (an earlier snapshot) and the workspace now."""
-        after = self.snapshot()
+    def changes(
+        self, before: dict[str, str], deadline: float | None = None, cancel: threading.Event | None = None
+    ) -> Changes:
+        """What differs between ``before`` (an earlier snapshot) and the workspace now.
+
+        Raises SnapshotStopped as ``snapshot`` does.
+        """
+        after = self.snapshot(deadline, cancel)
         return Changes(
             added=tuple(sorted(after.keys() - before.keys())),
             changed=tuple(sorted(p for p in after.keys() & before.keys() if after[p] != before[p])),
@@ -143,14 +170,25 @@ class Workspace:
         return [f"cleanup left {len(left)} entries in {self.path}, the first {path}: {error.strerror or error}"]
 
 
-def _digest(path: Path) -> str:
-    """The sha256 hex digest of the file at ``path``, or ``unreadable:<size>:<mtime ns>`` when it cannot be read."""
+def _digest(path: Path, info: os.stat_result) -> str:
+    """``sha256:<hex>`` of the file's first HASH_LIMIT bytes when its size (``info``) is at most that,
+    else (or when it cannot be read) ``stat:<size>:<mtime_ns>``."""
+    by_stat = f"stat:{info.st_size}:{info.st_mtime_ns}"
+    if info.st_size > HASH_LIMIT:
+        return by_stat
     try:
-        with path.open("rb") as f:
-            return hashlib.file_digest(f, "sha256").hexdigest()
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)  # a FIFO swapped in must not block
     except OSError:
-        info = path.stat()
-        return f"unreadable:{info.st_size}:{info.st_mtime_ns}"
+        return by_stat
+    digest = hashlib.sha256()
+    with open(fd, "rb") as f:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return by_stat
+        left = HASH_LIMIT  # a file growing while it is read is not read past the limit
+        while left > 0 and (chunk := f.read(min(_CHUNK, left))):
+            digest.update(chunk)
+            left -= len(chunk)
+    return f"sha256:{digest.hexdigest()}"
 
 
 def _grant_folders(root: Path) -> None:

@@ -188,7 +188,8 @@ def test_ctrl_c_stops_runs_keeps_what_finished_and_resume_runs_the_rest(tmp_path
 
 def test_a_second_ctrl_c_quits_at_once_kills_running_commands_and_keeps_finished_runs(tmp_path: Path) -> None:
     token = "sleep 4242.3"
-    suite = (f"- id: stuck\n  turns: [go]\n  script:\n    - tool_calls: [{{name: bash, arguments: {{command: '{token}'}}}}]\n"
+    # in setup: the first Ctrl-C stops a tool call's command, not a setup command
+    suite = (f"- id: stuck\n  setup: ['{token}']\n  turns: [go]\n  script: [{{content: done}}]\n"
              "- id: quick\n  turns: [go]\n  script: [{content: done}]\n")
     proc = _start(tmp_path, suite, "-j", "2")
     deadline = time.monotonic() + 10

@@ -25,7 +25,7 @@ from runner.sandbox import Sandbox
 from tests.fake_servers import (
     OllamaServer, OpenAIServer, Reply, error_reply, ollama_reply, openai_reply, script_replies,
 )
-from tests.helpers import make_case
+from tests.helpers import config, make_case
 
 ROOT = Path(__file__).resolve().parent.parent
 FAST = RetryPolicy(attempts=3, backoff=0.05, max_backoff=0.1)
@@ -347,3 +347,52 @@ def test_loading_litellm_is_offline_quiet_and_ignores_dotenv(tmp_path: Path) -> 
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["True", "None"]
     assert done.stderr == ""  # no cost-map fetch warnings, no banners
+
+
+# --- the run's time bounds model requests ---------------------------------------------------------
+
+
+def _only_run(results: Path) -> dict:
+    (folder,) = results.iterdir()
+    (path,) = (folder / "runs").iterdir()
+    return json.loads(path.read_text())
+
+
+def test_a_model_slower_than_the_run_timeout_ends_the_run_as_a_timeout(tmp_path: Path) -> None:
+    from runner.cli import main
+
+    (tmp_path / "slow.yml").write_text("- {id: slow, turns: [Say hi], expect: {response_contains: late}}\n")
+    with OpenAIServer(fallback=Reply(openai_reply("late").body, delay=9.0)) as server:
+        code = main(["run", str(tmp_path / "slow.yml"), "-p", "local-openai", "--config", str(config(tmp_path, server.api_base)),
+                     "--timeout", "3", "--sandbox", "none", "--results", str(tmp_path / "results")])
+        requests = len(server.chats)
+    record = _only_run(tmp_path / "results")
+    assert (record["status"], record["error_kind"], record["cause"]) == (
+        "error", "timeout", "run timed out after 3s, waiting for the model local-openai (1 attempt)")
+    assert record["duration"] < 9.0  # the reply came after 9 s; the run did not wait for it
+    assert requests == 1 and record["requests"] == 0
+    assert code == 1  # a timeout is the agent's: not an infrastructure error
+
+
+def test_a_judge_slower_than_the_run_timeout_ends_the_run_as_a_timeout(tmp_path: Path) -> None:
+    from runner.cli import main
+
+    (tmp_path / "judged.yml").write_text(
+        "- {id: judged, turns: [Say hi], expect: {judge: {rubric: Says hi.}}, script: [{content: hi}]}\n")
+    with OpenAIServer(fallback=Reply(openai_reply('{"score": 1, "reasoning": "ok"}').body, delay=9.0)) as server:
+        main(["run", str(tmp_path / "judged.yml"), "--judge", "local-openai", "--config",
+              str(config(tmp_path, server.api_base)), "--timeout", "2", "--results", str(tmp_path / "results")])
+        requests = len(server.chats)
+    record = _only_run(tmp_path / "results")
+    assert (record["status"], record["error_kind"], record["cause"]) == (
+        "error", "timeout", "run timed out after 2s, waiting for the judge local-openai")
+    assert record["duration"] < 9.0 and requests == 1
+
+
+def test_no_retry_is_made_when_its_wait_would_pass_the_deadline(openai_server) -> None:
+    openai_server.fallback = error_reply(500, "upstream exploded")
+    settings = ModelSettings("openai/fake", api_base=openai_server.api_base, retry=RetryPolicy(attempts=4, backoff=5.0))
+    with pytest.raises(ProviderError) as caught:
+        LiteLLMProvider(settings).complete([{"role": "user", "content": "hi"}], [], deadline=time.monotonic() + 2.0)
+    assert (caught.value.kind, str(caught.value)) == ("timeout", "waiting for the model openai/fake (1 attempt)")
+    assert len(openai_server.chats) == 1  # the next attempt would have waited past the deadline

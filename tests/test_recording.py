@@ -61,7 +61,8 @@ class Live:
     def __init__(self) -> None:
         self.replies = iter(LIVE)
 
-    def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Completion:
+    def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]],
+                 deadline: float | None = None) -> Completion:
         reply = next(self.replies)
         finish = reply.finish_reason or ("tool_calls" if reply.tool_calls else "stop")
         return dataclasses.replace(reply, usage=Usage(100, 10, 110, 0.002), finish_reason=finish)

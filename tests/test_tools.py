@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import errno
+import os
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -271,3 +274,102 @@ def test_grep_stops_a_pattern_that_takes_too_long(workspace: Path, monkeypatch: 
         True,
     )
     assert _call(workspace, "grep", pattern=r"a+b$").content.startswith("long.txt:1:aaa")
+
+
+# --- bounds: links, time, Ctrl-C, caps -----------------------------------------------------------
+
+
+def test_a_hard_link_is_neither_read_nor_written_and_grep_skips_it(workspace: Path) -> None:
+    outside = workspace.parent / "outside.txt"
+    outside.write_text("secret\n")
+    (workspace / "linked.txt").hardlink_to(outside)
+    refused = ("Error: linked.txt has 2 hard links, and the file tools refuse a file whose other names may lie "
+               "outside the workspace; delete it to write a new one")
+    assert _call(workspace, "read_file", path="linked.txt") == ToolResult(refused, True)
+    assert _call(workspace, "write_file", path="linked.txt", content="x") == ToolResult(refused, True)
+    assert _call(workspace, "edit_file", path="linked.txt", old_string="secret", new_string="x") == ToolResult(refused, True)
+    assert _call(workspace, "grep", pattern="secret") == ToolResult("no matches")
+    assert outside.read_text() == "secret\n"
+
+
+def test_a_folder_swapped_for_a_symlink_after_the_path_resolved_is_not_followed(workspace: Path) -> None:
+    from runner.tools.paths import open_inside
+
+    outside = workspace.parent / "outside"
+    outside.mkdir()
+    (workspace / "dir").mkdir()
+    target = resolve_inside(workspace, "dir/f.txt")  # what a tool resolved; then a command swaps dir
+    (workspace / "dir").rmdir()
+    (workspace / "dir").symlink_to(outside)
+    with pytest.raises(OSError) as caught:
+        open_inside(workspace, target, os.O_RDWR | os.O_CREAT)
+    assert caught.value.errno in (errno.ELOOP, errno.ENOTDIR)
+    assert list(outside.iterdir()) == []
+
+
+@pytest.mark.parametrize(("name", "arguments"), [
+    ("glob", {"pattern": "**/*.py"}), ("grep", {"pattern": "def"}), ("list_dir", {}),
+])
+@pytest.mark.parametrize(("stopped", "reason"), [
+    ({"cancel": "set"}, "the suite was interrupted"), ({"deadline": "passed"}, "the run's time is up"),
+])
+def test_search_and_listing_stop_on_ctrl_c_and_at_the_run_deadline(
+    tree: Path, name: str, arguments: dict, stopped: dict, reason: str
+) -> None:
+    cancel = threading.Event()
+    cancel.set()
+    given = {"cancel": cancel} if "cancel" in stopped else {"deadline": time.monotonic() - 1}
+    context = ToolContext(tree, Sandbox(), scrubbed_env(tree), **given)
+    assert Toolbox(BUILTIN_TOOLS, (), context).call(name, arguments) == ToolResult(f"Error: stopped: {reason}", True)
+
+
+def test_grep_stops_at_the_run_deadline_before_its_own_limit(workspace: Path) -> None:
+    (workspace / "long.txt").write_text("a" * 5000 + "b\n")
+    context = ToolContext(workspace, Sandbox(), scrubbed_env(workspace), deadline=time.monotonic() + 0.3)
+    started = time.monotonic()
+    result = Toolbox(BUILTIN_TOOLS, (), context).call("grep", {"pattern": r"(a+)+$"})
+    assert result == ToolResult("Error: stopped: the run's time is up", True)
+    assert time.monotonic() - started < 3  # a hang guard: grep's own limit is 5 s
+
+
+def test_a_bash_command_stops_when_the_suite_is_interrupted(workspace: Path) -> None:
+    cancel = threading.Event()
+    threading.Timer(0.3, cancel.set).start()
+    context = ToolContext(workspace, Sandbox(), scrubbed_env(workspace), command_timeout=30, cancel=cancel)
+    started = time.monotonic()
+    result = Toolbox(BUILTIN_TOOLS, (), context).call("bash", {"command": "echo begun; sleep 30"})
+    assert result == ToolResult("Error: begun\n[stopped: the suite was interrupted]", True)
+    assert time.monotonic() - started < 5  # a hang guard: the command's timeout is 30 s
+
+
+def test_walks_stop_at_the_entry_cap_and_say_so(workspace: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("runner.tools.walk.MAX_ENTRIES", 40)
+    for n in range(30):
+        (workspace / "a" / f"{n:02}").mkdir(parents=True)
+        (workspace / "a" / f"{n:02}" / "f.txt").write_text("hit\n")
+    note = "[stopped after reading 40 folder entries; narrow the path]"
+    globbed = _call(workspace, "glob", pattern="**/*.txt").content.splitlines()
+    assert globbed[-1] == note and len(globbed) == 10 and all(line.endswith("/f.txt") for line in globbed[:-1])
+    assert _call(workspace, "grep", pattern="hit").content.splitlines()[-1] == note
+    assert _call(workspace, "glob", pattern="**/*.md").content == f"no files match **/*.md {note}"
+    assert _call(workspace, "glob", pattern="*/07/*.txt").content == "a/07/f.txt"  # only folders that can match are read
+
+
+def test_list_dir_shows_at_most_500_entries(workspace: Path) -> None:
+    for n in range(503):
+        (workspace / f"f{n:03}").write_text("")
+    lines = _call(workspace, "list_dir").content.splitlines()
+    assert len(lines) == 501 and lines[:2] == ["f000", "f001"] and lines[499] == "f499"
+    assert lines[-1] == "[... 3 more entries not shown; use glob to find what you need]"
+
+
+def test_a_mock_with_slow_patterns_stops_at_the_run_deadline(workspace: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from runner.tools.mocks import mock_tools
+
+    monkeypatch.setattr("runner.patterns.PATTERN_TIMEOUT", 0.2)  # each search below takes that long
+    slow = {"when": {"q": {"matches": "(a+)+$"}}, "result": "never"}
+    spec = {"name": "lookup", "description": "Look up.", "parameters": object_schema({"q": {"type": "string"}}, ["q"]),
+            "responses": [slow] * 6 + [{"result": "fallback"}]}
+    context = ToolContext(workspace, Sandbox(), scrubbed_env(workspace), deadline=time.monotonic() + 0.3)
+    result = Toolbox(mock_tools([spec]), (), context).call("lookup", {"q": "a" * 5000 + "b"})
+    assert result == ToolResult("Error: stopped: the run's time is up", True)

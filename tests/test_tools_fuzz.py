@@ -12,6 +12,7 @@ bad call, a recorded stop for a bad response).
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import tempfile
 from pathlib import Path
@@ -76,15 +77,81 @@ def _assert_result(result: Any) -> None:
     assert len(result.content) <= OUTPUT_LIMIT + 100
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.sampled_from([n for n in BUILTIN_TOOLS if n != "bash"]), arguments)
-def test_file_and_search_tools_never_raise_nor_touch_the_outside(name: str, given_arguments: Any) -> None:
+# The world of the file-tool property: canaries outside the workspace, a hard link to one inside, and
+# the symlinks an example makes (to folders and files outside and inside, dangling, looping); then calls
+# at paths that try to get out through them, through `..` chains and as absolute paths, or at any arguments.
+CANARY = "CANARY-5e1f must never leave the outside folder\n"
+OUTSIDE = {"secret.txt": CANARY, "sub/deep.txt": CANARY}
+LINK_TARGETS = ["{root}/outside", "{root}/outside/secret.txt", "../outside", "../outside/sub", "../../outside/sub/deep.txt",
+                "dir", "a.txt", "{root}/ws/dir", "missing", "loop", "/etc", "/"]  # fmt: skip
+link_names = st.sampled_from(["l1", "l2", "dir/l3", "loop"])
+links = st.lists(st.tuples(link_names, st.sampled_from(LINK_TARGETS)), max_size=3, unique_by=lambda link: link[0])
+tails = st.sampled_from(["", "secret.txt", "sub", "sub/deep.txt", "new.txt", "x/y.txt", "..", "../outside/secret.txt"])
+escaping = (
+    st.builds(lambda prefix, n, tail: prefix + "../" * n + tail, st.sampled_from(["", "dir/", "dir/../", "./"]),
+              st.integers(1, 4), st.sampled_from(["outside/secret.txt", "outside", "outside/sub/deep.txt", "ws/a.txt", ""]))
+    | st.sampled_from(["{root}/outside/secret.txt", "{root}/outside", "{root}/ws/a.txt", "{root}/ws", "{root}/ws/new.txt",
+                       "{root}/ws/dir", "/etc/passwd", "/"])
+    | st.builds(lambda link, tail: f"{link}/{tail}" if tail else link, link_names, tails)
+    | st.sampled_from(["a.txt", "dir", "new.txt", "dir/new.txt", ".", "hard.txt", "dir/../a.txt"])
+)  # fmt: skip
+FILE_TOOLS = [n for n in BUILTIN_TOOLS if n != "bash"]
+
+
+def _with_path(name: str, path: str) -> dict[str, Any]:
+    """Valid arguments for tool ``name`` that use ``path``, so the call reaches the path check."""
+    return {"read_file": {"path": path}, "write_file": {"path": path, "content": "overwritten"},
+            "edit_file": {"path": path, "old_string": "CANARY", "new_string": "changed"}, "list_dir": {"path": path},
+            "glob": {"path": path, "pattern": "**/*"}, "grep": {"path": path, "pattern": "CANARY"}}[name]  # fmt: skip
+
+
+def _world(root: Path, made: list[tuple[str, str]]) -> Path:
+    """The workspace ``root/ws`` beside ``root/outside`` (the canaries), holding a hard link to a
+    canary and the symlinks ``made`` (``(name, target)``, ``{root}`` standing for ``root``)."""
+    for name, text in OUTSIDE.items():
+        (root / "outside" / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / "outside" / name).write_text(text)
+    workspace = root / "ws"
+    (workspace / "dir").mkdir(parents=True)
+    (workspace / "a.txt").write_text("alpha\nbeta\n")
+    os.link(root / "outside" / "secret.txt", workspace / "hard.txt")
+    for name, target in made:
+        (workspace / name).symlink_to(target.format(root=root))
+    return workspace
+
+
+def _escapes(workspace: Path, path: str) -> bool:
+    """The oracle: whether ``path`` is absolute or, symlinks followed, names something outside ``workspace``."""
+    root = os.path.realpath(workspace)
+    return os.path.isabs(path) or os.path.commonpath([root, os.path.realpath(os.path.join(root, path))]) != root
+
+
+def _outside_as_made(root: Path) -> bool:
+    files = sorted(p.relative_to(root / "outside").as_posix() for p in (root / "outside").rglob("*") if p.is_file())
+    return (sorted(p.name for p in root.iterdir()) == ["outside", "ws"] and files == sorted(OUTSIDE)
+            and all((root / "outside" / name).read_text() == text for name, text in OUTSIDE.items()))
+
+
+aimed = st.tuples(st.sampled_from(FILE_TOOLS), escaping)  # a path that escapes, or one inside
+anything = st.tuples(st.sampled_from(FILE_TOOLS), arguments)  # any arguments at all
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(links, st.lists(aimed | anything, min_size=1, max_size=3))
+def test_file_and_search_tools_never_raise_nor_touch_the_outside(made: list[tuple[str, str]], calls: list[Any]) -> None:
     with tempfile.TemporaryDirectory() as folder:
-        root = Path(folder)
-        workspace = _workspace(root)
+        root = Path(folder).resolve()
+        workspace = _world(root, made)
         box = Toolbox(BUILTIN_TOOLS, (), ToolContext(workspace, Sandbox(), scrubbed_env(workspace)))
-        _assert_result(box.call(name, given_arguments))
-        assert _outside_untouched(root)
+        for name, given in calls:
+            path = given.format(root=root) if isinstance(given, str) else None
+            escapes = path is not None and _escapes(workspace, path)
+            result = box.call(name, given if path is None else _with_path(name, path))
+            _assert_result(result)
+            assert "CANARY-5e1f" not in result.content, f"{name} showed a canary's text: {result}"
+            if escapes:
+                assert result.is_error and result.content.startswith("Error: path escapes the workspace: "), result
+            assert _outside_as_made(root), f"{name} changed the outside"
 
 
 printf = st.builds(lambda text: f"printf %s {shlex.quote(text)}", strings)
@@ -178,7 +245,8 @@ class _Responses:
     def __init__(self, bodies: list[Any]) -> None:
         self.bodies = iter(bodies)
 
-    def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Completion:
+    def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]],
+                 deadline: float | None = None) -> Completion:
         body = next(self.bodies, None)
         if body is None:
             raise ProviderError("no more responses")
@@ -196,3 +264,26 @@ def test_the_agent_loop_ends_with_a_trajectory_whatever_the_provider_returns(bod
         assert trajectory.stop in (None, "turn_limit", "provider_error")
         json.dumps(trajectory.messages)
         assert _outside_untouched(root)
+
+
+names = st.sampled_from(["a", "b", ".h", "x.py", "y.txt"])
+trees = st.lists(st.lists(names, min_size=1, max_size=4).map("/".join), min_size=1, max_size=8)
+patterns = st.lists(st.sampled_from(["*", "**", "a", "b", "*.py", "?", "[ab]", ".*", "x.py", "*.txt"]),
+                    min_size=1, max_size=5).map("/".join)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(trees, patterns)
+def test_glob_finds_the_files_pathlib_finds_in_one_walk(files: list[str], pattern: str) -> None:
+    with tempfile.TemporaryDirectory() as folder:
+        workspace = Path(folder)
+        for relative in files:
+            path = workspace / relative
+            if any(parent.is_file() for parent in path.parents) or path.is_dir():
+                continue  # a name already taken by a file or a folder
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text("x")
+        expected = sorted(p.relative_to(workspace).as_posix() for p in workspace.glob(pattern) if p.is_file())
+        box = Toolbox(BUILTIN_TOOLS, (), ToolContext(workspace, Sandbox(), scrubbed_env(workspace)))
+        got = box.call("glob", {"pattern": pattern}).content
+        assert got == ("\n".join(expected) if expected else f"no files match {pattern}")

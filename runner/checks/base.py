@@ -47,6 +47,7 @@ class CheckContext:
     ``judges`` maps a judge model name to its provider; the key None is the
     default judge (``--judge``), used by cases that name no model. ``tokens``
     and ``cost`` (USD) are the run's totals, None when no request reported them.
+    ``deadline`` (``time.monotonic()``) is the end of the run's time, which bounds the checks too.
     """
 
     case: Case
@@ -56,6 +57,7 @@ class CheckContext:
     judges: Mapping[str | None, ProviderSpec] = field(default_factory=dict)
     tokens: int | None = None
     cost: float | None = None
+    deadline: float | None = None
 
 
 Check = Callable[[Any, CheckContext], list[CheckResult]]

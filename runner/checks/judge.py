@@ -8,7 +8,8 @@ recorded on the CheckResult, with the judge's own token usage and cost
 (``usage``), kept apart from the agent's: grading never counts against the
 case's budgets. A judge that cannot be reached, or whose reply has no usable
 score, gives a ``judge_error`` result: the run becomes an infrastructure
-ERROR, never a crash.
+ERROR, never a crash. The judge's request ends with the run's time
+(``CheckContext.deadline``); one cut short gives a ``timeout`` result.
 """
 
 from __future__ import annotations
@@ -21,10 +22,11 @@ from runner.cases import Case
 from runner.checks.base import CheckContext, CheckResult
 from runner.errors import UserError
 from runner.providers import ProviderSpec
-from runner.providers.base import ProviderError, Usage
+from runner.providers.base import OutOfTime, ProviderError, Usage
 
 DEFAULT_THRESHOLD = 0.5
 JUDGE_ERROR = "judge_error"
+TIMEOUT = "timeout"  # error_kind of a judge the run's deadline cut short: the run is a timeout
 _RESULT_CHARS = 300
 _MOST_CALLS = 60
 
@@ -42,7 +44,9 @@ def check_judge(spec: Mapping[str, Any], ctx: CheckContext) -> list[CheckResult]
     threshold = float(spec.get("threshold", DEFAULT_THRESHOLD))
     messages = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": judge_prompt(spec["rubric"], ctx.trajectory)}]
     try:
-        reply = judge.create(ctx.case).complete(messages, [])
+        reply = judge.create(ctx.case).complete(messages, [], ctx.deadline)
+    except OutOfTime:
+        return [CheckResult("judge", False, f"waiting for the judge {judge.name}", error_kind=TIMEOUT)]
     except ProviderError as e:
         return [_broken(f"judge {judge.name} unreachable: {e}")]
     try:

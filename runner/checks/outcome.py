@@ -3,12 +3,19 @@
 from __future__ import annotations
 
 import difflib
+import os
+import stat
+from pathlib import Path
 from typing import Any, Mapping
 
 from runner.checks.base import CheckContext, CheckResult, as_list
 from runner.patterns import TIMED_OUT, pattern_found, too_slow
 from runner.tools.base import ToolError
+from runner.tools.files import MAX_FILE_BYTES
 from runner.tools.paths import resolve_inside
+
+FILE_CHECK_LIMIT = MAX_FILE_BYTES  # bytes of a file expect.files reads; a larger one fails its content checks
+DIFF_LIMIT = 200_000  # characters of expected and actual content past which a failed `equals` shows no diff
 
 
 def check_verify(spec: Any, ctx: CheckContext) -> list[CheckResult]:
@@ -43,9 +50,34 @@ def check_files(spec: Mapping[str, Mapping[str, Any]], ctx: CheckContext) -> lis
             results.append(CheckResult("files.exists", exists, f"{name} does not exist"))
         if not content_rules or not exists:
             continue
-        text = path.read_text(encoding="utf-8", errors="replace")
+        try:
+            text = _read(path, name)
+        except ValueError as e:
+            results.append(CheckResult("files", False, str(e)))
+            continue
         results.extend(_content_checks(name, text, content_rules))
     return results
+
+
+def _read(path: Path, name: str) -> str:
+    """The text of the workspace file ``path`` (UTF-8, bad bytes replaced), read only when it is a
+    regular file with one hard link and at most FILE_CHECK_LIMIT bytes; raises ValueError with the
+    check's message."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)  # resolved already; a FIFO must not block
+    except OSError as e:
+        raise ValueError(f"{name} cannot be read: {e.strerror}") from e
+    with open(fd, "rb") as f:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise ValueError(f"{name} is not a regular file")
+        if info.st_nlink > 1:  # as for the file tools: its other names may lie outside the workspace
+            raise ValueError(f"{name} has {info.st_nlink} hard links, and expect.files does not read a file "
+                             "whose other names may lie outside the workspace")
+        if info.st_size > FILE_CHECK_LIMIT:
+            raise ValueError(f"{name} is {info.st_size} bytes, over the {FILE_CHECK_LIMIT} byte limit of "
+                             "expect.files content checks; check it with expect.verify instead")
+        return f.read(FILE_CHECK_LIMIT).decode("utf-8", errors="replace")
 
 
 def _content_checks(name: str, text: str, rules: Mapping[str, Any]) -> list[CheckResult]:
@@ -64,6 +96,8 @@ def _content_checks(name: str, text: str, rules: Mapping[str, Any]) -> list[Chec
 
 
 def _diff(expected: str, actual: str, limit: int = 6) -> str:
+    if len(expected) + len(actual) > DIFF_LIMIT:  # difflib's time grows faster than the texts
+        return f" ({len(actual)} characters, {len(expected)} expected)"
     lines = list(difflib.unified_diff(expected.splitlines(), actual.splitlines(), "expected", "actual", lineterm="", n=0))
     shown = [line for line in lines[2:] if not line.startswith("@@")][:limit]
     return (": " + " | ".join(shown)) if shown else " (whitespace at the end differs)"

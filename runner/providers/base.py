@@ -65,16 +65,29 @@ class ProviderError(Exception):
     kind = "provider_error"
 
 
+class OutOfTime(ProviderError):
+    """The run's deadline came before the model answered: the run is a timeout, not a provider failure.
+
+    The message says what was waited for (``waiting for the model: ...``).
+    """
+
+    kind = "timeout"
+
+
 class Provider(Protocol):
     """A model: given the conversation and the offered tools, one reply.
 
     ``messages`` are OpenAI-style dicts (role/content/tool_calls/tool_call_id);
-    ``tools`` are OpenAI function-tool specs. Raises ProviderError.
+    ``tools`` are OpenAI function-tool specs. ``deadline`` (``time.monotonic()``,
+    None for none) is the end of the run's time: no request waits past it. Raises
+    ProviderError; OutOfTime when the deadline came first.
     """
 
     name: str
 
-    def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Completion: ...
+    def complete(
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], deadline: float | None = None
+    ) -> Completion: ...
 
 
 @dataclass

@@ -27,9 +27,11 @@ class TurnLimited:
     def requests(self) -> int:
         return len(self.completions)
 
-    def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Completion:
+    def complete(
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], deadline: float | None = None
+    ) -> Completion:
         if self.requests >= self.max_turns:
             raise TurnLimitExceeded(f"turn limit {self.max_turns} exceeded")
-        completion = self.provider.complete(messages, tools)
+        completion = self.provider.complete(messages, tools, deadline)
         self.completions.append(completion)
         return completion

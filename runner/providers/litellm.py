@@ -24,9 +24,9 @@ from dataclasses import replace
 from typing import Any, Iterator, Mapping
 from urllib.parse import urlparse
 
-from runner.providers.base import Completion, ProviderError, Usage
+from runner.providers.base import Completion, OutOfTime, ProviderError, Usage
 from runner.providers.parse import as_dict, parse_completion, parse_usage
-from runner.providers.retry import retrying
+from runner.providers.retry import is_retryable, retrying
 from runner.providers.settings import ModelSettings
 
 LOCAL_DUMMY_KEY = "tooltrial-local"  # sent to loopback servers so the OpenAI client does not refuse
@@ -151,15 +151,26 @@ class LiteLLMProvider:
         self.name = name or settings.model
         self._litellm = load_litellm(verbose)
 
-    def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Completion:
+    def complete(
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], deadline: float | None = None
+    ) -> Completion:
+        """One reply, retried as ``settings.retry`` says; no attempt waits past ``deadline``.
+
+        Raises OutOfTime when the deadline cut an attempt short or left no time for the
+        next one, ProviderError for any other failure.
+        """
         import openai  # a dependency of litellm; every litellm exception derives from openai.OpenAIError
 
-        retry = retrying(self.settings.retry)
+        retry = retrying(self.settings.retry, deadline)
         started = time.monotonic()
         try:
-            response, raw = retry(self._send, messages, tools)
+            response, raw = retry(self._send, messages, tools, deadline)
+        except _CutShort as e:
+            raise self._out_of_time(retry) from e.__cause__
         except openai.OpenAIError as e:
             attempts = retry.statistics.get("attempt_number", 1)
+            if deadline is not None and is_retryable(e) and attempts < self.settings.retry.attempts:
+                raise self._out_of_time(retry) from e  # no time left for the next attempt
             after = f" after {attempts} attempts" if attempts > 1 else ""
             raise ProviderError(f"{self.name}: request failed{after}: {_first_line(e)}") from e
         latency = time.monotonic() - started
@@ -168,22 +179,48 @@ class LiteLLMProvider:
         usage = parse_usage(raw) if raw is not None else parse_usage(as_dict(response))
         return parse_completion(response, latency=latency, usage=self._costed(usage, response))
 
-    def _send(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> tuple[Any, dict[str, Any] | None]:
-        """One attempt: the ModelResponse and the raw response body (None when litellm kept none)."""
+    def _out_of_time(self, retry: Any) -> OutOfTime:
+        attempts = retry.statistics.get("attempt_number", 1)
+        return OutOfTime(f"waiting for the model {self.name} ({attempts} attempt{'s' if attempts > 1 else ''})")
+
+    def _send(
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], deadline: float | None
+    ) -> tuple[Any, dict[str, Any] | None]:
+        """One attempt: the ModelResponse and the raw response body (None when litellm kept none).
+
+        Its timeout is ``settings.timeout`` or the time left before ``deadline``, whichever is
+        less; raises _CutShort when no time is left or the deadline cut it short.
+        """
+        import openai
+
+        timeout = self.settings.timeout
+        if deadline is not None:
+            timeout = min(timeout, deadline - time.monotonic())
+            if timeout <= 0:
+                raise _CutShort()
         bodies: list[Any] = []
 
         def capture(details: dict[str, Any]) -> None:  # litellm's per-request logger hook
             if details.get("log_event_type") == "post_api_call":
                 bodies.append(details.get("original_response"))
 
-        response = self._litellm.completion(**self.request(messages, tools), logger_fn=capture)
+        try:
+            response = self._litellm.completion(**self.request(messages, tools, timeout), logger_fn=capture)
+        except openai.APITimeoutError as e:
+            if timeout < self.settings.timeout:
+                raise _CutShort() from e
+            raise
         return response, _json_object(bodies[-1] if bodies else None)
 
-    def request(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> dict[str, Any]:
-        """The keyword arguments of ``litellm.completion`` for one request; they hold the API key, so never log them."""
+    def request(
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], timeout: float | None = None
+    ) -> dict[str, Any]:
+        """The keyword arguments of ``litellm.completion`` for one request (``timeout`` in seconds, default
+        ``settings.timeout``); they hold the API key, so never log them."""
         s = self.settings
         kwargs: dict[str, Any] = {**s.params, "model": route(s.model), "messages": messages,
-                                  "timeout": s.timeout, "num_retries": 0, "max_retries": 0, "stream": False}
+                                  "timeout": s.timeout if timeout is None else timeout, "num_retries": 0,
+                                  "max_retries": 0, "stream": False}
         if tools:
             kwargs["tools"] = tools
         optional = {"api_base": s.api_base, "api_key": api_key(s), "temperature": s.temperature,
@@ -199,6 +236,13 @@ class LiteLLMProvider:
             return usage
         cost = (getattr(response, "_hidden_params", None) or {}).get("response_cost")
         return replace(usage, cost=float(cost)) if isinstance(cost, (int, float)) else usage
+
+
+class _CutShort(Exception):
+    """An attempt had no time left before the run's deadline, or the deadline cut it short.
+
+    Not an ``openai.OpenAIError``, so it is never retried.
+    """
 
 
 def _json_object(raw: Any) -> dict[str, Any] | None:

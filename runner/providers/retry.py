@@ -8,6 +8,7 @@ for in ``retry-after-ms`` / ``Retry-After`` (seconds).
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,16 +29,20 @@ class RetryPolicy:
     max_retry_after: float = 60.0
 
 
-def retrying(policy: RetryPolicy) -> Any:
-    """A ``tenacity.Retrying`` for ``policy`` that re-raises the last error as is.
+def retrying(policy: RetryPolicy, deadline: float | None = None) -> Any:
+    """A ``tenacity.Retrying`` for ``policy`` that re-raises the last error as is, and makes no
+    retry whose wait would reach ``deadline`` (``time.monotonic()``; None: no deadline).
 
-    Call it as ``retrying(policy)(fn, *args)``; afterwards
-    ``.statistics["attempt_number"]`` says how many tries were made.
+    Call it as ``retrying(policy)(fn, *args)`` at once (the time left is measured now);
+    afterwards ``.statistics["attempt_number"]`` says how many tries were made.
     """
     import tenacity
 
+    stop = tenacity.stop_after_attempt(policy.attempts)
+    if deadline is not None:
+        stop = stop | tenacity.stop_before_delay(max(0.0, deadline - time.monotonic()))
     return tenacity.Retrying(
-        stop=tenacity.stop_after_attempt(policy.attempts),
+        stop=stop,
         wait=_Wait(policy, tenacity.wait_exponential_jitter(
             multiplier=policy.backoff, max=policy.max_backoff, jitter=policy.backoff)),
         retry=tenacity.retry_if_exception(is_retryable),

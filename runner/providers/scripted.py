@@ -38,7 +38,10 @@ class ScriptedProvider:
         self._script = list(script)
         self._next = 0
 
-    def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Completion:
+    def complete(
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], deadline: float | None = None
+    ) -> Completion:
+        """The next script item; ``deadline`` is unused: a scripted reply takes no time."""
         if self._next >= len(self._script):
             raise ScriptExhausted(
                 f"script exhausted: the model was asked for reply {self._next + 1} "

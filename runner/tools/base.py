@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping
@@ -21,12 +23,28 @@ class ToolResult:
     is_error: bool = False
 
 
+INTERRUPTED = "the suite was interrupted"
+TIME_IS_UP = "the run's time is up"
+
+
+def stop_reason(deadline: float | None, cancel: threading.Event | None) -> str | None:
+    """Why a run's work must stop now: INTERRUPTED once ``cancel`` is set, TIME_IS_UP once
+    ``deadline`` (``time.monotonic()``) has passed, else None."""
+    if cancel is not None and cancel.is_set():
+        return INTERRUPTED
+    if deadline is not None and time.monotonic() >= deadline:
+        return TIME_IS_UP
+    return None
+
+
 @dataclass(frozen=True)
 class ToolContext:
     """Everything a tool may touch: the workspace, the sandbox, the case's env.
 
     ``command_timeout`` is in seconds; ``deadline`` (``time.monotonic()``) is when
-    the run's time ends, which cuts a command short; ``network`` is the case's.
+    the run's time ends, which cuts a command short; ``network`` is the case's;
+    ``cancel`` is the suite's Ctrl-C (``RunOptions.cancel``): once it is set, long
+    tool work stops.
     """
 
     workspace: Path
@@ -35,6 +53,17 @@ class ToolContext:
     command_timeout: float = 60.0
     deadline: float | None = None
     network: bool = False
+    cancel: threading.Event | None = None
+
+    def stop_reason(self) -> str | None:
+        """Why tool work must stop now (see ``stop_reason``), or None."""
+        return stop_reason(self.deadline, self.cancel)
+
+    def check_stop(self) -> None:
+        """Raise ToolError ``stopped: <reason>`` when ``stop_reason`` gives one."""
+        reason = self.stop_reason()
+        if reason is not None:
+            raise ToolError(f"stopped: {reason}")
 
 
 @dataclass(frozen=True)

@@ -50,15 +50,22 @@ class MockBehaviour:
 
     responses: tuple[MockResponse, ...]
 
-    def choose(self, arguments: Mapping[str, Any]) -> MockResponse | None:
-        """The first response whose ``when`` matches, else the fallback, else None."""
+    def choose(self, arguments: Mapping[str, Any], context: ToolContext | None = None) -> MockResponse | None:
+        """The first response whose ``when`` matches, else the fallback, else None.
+
+        Each ``matches`` search may take ``runner.patterns.PATTERN_TIMEOUT`` seconds; with a
+        ``context``, the choice stops (ToolError) between responses once the run's time is up
+        or on Ctrl-C.
+        """
         for response in self.responses:
+            if context is not None:
+                context.check_stop()
             if response.when is not None and arguments_mismatch(response.when, arguments) is None:
                 return response
         return next((r for r in self.responses if r.when is None), None)
 
     def __call__(self, arguments: dict[str, Any], context: ToolContext) -> str:
-        response = self.choose(arguments)
+        response = self.choose(arguments, context)
         if response is None:
             raise ToolError(NO_MATCH)
         if response.error is not None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from runner.tools.base import ToolError
@@ -29,3 +30,33 @@ def resolve_inside(workspace: Path, relative: str) -> Path:
         raise ToolError(f"path escapes the workspace: {relative}")
     return target
 
+
+
+def open_inside(workspace: Path, target: Path, flags: int, make_parents: bool = False) -> int:
+    """A file descriptor for ``target`` (a ``resolve_inside`` result below ``workspace``), opened
+    with ``os.open`` ``flags`` (mode 0o666 for a new file, less the umask) without following any symlink.
+
+    Each folder from the workspace down is opened on its own with ``O_NOFOLLOW``,
+    so a symlink put in the path after it was resolved (a command racing the tool)
+    is refused instead of followed out of the workspace. ``O_NONBLOCK`` is added:
+    opening a FIFO must not block the run (callers check the type with ``os.fstat``).
+    ``make_parents`` creates missing folders. The caller closes the descriptor.
+    Raises ToolError for the workspace itself, OSError otherwise (``ELOOP``: a symlink).
+    """
+    parts = target.relative_to(workspace.resolve()).parts
+    if not parts:
+        raise ToolError(f"{target} is the workspace itself")
+    folder = os.open(workspace.resolve(), os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        for part in parts[:-1]:
+            if make_parents:
+                try:
+                    os.mkdir(part, dir_fd=folder)
+                except FileExistsError:
+                    pass
+            inner = os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=folder)
+            os.close(folder)
+            folder = inner
+        return os.open(parts[-1], flags | os.O_NOFOLLOW | os.O_NONBLOCK, 0o666, dir_fd=folder)
+    finally:
+        os.close(folder)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from runner.sandbox import OUTPUT_LIMIT, budget
-from runner.tools.base import Tool, ToolContext, ToolError
+from runner.tools.base import TIME_IS_UP, Tool, ToolContext, ToolError
 from runner.tools.files import object_schema
 
 # Room under the result cap for the sandbox's cut marker and the exit-code line.
@@ -29,10 +29,13 @@ def _bash(arguments: dict[str, Any], context: ToolContext) -> str:
         timeout,
         output_limit=_COMMAND_OUTPUT_LIMIT,
         network=context.network,
+        cancel=context.cancel,
     )
     if result.timed_out:
-        cut_by_run = timeout < context.command_timeout
-        why = "stopped: the run's time is up" if cut_by_run else f"timed out after {timeout:g}s"
+        stopped = context.stop_reason()
+        if stopped is None and timeout < context.command_timeout:
+            stopped = TIME_IS_UP
+        why = f"stopped: {stopped}" if stopped else f"timed out after {timeout:g}s"
         raise ToolError(_with_status(result.output, f"[{why}]"))
     return _with_status(result.output, f"[exit code {result.exit_code}]")
 
