@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
+import tempfile
 from pathlib import Path
 from typing import Callable, Sequence
 
@@ -121,9 +123,11 @@ def _fraction(text: str) -> float:
 
 
 def _positive_float(text: str) -> float:
+    """Seconds for ``--timeout``: finite, above 0 and at most what a case's ``timeout`` may say."""
     value = _number(text, float, "a number of seconds")
-    if value <= 0:
-        raise argparse.ArgumentTypeError("must be greater than 0")
+    most = case_schema()["properties"]["timeout"]["maximum"]
+    if not 0 < value <= most:  # NaN and infinity fail too
+        raise argparse.ArgumentTypeError(f"must be greater than 0 and at most {most} (a day), got {text}")
     return value
 
 
@@ -188,10 +192,36 @@ def cmd_new(args: argparse.Namespace) -> int:
 
 
 def _check_output_files(args: argparse.Namespace) -> None:
-    """Refuse ``--report`` / ``--junit`` paths that are folders before any run starts."""
-    for flag, path in (("--report", args.report), ("--junit", args.junit)):
-        if path is not None and path.is_dir():
-            raise UserError(f"{flag} {path} is a folder", hint=f"give a file path, e.g. {path / ('report.json' if flag == '--report' else 'junit.xml')}")
+    """Refuse, before any run starts, ``--report`` / ``--junit`` files and ``--record`` / ``--results``
+    folders that cannot be written: a file that is a folder (or the reverse), a path under a file, a
+    folder no file can be created in. Raises UserError naming the flag and the path, with a hint."""
+    for flag, path, folder in (("--report", args.report, False), ("--junit", args.junit, False),
+                               ("--record", args.record, True), ("--results", args.results, True)):
+        if path is not None:
+            _check_writable(flag, path, folder)
+
+
+def _check_writable(flag: str, path: Path, folder: bool) -> None:
+    """``path`` can be written as a file (``folder`` False) or a folder: what exists of it is of that
+    kind, and a file can be made in the nearest folder that exists (tried: permissions lie to root)."""
+    nearest = path
+    try:
+        if not folder and path.is_dir():
+            example = path / ("report.json" if flag == "--report" else "junit.xml")
+            raise UserError(f"{flag} {path} is a folder", hint=f"give a file path, e.g. {example}")
+        if folder and path.exists() and not path.is_dir():
+            raise UserError(f"{flag} {path} is a file", hint="give a folder, or a path where one can be made")
+        nearest = path if folder and path.is_dir() else path.parent
+        while not nearest.exists() and nearest != nearest.parent:
+            nearest = nearest.parent
+        if not nearest.is_dir():
+            raise UserError(f"{flag} {path}: {nearest} is a file, not a folder", hint="give a path inside a folder")
+        fd, probe = tempfile.mkstemp(dir=nearest, prefix=".tooltrial-", suffix=".probe")
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as e:
+        raise UserError(f"{flag} {path} cannot be written: {nearest}: {e.strerror}",
+                        hint="give a path in a folder you can write to") from e
 
 
 def cmd_run(args: argparse.Namespace) -> int:
