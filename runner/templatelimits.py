@@ -17,8 +17,8 @@ and ranges of more than 100,000 items; on top of it:
   ``{% for %}`` is compiled to go through ``Budget.loop``), call, operator and
   output chunk checks the render's own deadline.
 
-What is not bounded: a single C-level operation on a value that literals built
-by sharing (hashing a tuple of tuples nested ten deep).
+Not bounded: one C-level operation on a value that literals built by sharing
+(hashing a tuple of tuples nested ten deep).
 """
 
 from __future__ import annotations
@@ -164,10 +164,11 @@ _TEXT_METHODS: dict[str, Callable[..., int]] = {  # str method -> the most chara
     "zfill": lambda s, width=0: _int(width),
     "expandtabs": lambda s, tabsize=8: len(s) + s.count("\t") * _int(tabsize),
     "replace": _replaced,
-    "translate": lambda s, table=None: len(s) * max(map(size, table.values() if isinstance(table, Mapping) else ()), default=1),
+    "translate": lambda s, table=None: len(s) * max(map(size, table.values() if isinstance(table, dict) else ()), default=1),
     "format": lambda s, *args, **kwargs: _braces(s, args, kwargs),
     "format_map": lambda s, mapping=None: _braces(s, (), mapping if isinstance(mapping, Mapping) else {}),
 }
+
 
 def _indented(text: Any, width: Any = 4) -> int:
     """The most characters ``|indent(width)`` writes: every line of ``text`` gets the indentation."""

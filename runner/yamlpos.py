@@ -48,9 +48,9 @@ class _Constructor(RoundTripConstructor):
     ``last`` is the node constructed most recently, which places the rest
     (an unhashable key fails after its parts were built).
 
-    ``!!str 5`` and a ``<<`` that is no key are read as plain text: ruamel builds
-    them in a generator that, left unfinished when a later value fails,
-    prints a ConstructorError to stderr when it is collected.
+    ``!!str 5``, a ``<<`` that is no key and YAML 1.1's ``=`` are read as plain
+    text: ruamel builds them in a generator that, left unfinished when a later
+    value fails, prints a ConstructorError to stderr when it is collected.
     """
 
     last: Any = None
@@ -70,7 +70,7 @@ class _Constructor(RoundTripConstructor):
             raise ConstructorError(None, None, problem, node.start_mark) from e
 
 
-for _tag in ("str", "merge"):
+for _tag in ("str", "merge", "value"):
     _Constructor.add_constructor(f"tag:yaml.org,2002:{_tag}", _Constructor.construct_text)
 
 

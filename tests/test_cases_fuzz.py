@@ -113,12 +113,12 @@ FILE_KEYS = (*REAL_KEYS, "providers", "default_provider", "jobs", "results_dir",
 
 
 @pytest.mark.filterwarnings("error::pytest.PytestUnraisableExceptionWarning")
-@pytest.mark.parametrize("text", ["[!!str a, !!int x]\n", "[<<, !!int x]\n"])
+@pytest.mark.parametrize("text", ["[!!str a, !!int x]\n", "[<<, !!int x]\n", "%YAML 1.1\n---\n[=, !!int x]\n"])
 def test_a_failed_load_leaves_no_generator_that_prints_an_error_when_collected(text: str, tmp_path: Path) -> None:
     path = tmp_path / "g.yml"
     path.write_text(text, encoding="utf-8")
     (message,) = [error.render() for error in validate_file(path, fixtures_dir=tmp_path)]  # no error kept alive
-    assert message.startswith(f"{path}:1:")
+    assert message.startswith(f"{path}:")
     gc.collect()  # ruamel's generator for !!str and a lone <<, left unfinished, raised a ConstructorError here
 
 
