@@ -60,7 +60,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--config", metavar="FILE", help="project config (default: ./tooltrial.yml if it exists)")
     run.add_argument("-v", "--verbose", action="store_true", help="let litellm log its requests (DEBUG)")
     run.add_argument("-P", "--prompt", action="append", default=[], metavar="FILE", help="system prompt template (repeatable, A/B)")
-    run.add_argument("--runs", type=_positive_int, default=1, metavar="N", help="repeat each case N times (a case's runs: wins)")
+    run.add_argument("--runs", type=_runs, default=1, metavar="N", help="repeat each case N times (a case's runs: wins)")
     run.add_argument("--min-pass-rate", type=_fraction, metavar="R", help="gate: each case must pass at least this fraction of its runs (default 1)")
     run.add_argument("--judge", metavar="MODEL", help="judge model for expect.judge checks that name none")
     run.add_argument("-j", "--jobs", type=_positive_int, metavar="N",
@@ -112,6 +112,14 @@ def _positive_int(text: str) -> int:
     value = int(_number(text, int, "a whole number"))
     if value < 1:
         raise argparse.ArgumentTypeError("must be at least 1")
+    return value
+
+
+def _runs(text: str) -> int:
+    """``--runs``: a whole number from 1 to what a case's ``runs`` may say."""
+    value, most = _positive_int(text), case_schema()["properties"]["runs"]["maximum"]
+    if value > most:
+        raise argparse.ArgumentTypeError(f"must be at most {most}, got {value}")
     return value
 
 

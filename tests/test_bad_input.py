@@ -88,9 +88,10 @@ def test_loops_that_never_end_in_practice_stop_at_the_render_deadline(project: P
                           "(JSON has no infinity or NaN: write a number under 1e308, or quote it to make it text)"),
         ("timeout: 1e300", "3:12: timeout: must be at most 86400, got 1e+300"),
         ("command_timeout: 1e300", "3:20: command_timeout: must be at most 86400, got 1e+300"),
+        ("runs: 1000000000", "3:9: runs: must be at most 10000, got 1000000000"),
     ],
 )
-def test_absurd_seconds_in_a_case_are_refused(project: Path, capsys, line: str, error: str) -> None:
+def test_absurd_seconds_and_runs_in_a_case_are_refused(project: Path, capsys, line: str, error: str) -> None:
     path = project / "g.yml"
     path.write_text(f"- id: a\n  turns: [Hi.]\n  {line}\n  script: [{{content: hi}}]\n", encoding="utf-8")
     assert refused(project, capsys, str(path)) == f"error: {path}:{error}\n"
@@ -101,6 +102,12 @@ def test_absurd_seconds_for_timeout_are_refused(project: Path, capsys, seconds: 
     assert refused(project, capsys, "g.yml", "--timeout", seconds) == (
         f"error: argument --timeout: must be greater than 0 and at most 86400 (a day), got {seconds} "
         "(see 'tooltrial run --help')\n"
+    )
+
+
+def test_absurd_runs_on_the_command_line_are_refused(project: Path, capsys) -> None:
+    assert refused(project, capsys, "g.yml", "--runs", "1000000000") == (
+        "error: argument --runs: must be at most 10000, got 1000000000 (see 'tooltrial run --help')\n"
     )
 
 
