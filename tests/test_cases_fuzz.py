@@ -225,7 +225,7 @@ def check_text(text: str, folder: Path) -> None:
 
 
 @pytest.mark.filterwarnings("error::pytest.PytestUnraisableExceptionWarning")
-
+@pytest.mark.filterwarnings("ignore::ruamel.yaml.error.MantissaNoDotYAML1_1Warning")  # ruamel's advice on %YAML 1.1 1e3
 @settings(max_examples=FUZZ_EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(yaml_files())
 def test_any_yaml_text_with_tags_anchors_and_odd_scalars_loads_or_fails_with_a_located_error(text: str) -> None:
