@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
+import tempfile
 from pathlib import Path
 from typing import Callable, Sequence
 
@@ -57,7 +59,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--config", metavar="FILE", help="project config (default: ./tooltrial.yml if it exists)")
     run.add_argument("-v", "--verbose", action="store_true", help="let litellm log its requests (DEBUG)")
     run.add_argument("-P", "--prompt", action="append", default=[], metavar="FILE", help="system prompt template (repeatable, A/B)")
-    run.add_argument("--runs", type=_positive_int, default=1, metavar="N", help="repeat each case N times (a case's runs: wins)")
+    run.add_argument("--runs", type=_runs, default=1, metavar="N", help="repeat each case N times (a case's runs: wins)")
     run.add_argument("--min-pass-rate", type=_fraction, metavar="R", help="gate: each case must pass at least this fraction of its runs (default 1)")
     run.add_argument("--judge", metavar="MODEL", help="judge model for expect.judge checks that name none")
     run.add_argument("-j", "--jobs", type=_positive_int, metavar="N",
@@ -112,6 +114,14 @@ def _positive_int(text: str) -> int:
     return value
 
 
+def _runs(text: str) -> int:
+    """``--runs``: a whole number from 1 to what a case's ``runs`` may say."""
+    value, most = _positive_int(text), case_schema()["properties"]["runs"]["maximum"]
+    if value > most:
+        raise argparse.ArgumentTypeError(f"must be at most {most}, got {value}")
+    return value
+
+
 def _fraction(text: str) -> float:
     value = _number(text, float, "a number from 0 to 1")
     if not 0 <= value <= 1:
@@ -120,9 +130,11 @@ def _fraction(text: str) -> float:
 
 
 def _positive_float(text: str) -> float:
+    """Seconds for ``--timeout``: finite, above 0 and at most what a case's ``timeout`` may say."""
     value = _number(text, float, "a number of seconds")
-    if value <= 0:
-        raise argparse.ArgumentTypeError("must be greater than 0")
+    most = case_schema()["properties"]["timeout"]["maximum"]
+    if not 0 < value <= most:  # NaN and infinity fail too
+        raise argparse.ArgumentTypeError(f"must be greater than 0 and at most {most} (a day), got {text}")
     return value
 
 
@@ -187,10 +199,36 @@ def cmd_new(args: argparse.Namespace) -> int:
 
 
 def _check_output_files(args: argparse.Namespace) -> None:
-    """Refuse ``--report`` / ``--junit`` paths that are folders before any run starts."""
-    for flag, path in (("--report", args.report), ("--junit", args.junit)):
-        if path is not None and path.is_dir():
-            raise UserError(f"{flag} {path} is a folder", hint=f"give a file path, e.g. {path / ('report.json' if flag == '--report' else 'junit.xml')}")
+    """Refuse, before any run starts, ``--report`` / ``--junit`` files and ``--record`` / ``--results``
+    folders that cannot be written: a file that is a folder (or the reverse), a path under a file, a
+    folder no file can be created in. Raises UserError naming the flag and the path, with a hint."""
+    for flag, path, folder in (("--report", args.report, False), ("--junit", args.junit, False),
+                               ("--record", args.record, True), ("--results", args.results, True)):
+        if path is not None:
+            _check_writable(flag, path, folder)
+
+
+def _check_writable(flag: str, path: Path, folder: bool) -> None:
+    """``path`` can be written as a file (``folder`` False) or a folder: what exists of it is of that
+    kind, and a file can be made in the nearest folder that exists (tried: permissions lie to root)."""
+    nearest = path
+    try:
+        if not folder and path.is_dir():
+            example = path / ("report.json" if flag == "--report" else "junit.xml")
+            raise UserError(f"{flag} {path} is a folder", hint=f"give a file path, e.g. {example}")
+        if folder and path.exists() and not path.is_dir():
+            raise UserError(f"{flag} {path} is a file", hint="give a folder, or a path where one can be made")
+        nearest = path if folder and path.is_dir() else path.parent
+        while not nearest.exists() and nearest != nearest.parent:
+            nearest = nearest.parent
+        if not nearest.is_dir():
+            raise UserError(f"{flag} {path}: {nearest} is a file, not a folder", hint="give a path inside a folder")
+        fd, probe = tempfile.mkstemp(dir=nearest, prefix=".tooltrial-", suffix=".probe")
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as e:
+        raise UserError(f"{flag} {path} cannot be written: {nearest}: {e.strerror}",
+                        hint="give a path in a folder you can write to") from e
 
 
 def cmd_run(args: argparse.Namespace) -> int:

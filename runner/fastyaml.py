@@ -11,12 +11,14 @@ document that is a scalar, a ``%YAML`` directive, several documents, an
 explicit tag, an anchor or alias, a key that is not text or is repeated, and any plain scalar
 that YAML 1.2 makes something other than text, ``true``/``false``, null, a
 decimal integer or a plain decimal fraction (``0x1F``, ``1e3``, ``.inf``,
-``2024-01-01``, ``<<``...).
+``2024-01-01``, ``<<``...), or that is an integer of more digits than Python
+converts or a fraction beyond a float's range (ruamel's path refuses those).
 """
 
 from __future__ import annotations
 
 import functools
+import math
 import re
 from dataclasses import dataclass
 from typing import Any, Iterator
@@ -123,13 +125,25 @@ def _plain(value: str) -> Any:
     if value in _NULLS:
         return None
     if _INT.fullmatch(value):
-        return int(value)
+        return _number(int, value)
     if _FLOAT.fullmatch(value):
-        return float(value)
+        return _number(float, value)
     first, special = _special()
     if value[:1] in first and special.match(value):
         raise _GiveUp
     return value
+
+
+def _number(kind: type[int] | type[float], value: str) -> int | float:
+    """``value`` as ``kind``; ruamel reads (or refuses, with a position) an integer of more digits
+    than Python converts and a fraction too large for a float."""
+    try:
+        number = kind(value)
+    except ValueError:
+        raise _GiveUp from None
+    if isinstance(number, float) and not math.isfinite(number):
+        raise _GiveUp
+    return number
 
 
 @functools.cache

@@ -2,7 +2,9 @@
 
 Templates render in a sandboxed environment with StrictUndefined, so a
 misspelled variable is an error that names the template and line, never an
-empty string sent to the model.
+empty string sent to the model; runner.templatelimits bounds what one render
+may build and how long it may run. Whatever a template raises (``1/0``, a
+macro calling itself forever, a limit) is a TemplateError at its place.
 """
 
 from __future__ import annotations
@@ -14,17 +16,17 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 import jinja2
-from jinja2.sandbox import SandboxedEnvironment
 
 from runner.cases import Case
 from runner.errors import Location, UserError
 from runner.resources import bundled
+from runner.templatelimits import BoundedEnvironment, LimitError, guard_loops, render_bounded
 
 DEFAULT_PROMPT = "default"
 
 
 class TemplateError(UserError):
-    """A template that does not parse or uses an undefined variable."""
+    """A template that does not parse, uses an undefined variable, fails as it renders or goes past a limit."""
 
 
 @dataclass(frozen=True)
@@ -50,8 +52,8 @@ def load_prompt(path: str | None) -> PromptTemplate:
 
 
 @lru_cache(maxsize=1)
-def _environment() -> SandboxedEnvironment:
-    return SandboxedEnvironment(undefined=jinja2.StrictUndefined, keep_trailing_newline=False)
+def _environment() -> BoundedEnvironment:
+    return BoundedEnvironment()
 
 
 def context_for(case: Case, tools: Sequence[Mapping[str, Any]], workspace: str) -> dict[str, Any]:
@@ -76,8 +78,9 @@ def context_for(case: Case, tools: Sequence[Mapping[str, Any]], workspace: str) 
 
 @lru_cache(maxsize=1024)
 def _compiled(source: str) -> jinja2.Template:
-    """``source`` compiled once: every run of a case renders the same templates (thread-safe)."""
-    return _environment().from_string(source)
+    """``source`` compiled once, its loops guarded: every run of a case renders the same templates (thread-safe)."""
+    environment = _environment()
+    return environment.from_string(guard_loops(environment.parse(source)))
 
 
 def render(source: str, context: Mapping[str, Any], file: str, path: str = "", line: int | None = None) -> str:
@@ -88,17 +91,28 @@ def render(source: str, context: Mapping[str, Any], file: str, path: str = "", l
     error points at the case and names the template's own line when that is past the first.
     """
     try:
-        return _compiled(source).render(context).strip()
+        return render_bounded(_compiled(source), context).strip()
     except jinja2.TemplateSyntaxError as e:
         raise _error(e.message or "syntax error", e.lineno, file, path, line, _SYNTAX_HINT) from e
     except jinja2.UndefinedError as e:
         raise _error(e.message or "undefined variable", _template_line(e), file, path, line, _UNDEFINED_HINT) from e
+    except LimitError as e:
+        raise _error(e.message, _template_line(e), file, path, line, e.hint) from e
     except jinja2.TemplateError as e:
-        raise _error(str(e), None, file, path, line, "") from e
+        raise _error(str(e), _template_line(e), file, path, line, "") from e
+    except RecursionError as e:
+        raise _error("the template recurses too deeply", _template_line(e), file, path, line, _RECURSION_HINT) from e
+    except _FAILURES as e:
+        message = f"{type(e).__name__}: {e}" if str(e) else type(e).__name__
+        raise _error(message, _template_line(e), file, path, line, _FAILURE_HINT) from e
 
 
 _SYNTAX_HINT = "close each {{ with }} and each {% with %}; write {{ '{{' }} for literal braces"
 _UNDEFINED_HINT = "define it under the case's vars:, or check its spelling"
+_RECURSION_HINT = "a macro that calls itself needs a condition that stops it"
+_FAILURE_HINT = "the expression failed as the template rendered"
+# What an expression can raise as it renders: 1/0, range(10**9) (OverflowError), 'a' + 1, int('x'**9999)...
+_FAILURES = (ArithmeticError, TypeError, ValueError, LookupError, AttributeError)
 
 
 def _error(message: str, template_line: int | None, file: str, path: str, line: int | None, hint: str) -> TemplateError:

@@ -9,6 +9,7 @@ value_col]`` in a mapping and ``[line, col]`` in a sequence, all 0-based.
 from __future__ import annotations
 
 import datetime
+import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -21,6 +22,7 @@ from ruamel.yaml.error import MarkedYAMLError, YAMLError
 from ruamel.yaml.reader import ReaderError
 
 from runner.errors import CaseFileError, Location
+from runner.yamllimits import LimitedComposer, Refused
 
 Position = tuple[int, int]  # 1-based (line, column)
 
@@ -45,9 +47,16 @@ class _Constructor(RoundTripConstructor):
     ``!!int x`` or ``2024-13-45``; those become ConstructorErrors at the scalar.
     ``last`` is the node constructed most recently, which places the rest
     (an unhashable key fails after its parts were built).
+
+    ``!!str 5``, a ``<<`` that is no key and YAML 1.1's ``=`` are read as plain
+    text: ruamel builds them in a generator that, left unfinished when a later
+    value fails, prints a ConstructorError to stderr when it is collected.
     """
 
     last: Any = None
+
+    def construct_text(self, node: Any) -> Any:
+        return self.construct_scalar(node)
 
     def construct_object(self, node: Any, deep: bool = False) -> Any:
         self.last = node
@@ -56,21 +65,30 @@ class _Constructor(RoundTripConstructor):
         except _UNREADABLE as e:
             if not isinstance(node.value, str):
                 raise
-            problem = f"cannot read {node.value!r} as {str(node.tag).rsplit(':', 1)[-1]}"
+            shown = repr(node.value) if len(node.value) <= 40 else f"{node.value[:30]!r}... ({len(node.value)} characters)"
+            problem = f"cannot read {shown} as {str(node.tag).rsplit(':', 1)[-1]}"
             raise ConstructorError(None, None, problem, node.start_mark) from e
+
+
+for _tag in ("str", "merge", "value"):
+    _Constructor.add_constructor(f"tag:yaml.org,2002:{_tag}", _Constructor.construct_text)
 
 
 def parse(text: str, file: str) -> Any:
     """The single YAML document in ``text`` as ruamel nodes; None for an empty document.
 
     ``file`` is only used in error locations. Raises CaseFileError, with line
-    and column where YAML gives one, for syntax errors, duplicate keys and
-    values that cannot be read.
+    and column where YAML gives one, for syntax errors, duplicate keys, values
+    that cannot be read, and what ``runner.yamllimits`` refuses (tags that are
+    not plain data, recursive aliases, aliases that expand too far).
     """
     yaml = YAML(typ="rt")
+    yaml.Composer = LimitedComposer
     yaml.Constructor = _Constructor
     try:
         return yaml.load(text)
+    except Refused as e:
+        raise CaseFileError(e.message, _mark(file, e.mark), hint=e.hint) from e
     except DuplicateKeyError as e:
         found = _DUPLICATE_KEY.search(str(e.problem))
         message = f"duplicate key {found.group(1)!r}" if found else str(e.problem)
@@ -111,60 +129,61 @@ def _context(e: MarkedYAMLError) -> str:
 def to_plain(node: Any, file: str) -> Any:
     """``node`` (from ``parse``) as plain dicts, lists, str, int, float, bool and None.
 
-    Dates and timestamps become ISO text. Raises CaseFileError at the offending
-    node for a key that is not text, a recursive alias, or a value JSON cannot
-    hold (a custom tag, a set, binary data).
+    Dates and timestamps become ISO text. Raises CaseFileError at the offending node for a
+    key that is not text, or a number that is not finite (``.inf``, ``.nan``,
+    ``1e999``: JSON has none).
     """
     start = (node.lc.line, node.lc.col) if isinstance(node, (CommentedMap, CommentedSeq)) else (0, 0)
-    return _plain(node, start, file, set())
+    return _plain(node, start, file)
 
 
-def _plain(node: Any, at: tuple[int, int], file: str, open_ids: set[int]) -> Any:
-    """``node`` at 0-based ``at`` as plain data; ``open_ids`` are the containers being converted."""
-    if isinstance(node, (CommentedMap, CommentedSeq)):
-        if id(node) in open_ids:
-            raise CaseFileError("recursive YAML alias", _location(file, at))
-        open_ids.add(id(node))
-        if isinstance(node, CommentedMap):
-            plain: Any = _plain_map(node, at, file, open_ids)
-        else:
-            plain = [_plain(item, _item_at(node, i, at), file, open_ids) for i, item in enumerate(node)]
-        open_ids.discard(id(node))
-        return plain
+def _plain(node: Any, at: tuple[int, int], file: str) -> Any:
+    """``node`` at 0-based ``at`` as plain data."""
+    if isinstance(node, CommentedMap):
+        return _plain_map(node, at, file)
+    if isinstance(node, CommentedSeq):
+        return [_plain(item, _item_at(node, i, at), file) for i, item in enumerate(node)]
     if node is None or isinstance(node, bool):
         return node
+    if isinstance(node, float) and not math.isfinite(node):
+        got = "NaN" if math.isnan(node) else "-infinity" if node < 0 else "infinity"
+        hint = "JSON has no infinity or NaN: write a number under 1e308, or quote it to make it text"
+        raise CaseFileError(f"expected a finite number, got {got}", _location(file, at), hint=hint)
     for kind in (str, int, float):
         if isinstance(node, kind):
             return kind(node)
     if isinstance(node, (datetime.date, datetime.datetime)):
         return node.isoformat()
-    tag = getattr(getattr(node, "tag", None), "value", None)
-    what = f"tag {tag.replace('tag:yaml.org,2002:', '!!')}" if tag else kind_of(node)
-    raise CaseFileError(f"unsupported YAML value: {what}", _location(file, at), hint=_PLAIN_HINT)
+    raise CaseFileError(f"unsupported YAML value: {kind_of(node)}", _location(file, at), hint=_PLAIN_HINT)
 
 
-def _plain_map(node: CommentedMap, at: tuple[int, int], file: str, open_ids: set[int]) -> dict[str, Any]:
+def _plain_map(node: CommentedMap, at: tuple[int, int], file: str) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key, value in node.items():
         key_at, value_at = _key_at(node, key, at), _item_at(node, key, at)
         if not isinstance(key, str):
             raise CaseFileError(f"keys must be text, got {kind_of(key)}", _location(file, key_at), hint="quote the key")
-        out[str(key)] = _plain(value, value_at, file, open_ids)
+        out[str(key)] = _plain(value, value_at, file)
     return out
 
 
 def _key_at(node: CommentedMap, key: Any, default: tuple[int, int]) -> tuple[int, int]:
     """0-based position of a key of ``node`` (keys merged in with ``<<`` have none: ``default``)."""
-    at = node.lc.data.get(key)
+    at = _written(node).get(key)
     return (at[0], at[1]) if at else default
 
 
 def _item_at(node: CommentedMap | CommentedSeq, step: Any, default: tuple[int, int]) -> tuple[int, int]:
     """0-based position of the value at ``step`` (a key or an index) of ``node``."""
-    at = node.lc.data.get(step)
+    at = _written(node).get(step)
     if not at:
         return default
     return (at[2], at[3]) if isinstance(node, CommentedMap) else (at[0], at[1])
+
+
+def _written(node: CommentedMap | CommentedSeq) -> dict[Any, list[int]]:
+    """Positions of the keys or items written in ``node`` (ruamel keeps none for a mapping holding only ``<<``)."""
+    return node.lc.data or {}
 
 
 def position(node: Any, path: Sequence[str | int], key: bool = False) -> Position:

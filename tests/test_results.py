@@ -62,7 +62,7 @@ def test_records_round_trip_through_their_files(tmp_path: Path) -> None:
 def test_reading_the_parent_folder_picks_the_newest_run(tmp_path: Path) -> None:
     for name in ("20250101T000000Z-aaaaaa", "20250301T000000Z-bbbbbb"):
         (tmp_path / name / "runs").mkdir(parents=True)
-        (tmp_path / name / "runs" / "0001-x.json").write_text(json.dumps({"schema_version": 1, **record("g/a", "pass").to_dict()}))
+        (tmp_path / name / "runs" / "0001-x.json").write_text(json.dumps({"schema_version": 1, "run_id": name, **record("g/a", "pass").to_dict()}))
     assert read_results(tmp_path).path.name == "20250301T000000Z-bbbbbb"
 
 
