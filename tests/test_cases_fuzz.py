@@ -65,6 +65,12 @@ def check(data: Any, folder: Path) -> None:
     """Load ``data`` as a case file: cases, or CaseFileErrors that all have a line."""
     path = folder / "fuzz.yml"
     path.write_text(yaml.safe_dump(data, allow_unicode=True), encoding="utf-8")
+    check_case_file(path, folder)
+
+
+def check_case_file(path: Path, folder: Path) -> None:
+    """The case file at ``path`` loads, or fails with CaseFileErrors that all have a line, the first
+    of them what validation reports first."""
     errors = validate_file(path, fixtures_dir=folder)
     assert all(isinstance(e, CaseFileError) and e.location and e.location.line for e in errors)
     try:
@@ -208,14 +214,7 @@ def check_text(text: str, folder: Path) -> None:
     """``text`` as a case file and as a config file: loaded, or the project's user errors, each with a line."""
     path = folder / "fuzz.yml"
     path.write_text(text, encoding="utf-8", errors="surrogatepass")
-    errors = validate_file(path, fixtures_dir=folder)
-    assert all(isinstance(e, CaseFileError) and e.location and e.location.line for e in errors), errors
-    try:
-        loaded = load_file(path, fixtures_dir=folder)
-    except CaseFileError as e:
-        assert errors and e.render() == errors[0].render()
-    else:
-        assert not errors and all(isinstance(c, Case) for c in loaded)
+    check_case_file(path, folder)
     try:
         read_config(path)
     except UserErrors as e:
