@@ -32,15 +32,15 @@ from typing import Any, Callable, Sequence
 
 from fake_openai import FakeOpenAI, HttpProvider
 
-from runner.cases import load_cases
-from runner.cli import main
-from runner.config import Config
-from runner.engine import Arm, RunOptions, run_matrix
-from runner.prompts import load_prompt
-from runner.providers import ProviderSpec, resolve_provider
+from runner.spec.cases import load_cases
+from runner.cli.app import main
+from runner.spec.config import Config
+from runner.run.engine import Arm, RunOptions, run_matrix
+from runner.run.prompts import load_prompt
+from runner.providers.registry import ProviderSpec, resolve_provider
 from runner.providers.settings import ModelSettings
-from runner.record import PASS, RunRecord
-from runner.sandbox import CommandResult, Sandbox, choose_sandbox
+from runner.run.record import PASS, RunRecord
+from runner.sandbox.command import CommandResult, Sandbox, choose_sandbox
 
 ROOT = Path(__file__).resolve().parent.parent
 CASE = """\
@@ -158,7 +158,7 @@ def figure_c(folder: Path, sandbox: Sandbox, count: int, delay: float, make_arm:
 
 _MEASURED_RUN = """
 import contextlib, io, sys
-from runner.cli import main
+from runner.cli.app import main
 with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
     code = main(sys.argv[1:])
 peak = next(line for line in open("/proc/self/status") if line.startswith("VmHWM:"))

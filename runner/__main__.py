@@ -2,7 +2,7 @@
 
 import sys
 
-from runner.cli import main
+from runner.cli.app import main
 
 if __name__ == "__main__":
     sys.exit(main())

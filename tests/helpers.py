@@ -18,10 +18,10 @@ from typing import Any, Callable, Iterator, Sequence, TypeVar
 
 import pytest
 
-from runner.bwrap import host_view
-from runner.cases import Case
-from runner.cli import main
-from runner.confine import namespace_prefix
+from runner.sandbox.bwrap import host_view
+from runner.spec.cases import Case
+from runner.cli.app import main
+from runner.sandbox.confine import namespace_prefix
 
 ROOT = Path(__file__).resolve().parent.parent
 T = TypeVar("T")
@@ -149,7 +149,7 @@ def as_nobody(fn: Callable[[], T], home: Path) -> T:
 
 
 def cli_output(argv: Sequence[str]) -> tuple[int, str, str]:
-    """``runner.cli.main(argv)`` in this process: (exit code, stdout, stderr)."""
+    """``runner.cli.app(argv)`` in this process: (exit code, stdout, stderr)."""
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         code = main(list(argv))

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from runner.checks import CheckResult
-from runner.record import ERROR, FAIL, PASS, RunRecord
+from runner.checks.base import CheckResult
+from runner.run.record import ERROR, FAIL, PASS, RunRecord
 
 _KINDS = {"E": "provider_error", "T": "turn_limit"}
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from runner.bwrap import probe
-from runner.sandbox import Sandbox
+from runner.sandbox.bwrap import probe
+from runner.sandbox.command import Sandbox
 
 BWRAP, BWRAP_HARDENED, BWRAP_REASON = probe()
 needs_bwrap = pytest.mark.skipif(BWRAP is None, reason=f"bubblewrap unusable here: {BWRAP_REASON}")

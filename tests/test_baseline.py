@@ -7,8 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from runner.baseline import DoNothing, RandomTools, made_up_arguments
-from runner.tools import BUILTIN_TOOLS
+from runner.run.baselines import DoNothing, RandomTools, made_up_arguments
+from runner.tools.toolbox import BUILTIN_TOOLS
 
 ROOT = Path(__file__).resolve().parent.parent
 

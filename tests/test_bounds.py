@@ -18,7 +18,7 @@ from typing import Any, Callable
 
 import pytest
 
-from runner.cli import main
+from runner.cli.app import main
 from tests.sandboxes import none_left
 
 

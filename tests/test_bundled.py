@@ -7,13 +7,13 @@ from typing import Any
 
 import pytest
 
-from runner.cases import Case, load_cases
-from runner.engine import Arm, RunOptions, execute
-from runner.prompts import load_prompt
-from runner.providers import resolve_provider
-from runner.record import RunRecord
+from runner.spec.cases import Case, load_cases
+from runner.run.engine import Arm, RunOptions, execute
+from runner.run.prompts import load_prompt
+from runner.providers.registry import resolve_provider
+from runner.run.record import RunRecord
 from runner.resources import bundled
-from runner.sandbox import Sandbox
+from runner.sandbox.command import Sandbox
 
 CASES = {case.full_id: case for case in load_cases([bundled("cases")])}
 

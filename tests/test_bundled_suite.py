@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import pytest
 
-from runner.baseline import weak_cases
-from runner.cases import load_cases
-from runner.engine import RunOptions
-from runner.prompts import load_prompt
+from runner.run.baselines import weak_cases
+from runner.spec.cases import load_cases
+from runner.run.engine import RunOptions
+from runner.run.prompts import load_prompt
 from runner.resources import bundled
-from runner.sandbox import Sandbox
+from runner.sandbox.command import Sandbox
 
 CASES = load_cases([bundled("cases")])
 GROUPS = ("build", "builtin", "fix", "fs", "general", "git", "refactor", "search", "tests")

@@ -19,7 +19,7 @@ import pytest
 import regex
 from jsonschema import Draft202012Validator
 
-from runner.cases import Case, case_schema, discover, load_cases, load_file, select, validate_file
+from runner.spec.cases import Case, case_schema, discover, load_cases, load_file, select, validate_file
 from runner.errors import CaseFileError, ExitCode, UserError, UserErrors
 from runner.patterns import compile_pattern, compile_schema_pattern
 from runner.resources import bundled

@@ -13,8 +13,8 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from runner.cases import Case, load_file, validate_file
-from runner.config import read_config
+from runner.spec.cases import Case, load_file, validate_file
+from runner.spec.config import read_config
 from runner.errors import CaseFileError, ConfigError, UserErrors
 
 # Examples of the YAML-text property: modest for the suite's time; TOOLTRIAL_FUZZ_EXAMPLES=10000 searches deep.

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from runner.cases import load_cases
-from runner.config import load_config
+from runner.spec.cases import load_cases
+from runner.spec.config import load_config
 from runner.errors import UserError
-from runner.providers import resolve_provider
+from runner.providers.registry import resolve_provider
 from tests.fake_servers import OllamaServer, OpenAIServer, ScriptResponder, error_reply, openai_reply, script_replies
 from tests.helpers import ROOT, config, run_output, tooltrial
 

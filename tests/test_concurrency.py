@@ -15,11 +15,11 @@ from pathlib import Path
 import pytest
 from jsonschema import Draft202012Validator
 
-from runner.engine import Arm, RunOptions, run_matrix
-from runner.pool import InOrder, run_pool
-from runner.prompts import load_prompt
-from runner.providers import resolve_provider
-from runner.record import PASS
+from runner.run.engine import Arm, RunOptions, run_matrix
+from runner.run.pool import InOrder, run_pool
+from runner.run.prompts import load_prompt
+from runner.providers.registry import resolve_provider
+from runner.run.record import PASS
 from tests.helpers import make_case
 from tests.sandboxes import BWRAP, make_sandbox, none_left, processes_with
 from tests.test_cli import BAD_RUN, GOOD, ROOT, tooltrial

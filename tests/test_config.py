@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from runner.config import Config, config_schema, load_config, read_config
+from runner.spec.config import Config, config_schema, load_config, read_config
 from runner.errors import ConfigError, UserErrors
 from runner.providers.settings import ModelSettings
 from runner.providers.retry import RetryPolicy

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from runner.cases import load_file, validate_file
-from runner.engine import Arm, RunOptions, execute
-from runner.prompts import load_prompt
-from runner.providers import resolve_provider
-from runner.sandbox import Sandbox
+from runner.spec.cases import load_file, validate_file
+from runner.run.engine import Arm, RunOptions, execute
+from runner.run.prompts import load_prompt
+from runner.providers.registry import resolve_provider
+from runner.sandbox.command import Sandbox
 
 README = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
 SECTION = README.split("\n## Writing cases\n", 1)[1].split("\n## ", 1)[0]

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from runner.cli import main
+from runner.cli.app import main
 from tests.helpers import as_nobody, nobody_home, tooltrial
 from tests.sandboxes import needs_bwrap, none_left, processes_with
 
@@ -254,7 +254,7 @@ def test_a_machine_without_pid_namespaces_is_said_loudly_and_recorded(
     (fake / "unshare").write_text("#!/bin/sh\necho 'unshare: unshare failed: Operation not permitted' >&2\nexit 1\n")
     (fake / "unshare").chmod(0o755)
     monkeypatch.setenv("PATH", f"{fake}:{os.environ['PATH']}")
-    from runner.confine import namespace_prefix
+    from runner.sandbox.confine import namespace_prefix
 
     namespace_prefix.cache_clear()
     token = secrets.token_hex(4)

@@ -22,14 +22,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from runner.cases import Case, load_file, validate_file
-from runner.engine import Arm, RunOptions, execute
-from runner.prompts import load_prompt
-from runner.providers import ProviderSpec, resolve_provider
+from runner.spec.cases import Case, load_file, validate_file
+from runner.run.engine import Arm, RunOptions, execute
+from runner.run.prompts import load_prompt
+from runner.providers.registry import ProviderSpec, resolve_provider
 from runner.providers.scripted import ScriptedProvider
-from runner.record import RunRecord
-from runner.replio import to_case_mapping
-from runner.sandbox import Sandbox
+from runner.run.record import RunRecord
+from runner.spec.foreign.replio import to_case_mapping
+from runner.sandbox.command import Sandbox
 from tests.fake_servers import OpenAIServer, openai_reply
 from tests.test_cases_fuzz import anything, check
 

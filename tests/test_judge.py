@@ -14,16 +14,16 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
-from runner.cases import load_file
+from runner.spec.cases import load_file
 from runner.checks.judge import parse_verdict, resolve_judges
-from runner.config import load_config
-from runner.engine import Arm, RunOptions, execute
+from runner.spec.config import load_config
+from runner.run.engine import Arm, RunOptions, execute
 from runner.errors import UserError
-from runner.prompts import load_prompt
-from runner.providers import resolve_provider
-from runner.record import ERROR, FAIL, PASS, RunRecord, Tokens
-from runner.results import read_results
-from runner.sandbox import Sandbox
+from runner.run.prompts import load_prompt
+from runner.providers.registry import resolve_provider
+from runner.run.record import ERROR, FAIL, PASS, RunRecord, Tokens
+from runner.output.store import read_results
+from runner.sandbox.command import Sandbox
 from tests.fake_servers import OpenAIServer, Reply, openai_reply
 from tests.helpers import ROOT, config, run_output, tooltrial
 

@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from runner.engine import CANCELLED, Arm, Interrupted, RunOptions, execute, run_matrix
-from runner.prompts import load_prompt
-from runner.providers import resolve_provider
-from runner.record import ERROR, PASS
-from runner.sandbox import Sandbox, scrubbed_env
-from runner.tools import BUILTIN_TOOLS, Toolbox
+from runner.run.engine import CANCELLED, Arm, Interrupted, RunOptions, execute, run_matrix
+from runner.run.prompts import load_prompt
+from runner.providers.registry import resolve_provider
+from runner.run.record import ERROR, PASS
+from runner.sandbox.command import Sandbox, scrubbed_env
+from runner.tools.toolbox import BUILTIN_TOOLS, Toolbox
 from runner.tools.base import ToolContext, ToolResult
 from tests.helpers import make_case
 

@@ -13,15 +13,15 @@ from pathlib import Path
 
 import pytest
 
-from runner.cases import load_file
-from runner.engine import Arm, RunOptions, execute, run_matrix
-from runner.prompts import load_prompt
-from runner.providers import ProviderSpec
+from runner.spec.cases import load_file
+from runner.run.engine import Arm, RunOptions, execute, run_matrix
+from runner.run.prompts import load_prompt
+from runner.providers.registry import ProviderSpec
 from runner.providers.base import ProviderError
 from runner.providers.litellm import LOCAL_DUMMY_KEY, LiteLLMProvider, ModelSettings, api_key
 from runner.providers.retry import RetryPolicy, is_retryable, retry_after
-from runner.record import ERROR, PASS
-from runner.sandbox import Sandbox
+from runner.run.record import ERROR, PASS
+from runner.sandbox.command import Sandbox
 from tests.fake_servers import (
     OllamaServer, OpenAIServer, Reply, error_reply, ollama_reply, openai_reply, script_replies,
 )
@@ -298,7 +298,7 @@ def test_requests_disable_litellm_and_openai_retries() -> None:
 
 _PROBE = """\
 import sys
-from runner.cli import main
+from runner.cli.app import main
 code = main(sys.argv[1:])
 heavy = sorted(m for m in sys.modules if any(w in m for w in ("litellm", "openai", "tenacity")))
 print("HEAVY:" + ",".join(heavy), file=sys.stderr)
@@ -330,7 +330,7 @@ def test_importtime_of_list_shows_no_litellm() -> None:
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0
     imported = [line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")]
-    assert "runner.cli" in imported
+    assert "runner.cli.app" in imported
     assert not [name for name in imported if any(word in name for word in ("litellm", "openai", "tenacity"))]
 
 
@@ -359,7 +359,7 @@ def _only_run(results: Path) -> dict:
 
 
 def test_a_model_slower_than_the_run_timeout_ends_the_run_as_a_timeout(tmp_path: Path) -> None:
-    from runner.cli import main
+    from runner.cli.app import main
 
     (tmp_path / "slow.yml").write_text("- {id: slow, turns: [Say hi], expect: {response_contains: late}}\n")
     with OpenAIServer(fallback=Reply(openai_reply("late").body, delay=9.0)) as server:
@@ -375,7 +375,7 @@ def test_a_model_slower_than_the_run_timeout_ends_the_run_as_a_timeout(tmp_path:
 
 
 def test_a_judge_slower_than_the_run_timeout_ends_the_run_as_a_timeout(tmp_path: Path) -> None:
-    from runner.cli import main
+    from runner.cli.app import main
 
     (tmp_path / "judged.yml").write_text(
         "- {id: judged, turns: [Say hi], expect: {judge: {rubric: Says hi.}}, script: [{content: hi}]}\n")

@@ -20,11 +20,11 @@ from typing import Any
 
 import pytest
 
-from runner import engine
+from runner.run import engine
 from runner.errors import ExitCode
-from runner.record import RunRecord
-from runner.render import RunPrinter
-from runner.workspace import Workspace
+from runner.run.record import RunRecord
+from runner.terminal.lines import RunPrinter
+from runner.run.workspace import Workspace
 from tests.helpers import ROOT, cli_output, private_mounts
 
 BIG = "x" * 30_000  # a reply this long makes a run file of about 60 KB
@@ -140,7 +140,7 @@ def test_the_internal_error_log_is_new_each_time_and_follows_no_link(tmp_path: P
     def broken(path: Any) -> Any:
         raise RuntimeError("injected")
 
-    monkeypatch.setattr("runner.cli.load_config", broken)
+    monkeypatch.setattr("runner.cli.app.load_config", broken)
     logs = []
     for _ in range(2):
         code, out, err = cli_output(["run", str(ROOT / "cases" / "fs.yml"), "--results", str(tmp_path / "r")])

@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from runner.agent import Step, Trajectory
-from runner.checks import CheckContext
-from runner.checks.matchers import arguments_mismatch, is_matcher, value_mismatch
+from runner.run.agent import Step, Trajectory
+from runner.checks.base import CheckContext
+from runner.spec.matchers import arguments_mismatch, is_matcher, value_mismatch
 from runner.checks.trace import check_trace
 from tests.helpers import make_case
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from runner.cases import Case
-from runner.sandbox import Sandbox, scrubbed_env
-from runner.tools import Toolbox, build_toolbox
+from runner.spec.cases import Case
+from runner.sandbox.command import Sandbox, scrubbed_env
+from runner.tools.toolbox import Toolbox, build_toolbox
 from runner.tools.base import ToolContext
 from runner.tools.mocks import mock_tools
 from tests.helpers import make_case
@@ -100,7 +100,7 @@ def test_case_tools_can_offer_only_the_mocks(tmp_path: Path) -> None:
 
 
 def test_loaded_case_mocks_build_tools(tmp_path: Path) -> None:
-    from runner.cases import load_file
+    from runner.spec.cases import load_file
 
     path = tmp_path / "cases" / "w.yml"
     path.parent.mkdir()

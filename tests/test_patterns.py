@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from runner import patterns
-from runner.agent import Trajectory
-from runner.checks import CheckContext
-from runner.checks.matchers import value_mismatch
+from runner.run.agent import Trajectory
+from runner.checks.base import CheckContext
+from runner.spec.matchers import value_mismatch
 from runner.checks.outcome import check_files, check_response_matches
 from tests.helpers import make_case
 

@@ -9,16 +9,16 @@ from typing import Any
 
 import pytest
 
-from runner.cases import Case, load_cases
-from runner.cli import main
-from runner.engine import Arm, RunOptions, execute
-from runner.prompts import load_prompt
-from runner.providers import ProviderSpec, resolve_provider
+from runner.spec.cases import Case, load_cases
+from runner.cli.app import main
+from runner.run.engine import Arm, RunOptions, execute
+from runner.run.prompts import load_prompt
+from runner.providers.registry import ProviderSpec, resolve_provider
 from runner.providers.base import Completion, ToolCall, Usage
 from runner.providers.parse import parse_arguments
-from runner.record import RunRecord
-from runner.recording import Recorder
-from runner.sandbox import Sandbox
+from runner.run.record import RunRecord
+from runner.output.replay import Recorder
+from runner.sandbox.command import Sandbox
 
 SUITE = """\
 # A comment that stays behind.

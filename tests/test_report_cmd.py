@@ -9,8 +9,8 @@ import pytest
 from jsonschema import Draft202012Validator
 
 from runner.errors import UserError
-from runner.regression import regression
-from runner.results import ResultsWriter
+from runner.scoring.regression import regression
+from runner.output.store import ResultsWriter
 from tests.helpers import ROOT, tooltrial
 from tests.records import matrix, runs
 

@@ -12,13 +12,13 @@ from pathlib import Path
 import pytest
 from jsonschema import Draft202012Validator
 
-from runner.agent import Step
-from runner.checks import CheckResult
+from runner.run.agent import Step
+from runner.checks.base import CheckResult
 from runner.checks.base import BUDGET
 from runner.errors import UserError
 from runner.providers.base import Usage
-from runner.record import Tokens
-from runner.results import ResultsWriter, new_run_id, read_results, write_new
+from runner.run.record import Tokens
+from runner.output.store import ResultsWriter, new_run_id, read_results, write_new
 from tests.records import record
 
 ROOT = Path(__file__).resolve().parent.parent

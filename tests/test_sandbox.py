@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from runner import confine
-from runner.sandbox import CommandResult, Sandbox, budget, cap_text, scrubbed_env
+from runner.sandbox import confine
+from runner.sandbox.command import CommandResult, Sandbox, budget, cap_text, scrubbed_env
 from tests.sandboxes import MODES, make_sandbox, none_left, processes_with
 
 
@@ -100,7 +100,7 @@ def test_writing_beyond_the_file_size_limit_is_stopped(mode: str, tmp_path: Path
 _RUN_AND_WAIT = """
 import sys
 from pathlib import Path
-from runner.sandbox import Sandbox, scrubbed_env
+from runner.sandbox.command import Sandbox, scrubbed_env
 workspace = Path(sys.argv[3])
 Sandbox(sys.argv[1], sys.argv[2]).run("sleep " + sys.argv[4], workspace, scrubbed_env(workspace), timeout=60)
 """

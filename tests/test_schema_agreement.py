@@ -18,8 +18,8 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from runner.caseload import _compiled, _validators, check_file
-from runner.yamlpos import Spot, parse, to_plain
+from runner.spec.caseload import _compiled, _validators, check_file
+from runner.spec.yamlpos import Spot, parse, to_plain
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -8,25 +8,15 @@ from typing import Any
 
 import pytest
 
-from runner.agent import Step
-from runner.cases import load_file
-from runner.checks import OUTCOME, PROCESS, CheckResult
-from runner.engine import Arm, RunOptions, execute
-from runner.prompts import load_prompt
-from runner.providers import resolve_provider
-from runner.record import FAIL, PASS, RunRecord
-from runner.sandbox import Sandbox
-from runner.scoring import (
-    FAILURE_CAUSES,
-    accuracy,
-    error_count,
-    failure_cause,
-    offered_tools,
-    outcome_score,
-    process_score,
-    redundant,
-    turn_traces,
-)
+from runner.run.agent import Step
+from runner.spec.cases import load_file
+from runner.checks.base import OUTCOME, PROCESS, CheckResult
+from runner.run.engine import Arm, RunOptions, execute
+from runner.run.prompts import load_prompt
+from runner.providers.registry import resolve_provider
+from runner.run.record import FAIL, PASS, RunRecord
+from runner.sandbox.command import Sandbox
+from runner.scoring.metrics import FAILURE_CAUSES, accuracy, error_count, failure_cause, offered_tools, outcome_score, process_score, redundant, turn_traces
 from tests.helpers import make_case, tooltrial
 
 

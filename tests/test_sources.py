@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from runner.cli import main
+from runner.cli.app import main
 from runner.errors import UserError, UserErrors
-from runner.sources import load_sourced, package_sources, select_sources, user_cases_dir
+from runner.spec.sources import load_sourced, package_sources, select_sources, user_cases_dir
 
 CASE = "- id: {id}\n  description: {text}\n  turns: [Hi.]\n  script: [{{content: hi}}]\n"
 

@@ -11,9 +11,10 @@ from typing import Any
 
 import pytest
 
-from runner.cases import Case
-from runner.sandbox import Sandbox, scrubbed_env
-from runner.tools import BUILTIN_TOOLS, Toolbox, build_toolbox, search
+from runner.spec.cases import Case
+from runner.sandbox.command import Sandbox, scrubbed_env
+from runner.tools import search
+from runner.tools.toolbox import BUILTIN_TOOLS, Toolbox, build_toolbox
 from runner.tools.base import Tool, ToolContext, ToolError, ToolResult
 from runner.tools.files import object_schema
 from runner.tools.paths import resolve_inside

@@ -21,13 +21,13 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from runner.agent import run_agent
+from runner.run.agent import run_agent
 from runner.providers.base import Completion, ProviderError, ToolCall
 from runner.providers.limits import TurnLimited
 from runner.providers.parse import parse_completion
 from runner.providers.scripted import ScriptedProvider
-from runner.sandbox import OUTPUT_LIMIT, Sandbox, scrubbed_env
-from runner.tools import BUILTIN_TOOLS, Toolbox
+from runner.sandbox.command import OUTPUT_LIMIT, Sandbox, scrubbed_env
+from runner.tools.toolbox import BUILTIN_TOOLS, Toolbox
 from runner.tools.base import ToolContext, ToolResult
 
 ODD = ["", "..", "../x", "../../etc/passwd", "/etc/passwd", "a/../../b", "out", "out/secret.txt", "link-loop",

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from runner.cases import load_file, validate_file
-from runner.engine import Arm, RunOptions, execute
-from runner.prompts import load_prompt
-from runner.providers import resolve_provider
-from runner.record import FAIL, PASS
-from runner.sandbox import Sandbox
+from runner.spec.cases import load_file, validate_file
+from runner.run.engine import Arm, RunOptions, execute
+from runner.run.prompts import load_prompt
+from runner.providers.registry import resolve_provider
+from runner.run.record import FAIL, PASS
+from runner.sandbox.command import Sandbox
 
 CASE = """\
 - id: two-steps

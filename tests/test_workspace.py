@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from runner.cases import Case
-from runner.sandbox import Sandbox
-from runner.workspace import Changes, SetupError, Workspace
+from runner.spec.cases import Case
+from runner.sandbox.command import Sandbox
+from runner.run.workspace import Changes, SetupError, Workspace
 
 
 def _case(**fields: Any) -> Case:

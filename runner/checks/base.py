@@ -6,11 +6,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
-from runner.agent import Trajectory
-from runner.cases import Case
-from runner.providers import ProviderSpec
+from runner.run.agent import Trajectory
+from runner.spec.cases import Case
+from runner.providers.registry import ProviderSpec
 from runner.providers.base import Usage
-from runner.sandbox import CommandResult
+from runner.sandbox.command import CommandResult
 
 OUTCOME = "outcome"
 PROCESS = "process"

@@ -17,11 +17,11 @@ from __future__ import annotations
 import json
 from typing import Any, Callable, Mapping, Sequence
 
-from runner.agent import Trajectory
-from runner.cases import Case
+from runner.run.agent import Trajectory
+from runner.spec.cases import Case
 from runner.checks.base import CheckContext, CheckResult
 from runner.errors import UserError
-from runner.providers import ProviderSpec
+from runner.providers.registry import ProviderSpec
 from runner.providers.base import OutOfTime, ProviderError, Usage
 
 DEFAULT_THRESHOLD = 0.5

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
-from runner.agent import Step
+from runner.run.agent import Step
 from runner.checks.base import PROCESS, CheckContext, CheckResult
-from runner.checks.matchers import arguments_mismatch, show
+from runner.spec.matchers import arguments_mismatch, show
 
 
 def _result(key: str, passed: bool, message: str) -> CheckResult:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Mapping
 
-from runner.agent import Trajectory
+from runner.run.agent import Trajectory
 from runner.checks.base import Check, CheckContext, CheckResult
 
 

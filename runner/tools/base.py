@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
-from runner.sandbox import Sandbox
+from runner.sandbox.command import Sandbox
 
 
 class ToolError(Exception):

@@ -21,7 +21,7 @@ import json
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
-from runner.checks.matchers import arguments_mismatch
+from runner.spec.matchers import arguments_mismatch
 from runner.tools.base import Tool, ToolContext, ToolError
 
 NO_MATCH = "no mock response for these arguments"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from runner.sandbox import OUTPUT_LIMIT, budget
+from runner.sandbox.command import OUTPUT_LIMIT, budget
 from runner.tools.base import TIME_IS_UP, Tool, ToolContext, ToolError
 from runner.tools.files import object_schema
 

@@ -1,0 +1,75 @@
+"""``tooltrial report RESULTS...``: the tables of results already on disk.
+
+One folder: its run lines, pass count and comparison tables, as ``tooltrial run``
+printed them. Two folders: the regression view, the first as before and the
+second as after. ``--output json`` prints the report document (or the
+regression document) instead.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Sequence, TextIO
+
+from rich.console import Console
+
+from runner.scoring.aggregate import aggregate
+from runner.terminal.tables import print_summary
+from runner.terminal.statistics import print_regression, print_statistics
+from runner.errors import ExitCode, UserError
+from runner.scoring.gates import evaluate, exit_code
+from runner.run.session import print_interrupted
+from runner.scoring.regression import regression
+from runner.terminal.lines import RunPrinter
+from runner.output.document import regression_document, report_document
+from runner.output.store import Results, read_results
+
+
+def show_results(folders: Sequence[Path], as_json: bool, console: Console, stdout: TextIO) -> int:
+    """Print one folder's tables or two folders' regression view; raises UserError for any other count."""
+    if len(folders) == 1:
+        document = _show_one(read_results(folders[0]), as_json, console)
+    elif len(folders) == 2:
+        before, after = read_results(folders[0]), read_results(folders[1])
+        change = regression(before.records, after.records)
+        document = regression_document(change, str(before.path), str(after.path))
+        if not as_json:
+            print_regression(console, change, str(before.path), str(after.path))
+    else:
+        raise UserError(f"got {len(folders)} results folders", hint="give one to show it, or two to compare them")
+    if as_json:  # ASCII, as run --output json prints it: any stdout carries it, lone surrogates included
+        print(json.dumps(document, indent=2, default=str), file=stdout)
+    return ExitCode.OK
+
+
+def _show_one(results: Results, as_json: bool, console: Console) -> dict[str, Any]:
+    """The report document of one folder, printing its lines and tables unless ``as_json``."""
+    records = results.records
+    report = results.report or {}
+    unfinished = report.get("unfinished") or []
+    gates = evaluate(records, _thresholds(results.report))
+    comparison = aggregate(records)
+    if not as_json:
+        printer = RunPrinter(console, len(comparison.arms) > 1, any(r.run for r in records))
+        for record in records:
+            printer.record(record)
+        printer.totals(records)
+        print_summary(console, records)
+        print_statistics(console, comparison, gates)
+        if unfinished:
+            left = [(u["case"], u["provider"], u["prompt"], u["run"]) for u in unfinished]
+            print_interrupted(console, left, results.path, len(records))
+    meta = {
+        "run_id": results.path.name,
+        "results": str(results.path),
+        "started": report.get("started"),
+        "finished": report.get("finished"),
+    }
+    return report_document(comparison, gates, records, exit_code(gates), meta, unfinished)
+
+
+def _thresholds(report: dict[str, Any] | None) -> dict[str, float | None]:
+    """Each case's gate threshold as the run recorded it; {} for a run that never finished."""
+    cells = (report or {}).get("cells", [])
+    return {c["case"]: c["gate"]["threshold"] for c in cells if c.get("gate")}

@@ -1,0 +1,1 @@
+"""What a run leaves on disk: the results folder, the report document, JUnit, recordings."""

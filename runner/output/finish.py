@@ -1,0 +1,140 @@
+"""What happens once the run matrix is done: gates, the report, JUnit, the comparison tables, the exit code.
+
+Every run file is already on disk (written as each run ended). ``conclude`` writes
+the rest, printing nothing: ``report.json`` in the results folder and the
+``--report`` and ``--junit`` files. Only then does ``show_ending`` print the pass
+count, the tables and the results folder's path (on stderr), or on ``--output
+json`` the report on stdout (the path is its ``results`` key): a reader that goes
+away (``| head``) can cut the printing short but no result. Every report document
+carries the statistics (runner.reportdoc), the summary and every run record
+(runner.report), as ``schemas/report.schema.json`` pins.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Callable, Sequence, TextIO
+
+from runner.spec.cases import Case
+from runner.scoring.aggregate import Comparison, aggregate
+from runner.terminal.statistics import print_statistics
+from runner.run.engine import RunKey
+from runner.errors import ExitCode
+from runner.escape import printable
+from runner.scoring.gates import Gate, evaluate, exit_code
+from runner.output.junit import junit_xml
+from runner.run.session import print_interrupted
+from runner.run.record import RunRecord
+from runner.terminal.lines import RunPrinter
+from runner.output.document import report_document, unfinished_list
+from runner.output.store import REPORT_FILE, ResultsWriter, to_json, write_replace
+from runner.terminal.tables import print_summary
+
+
+def utc_now() -> str:
+    """The current time, ISO 8601 in UTC to the second (``2025-03-14T09:26:53Z``)."""
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+@dataclass(frozen=True)
+class Conclusion:
+    """Where the outputs go: ``report`` and ``junit`` files (None: not written), ``as_json`` for
+    ``--output json``, the suite's ``min_pass_rate`` gate (None: every run must pass), and the
+    runs an interruption left ``unfinished`` (case, provider, prompt, run index)."""
+
+    report: Path | None = None
+    junit: Path | None = None
+    as_json: bool = False
+    min_pass_rate: float | None = None
+    unfinished: Sequence[RunKey] = ()
+
+
+@dataclass(frozen=True)
+class Ending:
+    """What ``conclude`` made of the finished runs.
+
+    Attributes:
+        records: the finished runs, in plan order. document: the report (report.json's content).
+        comparison, gates: the statistics and gates of ``records``.
+        failed_writes: one line per output that could not be written (the file and why).
+        code: the exit code: the report's ``exit_code`` (runner.gates.exit_code, or 2 with runs
+            unfinished), or 2 when some output could not be written.
+    """
+
+    records: Sequence[RunRecord]
+    document: dict[str, Any]
+    comparison: Comparison
+    gates: Sequence[Gate]
+    failed_writes: list[str] = field(default_factory=list)
+
+    @property
+    def code(self) -> int:
+        return ExitCode.INTERRUPTED if self.failed_writes else self.document["exit_code"]
+
+
+def conclude(
+    records: Sequence[RunRecord], cases: Sequence[Case], writer: ResultsWriter, started: str, outputs: Conclusion
+) -> Ending:
+    """Write ``report.json`` to the results folder, then the ``--report`` and ``--junit`` files;
+    prints nothing. The report lists the ``unfinished`` runs. A file that cannot be written
+    (disk full, folder gone) is a line in ``Ending.failed_writes``, and the others are still written."""
+    gates = evaluate(records, {c.full_id: c.min_pass_rate for c in cases}, outputs.min_pass_rate)
+    comparison = aggregate(records)
+    meta = {"run_id": writer.run_id, "results": str(writer.path), "started": started, "finished": utc_now()}
+    unfinished = unfinished_list(outputs.unfinished)
+    document = report_document(comparison, gates, records, exit_code(gates), meta, unfinished)
+    folder_hint = f" (the run files are there: 'tooltrial report {writer.path}' reads them)"
+    writes: list[tuple[Path, Callable[[], object], str]] = [
+        (writer.path / REPORT_FILE, lambda: writer.write_report(document), folder_hint)]
+    if outputs.report is not None:
+        report = outputs.report
+        writes.append((report, lambda: write_replace(report, to_json(document)), ""))
+    if outputs.junit is not None:
+        junit = outputs.junit
+        writes.append((junit, lambda: write_replace(junit, junit_xml(records, gates, started)), ""))
+    failed = []
+    for path, write, hint in writes:
+        try:
+            write()
+        except OSError as e:
+            failed.append(f"cannot write {path}: {e.strerror or e}{hint}")
+    return Ending(records, document, comparison, gates, failed)
+
+
+def show_ending(
+    ending: Ending,
+    printer: RunPrinter,
+    as_json: bool,
+    notes: Sequence[str] = (),
+    errors: Sequence[str] = (),
+    stdout: TextIO | None = None,
+) -> None:
+    """Print what follows the run lines, once every result is written: the pass count and the
+    summary tables, ``notes`` (lines for stderr, e.g. where ``--record`` wrote), the comparison,
+    the report on stdout (``as_json``) or the results folder's path, each of ``errors`` as
+    ``error: ...`` on stderr, and what to do about the unfinished runs. Flushes stdout at the end.
+
+    Raises BrokenPipeError when the output is closed (``| head``).
+    """
+    out = stdout or sys.stdout
+    console, records, document = printer.console, ending.records, ending.document
+    printer.totals(records)
+    print_summary(console, records)
+    for note in notes:
+        print(printable(note), file=sys.stderr)
+    print_statistics(console, ending.comparison, ending.gates)
+    if as_json:
+        print(json.dumps(document, indent=2, default=str), file=out)  # ASCII: any stdout carries it
+    else:
+        print(f"results: {printable(document['results'])}", file=sys.stderr)
+    for error in [*errors, *ending.failed_writes]:
+        print(f"error: {printable(error)}", file=sys.stderr)
+    unfinished = document.get("unfinished") or []
+    if unfinished:
+        left = [(u["case"], u["provider"], u["prompt"], u["run"]) for u in unfinished]
+        print_interrupted(console, left, Path(document["results"]), len(records))
+    out.flush()

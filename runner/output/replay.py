@@ -1,0 +1,203 @@
+"""Freezing runs as cases: ``tooltrial run ... --record DIR``.
+
+Each finished run writes its case again, with ``script:`` holding what the
+model actually replied (texts, tool calls with their arguments, usage), to
+``DIR/cases/<group>.yml``; the fixtures those cases use are copied to
+``DIR/fixtures``. ``tooltrial run DIR/cases -p scripted`` then replays the
+runs offline with the same tool calls, results, replies and checks.
+
+A case is written as its source file says it (key order and flow or block
+style kept, comments dropped), with the file's ``defaults`` merged in so each
+recorded case stands alone; a replio fixture is written as the case it maps
+onto. When several providers, prompts or repeats
+ran, ids get ``.<provider>``, ``.<prompt>`` and ``.run<N>`` suffixes so that
+every run is a case of its own (its ``runs:`` key dropped). The group files
+this writes are replaced. A run the provider failed is left out: its replay
+would end when the script does, an agent failure where the run was an
+infrastructure error.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+import re
+import shutil
+import tempfile
+import threading
+from collections.abc import Sequence
+from io import StringIO
+from pathlib import Path
+from typing import Any
+
+from ruamel.yaml import YAML
+from ruamel.yaml.comments import Comment, CommentedMap, CommentedSeq
+from ruamel.yaml.scalarstring import FoldedScalarString, LiteralScalarString
+
+from runner.spec.foreign import replio
+from runner.spec.cases import Case
+from runner.errors import UserError
+from runner.providers.base import ProviderError
+from runner.run.record import RunRecord
+from runner.spec.yamlpos import parse, to_plain
+
+_UNSAFE = re.compile(r"[^a-z0-9._-]+")
+_WIDTH = 80  # characters in a line of text, or in a mapping written on one line
+
+
+class Recorder:
+    """Writes a replayable case for each run it is given (``record`` is safe to call from any thread).
+
+    Args:
+        folder: the recording's folder (created); cases go to ``cases/``, fixtures to ``fixtures/``.
+        cases: every case that may run, read from their source files now.
+        providers, prompts, runs: how many of each the run matrix has (for id suffixes);
+            a case's own ``runs:`` wins over ``runs``.
+
+    Raises UserError when two cases use fixtures of one name from different folders.
+    """
+
+    def __init__(
+        self, folder: Path, cases: Sequence[Case], providers: int = 1, prompts: int = 1, runs: int = 1
+    ) -> None:
+        self.cases_dir = folder / "cases"
+        self.fixtures_dir = folder / "fixtures"
+        self.recorded = 0
+        self.left_out = 0
+        self._vary = (providers > 1, prompts > 1)
+        self._runs = runs
+        self._mappings = {case.full_id: (index, case, _case_mapping(case)) for index, case in enumerate(cases)}
+        self._groups: dict[str, dict[tuple[int, str, str, int], CommentedMap]] = {}
+        self._lock = threading.Lock()
+        self.cases_dir.mkdir(parents=True, exist_ok=True)
+        _copy_fixtures(cases, self.fixtures_dir)
+
+    def record(self, record: RunRecord) -> None:
+        """Add the case of ``record`` with its script, and rewrite its group's file; count a run
+        the provider failed in ``left_out`` instead."""
+        if record.error_kind == ProviderError.kind:
+            with self._lock:
+                self.left_out += 1
+            return
+        index, case, mapping = self._mappings[record.case]
+        entry = copy.deepcopy(mapping)
+        entry["id"] = case.id + self._suffix(record, case.runs or self._runs)
+        entry.pop("runs", None)
+        entry.pop("script", None)
+        entry["script"] = _literal(record.script)
+        with self._lock:
+            group = self._groups.setdefault(case.group, {})
+            group[(index, record.provider, record.prompt, record.run)] = entry
+            self._write(case.group, [group[key] for key in sorted(group)])
+            self.recorded += 1
+
+    def _suffix(self, record: RunRecord, runs: int) -> str:
+        parts = [record.provider, record.prompt, f"run{record.run + 1}"]
+        vary = (*self._vary, runs > 1)
+        return "".join(f".{_UNSAFE.sub('-', part.lower()).strip('-')}" for part, varies in zip(parts, vary) if varies)
+
+    def _write(self, group: str, entries: list[CommentedMap]) -> None:
+        document = CommentedMap(cases=CommentedSeq(entries))
+        document.yaml_set_start_comment(
+            "Recorded by `tooltrial run --record`: each case's script is what its model replied.\n"
+            f"Replay offline: tooltrial run {self.cases_dir} -p scripted"
+        )
+        yaml = YAML()
+        yaml.width = 4096  # the case's own values keep their lines
+        yaml.indent(mapping=2, sequence=4, offset=2)
+        text = StringIO()
+        yaml.dump(document, text)
+        _write_atomic(self.cases_dir / f"{group}.yml", text.getvalue())
+
+
+def _case_mapping(case: Case) -> CommentedMap:
+    """The case as its source file writes it: the ruamel mapping with the file's defaults merged in."""
+    file = str(case.source)
+    root = parse(case.source.read_text(encoding="utf-8-sig"), file)
+    plain = to_plain(root, file)
+    if replio.is_fixture(plain):
+        return CommentedMap(replio.to_case_mapping(plain, case.source.stem))
+    wrapped = isinstance(root, CommentedMap)  # {defaults, cases}, else a list of cases
+    defaults, items = (root.get("defaults") or CommentedMap(), root["cases"]) if wrapped else (CommentedMap(), root)
+    node = next(item for item in items if isinstance(item, CommentedMap) and item.get("id") == case.id)
+    return _uncommented(_merge(copy.deepcopy(node), defaults))
+
+
+def _merge(case: CommentedMap, defaults: CommentedMap, top: bool = True) -> CommentedMap:
+    """``defaults`` merged under ``case`` in place, as the loader merges them. Keys only the
+    defaults have go after the case's ``id`` and ``description`` at the top, last below it."""
+    at = next((i for i, key in enumerate(case) if key not in ("id", "description")), len(case)) if top else len(case)
+    for key, value in defaults.items():
+        if key not in case:
+            case.insert(at, key, copy.deepcopy(value))
+            at += 1
+        elif isinstance(value, CommentedMap) and isinstance(case[key], CommentedMap):
+            _merge(case[key], value, top=False)
+    return case
+
+
+def _uncommented(node: Any) -> Any:
+    """``node`` with every comment below it removed: moved into another file they land in odd places."""
+    if isinstance(node, (CommentedMap, CommentedSeq)):
+        if hasattr(node, Comment.attrib):
+            delattr(node, Comment.attrib)
+        for child in node.values() if isinstance(node, CommentedMap) else node:
+            _uncommented(child)
+    return node
+
+
+def _literal(value: Any) -> Any:
+    """``value`` laid out to read well: short mappings of one-line scalars on one line,
+    multi-line strings as literal blocks, long lines folded."""
+    if isinstance(value, dict):
+        mapping = CommentedMap((key, _literal(item)) for key, item in value.items())
+        one_line = all(not isinstance(v, (dict, list)) and "\n" not in str(v).rstrip("\n") for v in value.values())
+        if one_line and len(", ".join(f"{k}: {v}" for k, v in value.items())) <= _WIDTH:
+            mapping.fa.set_flow_style()
+        return mapping
+    if isinstance(value, list):
+        return [_literal(item) for item in value]
+    if isinstance(value, str) and "\n" in value.rstrip("\n"):
+        return LiteralScalarString(value)
+    if isinstance(value, str) and len(value) > _WIDTH and value == value.strip():
+        return _folded(value)
+    return value
+
+
+def _folded(text: str) -> FoldedScalarString:
+    """``text`` (one line) as a folded block broken at single spaces every ``_WIDTH`` characters or so."""
+    folded = FoldedScalarString(text)
+    folds, start = [], 0
+    for at, char in enumerate(text):
+        if at - start >= _WIDTH and char == " " and text[at - 1] != " " and text[at + 1 : at + 2] not in ("", " "):
+            folds.append(at)
+            start = at + 1
+    folded.fold_pos = folds  # where ruamel breaks the line
+    return folded
+
+
+def _copy_fixtures(cases: Sequence[Case], target: Path) -> None:
+    """Copy each fixture folder the cases use into ``target``, once; raise UserError on a name clash."""
+    chosen: dict[str, Path] = {}
+    for case in cases:
+        if case.fixture is None or case.fixtures_dir is None:
+            continue
+        source = (case.fixtures_dir / case.fixture).resolve()
+        if chosen.setdefault(case.fixture, source) != source:
+            raise UserError(
+                f"cannot record: two fixtures are named {case.fixture!r} ({chosen[case.fixture]} and {source})",
+                hint="record those cases separately",
+            )
+    for name, source in chosen.items():
+        destination = target / name
+        if destination.resolve() != source:
+            shutil.rmtree(destination, ignore_errors=True)
+            shutil.copytree(source, destination, symlinks=True)
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` through a temporary file in the same folder, so no reader sees half."""
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    with os.fdopen(handle, "w", encoding="utf-8") as f:
+        f.write(text)
+    os.replace(temporary, path)

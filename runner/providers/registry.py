@@ -1,0 +1,97 @@
+"""Providers: name -> a factory that makes a fresh provider for each run.
+
+A ``-p`` value is ``scripted``, an alias from ``tooltrial.yml``, or a litellm
+model string (``ollama/qwen3``, ``openai/gpt-4o``, ``anthropic/claude-...``).
+Resolving a live one imports litellm (the run is going to use it); resolving
+``scripted`` never does.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Callable
+
+from runner.spec.cases import Case
+from runner.errors import UserError, did_you_mean
+from runner.providers.base import Provider, ProviderError
+from runner.providers.scripted import ScriptedProvider
+
+if TYPE_CHECKING:
+    from runner.spec.config import Config
+    from runner.providers.settings import ModelSettings
+
+SCRIPTED = "scripted"
+_MODEL_HINT = "name a model as provider/model, e.g. -p ollama/qwen3 or -p openai/gpt-4o, or an alias from tooltrial.yml"
+
+
+@dataclass(frozen=True)
+class ProviderSpec:
+    """A provider arm: the label shown in output and a factory called once per run."""
+
+    name: str
+    create: Callable[[Case], Provider]
+
+
+def _scripted(case: Case) -> Provider:
+    if case.script is None:
+        raise ProviderError(f"case {case.full_id} has no script: the scripted provider needs one")
+    return ScriptedProvider(case.script)
+
+
+def resolve_provider(name: str, config: Config | None = None, verbose: bool = False) -> ProviderSpec:
+    """Turn a ``-p`` value into a ProviderSpec.
+
+    Order: ``scripted``; an alias under ``providers:`` in ``config``; a model
+    string with a ``/``; a bare name litellm knows as a model (``gpt-4o``).
+    Raises UserError (exit 4) for a bare provider name (``-p ollama``) with no
+    alias of that name, an unknown provider or model, or a missing API key;
+    errors about an alias point at its entry in the config file.
+    """
+    if name == SCRIPTED:
+        return ProviderSpec(SCRIPTED, _scripted)
+    from runner.providers.litellm import ModelSettings, is_provider_name, model_problem
+
+    aliases = dict(config.providers) if config else {}
+    if config is not None and name in aliases:
+        settings = aliases[name]
+        missing = _missing_key(settings)
+        if missing:
+            raise config.error(missing, ["providers", name, "api_key_env"], hint=_fix(missing))
+        problem = model_problem(settings, verbose)
+        if problem:
+            raise config.error(problem, ["providers", name, "model"], hint=_fix(problem))
+        return _live(name, settings, verbose)
+    if "/" not in name:
+        if is_provider_name(name, verbose):
+            raise UserError(f"provider {name!r} needs a model",
+                            hint=f"use -p {name}/<model>, or add an alias {name!r} under providers: in tooltrial.yml")
+        close = did_you_mean(name, [*aliases, SCRIPTED])
+        if close:
+            raise UserError(f"unknown provider {name!r}", hint=close)
+    settings = ModelSettings(model=name)
+    problem = model_problem(settings, verbose)
+    if problem:
+        raise UserError(f"cannot use provider {name!r}: {problem}", hint=_fix(problem))
+    return _live(name, settings, verbose)
+
+
+def _live(name: str, settings: ModelSettings, verbose: bool) -> ProviderSpec:
+    from runner.providers.litellm import LiteLLMProvider
+
+    return ProviderSpec(name, lambda case: LiteLLMProvider(settings, name, verbose))
+
+
+def _missing_key(settings: ModelSettings) -> str | None:
+    """An ``api_key_env`` that is unset or blank, for a server that is not on this machine."""
+    from runner.providers.litellm import is_local, key_from
+
+    variable = settings.api_key_env
+    if variable and not key_from(variable) and not is_local(settings.api_base):
+        return f"environment variable {variable} is not set"
+    return None
+
+
+def _fix(problem: str) -> str:
+    if "knows no provider" in problem:
+        return _MODEL_HINT
+    return "export the variable in the shell that runs tooltrial; agent commands never see it"

@@ -1,0 +1,145 @@
+"""Jinja templates for the system prompt and the turns.
+
+Templates render in a sandboxed environment with StrictUndefined, so a
+misspelled variable is an error that names the template and line, never an
+empty string sent to the model; runner.templatelimits bounds what one render
+may build and how long it may run. Whatever a template raises (``1/0``, a
+macro calling itself forever, a limit) is a TemplateError at its place.
+"""
+
+from __future__ import annotations
+
+import traceback
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+import jinja2
+
+from runner.spec.cases import Case
+from runner.errors import Location, UserError
+from runner.resources import bundled
+from runner.run.templatelimits import BoundedEnvironment, LimitError, guard_loops, render_bounded
+
+DEFAULT_PROMPT = "default"
+
+
+class TemplateError(UserError):
+    """A template that does not parse, uses an undefined variable, fails as it renders or goes past a limit."""
+
+
+@dataclass(frozen=True)
+class PromptTemplate:
+    """A system prompt template: ``name`` labels the A/B arm, ``origin`` is shown in errors."""
+
+    name: str
+    origin: str
+    source: str
+
+
+def load_prompt(path: str | None) -> PromptTemplate:
+    """Read a ``-P`` template file; None gives the bundled ``prompts/default.j2``.
+
+    Raises UserError when the file cannot be read.
+    """
+    file = Path(path) if path else bundled("prompts") / f"{DEFAULT_PROMPT}.j2"
+    try:
+        source = file.read_text(encoding="utf-8")
+    except OSError as e:
+        raise UserError(f"cannot read prompt template: {e.strerror}", Location(str(file))) from e
+    return PromptTemplate(name=file.stem if path else DEFAULT_PROMPT, origin=str(path or file), source=source)
+
+
+@lru_cache(maxsize=1)
+def _environment() -> BoundedEnvironment:
+    return BoundedEnvironment()
+
+
+def context_for(case: Case, tools: Sequence[Mapping[str, Any]], workspace: str) -> dict[str, Any]:
+    """The variables every template sees: the case vars at top level, plus
+    ``vars``, ``case`` (id, group, full_id, description, tags), ``tools``
+    (list of ``{name, description}``) and ``workspace`` (absolute path).
+    """
+    return {
+        **case.vars,
+        "vars": dict(case.vars),
+        "case": {
+            "id": case.id,
+            "group": case.group,
+            "full_id": case.full_id,
+            "description": case.description,
+            "tags": list(case.tags),
+        },
+        "tools": [{"name": t["function"]["name"], "description": t["function"]["description"]} for t in tools],
+        "workspace": workspace,
+    }
+
+
+@lru_cache(maxsize=1024)
+def _compiled(source: str) -> jinja2.Template:
+    """``source`` compiled once, its loops guarded: every run of a case renders the same templates (thread-safe)."""
+    environment = _environment()
+    return environment.from_string(guard_loops(environment.parse(source)))
+
+
+def render(source: str, context: Mapping[str, Any], file: str, path: str = "", line: int | None = None) -> str:
+    """Render one template string; raises TemplateError saying where it is written and what to do.
+
+    A template file (``-P``) is ``file`` itself, and an error points at its line. A template
+    inside a case file has ``path`` (``group/id.turns[0]``) and the case's ``line`` there: an
+    error points at the case and names the template's own line when that is past the first.
+    """
+    try:
+        return render_bounded(_compiled(source), context).strip()
+    except jinja2.TemplateSyntaxError as e:
+        raise _error(e.message or "syntax error", e.lineno, file, path, line, _SYNTAX_HINT) from e
+    except jinja2.UndefinedError as e:
+        raise _error(e.message or "undefined variable", _template_line(e), file, path, line, _UNDEFINED_HINT) from e
+    except LimitError as e:
+        raise _error(e.message, _template_line(e), file, path, line, e.hint) from e
+    except jinja2.TemplateError as e:
+        raise _error(str(e), _template_line(e), file, path, line, "") from e
+    except RecursionError as e:
+        raise _error("the template recurses too deeply", _template_line(e), file, path, line, _RECURSION_HINT) from e
+    except _FAILURES as e:
+        message = f"{type(e).__name__}: {e}" if str(e) else type(e).__name__
+        raise _error(message, _template_line(e), file, path, line, _FAILURE_HINT) from e
+
+
+_SYNTAX_HINT = "close each {{ with }} and each {% with %}; write {{ '{{' }} for literal braces"
+_UNDEFINED_HINT = "define it under the case's vars:, or check its spelling"
+_RECURSION_HINT = "a macro that calls itself needs a condition that stops it"
+_FAILURE_HINT = "the expression failed as the template rendered"
+# What an expression can raise as it renders: 1/0, range(10**9) (OverflowError), 'a' + 1, int('x'**9999)...
+_FAILURES = (ArithmeticError, TypeError, ValueError, LookupError, AttributeError)
+
+
+def _error(message: str, template_line: int | None, file: str, path: str, line: int | None, hint: str) -> TemplateError:
+    if not path:
+        return TemplateError(message, Location(file, template_line), hint=hint)
+    if template_line and template_line > 1:
+        hint = f"line {template_line} of the template; {hint}" if hint else f"line {template_line} of the template"
+    return TemplateError(message, Location(file, line), path=path, hint=hint)
+
+
+def _template_line(error: BaseException) -> int | None:
+    frames = [f for f in traceback.extract_tb(error.__traceback__) if f.filename == "<template>"]
+    return frames[-1].lineno if frames else None
+
+
+def system_prompt(template: PromptTemplate, case: Case, context: Mapping[str, Any]) -> str:
+    """The system prompt for a run: the case's inline ``system`` wins over ``-P``."""
+    if case.system is not None:
+        return render(case.system, context, str(case.source), f"{case.full_id}.system", case.line)
+    return render(template.source, context, template.origin)
+
+
+def turn_prompts(case: Case, context: Mapping[str, Any]) -> list[str]:
+    """Every turn of the case, rendered."""
+    return [turn_prompt(case, index, context) for index in range(len(case.turns))]
+
+
+def turn_prompt(case: Case, index: int, context: Mapping[str, Any]) -> str:
+    """Turn ``index`` (from 0) of the case, rendered."""
+    return render(case.turns[index], context, str(case.source), f"{case.full_id}.turns[{index}]", case.line)

@@ -1,0 +1,137 @@
+"""The run record: everything tooltrial keeps about one run of one case in one arm."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+from runner.run.agent import Step
+from runner.checks.base import CheckResult
+from runner.providers.base import Usage
+from runner.sandbox.command import Confinement
+from runner.scoring.stats import known_sum
+
+PASS, FAIL, ERROR = "pass", "fail", "error"
+
+
+@dataclass(frozen=True)
+class Tokens:
+    """Token totals of a run; a field is None when no request reported it."""
+
+    prompt: int | None = None
+    completion: int | None = None
+    total: int | None = None
+
+    @classmethod
+    def of(cls, usages: Sequence[Usage]) -> Tokens:
+        """The token counts of ``usages`` summed field by field; a field stays None when no usage reported it."""
+        return cls(
+            prompt=known_sum(u.prompt_tokens for u in usages),
+            completion=known_sum(u.completion_tokens for u in usages),
+            total=known_sum(u.total_tokens for u in usages),
+        )
+
+
+@dataclass(frozen=True)
+class RequestStats:
+    """One model request: tokens (None when not reported), cost in USD (None when unknown),
+    latency in seconds (retries and their waits included), and the provider's finish reason."""
+
+    prompt: int | None = None
+    completion: int | None = None
+    total: int | None = None
+    cost: float | None = None
+    latency: float = 0.0
+    finish_reason: str | None = None
+
+
+@dataclass
+class RunRecord:
+    """One run of one case in one arm (provider x prompt).
+
+    Attributes:
+        status: ``pass`` (every check passed), ``fail`` (some check failed) or ``error``.
+        cause: for an error, the human cause (``setup command failed (exit 2): make``...).
+        error_kind: for an error, its kind (``setup``, ``turn_limit``, ``provider_error``,
+            ``script_exhausted``, ``timeout``, ``judge_error``, ``template``, ``internal``).
+        requests: model requests made. duration: wall-clock seconds.
+        tokens, cost: the agent's own usage (tokens; USD), each None when no request reported it;
+            judges' usage is apart, in ``judge_tokens`` and ``judge_cost``.
+        latency: seconds spent waiting on the model, summed over requests (None before any request).
+        model_requests: per-request tokens, cost, latency and finish reason, in order.
+        changes: workspace paths ``{"added": [...], "changed": [...], "deleted": [...]}``.
+        outcome, process: scores in [0, 1] (runner.scoring), None when the case has no such checks.
+        accuracy: 1/0 against ``expect.trace.expected``, None without it.
+        redundant, errors: counts of repeated identical calls and of error results plus loop errors.
+        failure: the failure cause of a non-passing run (runner.scoring taxonomy), None for a pass.
+        sandbox: how the run's commands were confined (runner.sandbox.Confinement); None in
+            records written before tooltrial recorded it.
+        script: the model's replies in ``script:`` form (runner.providers.scripted.script_reply),
+            one per request; replaying them with the scripted provider repeats the run.
+        warnings: what went wrong beside the run without changing its result, one line each
+            (a workspace cleanup could not remove entirely, naming what is left).
+    """
+
+    case: str
+    provider: str
+    prompt: str
+    run: int = 0
+    status: str = ERROR
+    cause: str | None = None
+    error_kind: str | None = None
+    checks: list[CheckResult] = field(default_factory=list)
+    steps: list[Step] = field(default_factory=list)
+    final_reply: str = ""
+    requests: int = 0
+    tokens: Tokens = field(default_factory=Tokens)
+    cost: float | None = None
+    latency: float | None = None
+    model_requests: list[RequestStats] = field(default_factory=list)
+    duration: float = 0.0
+    changes: dict[str, list[str]] = field(default_factory=dict)
+    workspace: str | None = None
+    outcome: float | None = None
+    process: float | None = None
+    accuracy: int | None = None
+    redundant: int = 0
+    errors: int = 0
+    failure: str | None = None
+    sandbox: Confinement | None = None
+    script: list[dict[str, Any]] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def names(self) -> list[str]:
+        """The called tool names, in order."""
+        return [step.name for step in self.steps]
+
+    @property
+    def calls(self) -> int:
+        """How many tool calls the run made."""
+        return len(self.steps)
+
+    @property
+    def judge_tokens(self) -> Tokens:
+        """Tokens the judges used grading this run, summed over its checks; a field is None when no judge reported it."""
+        return Tokens.of(self._judge_usages())
+
+    @property
+    def judge_cost(self) -> float | None:
+        """USD the judges cost grading this run, summed over its checks; None when no judge's cost is known."""
+        return known_sum(u.cost for u in self._judge_usages())
+
+    def _judge_usages(self) -> list[Usage]:
+        return [c.usage for c in self.checks if c.usage is not None]
+
+    @property
+    def failed_checks(self) -> list[CheckResult]:
+        return [c for c in self.checks if not c.passed]
+
+    @property
+    def arm(self) -> str:
+        return f"{self.provider} · {self.prompt}"
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict of every field, with ``judge_tokens`` ({prompt, completion, total}) and ``judge_cost`` (USD)."""
+        return {**dataclasses.asdict(self), "judge_tokens": dataclasses.asdict(self.judge_tokens), "judge_cost": self.judge_cost}

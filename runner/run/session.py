@@ -1,0 +1,137 @@
+"""``tooltrial run``'s matrix, live: Ctrl-C, the progress bar, each run saved as it ends, ``--resume``.
+
+Every finished run is written to the results folder the moment it ends (before
+its lines are printed, which may wait for plan order), numbered by its place in
+the plan, so a second Ctrl-C, which exits at once, loses none and the files sort
+in plan order for any ``-j``. A results folder that refuses a run (disk full)
+stops the suite as Ctrl-C does, with that run unfinished. ``--resume`` takes the
+runs an earlier results folder already holds for this plan, copies them into the
+new folder and runs the rest.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Sequence
+
+from rich.console import Console
+from rich.text import Text
+
+from runner.spec.cases import Case
+from runner.run.engine import Arm, Interrupted, RunKey, RunOptions, plan_keys, run_key, run_matrix
+from runner.run.interrupt import CtrlC
+from runner.terminal.progress import SuiteProgress
+from runner.run.record import RunRecord
+from runner.output.replay import Recorder
+from runner.terminal.lines import RunPrinter, shown
+from runner.output.store import ResultsWriter
+
+
+@dataclass(frozen=True)
+class LiveRun:
+    """What ``run_live`` did.
+
+    Attributes:
+        records: the runs finished and saved, in plan order.
+        left: the key (runner.engine.run_key) of each planned run not finished or not saved, in plan order.
+        refused: why the results folder refused a run (``cannot write to the results folder DIR: No
+            space left on device``), None when it took every one; the suite stopped there.
+        warnings: lines about what else could not be saved (a run ``--record`` could not write).
+    """
+
+    records: list[RunRecord]
+    left: list[RunKey]
+    refused: str | None = None
+    warnings: list[str] = field(default_factory=list)
+
+
+class _Saver:
+    """Saves each finished run to the results folder, then to ``--record``, as ``run_matrix``'s ``on_finish``.
+
+    A run the results folder refuses (disk full, folder removed or made read-only) is kept in
+    ``refused`` and stops the suite as Ctrl-C does: no run starts after it. It is not finished:
+    ``--resume`` runs it again.
+    """
+
+    def __init__(self, writer: ResultsWriter, recorder: Recorder | None, number: dict[RunKey, int],
+                 cancel: threading.Event) -> None:
+        self.writer, self.recorder, self.number, self.cancel = writer, recorder, number, cancel
+        self.refused: set[RunKey] = set()
+        self.reason: str | None = None
+        self.warnings: list[str] = []
+
+    def __call__(self, record: RunRecord) -> None:
+        key = run_key(record)
+        try:
+            self.writer.write_run(record, self.number[key])
+        except OSError as e:
+            self.refused.add(key)
+            self.reason = self.reason or f"cannot write to the results folder {self.writer.path}: {e.strerror or e}"
+            self.cancel.set()
+            return
+        if self.recorder is not None:
+            try:
+                self.recorder.record(record)
+            except Exception as e:  # the run is saved; only its recording is lost, and said so
+                self.warnings.append(f"--record left out {record.case} run {record.run + 1}: {type(e).__name__}: {e}")
+
+
+def run_live(
+    cases: Sequence[Case],
+    arms: Sequence[Arm],
+    options: RunOptions,
+    repeats: int,
+    printer: RunPrinter,
+    writer: ResultsWriter,
+    earlier: Sequence[RunRecord] = (),
+    recorder: Recorder | None = None,
+) -> LiveRun:
+    """Run the matrix under the Ctrl-C handler.
+
+    Each run is saved to ``writer`` and ``recorder`` (``--record``) as it ends.
+    ``earlier`` are the records of the folder given to ``--resume``: those this plan
+    has are saved likewise and not run again. On a terminal each run's lines
+    appear as it ends, under a progress bar; elsewhere in plan order, so the output
+    is the same for any ``-j``. A run that could not be saved is not shown.
+    """
+    keys = plan_keys(cases, arms, repeats)
+    number = {key: place for place, key in enumerate(keys, start=1)}
+    reused = [record for record in earlier if run_key(record) in number]
+    save = _Saver(writer, recorder, number, options.cancel)
+    for record in reused:
+        save(record)
+    if earlier:
+        printer.console.print(Text(f"resuming: {len(reused)} of {len(keys)} runs are done already"))
+    ordered = not printer.console.is_terminal
+    with CtrlC(options.cancel, options.sandbox.kill_all), SuiteProgress(printer.console, len(keys) - len(reused)) as bar:
+
+        def on_record(record: RunRecord) -> None:
+            if run_key(record) in save.refused:
+                return
+            try:
+                printer.record(record)
+                bar.advance(record)
+            except BrokenPipeError:  # the reader went away (``| head``): stop as on Ctrl-C, printing nothing more
+                options.cancel.set()
+            except Exception as e:  # the run is saved: say that it could not be shown, and go on
+                printer.console.print(shown(f"ERROR {record.case}: cannot show this run: {type(e).__name__}: {e}"))
+
+        try:
+            records, left = run_matrix(cases, arms, options, repeats, on_record, ordered, save, reused), []
+        except Interrupted as e:
+            records, left = e.records, e.left
+    unsaved = set(left) | save.refused
+    return LiveRun([r for r in records if run_key(r) not in save.refused], [k for k in keys if k in unsaved],
+                   save.reason, save.warnings)
+
+
+def print_interrupted(console: Console, left: Sequence[RunKey], folder: Path, finished: int) -> None:
+    """Say which runs did not finish and how to run just those."""
+    cases = ", ".join(dict.fromkeys(case for case, _, _, _ in left))
+    console.print(shown(f"interrupted: {len(left)} runs did not finish (cases: {cases})"))
+    if finished:
+        console.print(shown(f"to run just those: tooltrial run <the same arguments> --resume {folder}"))
+    else:
+        console.print(Text("no run finished: run the same command again"))

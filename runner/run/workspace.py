@@ -1,0 +1,208 @@
+"""A run's throwaway workspace: temp dir, fixture copy, inline files, setup commands, snapshots, cleanup."""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import shutil
+import stat
+import tempfile
+from collections.abc import Iterator
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+from runner.spec.cases import Case
+from runner.sandbox.command import Sandbox, budget, scrubbed_env
+from runner.tools.base import ToolError, stop_reason
+from runner.tools.paths import resolve_inside
+
+HASH_LIMIT = 16 * 2**20  # bytes: a larger file is compared by its size and mtime, not its bytes
+MAX_SNAPSHOT_FILES = 200_000  # files one snapshot compares; the rest are left out of a run's changes
+_CHUNK = 2**20  # bytes per read while hashing
+
+
+class SetupError(Exception):
+    """A setup command failed or timed out; the run is an ERROR.
+
+    Attributes: ``command``, ``exit_code`` (None when it timed out), ``output``.
+    """
+
+    def __init__(self, command: str, exit_code: int | None, output: str, timeout: float) -> None:
+        self.command = command
+        self.exit_code = exit_code
+        self.output = output
+        if exit_code is None:
+            super().__init__(f"setup command timed out after {timeout:g}s: {command}")
+        else:
+            super().__init__(f"setup command failed (exit {exit_code}): {command}")
+
+
+class SnapshotStopped(Exception):
+    """A snapshot did not finish: its message says why (the run's time is up, the suite was interrupted)."""
+
+
+@dataclass(frozen=True)
+class Changes:
+    """Files added, changed and deleted during a run: relative posix paths, each tuple sorted."""
+
+    added: tuple[str, ...]
+    changed: tuple[str, ...]
+    deleted: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Workspace:
+    """A temp dir holding one run's files; ``path`` is absolute and resolved."""
+
+    path: Path
+    sandbox: Sandbox
+
+    @classmethod
+    def create(cls, case: Case, sandbox: Sandbox) -> Workspace:
+        """A fresh ``tooltrial-*`` temp dir holding the case's fixture (symlinks copied as links)
+        and inline ``files`` (written as UTF-8, parents created).
+
+        Raises ValueError for a fixture that cannot be found or a file path escaping the
+        workspace; the temp dir is removed then.
+        """
+        workspace = cls(Path(tempfile.mkdtemp(prefix="tooltrial-")).resolve(), sandbox)
+        try:
+            workspace._fill(case)
+        except BaseException:
+            workspace.cleanup()
+            raise
+        return workspace
+
+    def _fill(self, case: Case) -> None:
+        if case.fixture is not None:
+            if case.fixtures_dir is None or not (case.fixtures_dir / case.fixture).is_dir():
+                raise ValueError(f"{case.full_id}: fixture folder not found: {case.fixture}")
+            shutil.copytree(case.fixtures_dir / case.fixture, self.path, symlinks=True, dirs_exist_ok=True)
+        for relative, content in case.files.items():
+            try:
+                target = resolve_inside(self.path, relative)
+            except ToolError as e:
+                raise ValueError(f"{case.full_id}: files: {e}") from e
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(content.encode("utf-8"))
+
+    def env(self, case: Case) -> dict[str, str]:
+        """The environment for commands of ``case`` in this workspace (see scrubbed_env)."""
+        return scrubbed_env(self.path, case.env)
+
+    def run_setup(self, case: Case, timeout: float = 60.0, deadline: float | None = None) -> None:
+        """Run each of ``case.setup`` in order, each with ``timeout`` seconds, all before
+        ``deadline`` (``time.monotonic()``, the run's end) when given.
+
+        Raises SetupError for the first command that exits non-zero or times out.
+        """
+        env = self.env(case)
+        for command in case.setup:
+            allowed = budget(timeout, deadline)
+            result = self.sandbox.run(command, self.path, env, allowed, network=case.network)
+            if result.timed_out or result.exit_code != 0:
+                raise SetupError(command, result.exit_code, result.output, allowed)
+
+    def snapshot(self, deadline: float | None = None, cancel: threading.Event | None = None) -> dict[str, str]:
+        """Relative posix path -> digest of every regular file (no symlinks, nothing in .git).
+
+        Files are looked at in path order, each stat'ed before it is read: one of at
+        most HASH_LIMIT bytes gets the sha256 of its bytes, a larger one (or one that
+        cannot be read) a digest made of its size and mtime_ns, so a change to it shows
+        only when it changes either. At most MAX_SNAPSHOT_FILES files are taken; the
+        rest are left out. Raises SnapshotStopped once ``deadline`` (``time.monotonic()``)
+        passes or ``cancel`` is set.
+        """
+        digests: dict[str, str] = {}
+        for folder, dirs, names in os.walk(self.path):
+            dirs[:] = sorted(d for d in dirs if d != ".git")
+            for name in sorted(names):
+                reason = stop_reason(deadline, cancel)
+                if reason is not None:
+                    raise SnapshotStopped(reason)
+                if len(digests) >= MAX_SNAPSHOT_FILES:
+                    return digests
+                path = Path(folder, name)
+                try:
+                    info = path.lstat()
+                except OSError:  # gone since the folder was read
+                    continue
+                if stat.S_ISREG(info.st_mode):
+                    digests[path.relative_to(self.path).as_posix()] = _digest(path, info)
+        return digests
+
+    def changes(
+        self, before: dict[str, str], deadline: float | None = None, cancel: threading.Event | None = None
+    ) -> Changes:
+        """What differs between ``before`` (an earlier snapshot) and the workspace now.
+
+        Raises SnapshotStopped as ``snapshot`` does.
+        """
+        after = self.snapshot(deadline, cancel)
+        return Changes(
+            added=tuple(sorted(after.keys() - before.keys())),
+            changed=tuple(sorted(p for p in after.keys() & before.keys() if after[p] != before[p])),
+            deleted=tuple(sorted(before.keys() - after.keys())),
+        )
+
+    def cleanup(self) -> list[str]:
+        """Delete the workspace, folders a command made read-only or unreadable in it too (as Go's
+        module cache is); one already gone is fine.
+
+        Returns a warning line when something still cannot be removed (how many entries are left,
+        the first and why), else []. Never raises OSError: a workspace left behind ends no suite.
+        """
+        try:
+            shutil.rmtree(self.path)
+            return []
+        except FileNotFoundError:
+            return []
+        except OSError:
+            _grant_folders(self.path)
+        left: list[tuple[str, OSError]] = []
+        shutil.rmtree(self.path, onerror=lambda function, path, info: left.append((path, info[1])))
+        left = [(path, error) for path, error in left if not isinstance(error, FileNotFoundError)]
+        if not left:
+            return []
+        path, error = left[0]
+        return [f"cleanup left {len(left)} entries in {self.path}, the first {path}: {error.strerror or error}"]
+
+
+def _digest(path: Path, info: os.stat_result) -> str:
+    """``sha256:<hex>`` of the file's first HASH_LIMIT bytes when its size (``info``) is at most that,
+    else (or when it cannot be read) ``stat:<size>:<mtime_ns>``."""
+    by_stat = f"stat:{info.st_size}:{info.st_mtime_ns}"
+    if info.st_size > HASH_LIMIT:
+        return by_stat
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)  # a FIFO swapped in must not block
+    except OSError:
+        return by_stat
+    digest = hashlib.sha256()
+    with open(fd, "rb") as f:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return by_stat
+        left = HASH_LIMIT  # a file growing while it is read is not read past the limit
+        while left > 0 and (chunk := f.read(min(_CHUNK, left))):
+            digest.update(chunk)
+            left -= len(chunk)
+    return f"sha256:{digest.hexdigest()}"
+
+
+def _grant_folders(root: Path) -> None:
+    """Give the owner every right on ``root`` and each folder below it (symlinks untouched), each
+    before it is listed, so rmtree can empty and remove them; a folder that refuses is left as is."""
+    for folder in (root, *_folders(root)):
+        with contextlib.suppress(OSError):
+            os.chmod(folder, stat.S_IRWXU)
+
+
+def _folders(root: Path) -> Iterator[Path]:
+    """Every folder below ``root``, top down, each yielded before os.walk lists it."""
+    for folder, dirs, _ in os.walk(root):
+        for name in dirs:
+            path = Path(folder, name)
+            if not path.is_symlink():
+                yield path

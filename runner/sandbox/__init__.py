@@ -1,0 +1,1 @@
+"""Running one shell command confined: bubblewrap, the seccomp filter, PID namespaces, resource limits."""

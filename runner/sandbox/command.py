@@ -1,0 +1,367 @@
+"""Running one shell command: bubblewrap or a plain process, scrubbed environment,
+process-group timeout, resource limits, capped output.
+
+Mode ``bwrap`` confines the command (runner.bwrap, runner.seccomp); mode ``none`` runs it
+with the host's files and network, in a PID namespace of its own where the machine allows
+(runner.confine). Both give it exactly the scrubbed environment, a closed stdin, its own
+process group (killed whole on timeout, and once it exits), per-process resource limits
+(memory, file size, CPU time), death with tooltrial and capped output. What each mode
+guarantees is in ``Confinement``, recorded on every run.
+"""
+
+from __future__ import annotations
+
+import os
+import selectors
+import signal
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Mapping, Sequence
+
+from runner.sandbox.bwrap import bwrap_argv, host_view, probe
+from runner.sandbox.confine import hide_own_environment, limited, namespace_prefix
+from runner.errors import UserError
+from runner.sandbox.seccomp import socket_filter
+
+MODES = ("auto", "bwrap", "none")  # what --sandbox accepts; a Sandbox itself is bwrap or none
+OUTPUT_LIMIT = 30_000  # characters of a tool result, bytes of a command's output
+_CHUNK = 65_536  # bytes per read
+_POLL = 0.05  # seconds between checks on the process while its output is quiet
+_LINGER = 0.25  # seconds a finished command's background children may hold the pipe
+_GRACE = 0.5  # seconds between SIGTERM and SIGKILL
+
+
+def elide(head: str, tail: str, cut: int, unit: str) -> str:
+    """Join what was kept of a long text around a marker line saying how much was cut."""
+    newline = "" if head.endswith("\n") else "\n"
+    return f"{head}{newline}[... {cut} {unit} cut ...]\n{tail}"
+
+
+def cap_text(text: str, limit: int = OUTPUT_LIMIT) -> str:
+    """``text`` unchanged when at most ``limit`` characters, else its head and tail around a marker."""
+    if len(text) <= limit:
+        return text
+    half = limit // 2
+    return elide(text[:half], text[len(text) - (limit - half) :], len(text) - limit, "characters")
+
+
+@dataclass(frozen=True)
+class CommandResult:
+    """What a command did.
+
+    Attributes:
+        exit_code: the exit status (negative for a signal), None when killed by the timeout.
+        output: stdout and stderr interleaved, decoded as UTF-8 (bad bytes replaced),
+            at most ``output_limit`` bytes of it kept (head and tail, with a marker line).
+        timed_out: whether the timeout killed it.
+        duration: wall-clock seconds.
+    """
+
+    exit_code: int | None
+    output: str
+    timed_out: bool
+    duration: float
+
+
+def scrubbed_env(workspace: Path, extra: Mapping[str, str] = {}) -> dict[str, str]:
+    """The only environment commands see: the parent's PATH, HOME=workspace, a UTF-8 locale,
+    TERM=dumb, PYTHONDONTWRITEBYTECODE=1, then ``extra`` (the case's env) over those.
+
+    Nothing else is inherited, so no API key reaches a command.
+    """
+    env = {
+        "PATH": os.environ.get("PATH", os.defpath),
+        "HOME": str(workspace),
+        "LANG": "C.UTF-8",
+        "LC_ALL": "C.UTF-8",
+        "TERM": "dumb",
+        "PYTHONDONTWRITEBYTECODE": "1",
+    }
+    env.update(extra)
+    return env
+
+
+class _Capture:
+    """Keeps the first half of ``limit`` bytes and a rolling tail of the rest; counts what it drops."""
+
+    def __init__(self, limit: int) -> None:
+        self.head_limit = limit // 2
+        self.tail_limit = limit - self.head_limit
+        self.head = bytearray()
+        self.tail = bytearray()
+        self.dropped = 0
+
+    def feed(self, chunk: bytes) -> None:
+        room = self.head_limit - len(self.head)
+        self.head += chunk[:room]
+        self.tail += chunk[room:]
+        excess = len(self.tail) - self.tail_limit
+        if excess > 0:
+            del self.tail[:excess]
+            self.dropped += excess
+
+    def text(self) -> str:
+        head = self.head.decode("utf-8", errors="replace")
+        tail = self.tail.decode("utf-8", errors="replace")
+        return elide(head, tail, self.dropped, "bytes") if self.dropped else head + tail
+
+
+def _signal_group(pgid: int, sig: signal.Signals) -> None:
+    """Send ``sig`` to a whole process group; a group already gone is fine."""
+    try:
+        os.killpg(pgid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _drain(fd: int, capture: _Capture, seconds: float) -> None:
+    """Read what is left on ``fd`` until end of file or for at most ``seconds``."""
+    deadline = time.monotonic() + seconds
+    with selectors.DefaultSelector() as selector:
+        selector.register(fd, selectors.EVENT_READ)
+        while (left := deadline - time.monotonic()) > 0 and selector.select(left):
+            chunk = os.read(fd, _CHUNK)
+            if not chunk:
+                return
+            capture.feed(chunk)
+
+
+def _pidfd(pid: int) -> int | None:
+    """A pidfd of process ``pid`` (readable once it exits), or None where the kernel has none (before 5.3)."""
+    try:
+        return os.pidfd_open(pid)
+    except OSError:
+        return None
+
+
+def _exited(proc: subprocess.Popen[bytes]) -> bool:
+    """Whether the command's own process has exited, without reaping it: while it is a zombie
+    its process group id cannot be given to another process, so the group may still be killed."""
+    try:
+        return os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
+    except ChildProcessError:  # reaped already
+        return True
+
+
+def _pump(
+    proc: subprocess.Popen[bytes], capture: _Capture, deadline: float, cancel: threading.Event | None = None
+) -> bool:
+    """Read the output until the command exits; False when ``deadline`` (monotonic) passes
+    or ``cancel`` is set first (it is looked at every ``_POLL`` seconds at most).
+
+    When the command's own process exits, its whole process group is killed (background jobs,
+    ``nohup``, double forks that kept the group) and what is left in the pipe is read for at
+    most ``_LINGER`` seconds. The caller reaps the process.
+    """
+    assert proc.stdout is not None
+    fd = proc.stdout.fileno()
+    pidfd = _pidfd(proc.pid)
+    reading = True
+    try:
+        with selectors.DefaultSelector() as selector:
+            selector.register(fd, selectors.EVENT_READ)
+            if pidfd is not None:
+                selector.register(pidfd, selectors.EVENT_READ)
+            while (now := time.monotonic()) < deadline:
+                if cancel is not None and cancel.is_set():
+                    return False
+                for key, _ in selector.select(min(deadline - now, _POLL)):
+                    if key.fd == fd and (chunk := os.read(fd, _CHUNK)):
+                        capture.feed(chunk)
+                    elif key.fd == fd:  # end of output: every writer is gone
+                        selector.unregister(fd)
+                        reading = False
+                if _exited(proc):
+                    _signal_group(proc.pid, signal.SIGKILL)
+                    if reading:
+                        _drain(fd, capture, _LINGER)
+                    return True
+            return False
+    finally:
+        if pidfd is not None:
+            os.close(pidfd)
+
+
+def budget(timeout: float, deadline: float | None) -> float:
+    """Seconds a command may take: ``timeout``, or less when ``deadline`` (``time.monotonic()``)
+    comes sooner; never below 0."""
+    if deadline is None:
+        return timeout
+    return max(0.0, min(timeout, deadline - time.monotonic()))
+
+
+@dataclass(frozen=True)
+class Confinement:
+    """How a run's commands were confined; recorded on every run (``RunRecord.sandbox``).
+
+    Attributes:
+        mode: ``bwrap`` (bubblewrap) or ``none`` (the host's files and network).
+        isolated: each command had a PID namespace of its own, so it saw no other process (no
+            other process's environment, where API keys are) and every process it started died
+            with it. Always true under bwrap.
+        note: what this mode does not protect and why it was used (empty for full bubblewrap).
+    """
+
+    mode: str
+    isolated: bool
+    note: str = ""
+
+
+class Sandbox:
+    """Runs shell commands for setup, verify and the ``bash`` tool.
+
+    ``mode`` is ``"bwrap"`` (confined by bubblewrap at path ``binary``; ``hardened`` when it
+    takes the user-namespace hardening, see runner.bwrap.probe) or ``"none"`` (the host's
+    files and network, a PID namespace of its own where this machine allows); anything else
+    raises ValueError. ``hide`` lists more host folders commands must not see under bwrap
+    (the results folder). ``note`` says why this mode was chosen, for ``confinement``.
+
+    One Sandbox serves concurrent runs: it keeps only the set of live process groups,
+    under a lock, so ``kill_all`` can stop every command at once.
+    """
+
+    def __init__(self, mode: str = "none", binary: str = "bwrap", hide: Sequence[Path] = (),
+                 hardened: bool = True, note: str = "") -> None:
+        if mode not in ("bwrap", "none"):
+            raise ValueError(f"unknown sandbox mode {mode!r} (supported: bwrap, none)")
+        self.mode = mode
+        self.binary = binary
+        self.hide = tuple(Path(p).resolve() for p in hide)
+        self.hardened = hardened
+        self.weaknesses: list[str] = []  # what this sandbox cannot guarantee here, one sentence each
+        if mode == "bwrap":
+            self._filter, missing = socket_filter()
+            self._namespace: tuple[str, ...] | None = None
+            if missing:
+                self.weaknesses.append(f"commands can reach the host's Unix sockets: {missing}")
+        else:
+            self._filter = None
+            self._namespace, missing = namespace_prefix()
+            if self._namespace is None:
+                self.weaknesses.append(f"no PID namespace for commands ({missing}): they can read the "
+                                       "environment of your other processes and leave processes running")
+                hide_own_environment()
+        isolated = mode == "bwrap" or self._namespace is not None
+        self.confinement = Confinement(mode, isolated, "; ".join([note, *self.weaknesses] if note else self.weaknesses))
+        self._live: set[int] = set()
+        self._lock = threading.Lock()
+
+    def _argv(self, command: str, cwd: Path, env: Mapping[str, str], timeout: float, network: bool,
+              seccomp_fd: int | None) -> list[str]:
+        argv = ["bash", "-c", command]
+        if self.mode == "bwrap":
+            view = host_view(env.get("PATH", os.defpath), self.hide)
+            argv = [*bwrap_argv(self.binary, cwd, cwd, network, view, seccomp_fd, self.hardened), *argv]
+        elif self._namespace is not None:
+            argv = [*self._namespace, *argv]
+        return limited(argv, timeout, dies_with_parent=self.mode == "bwrap")
+
+    def run(
+        self,
+        command: str,
+        cwd: Path,
+        env: Mapping[str, str],
+        timeout: float,
+        output_limit: int = OUTPUT_LIMIT,
+        network: bool = False,
+        cancel: threading.Event | None = None,
+    ) -> CommandResult:
+        """Run ``bash -c command`` in ``cwd`` with exactly ``env``, stdin closed.
+
+        ``timeout`` is in seconds; when it passes, the command's whole process
+        group gets SIGTERM, then SIGKILL after a short grace. Its processes
+        run under ``runner.confine.resource_limits(timeout)`` and die with tooltrial.
+        ``output_limit`` is in bytes. Under bwrap, ``cwd`` is the one writable host folder
+        and ``network`` keeps the host network and its Unix sockets. Raises OSError when the
+        command cannot be started (e.g. ``cwd`` missing), ValueError for a NUL byte in
+        ``command`` or ``env``. Setting ``cancel`` (the suite's Ctrl-C) stops the command as its
+        timeout does (``timed_out``).
+        """
+        filter_in, filter_out = os.pipe() if self._filter is not None and not network else (None, None)
+        if filter_out is not None:  # bwrap reads the program from the inherited end; it fits the pipe's buffer
+            os.write(filter_out, self._filter)
+            os.close(filter_out)
+        argv = self._argv(command, cwd, env, timeout, network, filter_in)
+        start = time.monotonic()
+        try:
+            proc = subprocess.Popen(
+                argv,
+                cwd=cwd,
+                env=dict(env),
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+                pass_fds=() if filter_in is None else (filter_in,),
+            )
+        finally:
+            if filter_in is not None:
+                os.close(filter_in)
+        assert proc.stdout is not None
+        with self._lock:
+            self._live.add(proc.pid)
+        capture = _Capture(output_limit)
+        try:
+            finished = _pump(proc, capture, start + timeout, cancel)
+            if not finished:
+                _signal_group(proc.pid, signal.SIGTERM)
+                try:
+                    proc.wait(_GRACE)
+                except subprocess.TimeoutExpired:
+                    pass
+                _signal_group(proc.pid, signal.SIGKILL)
+                proc.wait()
+                _drain(proc.stdout.fileno(), capture, _POLL)
+        finally:
+            if proc.poll() is None:
+                _signal_group(proc.pid, signal.SIGKILL)
+            proc.wait()
+            proc.stdout.close()
+            with self._lock:
+                self._live.discard(proc.pid)
+        return CommandResult(
+            exit_code=proc.returncode if finished else None,
+            output=capture.text(),
+            timed_out=not finished,
+            duration=time.monotonic() - start,
+        )
+
+    def kill_all(self) -> None:
+        """SIGKILL the process group of every command still running (for an immediate exit)."""
+        with self._lock:
+            live = list(self._live)
+        for pgid in live:
+            _signal_group(pgid, signal.SIGKILL)
+
+
+_UNCONFINED = "they can read and write your files and use your network"
+
+
+def choose_sandbox(requested: str, hide: Sequence[Path] = ()) -> Sandbox:
+    """The Sandbox for ``--sandbox requested`` (one of MODES); ``hide`` as for Sandbox.
+
+    ``auto`` is bwrap when it works here, else ``none`` after a warning on stderr. Every
+    weakness of the chosen sandbox (``Confinement.note``) is a warning line on stderr before
+    any run. Raises UserError when ``bwrap`` is requested but does not work.
+    """
+    if requested == "none":
+        sandbox = Sandbox("none", note="requested with --sandbox none")
+        print(f"warning: --sandbox none: commands run unconfined: {_UNCONFINED}", file=sys.stderr)
+    else:
+        binary, hardened, reason = probe()
+        if binary is None and requested == "bwrap":
+            raise UserError(f"bubblewrap sandbox unavailable: {reason}",
+                            hint="install bubblewrap (apt-get install bubblewrap) or use --sandbox none")
+        if binary is None:
+            sandbox = Sandbox("none", note=f"bubblewrap unavailable: {reason}")
+            print(f"warning: bubblewrap unavailable ({reason}); commands run unconfined: {_UNCONFINED}",
+                  file=sys.stderr)
+        else:
+            sandbox = Sandbox("bwrap", binary, hide, hardened)
+    for weakness in sandbox.weaknesses:
+        print(f"warning: {weakness}", file=sys.stderr)
+    return sandbox

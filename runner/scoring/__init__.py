@@ -1,0 +1,1 @@
+"""Per-run metrics and failure cause, statistics, the aggregation, gates and the regression view."""

@@ -1,0 +1,221 @@
+"""Metrics of one run: accuracy, redundant calls, errors, outcome and process scores, failure cause.
+
+Everything here is a pure function of the Case and its finished RunRecord; the
+engine calls ``fill_metrics`` once per run, whatever its status. The split of
+a run's quality into an *outcome* score and a *process* score, the efficiency
+ratio, and the first-match failure taxonomy follow ToolEval (an agent-agnostic
+tool-use harness: "outcome vs process, variance, failure cause"); the trace
+metrics (accuracy, redundant, errors) follow replio eval.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any, Mapping, Sequence
+
+from runner.run.agent import Step
+from runner.spec.cases import Case
+from runner.checks.base import OUTCOME, CheckResult
+from runner.run.record import ERROR, PASS, RunRecord
+from runner.tools.toolbox import BUILTIN_TOOLS
+
+FAILURE_CAUSES = (
+    "run_error", "turn_limit", "no_tools", "called_forbidden", "wrong_tool",
+    "missing_output", "wrong_args", "excessive_calls", "over_budget", "good_process_bad_outcome", "unknown",
+)
+_WRONG_TOOL_CHECKS = frozenset({"trace.must_include", "trace.exact", "trace.order", "trace.min_calls"})
+_REPLY_CHECKS = frozenset({"response_contains", "response_matches"})
+_TURN_PREFIX = re.compile(r"^turns\[\d+\]\.")
+_WANTS_CALLS = ("expected", "exact", "must_include", "order", "args")
+
+
+@dataclass(frozen=True)
+class Metrics:
+    """The scores of one run; see each function below for its definition."""
+
+    accuracy: int | None
+    redundant: int
+    errors: int
+    outcome: float | None
+    process: float | None
+    failure: str | None
+
+
+def fill_metrics(case: Case, record: RunRecord) -> None:
+    """Set ``record``'s accuracy, redundant, errors, outcome, process and failure from ``score``."""
+    for name, value in vars(score(case, record)).items():
+        setattr(record, name, value)
+
+
+def score(case: Case, record: RunRecord) -> Metrics:
+    """Every metric of ``record``, a finished run of ``case``."""
+    trace = case.expect.get("trace", {})
+    names = record.names
+    return Metrics(
+        accuracy=accuracy(names, trace.get("expected")),
+        redundant=redundant(record.steps),
+        errors=error_count(record.steps, record.status),
+        outcome=outcome_score(record.checks),
+        process=(process_score(trace, names, offered_tools(case), turn_traces(case, record.steps))
+                 if record.requests else None),
+        failure=failure_cause(case, record),
+    )
+
+
+def accuracy(names: Sequence[str], expected: Sequence[str] | None) -> int | None:
+    """1 when the called tool names equal ``expected`` exactly (order and count), 0 otherwise,
+    None when the case gives no ``expect.trace.expected``. Not a pass condition (replio eval)."""
+    return None if expected is None else int(list(names) == list(expected))
+
+
+def canonical(arguments: Mapping[str, Any] | None) -> str:
+    """Arguments as canonical JSON (sorted keys, no spaces); ``null`` for unparseable ones."""
+    return json.dumps(arguments, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+
+
+def redundant(steps: Sequence[Step]) -> int:
+    """How many calls repeat an earlier call exactly: same name and same canonical JSON arguments.
+
+    Three identical ``read_file {"path": "a"}`` calls count 2; a call with other arguments counts 0.
+    """
+    seen: set[tuple[str, str]] = set()
+    count = 0
+    for step in steps:
+        key = (step.name, canonical(step.arguments))
+        count += key in seen
+        seen.add(key)
+    return count
+
+
+def error_count(steps: Sequence[Step], status: str) -> int:
+    """Loop errors plus error results: one per tool result that is an error (unknown or denied
+    tool, arguments refused by the schema, a tool's failure, a mock's ``error``), plus one when
+    the run itself ended in an error (setup, turn limit, provider, timeout...)."""
+    return sum(step.is_error for step in steps) + int(status == ERROR)
+
+
+def outcome_score(checks: Sequence[CheckResult]) -> float | None:
+    """The fraction of outcome checks (verify, files, response_*) that passed; None without any
+    (no outcome check in the case, or the run ended before checks ran)."""
+    outcome = [c.passed for c in checks if c.category == OUTCOME]
+    return sum(outcome) / len(outcome) if outcome else None
+
+
+def offered_tools(case: Case) -> frozenset[str]:
+    """The tool names the case offers: ``tools``, or every builtin plus the mocks (denied ones included)."""
+    if case.tools is not None:
+        return frozenset(case.tools)
+    return frozenset(BUILTIN_TOOLS) | {mock["name"] for mock in case.mocks}
+
+
+def turn_traces(case: Case, steps: Sequence[Step]) -> list[tuple[Mapping[str, Any], list[str]]]:
+    """Per turn whose ``expect`` has a ``trace``, in turn order: ``(that trace, the tool names called
+    during that turn)``, the calls attributed by ``Step.turn`` as the per-turn checks see them
+    (runner.checks.turns); a turn the run never reached has no calls."""
+    return [
+        (expect["trace"], [step.name for step in steps if step.turn == index])
+        for index, expect in enumerate(case.turn_expect)
+        if "trace" in expect
+    ]
+
+
+def process_score(
+    trace: Mapping[str, Any],
+    names: Sequence[str],
+    offered: frozenset[str],
+    turns: Sequence[tuple[Mapping[str, Any], Sequence[str]]] = (),
+) -> float | None:
+    """The mean of every process component the case defines (ToolEval's process score), in [0, 1].
+
+    The components come from the case's ``expect.trace`` (``trace``) evaluated on every tool call of
+    the run (``names``), and from each per-turn ``expect.trace`` in ``turns`` (``(turn trace, names
+    called during that turn)``, see ``turn_traces``) evaluated on that turn's calls only. All are
+    pooled, each weighing the same: ``process = sum(components) / len(components)``.
+
+    Each trace gives these components, each only when the trace defines it:
+
+    - required: the fraction of ``must_include`` tools called at least once;
+    - forbidden: the fraction of ``avoid`` tools *that were offered* which were never called
+      (an avoided tool the model could not call is neither credit nor blame; none offered: no component);
+    - efficiency: ``min(1, minimal_calls / calls)``, 0 when there were no calls.
+
+    None when no trace defines any component (or, in ``score``, when the model never answered).
+
+    Source: ToolEval's process score (required, forbidden, efficiency over one run's calls);
+    tooltrial adds the per-turn traces' components to the same mean, each on its own turn's calls.
+    """
+    parts = _process_components(trace, names, offered)
+    for turn_trace, turn_names in turns:
+        parts += _process_components(turn_trace, turn_names, offered)
+    return sum(parts) / len(parts) if parts else None
+
+
+def _process_components(trace: Mapping[str, Any], names: Sequence[str], offered: frozenset[str]) -> list[float]:
+    """The required, forbidden and efficiency components ``trace`` defines, evaluated on ``names``."""
+    parts: list[float] = []
+    required = list(trace.get("must_include", ()))
+    if required:
+        parts.append(sum(tool in names for tool in required) / len(required))
+    forbidden = [tool for tool in trace.get("avoid", ()) if tool in offered]
+    if forbidden:
+        parts.append(sum(tool not in names for tool in forbidden) / len(forbidden))
+    if "minimal_calls" in trace:
+        parts.append(min(1.0, trace["minimal_calls"] / len(names)) if names else 0.0)
+    return parts
+
+
+def failure_cause(case: Case, record: RunRecord) -> str | None:
+    """The one failure cause of a non-passing run, None for a pass: the first of these that holds.
+
+    1. ``run_error``: the run ended in an error other than the turn limit (setup command,
+       provider failure, script exhausted, timeout, template or internal error).
+    2. ``turn_limit``: the model made more requests than ``expect.max_turns``.
+    3. ``no_tools``: no tool call at all, where the case's trace wants some (``expected``,
+       ``exact``, ``must_include``, ``order`` or ``args`` given, or ``min_calls`` / ``minimal_calls`` >= 1);
+       ToolEval's do-nothing signature.
+    4. ``called_forbidden``: a failed ``trace.avoid`` check, or a call to a tool in ``deny``.
+    5. ``wrong_tool``: the calls were not the needed ones: a failed ``trace.must_include``,
+       ``trace.exact``, ``trace.order`` or ``trace.min_calls`` check.
+    6. ``missing_output``: what the case checks was never produced: a file that must exist
+       does not (``files.exists``), or the final reply is empty and a ``response_contains``
+       or ``response_matches`` check failed.
+    7. ``wrong_args``: the right tools, wrong arguments: a failed ``trace.args`` check.
+    8. ``excessive_calls``: a failed ``trace.max_calls`` check.
+    9. ``over_budget``: the run used more tokens or USD than ``expect.max_tokens`` / ``max_cost``.
+    10. ``good_process_bad_outcome``: every process check passed, some outcome check failed.
+    11. ``unknown``: none of the above (e.g. a failed check of a kind this list does not know).
+
+    Source: ToolEval's mutually exclusive, first-match taxonomy (run_error, no_tools,
+    called_forbidden, wrong_tool, missing_output, wrong_args, excessive_calls,
+    good_process_bad_outcome, unknown); tooltrial adds ``turn_limit`` and ``over_budget`` and ties each
+    cause to the checks above, so the same run always gets the same cause.
+    """
+    if record.status == PASS:
+        return None
+    if record.status == ERROR:
+        return "turn_limit" if record.error_kind == "turn_limit" else "run_error"
+    failed = {_TURN_PREFIX.sub("", c.check) for c in record.failed_checks}  # a per-turn check counts as its kind
+    trace = case.expect.get("trace", {})
+    if not record.steps and _wants_calls(trace):
+        return "no_tools"
+    if "trace.avoid" in failed or set(case.deny) & set(record.names):
+        return "called_forbidden"
+    if failed & _WRONG_TOOL_CHECKS:
+        return "wrong_tool"
+    if "files.exists" in failed or (not record.final_reply.strip() and failed & _REPLY_CHECKS):
+        return "missing_output"
+    if "trace.args" in failed:
+        return "wrong_args"
+    if "trace.max_calls" in failed:
+        return "excessive_calls"
+    if {"max_tokens", "max_cost"} & failed:
+        return "over_budget"
+    if {c.category for c in record.failed_checks} == {OUTCOME}:
+        return "good_process_bad_outcome"
+    return "unknown"
+
+
+def _wants_calls(trace: Mapping[str, Any]) -> bool:
+    return any(trace.get(key) for key in _WANTS_CALLS) or trace.get("min_calls", 0) >= 1 or "minimal_calls" in trace

@@ -1,0 +1,127 @@
+"""The regression view: the same cases run at two times (two results folders), before against after.
+
+Arms are matched by label (``provider · prompt``); when the folders share no
+label but each has exactly one arm, those two are matched (a model or prompt
+change between the runs). Only cells (case x matched arm) that both sides ran
+are compared; the rest are listed. A case went **pass->fail** when its pass
+rate in the matched arm dropped, **fail->pass** when it rose (with one run
+each, that is its status). Runs are paired by (case, run index) for the
+McNemar test.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+from runner.scoring.aggregate import ArmStats, Comparison, Paired, aggregate, compare_pairs
+from runner.errors import UserError
+from runner.scoring.gates import is_infrastructure_error
+from runner.run.record import PASS, RunRecord
+
+
+@dataclass(frozen=True)
+class CaseChange:
+    """One case in one matched arm (named as before) whose pass rate changed; rates are fractions."""
+
+    case: str
+    arm: str
+    before: float
+    after: float
+
+
+@dataclass(frozen=True)
+class Regression:
+    """Before against after.
+
+    ``arms`` holds each matched arm's statistics before and after, over the
+    shared cells; ``only_before`` / ``only_after`` list the ``case [arm]``
+    cells found on one side only.
+    """
+
+    arms: list[tuple[ArmStats, ArmStats]]
+    pass_to_fail: list[CaseChange]
+    fail_to_pass: list[CaseChange]
+    only_before: list[str]
+    only_after: list[str]
+    paired: Paired
+
+
+Cells = dict[tuple[str, str], list[RunRecord]]  # (case, before's arm label) -> runs
+
+
+def regression(before: Sequence[RunRecord], after: Sequence[RunRecord]) -> Regression:
+    """Compare two sets of runs over the cells (case x matched arm) that both have.
+
+    Raises UserError when no arm can be matched or the matched arms share no case.
+    """
+    matched = _match(_arms(before), _arms(after))
+    old_cells = _cells(before, {old: old for old, _ in matched})
+    new_cells = _cells(after, {new: old for old, new in matched})
+    common = [key for key in old_cells if key in new_cells]
+    if not common:
+        raise UserError("the two results share no case to compare")
+    old = aggregate([r for key in common for r in old_cells[key]])
+    new = aggregate([r for key in common for r in new_cells[key]])
+    changes = [
+        CaseChange(case, arm, _rate(old_cells[(case, arm)]), _rate(new_cells[(case, arm)]))
+        for case, arm in common
+    ]
+    label = (lambda case, arm: case) if len(matched) == 1 else (lambda case, arm: f"{case} [{arm}]")
+    return Regression(
+        arms=[(_arm_stats(old, o), _arm_stats(new, n)) for o, n in matched if o in old.arms],
+        pass_to_fail=[c for c in changes if c.after < c.before],
+        fail_to_pass=[c for c in changes if c.after > c.before],
+        only_before=_unmatched(before, common, {old: old for old, _ in matched}),
+        only_after=_unmatched(after, common, {new: old for old, new in matched}),
+        paired=compare_pairs("before", _outcomes(old_cells, common, label), "after", _outcomes(new_cells, common, label)),
+    )
+
+
+def _arms(records: Sequence[RunRecord]) -> list[str]:
+    return list(dict.fromkeys(r.arm for r in records))
+
+
+def _match(old: list[str], new: list[str]) -> list[tuple[str, str]]:
+    shared = [(arm, arm) for arm in old if arm in new]
+    if shared:
+        return shared
+    if len(old) == 1 and len(new) == 1:
+        return [(old[0], new[0])]
+    raise UserError(
+        "the two results share no arm to compare",
+        hint=f"before has {', '.join(old)}; after has {', '.join(new)}",
+    )
+
+
+def _cells(records: Sequence[RunRecord], label: dict[str, str]) -> Cells:
+    """The runs of each matched cell, keyed by case and the before-side arm label."""
+    cells: Cells = {}
+    for r in records:
+        if r.arm in label:
+            cells.setdefault((r.case, label[r.arm]), []).append(r)
+    return cells
+
+
+def _rate(runs: list[RunRecord]) -> float:
+    return sum(r.status == PASS for r in runs) / len(runs)
+
+
+def _arm_stats(comparison: Comparison, arm: str) -> ArmStats:
+    return next(s for s in comparison.arm_stats if s.arm == arm)
+
+
+def _unmatched(records: Sequence[RunRecord], common: list[tuple[str, str]], label: dict[str, str]) -> list[str]:
+    """``case [arm]`` of each cell of ``records`` outside ``common``, in first-seen order."""
+    shared = set(common)
+    cells = dict.fromkeys((r.case, r.arm) for r in records if (r.case, label.get(r.arm)) not in shared)
+    return [f"{case} [{arm}]" for case, arm in cells]
+
+
+def _outcomes(cells: Cells, common: list[tuple[str, str]], label) -> dict[tuple[str, int], bool | None]:
+    """(case label, run index) -> passed, None for an infrastructure error."""
+    return {
+        (label(case, arm), r.run): None if is_infrastructure_error(r) else r.status == PASS
+        for case, arm in common
+        for r in cells[(case, arm)]
+    }

@@ -1,0 +1,145 @@
+"""``tooltrial new GROUP/ID``: a commented case skeleton that validates and passes offline as written.
+
+The skeleton is appended to ``<cases dir>/GROUP.yml`` (a list of cases, or the
+``cases:`` list of a ``{defaults, cases}`` file), or starts that file.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from runner.spec.cases import GROUP_PATTERN, load_file, validate_file
+from runner.errors import UserError, UserErrors
+from runner.resources import bundled
+from runner.spec.sources import PROJECT_DIR
+from runner.spec.yamlpos import parse
+
+_ID = re.compile(r"[a-z0-9][a-z0-9._-]*")
+
+SKELETON = """\
+- id: {id}
+  description: What this case checks, in one line.  # shown by `tooltrial list`
+  {fixture_line}
+  files:                          # written into the workspace, after the fixture
+    notes.txt: |
+      The planning meeting moved to Thursday at 10:00.
+  # setup: [git init -q]          # shell commands run before the agent; a failure is an ERROR
+  turns:                          # prompts sent in order; the reply to the last one is checked
+    - When is the planning meeting? Answer from notes.txt.
+  expect:                         # every check runs; each failure is listed
+    response_contains: [Thursday]
+    # verify: test -f out.txt     # shell command(s) that must exit 0 in the workspace afterwards
+    # files:
+    #   out.txt: {{contains: [done]}}
+    trace:
+      must_include: [read_file]   # the answer came from the file, not a guess
+      avoid: [write_file, edit_file]
+      max_calls: 3
+    max_turns: 5                  # most model requests; more is an ERROR
+  script:                         # the scripted provider's replies, for `-p scripted` (offline)
+    - tool_calls: [{{name: read_file, arguments: {{path: notes.txt}}}}]
+    - content: The planning meeting is on Thursday at 10:00.
+"""
+
+
+@dataclass(frozen=True)
+class Written:
+    """Where ``new`` put the case: its file and 1-based line; ``fixture_created`` when it made the folder."""
+
+    path: Path
+    line: int
+    fixture_created: Path | None = None
+
+
+def default_cases_dir() -> Path:
+    """``cases`` when the current directory has that folder, else the project folder ``.tooltrial/cases``."""
+    return Path("cases") if Path("cases").is_dir() else PROJECT_DIR
+
+
+def new_case(full_id: str, cases_dir: Path, fixture: str | None = None) -> Written:
+    """Write the skeleton of ``GROUP/ID`` into ``cases_dir/GROUP.yml``.
+
+    Raises UserError for a bad id, an id already in the file, or a file whose
+    ``cases`` list cannot take one more; UserErrors when the file has errors.
+    An unknown ``fixture`` gets an empty folder in ``../fixtures`` beside ``cases_dir``.
+    """
+    group, _, case_id = full_id.partition("/")
+    if not GROUP_PATTERN.fullmatch(group) or not _ID.fullmatch(case_id):
+        hint = "use lowercase letters, digits, '.', '_' and '-', e.g. mine/count-todos"
+        raise UserError(f"{full_id!r} is not GROUP/ID", hint=hint)
+    path = cases_dir / f"{group}.yml"
+    fixture_line = f"fixture: {fixture}                # copied into the workspace" if fixture else (
+        "# fixture: my-project          # a folder under fixtures/, copied into the workspace"
+    )
+    skeleton = SKELETON.format(id=case_id, fixture_line=fixture_line)
+    original = path.read_text(encoding="utf-8") if path.exists() else None
+    if original is not None:
+        text, line = _appended(path, case_id, skeleton)
+    else:
+        text, line = f"# yaml-language-server: $schema={_schema_url(path)}\n\n{skeleton}", 3
+    created = _fixture_folder(cases_dir, fixture) if fixture else None
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    errors = validate_file(path)
+    if errors:  # never leave things worse than they were
+        if original is None:
+            path.unlink()
+        else:
+            path.write_text(original, encoding="utf-8")
+        if created is not None:
+            created.rmdir()
+        raise UserErrors(errors)
+    return Written(path, line, created)
+
+
+def _appended(path: Path, case_id: str, skeleton: str) -> tuple[str, int]:
+    """The file's text with the skeleton added to its case list, and the skeleton's first line."""
+    errors = validate_file(path)
+    if errors:
+        raise UserErrors(errors)
+    existing = {case.id: case.line for case in load_file(path)}
+    if case_id in existing:
+        where = f"{path}:{existing[case_id]}"
+        raise UserError(f"case {path.stem}/{case_id} already exists at {where}", hint="pick another id")
+    text = path.read_text(encoding="utf-8-sig")
+    lines = text.splitlines(keepends=True)
+    root = parse(text, str(path))
+    if isinstance(root, list):
+        indent, end = 0, len(lines)
+    else:
+        cases = root["cases"]
+        if cases.fa.flow_style():
+            hint = "write it as a block list to add cases"
+            raise UserError(f"{path}: the 'cases' list is written in flow style ([...])", hint=hint)
+        item_line = lines[cases.lc.data[0][0]]
+        indent = len(item_line) - len(item_line.lstrip(" "))
+        later = [root.lc.data[key][0] for key in root if root.lc.data[key][0] > root.lc.data["cases"][0]]
+        end = min(later, default=len(lines))
+    head = "".join(lines[:end]).rstrip("\n") + "\n\n"
+    block = "".join(" " * indent + row if row.strip() else row for row in skeleton.splitlines(keepends=True))
+    tail = "".join(lines[end:])
+    return head + block + ("\n" + tail if tail else ""), head.count("\n") + 1
+
+
+def _fixture_folder(cases_dir: Path, name: str) -> Path | None:
+    """None when the fixtures folder the loader will use has ``name``; else the empty folder made for it."""
+    beside = cases_dir.resolve().parent / "fixtures"
+    home = beside if beside.is_dir() else bundled("fixtures")
+    if (home / name).is_dir():
+        return None
+    if not _ID.fullmatch(name):
+        raise UserError(f"fixture name {name!r} is not valid", hint="use lowercase letters, digits, '.', '_' and '-'")
+    (beside / name).mkdir(parents=True)
+    return beside / name
+
+
+def _schema_url(path: Path) -> str:
+    """The case schema as the YAML language server should find it from ``path``: relative when it can be."""
+    schema = (bundled("schemas") / "case.schema.json").resolve()
+    try:
+        up = path.parent.resolve().relative_to(schema.parent.parent)
+    except ValueError:
+        return schema.as_uri()
+    return "/".join([".."] * len(up.parts) + [schema.parent.name, schema.name])

@@ -1,0 +1,306 @@
+"""Validating a parsed case file: its shape, its defaults, the case schema, and the extra rules.
+
+Every problem becomes a CaseFileError at the YAML node it is about, named by its
+key path inside the case (``expect.files.calc.py``), inside the defaults
+(``defaults.expect``), or ``(file)`` for the file's own shape. The defaults and
+each case are checked on their own against the *partial* schema (``required``
+dropped wherever mappings merge), so each error points where it was written;
+each case merged over the defaults is then checked for those required keys.
+The extra rules are what the schema cannot say: ids unique in the file, the
+fixture folder exists, every regex compiles.
+
+Whether a value is valid is asked of jsonschema-rs (compiled, about 60 times
+faster); jsonschema, imported on first need, explains a value it rejects and has
+the last word: a value counts as valid when either accepts it.
+"""
+
+from __future__ import annotations
+
+import copy
+import difflib
+import functools
+import json
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import jsonschema_rs
+
+from runner.errors import CaseFileError, Location, did_you_mean
+from runner.patterns import compile_schema_pattern
+from runner.resources import bundled
+from runner.spec.rules import Checked, extra_rule_errors
+from runner.spec.yamlpos import Spot, describe, kind_of, written
+
+if TYPE_CHECKING:
+    from jsonschema import Draft202012Validator, ValidationError
+
+_FILE_KEYS = ("defaults", "cases")
+_NAME_RULES = {
+    "^[a-z0-9][a-z0-9._-]*$": "use lowercase letters, digits, '.', '_' and '-', starting with a letter or digit",
+    "^[a-zA-Z0-9_-]{1,64}$": "use 1 to 64 letters, digits, '_' and '-'",
+    "^[A-Za-z_][A-Za-z0-9_]*$": "use letters, digits and '_', not starting with a digit",
+}
+
+
+def case_schema() -> dict[str, Any]:
+    """The case JSON Schema (draft 2020-12), read afresh from the bundled ``schemas/case.schema.json``."""
+    return json.loads((bundled("schemas") / "case.schema.json").read_text(encoding="utf-8"))
+
+
+@functools.cache
+def _schemas() -> tuple[dict[str, Any], dict[str, Any], frozenset[tuple[str, ...]]]:
+    """(full schema, partial schema, schema paths of the ``required`` the partial one lacks)."""
+    full = case_schema()
+    partial = copy.deepcopy(full)
+    return full, partial, frozenset(_drop_required(partial, ()))
+
+
+def schema_validator(schema: dict[str, Any], **options: Any) -> Draft202012Validator:
+    """A jsonschema validator of ``schema`` (``options`` go to its constructor) that reads ``pattern``
+    as JSON Schema and jsonschema-rs do: ``$`` is the end of the text, so ``"fix\\n"`` is no valid id."""
+    return _validator_class()(schema, **options)
+
+
+@functools.cache
+def _validator_class() -> type[Draft202012Validator]:
+    """Draft202012Validator with the ``pattern`` keyword of ``compile_schema_pattern``."""
+    from jsonschema import Draft202012Validator, ValidationError, validators  # 60 ms to import: on first need
+
+    def pattern(
+        validator: Draft202012Validator, regex: str, instance: Any, schema: dict[str, Any]
+    ) -> Iterator[ValidationError]:
+        if validator.is_type(instance, "string") and not compile_schema_pattern(regex).search(instance):
+            yield ValidationError(f"{instance!r} does not match {regex!r}")
+
+    return validators.extend(Draft202012Validator, {"pattern": pattern})
+
+
+@functools.cache
+def _validators() -> tuple[Draft202012Validator, Draft202012Validator, frozenset[tuple[str, ...]]]:
+    """(full validator, partial validator, schema paths of the ``required`` the partial one lacks)."""
+    full, partial, dropped = _schemas()
+    return schema_validator(full), schema_validator(partial), dropped
+
+
+@functools.cache
+def _compiled() -> tuple[jsonschema_rs.Validator, jsonschema_rs.Validator]:
+    """jsonschema-rs validators of (the full schema, the partial schema)."""
+    full, partial, _ = _schemas()
+    return jsonschema_rs.Draft202012Validator(full), jsonschema_rs.Draft202012Validator(partial)
+
+
+def _surely_valid(validator: jsonschema_rs.Validator, data: Any) -> bool:
+    """Whether the compiled ``validator`` accepts ``data``. False is not a verdict: it also
+    stands for a value jsonschema-rs cannot take (a date, a non-text key), and jsonschema then judges."""
+    try:
+        return validator.is_valid(data)
+    except ValueError:
+        return False
+
+
+def _drop_required(schema: dict[str, Any], at: tuple[str, ...]) -> list[tuple[str, ...]]:
+    """Remove ``required`` from ``schema`` and each mapping merged below it; return their schema paths."""
+    dropped = [(*at, "required")] if schema.pop("required", None) else []
+    for name, sub in schema.get("properties", {}).items():
+        dropped += _drop_required(sub, (*at, "properties", name))
+    if isinstance(schema.get("additionalProperties"), dict):
+        dropped += _drop_required(schema["additionalProperties"], (*at, "additionalProperties"))
+    return dropped
+
+
+def check_file(spot: Spot, data: Any, fixtures: Path) -> tuple[Checked, list[CaseFileError]]:
+    """Validate a whole case file: ``data`` is ``to_plain`` of ``spot.node``, the file's top node.
+
+    Returns each case mapping merged over the file's defaults, with the Spot of
+    the case, and every error of the file, each once, sorted by position.
+    ``fixtures`` is the folder that ``fixture`` keys name folders in.
+    """
+    errors: list[CaseFileError] = []
+    parts = _split(spot, data, errors)
+    full, partial = _compiled()
+    if parts.spot:
+        if not _surely_valid(partial, parts.defaults):
+            errors += _partial_errors(parts.defaults, parts.spot)
+        if "id" in parts.defaults:
+            hint = "give each case its own id"
+            errors.append(parts.spot.error("'id' cannot have a default", at=["id"], key=True, hint=hint))
+    checked: Checked = []
+    for case_spot, case in parts.cases:
+        merged = _merge(copy.deepcopy(parts.defaults), case)
+        # Without defaults the merged case is the case, and valid in full means valid in part too.
+        if not (_surely_valid(full, merged) and (not parts.defaults or _surely_valid(partial, case))):
+            errors += _partial_errors(case, case_spot) + _merged_errors(merged, case_spot, parts.spot)
+        checked.append((case_spot, merged))
+    errors += extra_rule_errors(checked, parts.spot, fixtures)
+    unique = {error.render(): error for error in errors}
+    return checked, sorted(unique.values(), key=_place)
+
+
+def _place(error: CaseFileError) -> tuple[int, int]:
+    """Sort key: every error made here has a line and a column."""
+    location = error.location or Location("")
+    return location.line or 0, location.column or 0
+
+
+@dataclass
+class _Parts:
+    """A case file taken apart: the defaults (with their Spot when written) and the case mappings."""
+
+    defaults: dict[str, Any] = field(default_factory=dict)
+    spot: Spot | None = None
+    cases: Checked = field(default_factory=list)
+
+
+def _split(spot: Spot, data: Any, errors: list[CaseFileError]) -> _Parts:
+    """The parts of a file of either form; what is wrong with its shape goes to ``errors``."""
+    if isinstance(data, list):
+        return _Parts(cases=_cases(spot, data, [], errors))
+    if data is None:
+        errors.append(spot.error("the file is empty", hint="write a list of cases, each starting with '- id:'"))
+    elif not isinstance(data, dict):
+        errors.append(spot.error(f"expected a list of cases, got {kind_of(data)}"))
+    elif "cases" not in data and {"id", "turns"} & data.keys():
+        errors.append(spot.error("expected a list of cases, got a single case", hint="start the case with '- '"))
+    else:
+        return _wrapper(spot, data, errors)
+    return _Parts()
+
+
+def _wrapper(spot: Spot, data: dict[str, Any], errors: list[CaseFileError]) -> _Parts:
+    """The parts of a ``{defaults, cases}`` file."""
+    for key in data.keys() - set(_FILE_KEYS):
+        hint = did_you_mean(key, _FILE_KEYS, "allowed: " + ", ".join(_FILE_KEYS))
+        errors.append(spot.error(f"unknown key {key!r}", at=[key], key=True, hint=hint))
+    parts = _Parts()
+    defaults = data.get("defaults", {})
+    if not isinstance(defaults, dict):
+        errors.append(spot.error(f"expected a mapping, got {kind_of(defaults)}", ["defaults"]))
+    elif "defaults" in data:
+        parts = _Parts(defaults, Spot(spot.file, spot.node["defaults"], ("defaults",)))
+    cases = data.get("cases")
+    if isinstance(cases, list):
+        parts.cases = _cases(spot, cases, ["cases"], errors)
+    elif "cases" in data:
+        errors.append(spot.error(f"expected a list of cases, got {kind_of(cases)}", ["cases"]))
+    elif not difflib.get_close_matches("cases", list(data), n=1):  # else reported as a misspelling
+        errors.append(spot.error("missing required key 'cases'"))
+    return parts
+
+
+def _cases(spot: Spot, cases: list[Any], at: list[str], errors: list[CaseFileError]) -> Checked:
+    """The case mappings of the list at ``at`` (a path from the file's top), each with its Spot."""
+    if not cases:
+        errors.append(spot.error("no cases", at=at, hint="add a case: '- id: ...'"))
+    node = spot.node[at[0]] if at else spot.node
+    found = []
+    for index, case in enumerate(cases):
+        if isinstance(case, dict):
+            found.append((Spot(spot.file, node[index]), case))
+        else:
+            errors.append(spot.error(f"each case must be a mapping, got {kind_of(case)}", at=[*at, index]))
+    return found
+
+
+def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
+    """``over`` deep-merged onto ``base``: mappings merge key-wise (``over`` wins), the rest is replaced."""
+    for key, value in over.items():
+        both_maps = isinstance(value, dict) and isinstance(base.get(key), dict)
+        base[key] = _merge(base[key], value) if both_maps else value
+    return base
+
+
+def _partial_errors(data: dict[str, Any], spot: Spot) -> list[CaseFileError]:
+    """Every schema error of unmerged ``data`` (defaults or a case) but keys required where mappings merge."""
+    _, partial, _ = _validators()
+    return [one for error in partial.iter_errors(data) for one in schema_errors(error, spot)]
+
+
+def _merged_errors(data: dict[str, Any], case: Spot, defaults: Spot | None) -> list[CaseFileError]:
+    """The required keys a merged case still lacks, on the mapping that lacks them (case or defaults)."""
+    full, _, dropped = _validators()
+    return [
+        one
+        for error in full.iter_errors(data)
+        if error.validator == "required" and tuple(error.schema_path) in dropped
+        for one in schema_errors(error, written(list(error.absolute_path), case, defaults))
+    ]
+
+
+def schema_errors(error: ValidationError, spot: Spot) -> list[CaseFileError]:
+    """One jsonschema error as CaseFileErrors (one per unknown key; none for a misspelled required key)."""
+    path = list(error.absolute_path)
+    if error.validator == "additionalProperties":
+        known = error.schema.get("properties", {})
+        return [_unknown_key(key, path, error.schema, spot) for key in error.instance if key not in known]
+    if error.validator == "required" and not _missing_keys(error):
+        return []
+    deeper = [e for e in error.context or () if len(e.absolute_path) > len(path)]
+    if error.validator == "anyOf" and deeper:  # the value has the right type; its items are wrong
+        return [one for e in deeper for one in schema_errors(e, spot)]
+    if "propertyNames" in error.schema_path:  # the instance is a key of the mapping at ``path``
+        return [spot.error(_message(error), path, at=[*path, error.instance], key=True, hint=_hint(error))]
+    return [spot.error(_message(error), path, hint=_hint(error))]
+
+
+def _unknown_key(key: str, path: list[str | int], schema: dict[str, Any], spot: Spot) -> CaseFileError:
+    """An unknown key, with the allowed key it resembles, or the mapping below where it belongs."""
+    allowed = schema.get("properties", {})
+    homes = [name for name, sub in allowed.items() if key in sub.get("properties", {})]
+    otherwise = f"{key!r} goes under {homes[0]!r}" if homes else "allowed: " + ", ".join(allowed)
+    hint = did_you_mean(key, allowed, otherwise)
+    return spot.error(f"unknown key {key!r}", path, at=[*path, key], key=True, hint=hint)
+
+
+def _missing_keys(error: ValidationError) -> list[str]:
+    """The required keys a mapping lacks, but for those a misspelled (unknown) key in it stands for."""
+    unknown = [key for key in error.instance if key not in error.schema.get("properties", {})]
+    absent = [key for key in error.validator_value if key not in error.instance]
+    return [key for key in absent if not difflib.get_close_matches(key, unknown, n=1)]
+
+
+def _message(error: ValidationError) -> str:
+    """The sentence for one validator kind; jsonschema's own text for any other."""
+    handler = _MESSAGES.get(str(error.validator))
+    return handler(error) if handler else error.message
+
+
+def _wrong_type(error: ValidationError) -> str:
+    return f"expected {describe(error.schema, _defs())}, got {kind_of(error.instance)}"
+
+
+def _missing(error: ValidationError) -> str:
+    missing = _missing_keys(error)
+    return f"missing required key{'s' if len(missing) > 1 else ''} {' and '.join(map(repr, missing))}"
+
+
+_MESSAGES: dict[str, Callable[[ValidationError], str]] = {
+    "type": _wrong_type,
+    "anyOf": _wrong_type,
+    "required": _missing,
+    "pattern": lambda e: f"{e.instance!r} is not a valid name",
+    "minimum": lambda e: f"must be at least {e.validator_value}, got {e.instance}",
+    "maximum": lambda e: f"must be at most {e.validator_value}, got {e.instance}",
+    "exclusiveMinimum": lambda e: f"must be greater than {e.validator_value}, got {e.instance}",
+    "minItems": lambda e: "must not be empty" if e.validator_value == 1 else f"needs {e.validator_value} items",
+    "minLength": lambda e: "must not be empty",
+    "minProperties": lambda e: "must not be empty",
+    "const": lambda e: f"must be {json.dumps(e.validator_value)}",
+    "enum": lambda e: f"{e.instance!r} is not one of {', '.join(map(repr, e.validator_value))}",
+}
+
+
+def _hint(error: ValidationError) -> str:
+    if error.validator == "pattern":
+        return _NAME_RULES.get(error.validator_value, f"must match {error.validator_value}")
+    if error.validator == "enum" and isinstance(error.instance, str):
+        return did_you_mean(error.instance, [v for v in error.validator_value if isinstance(v, str)])
+    if error.validator == "minProperties":
+        return "give " + " or ".join(map(repr, error.schema.get("properties", {})))
+    wants_text = error.validator in ("type", "anyOf") and "a string" in describe(error.schema, _defs())
+    return "put it in quotes to make it text" if wants_text and isinstance(error.instance, (int, float)) else ""
+
+
+def _defs() -> dict[str, Any]:
+    return _schemas()[0]["$defs"]

@@ -1,0 +1,1 @@
+"""Other harnesses' case formats, read as tooltrial cases."""

@@ -1,0 +1,176 @@
+"""The rules the case schema cannot say, each reported where the value was written.
+
+Ids are unique in a file; the fixture folder exists; every regex compiles
+(``matches`` in replies, files and argument matchers, per-turn ones too);
+``tools``/``deny`` name builtin tools or the case's mocks; ``files`` paths stay
+inside the workspace; mocks have unique names, a valid ``parameters`` schema,
+and responses that give exactly one of ``result``/``error``, at most one of
+them without ``when``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+import regex
+
+from runner.errors import CaseFileError, did_you_mean
+from runner.patterns import compile_pattern
+from runner.tools.toolbox import BUILTIN_TOOLS
+from runner.spec.yamlpos import Spot, position, written
+
+Checked = list[tuple[Spot, dict[str, Any]]]  # each case merged over the defaults, with its Spot
+
+
+def extra_rule_errors(checked: Checked, defaults: Spot | None, fixtures: Path) -> list[CaseFileError]:
+    """Every extra-rule error of the file's cases."""
+    return _duplicate_ids(checked) + _rules(checked, defaults, fixtures)
+
+
+def _duplicate_ids(checked: Checked) -> list[CaseFileError]:
+    errors = []
+    first: dict[str, int] = {}
+    for spot, case in checked:
+        case_id = case.get("id")
+        if isinstance(case_id, str) and case_id in first:
+            hint = f"first used at line {first[case_id]}; ids must be unique in a file"
+            errors.append(spot.error(f"duplicate id {case_id!r}", ["id"], hint=hint))
+        elif isinstance(case_id, str):
+            first[case_id] = position(spot.node, ["id"])[0]
+    return errors
+
+
+def _rules(checked: Checked, defaults: Spot | None, fixtures: Path) -> list[CaseFileError]:
+    """The fixture folder exists and every regex compiles, reported where each value was written."""
+    errors = []
+    for spot, case in checked:
+        if isinstance(case.get("fixture"), str) and case["fixture"]:
+            errors += _fixture_errors(case["fixture"], written(["fixture"], spot, defaults), fixtures)
+        for path, pattern in _regexes(case):
+            try:
+                compile_pattern(pattern)
+            except regex.error as e:
+                errors.append(written(path, spot, defaults).error(f"invalid regex {pattern!r}: {e}", path))
+        errors += _tool_name_errors(case, spot, defaults) + _file_path_errors(case, spot, defaults)
+        errors += _mock_errors(case, spot, defaults)
+    return errors
+
+
+def _tool_name_errors(case: dict[str, Any], spot: Spot, defaults: Spot | None) -> list[CaseFileError]:
+    mocks = case.get("mocks") if isinstance(case.get("mocks"), list) else []
+    known = [*BUILTIN_TOOLS, *(m["name"] for m in mocks if isinstance(m, dict) and isinstance(m.get("name"), str))]
+    errors = []
+    for key in ("tools", "deny"):
+        names = case.get(key) if isinstance(case.get(key), list) else []
+        for i, name in enumerate(names):
+            if isinstance(name, str) and name not in known:
+                hint = did_you_mean(name, known, "known tools: " + ", ".join(known))
+                errors.append(written([key, i], spot, defaults).error(f"unknown tool {name!r}", [key, i], hint=hint))
+    return errors
+
+
+def _file_path_errors(case: dict[str, Any], spot: Spot, defaults: Spot | None) -> list[CaseFileError]:
+    """Paths under ``files`` and ``expect.files`` stay inside the workspace."""
+    expect = case.get("expect") if isinstance(case.get("expect"), dict) else {}
+    places: list[tuple[list[str | int], Any]] = [(["files"], case.get("files")), (["expect", "files"], expect.get("files"))]
+    errors = []
+    for at, files in places:
+        for name in files if isinstance(files, dict) else {}:
+            path = PurePosixPath(name)
+            if not name or path.is_absolute() or ".." in path.parts:
+                hint = "use a path relative to the workspace, without '..'"
+                errors.append(written(at, spot, defaults).error(f"file path {name!r} leaves the workspace", at, hint=hint))
+    return errors
+
+
+def _fixture_errors(fixture: str, spot: Spot, fixtures: Path) -> list[CaseFileError]:
+    if Path(fixture).is_absolute() or ".." in Path(fixture).parts:
+        return [spot.error(f"fixture {fixture!r} must be a folder inside {fixtures}", ["fixture"])]
+    if (fixtures / fixture).is_dir():
+        return []
+    known = [p.name for p in fixtures.iterdir() if p.is_dir()] if fixtures.is_dir() else []
+    hint = did_you_mean(fixture, known, f"create the folder {fixtures / fixture}")
+    return [spot.error(f"fixture folder {fixture!r} not found in {fixtures}", ["fixture"], hint=hint)]
+
+
+def _mock_errors(case: dict[str, Any], spot: Spot, defaults: Spot | None) -> list[CaseFileError]:
+    """Duplicate mock names, invalid ``parameters`` schemas, and malformed ``responses``."""
+    mocks = case.get("mocks") if isinstance(case.get("mocks"), list) else []
+    errors: list[CaseFileError] = []
+    names: set[str] = set()
+    for i, mock in enumerate(mocks):
+        if not isinstance(mock, dict):
+            continue
+        here = written(["mocks", i], spot, defaults)
+        name = mock.get("name")
+        if isinstance(name, str) and name in names:
+            errors.append(here.error(f"duplicate mock {name!r}", ["mocks", i, "name"], hint="give each mock its own name"))
+        elif isinstance(name, str):
+            names.add(name)
+        from jsonschema import Draft202012Validator  # imported here: files without mocks load faster
+        from jsonschema.exceptions import SchemaError
+
+        try:
+            if isinstance(mock.get("parameters"), dict):
+                Draft202012Validator.check_schema(mock["parameters"])
+        except SchemaError as e:
+            where = "/".join(map(str, e.absolute_path))
+            message = f"invalid JSON Schema{f' at {where!r}' if where else ''}: {e.message}"
+            errors.append(here.error(message, ["mocks", i, "parameters"]))
+        responses = mock.get("responses") if isinstance(mock.get("responses"), list) else []
+        errors += _response_errors(responses, ["mocks", i, "responses"], here)
+    return errors
+
+
+def _response_errors(responses: list[Any], path: list[str | int], spot: Spot) -> list[CaseFileError]:
+    shaped = [(j, r) for j, r in enumerate(responses) if isinstance(r, dict)]
+    errors = [spot.error("give exactly one of 'result' or 'error'", [*path, j])
+              for j, r in shaped if ("result" in r) == ("error" in r)]
+    hint = "only one response may lack 'when': it answers when no 'when' matches"
+    fallbacks = [j for j, r in shaped if "when" not in r]
+    return errors + [spot.error("another fallback response", [*path, j], hint=hint) for j in fallbacks[1:]]
+
+
+def _regexes(case: dict[str, Any]) -> list[tuple[list[str | int], str]]:
+    """(path in the case, pattern) of every regex: in ``expect`` and each ``{content, expect}``
+    turn (response_matches, files.*.matches, ``{matches: ...}`` matchers in trace.args), and in
+    the mocks' ``when``."""
+    found = _expect_regexes(case.get("expect"), ["expect"])
+    for i, turn in enumerate(case.get("turns") if isinstance(case.get("turns"), list) else []):
+        if isinstance(turn, dict):
+            found += _expect_regexes(turn.get("expect"), ["turns", i, "expect"])
+    for i, mock in enumerate(case.get("mocks") if isinstance(case.get("mocks"), list) else []):
+        responses = mock.get("responses") if isinstance(mock, dict) else None
+        for j, response in enumerate(responses if isinstance(responses, list) else []):
+            if isinstance(response, dict):
+                found += _matcher_regexes(response.get("when"), ["mocks", i, "responses", j, "when"])
+    return found
+
+
+def _expect_regexes(expect: Any, at: list[str | int]) -> list[tuple[list[str | int], str]]:
+    if not isinstance(expect, dict):
+        return []
+    found = _strings(expect.get("response_matches"), [*at, "response_matches"])
+    files = expect.get("files")
+    for name, spec in files.items() if isinstance(files, dict) else ():
+        if isinstance(spec, dict):
+            found += _strings(spec.get("matches"), [*at, "files", name, "matches"])
+    trace = expect.get("trace") if isinstance(expect.get("trace"), dict) else {}
+    return found + _matcher_regexes(trace.get("args"), [*at, "trace", "args"])
+
+
+def _matcher_regexes(value: Any, path: list[str | int]) -> list[tuple[list[str | int], str]]:
+    """(path, pattern) of every ``{matches: pattern}`` matcher anywhere inside ``value``."""
+    if isinstance(value, dict) and len(value) == 1 and isinstance(value.get("matches"), str):
+        return [([*path, "matches"], value["matches"])]
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    return [found for key, item in items for found in _matcher_regexes(item, [*path, key])]
+
+
+def _strings(value: Any, path: list[str | int]) -> list[tuple[list[str | int], str]]:
+    """(path, text) of each string of a string-or-list value; other items are the schema's business."""
+    if isinstance(value, str):
+        return [(path, value)]
+    items = value if isinstance(value, list) else []
+    return [([*path, i], item) for i, item in enumerate(items) if isinstance(item, str)]

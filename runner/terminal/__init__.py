@@ -1,0 +1,1 @@
+"""What a run prints: run lines, tables, the progress bar."""

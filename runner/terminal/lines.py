@@ -1,0 +1,126 @@
+"""Terminal output with rich: one line per run, failed checks indented, a pass count.
+
+Text that tooltrial did not write itself (a check message quoting a reply or a file, an
+error cause quoting a command's output or a provider's message, a case's description, an
+arm's name) reaches the terminal only through ``shown``: as a rich Text, so ``[...]`` is
+not read as markup, with control characters escaped (runner.escape.printable), so it cannot
+move the cursor, clear the screen, retitle the window or reverse the line.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Sequence
+
+from rich.console import Console
+from rich.text import Text
+
+from runner.spec.cases import Case
+from runner.escape import printable
+from runner.run.record import ERROR, FAIL, PASS, RunRecord
+from runner.spec.sources import Sourced
+
+_STYLES = {PASS: "bold green", FAIL: "bold red", ERROR: "bold yellow"}
+_WIDE = 400  # columns
+
+
+def shown(text: str, style: str = "") -> Text:
+    """``text`` as a rich Text that prints as it reads: control characters escaped
+    (runner.escape.printable; newlines and tabs kept), no markup."""
+    return Text(printable(text), style=style)
+
+
+def make_console(stream=None) -> Console:
+    """A console that colours only real terminals and never wraps or highlights run lines.
+
+    Output that is not a terminal (a pipe, a CI log) has no width to fit: unless
+    ``COLUMNS`` says otherwise, tables there print at their natural width.
+    """
+    console = _Console(file=stream, highlight=False, soft_wrap=True)
+    if not console.is_terminal and "COLUMNS" not in os.environ:
+        console.width = _WIDE
+    return console
+
+
+class _Console(Console):
+    def on_broken_pipe(self) -> None:
+        """A closed output (``| head``) raises BrokenPipeError, which the caller handles (during the
+        runs: stop as on Ctrl-C; after: print no more), where rich would exit with 1, the agent's failure code."""
+        self.quiet = True
+        raise BrokenPipeError
+
+
+class RunPrinter:
+    """Prints ``PASS group/id``, ``FAIL group/id`` + one indented line per failed check,
+    ``ERROR group/id: cause``, and finally ``N/M passed``.
+
+    ``label_arms`` appends ``[provider · prompt]`` when several arms run;
+    ``label_runs`` appends ``#run`` when cases repeat.
+    """
+
+    def __init__(self, console: Console, label_arms: bool = False, label_runs: bool = False) -> None:
+        self.console = console
+        self.label_arms = label_arms
+        self.label_runs = label_runs
+
+    def record(self, record: RunRecord) -> None:
+        line = Text()
+        line.append(record.status.upper(), style=_STYLES[record.status])
+        line.append(shown(f" {record.case}"))
+        if self.label_runs:
+            line.append(f" #{record.run + 1}")
+        if self.label_arms:
+            line.append(shown(f" [{record.arm}]", style="dim"))
+        if record.status == ERROR:
+            line.append(shown(f": {record.cause.splitlines()[0] if record.cause else 'unknown error'}"))
+        self.console.print(line)
+        if record.status == FAIL:
+            for check in record.failed_checks:
+                self.console.print(shown(f"  {check.message}"))
+        for warning in record.warnings:
+            self.console.print(shown(f"  warning: {warning}"))
+        if record.workspace:
+            self.console.print(shown(f"  workspace kept: {record.workspace}", style="dim"))
+
+    def totals(self, records: Sequence[RunRecord]) -> None:
+        """``N/M passed``; then, when some runs' commands ran without bubblewrap, how many and why."""
+        passed = sum(r.status == PASS for r in records)
+        self.console.print(Text(f"{passed}/{len(records)} passed", style="bold"))
+        unconfined = [r.sandbox for r in records if r.sandbox is not None and r.sandbox.mode == "none"]
+        if unconfined:
+            notes = "; ".join(dict.fromkeys(s.note for s in unconfined if s.note))
+            why = f" ({notes})" if notes else ""
+            self.console.print(Text(f"note: {len(unconfined)} of {len(records)} runs ran without bubblewrap{why}",
+                                    style="yellow"))
+
+
+def print_case_list(console: Console, cases: Sequence[Case]) -> None:
+    """``group/id`` and the description, aligned, one case per line."""
+    width = max((len(c.full_id) for c in cases), default=0)
+    if cases:  # one print: rich's cost is per call, and suites have thousands of cases
+        console.print(shown("\n".join(f"{case.full_id:<{width}}  {case.description}".rstrip() for case in cases)))
+
+
+def print_sources(console: Console, sourced: Sequence[Sourced], cwd: Path) -> None:
+    """``group/id``, its source, ``file:line`` and what it overrides, aligned, one case per line.
+
+    Files under ``cwd`` are shown relative to it, files under the home folder with ``~``.
+    """
+    id_width = max((len(s.case.full_id) for s in sourced), default=0)
+    label_width = max((len(s.source.label) for s in sourced), default=0)
+    for item in sourced:
+        where = f"{_short(item.case.source, cwd)}:{item.case.line}"
+        line = f"{item.case.full_id:<{id_width}}  {item.source.label:<{label_width}}  {where}"
+        if item.overrides:
+            line += f"  (overrides {', '.join(o.label for o in item.overrides)})"
+        console.print(shown(line))
+
+
+def _short(path: Path, cwd: Path) -> str:
+    """``path`` relative to ``cwd``, else to the home folder (``~/...``), else absolute."""
+    absolute = path.resolve()
+    for base, prefix in ((cwd.resolve(), ""), (Path.home().resolve(), "~/")):
+        if absolute.is_relative_to(base):
+            return prefix + absolute.relative_to(base).as_posix()
+    return str(absolute)

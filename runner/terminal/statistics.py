@@ -1,0 +1,173 @@
+"""Rich tables of repeated runs, arm comparisons, paired verdicts, failed gates and regressions.
+
+Values a run did not report show as ``—``. Pass rates are percentages with
+the Wilson 95% interval in parentheses; ``±`` is the sample standard deviation.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Sequence
+
+from rich.console import Console
+
+from runner.scoring.aggregate import ArmStats, Comparison, Metrics, Paired
+from runner.scoring.gates import Gate
+from runner.scoring.regression import Regression
+from runner.terminal.lines import shown
+from runner.terminal.tables import plain_table
+
+Number = float | None
+
+
+def _pct(value: Number) -> str:
+    return "—" if value is None else f"{100 * value:.0f}%"
+
+
+def _fixed(digits: int) -> Callable[[Number], str]:
+    return lambda value: "—" if value is None else f"{value:.{digits}f}"
+
+
+def _points(value: Number) -> str:
+    """A difference of two fractions in percentage points."""
+    return "—" if value is None else f"{100 * value:.0f} pts"
+
+
+def _usd(value: Number) -> str:
+    return "—" if value is None else f"${value:.4f}"
+
+
+def _secs(value: Number) -> str:
+    return "—" if value is None else f"{value:.2f}s"
+
+
+def _rate(m: Metrics) -> str:
+    low, high = m.interval
+    return f"{_pct(m.pass_rate)} ({_pct(low)}–{_pct(high)})"
+
+
+def _spread(mean: Number, std: Number) -> str:
+    return "—" if mean is None else f"{mean:.2f}±{std or 0:.2f}"
+
+
+# (label, value of a Metrics, how to show it): the rows both the comparison and the regression show.
+ROWS: list[tuple[str, Callable[[Metrics], Number], Callable[[Number], str]]] = [
+    ("accuracy", lambda m: m.accuracy, _fixed(2)),
+    ("outcome", lambda m: m.outcome, _fixed(2)),
+    ("process", lambda m: m.process, _fixed(2)),
+    ("calls / run", lambda m: m.calls, _fixed(1)),
+    ("redundant / run", lambda m: m.redundant, _fixed(1)),
+    ("errors / run", lambda m: m.errors, _fixed(1)),
+    ("tokens / run", lambda m: m.tokens, _fixed(0)),
+    ("cost", lambda m: m.cost, _usd),
+    ("time / run", lambda m: m.duration, _secs),
+    ("tokens / pass", lambda m: m.tokens_per_pass, _fixed(0)),
+    ("cost / pass", lambda m: m.cost_per_pass, _usd),
+]
+
+
+def _top_k(arms: Sequence[ArmStats]) -> int:
+    return min(max(a.pass_hat_k) for a in arms)
+
+
+def print_cells(console: Console, comparison: Comparison) -> None:
+    """Per arm, one row per case: runs, pass rate and interval, pass@k and pass^k at k = runs, outcome, process, flaky."""
+    for arm in comparison.arms:
+        title = "Runs per case" + (f": {arm}" if len(comparison.arms) > 1 else "")
+        table = plain_table(title)
+        for header in ("case", "runs", "pass rate (95% CI)", "pass@k", "pass^k", "outcome", "process", "flaky"):
+            table.add_column(header, justify="left" if header == "case" else "right", overflow="fold")
+        for cell in (c for c in comparison.cells if c.arm == arm):
+            m, k = cell.metrics, cell.metrics.runs
+            table.add_row(
+                shown(cell.case), str(k), _rate(m),
+                f"{cell.pass_at_k[k]:.2f}", f"{cell.pass_hat_k[k]:.2f}",
+                _spread(m.outcome, m.outcome_std), _spread(m.process, m.process_std),
+                "flaky" if cell.flaky else "",
+            )
+        console.print()
+        console.print(table)
+
+
+def print_comparison(console: Console, comparison: Comparison) -> None:
+    """One column per arm, one row per metric; pass@k and pass^k at the largest k every arm has."""
+    arms = comparison.arm_stats
+    k = _top_k(arms)
+    table = plain_table("Comparison")
+    table.add_column("metric", overflow="fold")
+    for arm in arms:
+        table.add_column(shown(arm.arm), justify="right", overflow="fold")
+    table.add_row("pass rate (95% CI)", *(_rate(a.metrics) for a in arms))
+    table.add_row(f"pass@{k}", *(f"{a.pass_at_k[k]:.2f}" for a in arms))
+    table.add_row(f"pass^{k}", *(f"{a.pass_hat_k[k]:.2f}" for a in arms))
+    for label, value, show in ROWS:
+        table.add_row(label, *(show(value(a.metrics)) for a in arms))
+    console.print()
+    console.print(table)
+
+
+def print_paired(console: Console, paired: Paired) -> None:
+    """The cases whose paired runs flipped, then the one-line verdict."""
+    for flip in paired.flips:
+        console.print(shown(f"  {flip.case}: {flip.pass_to_fail} pass→fail, {flip.fail_to_pass} fail→pass"))
+    style = "bold" if paired.significant else ""
+    console.print(shown(paired.verdict, style=style))
+
+
+def print_failed_gates(console: Console, gates: Sequence[Gate]) -> None:
+    """One line per gate that did not hold, saying whether the agent or the infrastructure broke it."""
+    for gate in gates:
+        if not gate.held:
+            console.print(shown(
+                f"gate failed: {gate.case} [{gate.arm}]: {gate.passes}/{gate.runs} passed, "
+                f"needs {gate.threshold:.0%} ({gate.broken_by})",
+                style="bold red",
+            ))
+
+
+def print_regression(console: Console, regression: Regression, before: str, after: str) -> None:
+    """Per matched arm a before/after/change table, then the cases that flipped, then the paired verdict."""
+    console.print(shown(f"before: {before}\nafter:  {after}"))
+    for old, new in regression.arms:
+        k = _top_k([old, new])
+        title = old.arm if old.arm == new.arm else f"{old.arm} → {new.arm}"
+        table = plain_table(title)
+        for header in ("metric", "before", "after", "change"):
+            table.add_column(header, justify="left" if header == "metric" else "right", overflow="fold")
+        rate = old.metrics.pass_rate, new.metrics.pass_rate
+        table.add_row("pass rate", _pct(rate[0]), _pct(rate[1]), _change(*rate, _points))
+        hat = old.pass_hat_k[k], new.pass_hat_k[k]
+        table.add_row(f"pass^{k}", f"{hat[0]:.2f}", f"{hat[1]:.2f}", _change(*hat, _fixed(2)))
+        for label, value, show in ROWS:
+            a, b = value(old.metrics), value(new.metrics)
+            table.add_row(label, show(a), show(b), _change(a, b, show))
+        console.print()
+        console.print(table)
+    for title, changes in (("pass→fail", regression.pass_to_fail), ("fail→pass", regression.fail_to_pass)):
+        console.print(shown(f"{title}: {len(changes) or 'none'}", style="bold"))
+        for change in changes:
+            console.print(shown(f"  {change.case} [{change.arm}]: {_pct(change.before)} → {_pct(change.after)}"))
+    for side, cells in (("only before", regression.only_before), ("only after", regression.only_after)):
+        if cells:
+            console.print(shown(f"{side} ({len(cells)}, not compared): {', '.join(cells)}", style="dim"))
+    console.print(shown(regression.paired.verdict))
+
+
+def _change(before: Number, after: Number, show: Callable[[Number], str]) -> str:
+    if before is None or after is None:
+        return "—"
+    if after == before:
+        return ""
+    return ("+" if after > before else "-") + show(abs(after - before))
+
+
+def print_statistics(console: Console, comparison: Comparison, gates: Sequence[Gate]) -> None:
+    """What follows the run lines: the per-case table when any case ran more than once, the comparison
+    when there are several arms, the paired verdict for two, and the gates that failed where a gate
+    is more than "every run passes" (several runs or a threshold below 1)."""
+    if any(c.metrics.runs > 1 for c in comparison.cells):
+        print_cells(console, comparison)
+    if len(comparison.arms) > 1:
+        print_comparison(console, comparison)
+    if comparison.paired is not None:
+        print_paired(console, comparison.paired)
+    print_failed_gates(console, [g for g in gates if g.runs > 1 or g.threshold < 1])

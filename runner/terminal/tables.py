@@ -1,0 +1,135 @@
+"""The summary tables printed after the run lines: one per arm (provider · prompt), then failure causes."""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from rich import box
+from rich.console import Console
+from rich.table import Table
+
+from runner.run.record import RunRecord
+from runner.terminal.lines import shown
+from runner.output.report import ArmSummary, Summary, summarize
+from runner.scoring.stats import known_sum
+
+_COLUMNS = ("group", "passed", "accuracy", "outcome", "process", "calls", "redundant", "errors", "tokens", "time")
+_JUDGE_COLUMN = "judge tokens"
+_UNLIMITED = 10_000  # columns
+_SHORT = {"accuracy": "acc", "outcome": "outc", "process": "proc", "redundant": "redund", "errors": "errs",
+          _JUDGE_COLUMN: "judge tok"}  # headers of a table too wide for the terminal
+
+
+def arm_table(arm: ArmSummary, short: bool = False) -> Table:
+    """A row per case group and, when there are several, an ``all`` row; means to 2 decimals, ``-`` when undefined.
+
+    A ``judge tokens`` column follows ``tokens`` when some judge of the arm reported tokens.
+    ``short`` abbreviates the longer headers (``acc``, ``outc``, ``proc``, ...) for narrow terminals.
+    """
+    judged = arm.total.judge_tokens is not None
+    columns = (*_COLUMNS[:-1], _JUDGE_COLUMN, _COLUMNS[-1]) if judged else _COLUMNS
+    table = plain_table()
+    for name in columns:
+        table.add_column(_SHORT.get(name, name) if short else name, justify="left" if name == "group" else "right")
+    for group, summary in arm.groups.items():
+        table.add_row(shown(group), *_cells(summary, judged))
+    if len(arm.groups) > 1:
+        table.add_row("all", *_cells(arm.total, judged), style="bold")
+    return table
+
+
+def failure_table(summary: Summary) -> Table:
+    """Runs per failure cause, most frequent first."""
+    table = plain_table()
+    table.add_column("failure cause", no_wrap=True)
+    table.add_column("runs", justify="right", no_wrap=True)
+    for cause, count in sorted(summary.failures.items(), key=lambda item: (-item[1], item[0])):
+        table.add_row(shown(cause), str(count))
+    return table
+
+
+def print_summary(console: Console, records: Sequence[RunRecord]) -> None:
+    """What follows the run lines: the token line (when any agent or judge reported usage), after a
+    blank line each arm's label and table, then the failure causes when some run did not pass."""
+    usage = usage_line(records)
+    if usage:
+        console.print(usage, markup=False)
+    overall = Summary.of(records)
+    for arm in summarize(records):
+        console.print()
+        console.print(shown(arm.label, style="bold"))
+        table = arm_table(arm)
+        console.print(table if _natural_width(console, table) <= console.width else arm_table(arm, short=True))
+    if overall.failures:
+        console.print()
+        console.print(failure_table(overall))
+
+
+def plain_table(title: str | None = None) -> Table:
+    """The one table style of tooltrial's terminal output: a rule under the header, no frame, two spaces between columns.
+
+    Columns added with ``overflow="fold"`` break a value too wide for a narrow terminal onto the next line instead of cutting it.
+    The title is shown as it reads (runner.render.shown); cells given as ``str`` are read as rich markup, so untrusted ones go in as ``shown``.
+    """
+    return Table(title=None if title is None else shown(title), title_justify="left", title_style="bold", box=box.SIMPLE_HEAD,
+                 show_edge=False, pad_edge=False, collapse_padding=True)
+
+
+def _natural_width(console: Console, table: Table) -> int:
+    """The width ``table`` takes when nothing limits it."""
+    return console.measure(table, options=console.options.update_width(_UNLIMITED)).maximum
+
+
+def _cells(summary: Summary, judged: bool) -> list[str]:
+    """The row's cells in column order; ``judged`` adds the judge tokens cell."""
+    return [
+        f"{summary.passed}/{summary.runs} {summary.pass_rate:.0%}",
+        _score(summary.accuracy),
+        _score(summary.outcome),
+        _score(summary.process),
+        str(summary.calls),
+        str(summary.redundant),
+        str(summary.errors),
+        _count(summary.tokens),
+        *([_count(summary.judge_tokens)] if judged else []),
+        f"{summary.duration:.1f}s",
+    ]
+
+
+def _count(value: int | None) -> str:
+    return "-" if value is None else str(value)
+
+
+def _score(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2f}"
+
+
+def usage_line(records: Sequence[RunRecord]) -> str:
+    """The usage of every run on one line; "" when neither an agent nor a judge reported any.
+
+    ``tokens: P prompt + C completion = T total, cost $X`` is the agents' (``none reported``
+    when no agent reported tokens); ``; judges: N tokens, $Y`` follows when some judge
+    reported usage, each of its parts only when known. Cost is USD.
+    """
+    agent, judges = _agent_usage(records), _judge_usage(records)
+    if not agent and not judges:
+        return ""
+    return "tokens: " + (agent or "none reported") + (f"; judges: {judges}" if judges else "")
+
+
+def _agent_usage(records: Sequence[RunRecord]) -> str:
+    """``P prompt + C completion = T total, cost $X``; "" when no run reported tokens."""
+    prompt, completion, tokens = (known_sum(getattr(r.tokens, f) for r in records) for f in ("prompt", "completion", "total"))
+    if tokens is None and prompt is None and completion is None:
+        return ""
+    text = f"{prompt or 0:,} prompt + {completion or 0:,} completion = {tokens or 0:,} total"
+    cost = known_sum(r.cost for r in records)
+    return text + (f", cost ${cost:.4f}" if cost is not None else "")
+
+
+def _judge_usage(records: Sequence[RunRecord]) -> str:
+    """``N tokens, $Y`` over every run's judges, each part only when known; "" when neither is."""
+    tokens = known_sum(r.judge_tokens.total for r in records)
+    cost = known_sum(r.judge_cost for r in records)
+    parts = ([f"{tokens:,} tokens"] if tokens is not None else []) + ([f"${cost:.4f}"] if cost is not None else [])
+    return ", ".join(parts)

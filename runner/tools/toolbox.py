@@ -1,0 +1,99 @@
+"""The builtin tools and the Toolbox: what a case offers the model, and the one place tool calls run."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Collection, Mapping
+
+from runner.escape import encodable
+from runner.sandbox.command import cap_text
+from runner.tools.base import Tool, ToolContext, ToolError, ToolResult
+from runner.tools.files import EDIT_FILE, LIST_DIR, READ_FILE, WRITE_FILE
+from runner.tools.search import GLOB, GREP
+from runner.tools.shell import BASH
+
+if TYPE_CHECKING:  # the case loader imports the tool names, so no import cycle at run time
+    from jsonschema.exceptions import ValidationError
+
+    from runner.spec.cases import Case
+
+BUILTIN_TOOLS: dict[str, Tool] = {
+    tool.name: tool for tool in (READ_FILE, WRITE_FILE, EDIT_FILE, LIST_DIR, GLOB, GREP, BASH)
+}
+
+
+def _error(message: str) -> ToolResult:
+    return ToolResult(cap_text(encodable(f"Error: {message}")), is_error=True)
+
+
+def _describe(error: ValidationError) -> str:
+    """A schema violation as ``key/path: message``, or just the message at the top level."""
+    where = "/".join(str(part) for part in error.absolute_path)
+    return f"{where}: {error.message}" if where else error.message
+
+
+class Toolbox:
+    """The tools offered in one run, with the names refused there.
+
+    ``offered`` lists the tool names in the order of ``tools``. ``call`` never
+    raises: every failure becomes a ToolResult starting with ``Error:``, and
+    every result is capped at 30,000 characters (head and tail kept). Every
+    result goes into the next model request, which is UTF-8: a lone surrogate in
+    it is escaped (runner.escape.encodable), so a byte of a file name that is not
+    UTF-8 reads ``\\xff``.
+    """
+
+    def __init__(self, tools: Mapping[str, Tool], deny: Collection[str], context: ToolContext) -> None:
+        self.tools = dict(tools)
+        self.deny = frozenset(deny)
+        self.context = context
+        self.offered: list[str] = list(self.tools)
+        from jsonschema import Draft202012Validator  # imported here: `list` and `validate` start faster without it
+
+        self._validators = {name: Draft202012Validator(tool.parameters) for name, tool in self.tools.items()}
+
+    def specs(self) -> list[dict[str, Any]]:
+        """The OpenAI function specs (``{"type": "function", "function": {...}}``) of the offered tools."""
+        return [self.tools[name].spec() for name in self.offered]
+
+    def call(
+        self, name: str, arguments: dict[str, Any] | None, arguments_error: str | None = None
+    ) -> ToolResult:
+        """Run tool ``name`` with ``arguments`` (None: no arguments given).
+
+        ``arguments_error`` says why the model's arguments were unusable (e.g. invalid JSON).
+        """
+        if name not in self.tools:
+            available = ", ".join(n for n in self.offered if n not in self.deny) or "(none)"
+            return _error(f"unknown tool {name!r}; available: {available}")
+        if name in self.deny:
+            return _error(f"tool {name!r} is denied in this case")
+        if arguments_error is not None:
+            return _error(arguments_error)
+        arguments = {} if arguments is None else arguments
+        from jsonschema.exceptions import best_match
+
+        try:
+            problem = best_match(self._validators[name].iter_errors(arguments))
+            if problem is not None:
+                return _error(f"invalid arguments for {name}: {_describe(problem)}")
+            return ToolResult(cap_text(encodable(self.tools[name].run(arguments, self.context))))
+        except ToolError as e:
+            return _error(str(e))
+        except Exception as e:  # the boundary: a tool's bug must reach the model, not crash the run
+            return _error(f"{type(e).__name__}: {e}")
+
+
+def build_toolbox(case: Case, context: ToolContext, extra: Mapping[str, Tool] = {}) -> Toolbox:
+    """The Toolbox of ``case``: ``case.tools`` by name (default every builtin, then every ``extra``),
+    with ``extra`` (e.g. the case's mocks) overriding a builtin of the same name; ``case.deny`` refused.
+
+    Raises ValueError for a name in ``case.tools`` or ``case.deny`` that is no known tool.
+    """
+    known = {**BUILTIN_TOOLS, **extra}
+    names = list(case.tools) if case.tools is not None else list(known)
+    unknown = [name for name in (*names, *case.deny) if name not in known]
+    if unknown:
+        raise ValueError(
+            f"{case.full_id}: unknown tool {', '.join(map(repr, unknown))}; known: {', '.join(known)}"
+        )
+    return Toolbox({name: known[name] for name in names}, case.deny, context)
