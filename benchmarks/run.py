@@ -32,7 +32,7 @@ from typing import Any, Callable, Sequence
 
 from fake_openai import FakeOpenAI, HttpProvider
 
-from runner.spec.cases import load_cases
+from runner.spec.discover import load_cases
 from runner.cli.app import main
 from runner.spec.config import Config
 from runner.run.engine import Arm, RunOptions, run_matrix

@@ -19,7 +19,7 @@ from typing import Any, Callable, Iterator, Sequence, TypeVar
 import pytest
 
 from runner.sandbox.bwrap import host_view
-from runner.spec.cases import Case
+from runner.spec.case import Case
 from runner.cli.app import main
 from runner.sandbox.confine import namespace_prefix
 

@@ -16,7 +16,6 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-import pytest
 
 from runner.cli.app import main
 from tests.sandboxes import none_left

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from runner.run.baselines import weak_cases
-from runner.spec.cases import load_cases
+from runner.spec.discover import load_cases
 from runner.run.engine import RunOptions
 from runner.run.prompts import load_prompt
 from runner.resources import bundled

@@ -19,7 +19,10 @@ import pytest
 import regex
 from jsonschema import Draft202012Validator
 
-from runner.spec.cases import Case, case_schema, discover, load_cases, load_file, select, validate_file
+from runner.spec.case import Case
+from runner.spec.schema import case_schema
+from runner.spec.discover import discover, load_cases, select
+from runner.spec.casefile import load_file, validate_file
 from runner.errors import CaseFileError, ExitCode, UserError, UserErrors
 from runner.patterns import compile_pattern, compile_schema_pattern
 from runner.resources import bundled

@@ -13,7 +13,8 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from runner.spec.cases import Case, load_file, validate_file
+from runner.spec.case import Case
+from runner.spec.casefile import load_file, validate_file
 from runner.spec.config import read_config
 from runner.errors import CaseFileError, ConfigError, UserErrors
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from runner.spec.cases import load_cases
+from runner.spec.discover import load_cases
 from runner.spec.config import load_config
 from runner.errors import UserError
 from runner.providers.registry import resolve_provider

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from runner.spec.cases import load_file, validate_file
+from runner.spec.casefile import load_file, validate_file
 from runner.run.engine import Arm, RunOptions, execute
 from runner.run.prompts import load_prompt
 from runner.providers.registry import resolve_provider

@@ -11,7 +11,6 @@ import secrets
 import shutil
 import socket
 import subprocess
-import sys
 import sysconfig
 from collections.abc import Iterator
 from pathlib import Path

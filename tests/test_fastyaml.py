@@ -12,10 +12,10 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from runner.spec.cases import load_file, validate_file
+from runner.spec.casefile import load_file, validate_file
 from runner.errors import CaseFileError
 from runner.spec.fastyaml import fast_load
-from runner.spec.yamlpos import parse, to_plain
+from runner.spec.source import parse, to_plain
 from tests.test_cases_fuzz import files
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -66,7 +66,7 @@ def _both_ways(folder: Path, data: Any) -> tuple[Any, Any]:
             return e.render()
 
     fast = read()
-    with mock.patch("runner.spec.cases.fast_load", lambda text: None):
+    with mock.patch("runner.spec.casefile.fast_load", lambda text: None):
         return fast, read()
 
 
@@ -91,5 +91,5 @@ def test_the_bundled_cases_load_the_same_on_both_paths(name: str) -> None:
     path = ROOT / "cases" / name
     assert fast_load(path.read_text(encoding="utf-8")) is not None
     fast = load_file(path)
-    with mock.patch("runner.spec.cases.fast_load", lambda text: None):
+    with mock.patch("runner.spec.casefile.fast_load", lambda text: None):
         assert load_file(path) == fast

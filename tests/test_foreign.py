@@ -22,7 +22,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from runner.spec.cases import Case, load_file, validate_file
+from runner.spec.case import Case
+from runner.spec.casefile import load_file, validate_file
 from runner.run.engine import Arm, RunOptions, execute
 from runner.run.prompts import load_prompt
 from runner.providers.registry import ProviderSpec, resolve_provider

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from jsonschema import Draft202012Validator
 
-from runner.spec.cases import load_cases
+from runner.spec.discover import load_cases
 from tests.fake_servers import OpenAIServer, openai_reply
 from tests.helpers import ROOT, cli_output, config
 

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
-from runner.spec.cases import load_file
+from runner.spec.casefile import load_file
 from runner.checks.judge import parse_verdict, resolve_judges
 from runner.spec.config import load_config
 from runner.run.engine import Arm, RunOptions, execute

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from runner.spec.cases import load_file
+from runner.spec.casefile import load_file
 from runner.run.engine import Arm, RunOptions, execute, run_matrix
 from runner.run.prompts import load_prompt
 from runner.providers.registry import ProviderSpec

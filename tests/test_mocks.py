@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from runner.spec.cases import Case
+from runner.spec.case import Case
 from runner.sandbox.command import Sandbox, scrubbed_env
 from runner.tools.toolbox import Toolbox, build_toolbox
 from runner.tools.base import ToolContext
@@ -100,7 +100,7 @@ def test_case_tools_can_offer_only_the_mocks(tmp_path: Path) -> None:
 
 
 def test_loaded_case_mocks_build_tools(tmp_path: Path) -> None:
-    from runner.spec.cases import load_file
+    from runner.spec.casefile import load_file
 
     path = tmp_path / "cases" / "w.yml"
     path.parent.mkdir()

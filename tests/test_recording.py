@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from runner.spec.cases import Case, load_cases
+from runner.spec.case import Case
+from runner.spec.discover import load_cases
 from runner.cli.app import main
 from runner.run.engine import Arm, RunOptions, execute
 from runner.run.prompts import load_prompt

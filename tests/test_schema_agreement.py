@@ -18,8 +18,10 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from runner.spec.caseload import _compiled, _validators, check_file
-from runner.spec.yamlpos import Spot, parse, to_plain
+from runner.spec.schema import compiled, _validators
+from runner.spec.casefile import check_file
+from runner.spec.positions import Spot
+from runner.spec.source import parse, to_plain
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -93,7 +95,7 @@ def _like(value: Any) -> st.SearchStrategy[Any]:
 @settings(max_examples=600, deadline=None)
 @given(mutated_cases())
 def test_jsonschema_rs_and_jsonschema_agree(case: Any) -> None:
-    (fast_full, fast_partial), (full, partial, _) = _compiled(), _validators()
+    (fast_full, fast_partial), (full, partial, _) = compiled(), _validators()
     assert full.is_valid(case) is fast_full.is_valid(case), list(full.iter_errors(case))[:1]
     assert partial.is_valid(case) is fast_partial.is_valid(case), list(partial.iter_errors(case))[:1]
 

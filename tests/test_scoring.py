@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from runner.run.agent import Step
-from runner.spec.cases import load_file
+from runner.spec.casefile import load_file
 from runner.checks.base import OUTCOME, PROCESS, CheckResult
 from runner.run.engine import Arm, RunOptions, execute
 from runner.run.prompts import load_prompt

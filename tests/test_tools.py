@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from runner.spec.cases import Case
+from runner.spec.case import Case
 from runner.sandbox.command import Sandbox, scrubbed_env
 from runner.tools import search
 from runner.tools.toolbox import BUILTIN_TOOLS, Toolbox, build_toolbox

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from runner.spec.cases import Case
+from runner.spec.case import Case
 from runner.sandbox.command import Sandbox
 from runner.run.workspace import Changes, SetupError, Workspace
 

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from runner.run.agent import Trajectory
-from runner.spec.cases import Case
+from runner.spec.case import Case
 from runner.providers.registry import ProviderSpec
 from runner.providers.base import Usage
 from runner.sandbox.command import CommandResult

@@ -18,7 +18,7 @@ import json
 from typing import Any, Callable, Mapping, Sequence
 
 from runner.run.agent import Trajectory
-from runner.spec.cases import Case
+from runner.spec.case import Case
 from runner.checks.base import CheckContext, CheckResult
 from runner.errors import UserError
 from runner.providers.registry import ProviderSpec

@@ -13,7 +13,9 @@ from typing import Callable, Sequence
 from runner import __version__
 from runner.spec.authoring import default_cases_dir, new_case
 from runner.run.baselines import weak_cases
-from runner.spec.cases import Case, case_schema, select
+from runner.spec.case import Case
+from runner.spec.schema import case_schema
+from runner.spec.discover import select
 from runner.checks.judge import resolve_judges
 from runner.output.finish import Conclusion, conclude, show_ending, utc_now
 from runner.spec.config import load_config
@@ -27,7 +29,7 @@ from runner.terminal.lines import RunPrinter, make_console, print_case_list, pri
 from runner.cli.report import show_results
 from runner.output.store import ResultsWriter, read_results
 from runner.sandbox.command import MODES, Sandbox, choose_sandbox
-from runner.spec.sources import Sourced, load_sourced, select_sources
+from runner.spec.discover import Sourced, load_sourced, select_sources
 
 
 class _Parser(argparse.ArgumentParser):

@@ -19,7 +19,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Sequence, TextIO
 
-from runner.spec.cases import Case
+from runner.spec.case import Case
 from runner.scoring.aggregate import Comparison, aggregate
 from runner.terminal.statistics import print_statistics
 from runner.run.engine import RunKey

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable
 
-from runner.spec.cases import Case
+from runner.spec.case import Case
 from runner.errors import UserError, did_you_mean
 from runner.providers.base import Provider, ProviderError
 from runner.providers.scripted import ScriptedProvider

@@ -19,7 +19,7 @@ import random
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence
 
-from runner.spec.cases import Case
+from runner.spec.case import Case
 from runner.run.engine import Arm, RunOptions, execute
 from runner.run.prompts import PromptTemplate
 from runner.providers.registry import ProviderSpec

@@ -18,7 +18,7 @@ from functools import partial
 from typing import Callable, Iterable, Mapping, Sequence
 
 from runner.run.agent import RunTimeout, Trajectory, run_agent
-from runner.spec.cases import Case
+from runner.spec.case import Case
 from runner.checks.base import CheckContext
 from runner.checks.registry import run_checks
 from runner.errors import UserError, UserErrors

@@ -17,7 +17,7 @@ from typing import Any, Mapping, Sequence
 
 import jinja2
 
-from runner.spec.cases import Case
+from runner.spec.case import Case
 from runner.errors import Location, UserError
 from runner.resources import bundled
 from runner.run.templatelimits import BoundedEnvironment, LimitError, guard_loops, render_bounded

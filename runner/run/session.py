@@ -19,7 +19,7 @@ from typing import Sequence
 from rich.console import Console
 from rich.text import Text
 
-from runner.spec.cases import Case
+from runner.spec.case import Case
 from runner.run.engine import Arm, Interrupted, RunKey, RunOptions, plan_keys, run_key, run_matrix
 from runner.run.interrupt import CtrlC
 from runner.terminal.progress import SuiteProgress

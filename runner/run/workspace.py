@@ -13,7 +13,7 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
-from runner.spec.cases import Case
+from runner.spec.case import Case
 from runner.sandbox.command import Sandbox, budget, scrubbed_env
 from runner.tools.base import ToolError, stop_reason
 from runner.tools.paths import resolve_inside

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
 from runner.run.agent import Step
-from runner.spec.cases import Case
+from runner.spec.case import Case
 from runner.checks.base import OUTCOME, CheckResult
 from runner.run.record import ERROR, PASS, RunRecord
 from runner.tools.toolbox import BUILTIN_TOOLS

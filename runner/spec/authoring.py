@@ -10,11 +10,12 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from runner.spec.cases import GROUP_PATTERN, load_file, validate_file
 from runner.errors import UserError, UserErrors
 from runner.resources import bundled
-from runner.spec.sources import PROJECT_DIR
-from runner.spec.yamlpos import parse
+from runner.spec.case import GROUP_PATTERN
+from runner.spec.casefile import load_file, validate_file
+from runner.spec.discover import PROJECT_DIR
+from runner.spec.source import parse
 
 _ID = re.compile(r"[a-z0-9][a-z0-9._-]*")
 

@@ -26,12 +26,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
-from runner.spec.caseload import schema_errors, schema_validator
-from runner.errors import CaseFileError, ConfigError, Location, UserError, UserErrors, did_you_mean
-from runner.providers.settings import ModelSettings
+from runner.errors import (
+    CaseFileError,
+    ConfigError,
+    Location,
+    UserError,
+    UserErrors,
+    did_you_mean,
+)
 from runner.providers.retry import RetryPolicy
+from runner.providers.settings import ModelSettings
 from runner.resources import bundled
-from runner.spec.yamlpos import Spot, parse, to_plain
+from runner.spec.schema import schema_errors, schema_validator
+from runner.spec.positions import Spot
+from runner.spec.source import parse, to_plain
 
 if TYPE_CHECKING:
     from jsonschema import Draft202012Validator

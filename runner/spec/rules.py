@@ -17,8 +17,8 @@ import regex
 
 from runner.errors import CaseFileError, did_you_mean
 from runner.patterns import compile_pattern
+from runner.spec.positions import Spot, position, written
 from runner.tools.toolbox import BUILTIN_TOOLS
-from runner.spec.yamlpos import Spot, position, written
 
 Checked = list[tuple[Spot, dict[str, Any]]]  # each case merged over the defaults, with its Spot
 
@@ -108,7 +108,9 @@ def _mock_errors(case: dict[str, Any], spot: Spot, defaults: Spot | None) -> lis
             errors.append(here.error(f"duplicate mock {name!r}", ["mocks", i, "name"], hint="give each mock its own name"))
         elif isinstance(name, str):
             names.add(name)
-        from jsonschema import Draft202012Validator  # imported here: files without mocks load faster
+        from jsonschema import (
+            Draft202012Validator,  # imported here: files without mocks load faster
+        )
         from jsonschema.exceptions import SchemaError
 
         try:

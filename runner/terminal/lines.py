@@ -16,10 +16,10 @@ from typing import Sequence
 from rich.console import Console
 from rich.text import Text
 
-from runner.spec.cases import Case
+from runner.spec.case import Case
 from runner.escape import printable
 from runner.run.record import ERROR, FAIL, PASS, RunRecord
-from runner.spec.sources import Sourced
+from runner.spec.discover import Sourced
 
 _STYLES = {PASS: "bold green", FAIL: "bold red", ERROR: "bold yellow"}
 _WIDE = 400  # columns

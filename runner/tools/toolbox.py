@@ -14,7 +14,7 @@ from runner.tools.shell import BASH
 if TYPE_CHECKING:  # the case loader imports the tool names, so no import cycle at run time
     from jsonschema.exceptions import ValidationError
 
-    from runner.spec.cases import Case
+    from runner.spec.case import Case
 
 BUILTIN_TOOLS: dict[str, Tool] = {
     tool.name: tool for tool in (READ_FILE, WRITE_FILE, EDIT_FILE, LIST_DIR, GLOB, GREP, BASH)

@@ -22,12 +22,12 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from runner.spec.caseload import case_schema, schema_errors, schema_validator
-from runner.spec.rules import Checked, extra_rule_errors
 from runner.errors import CaseFileError, did_you_mean
 from runner.resources import bundled
+from runner.spec.schema import case_schema, schema_errors, schema_validator
+from runner.spec.rules import Checked, extra_rule_errors
+from runner.spec.positions import Spot
 from runner.tools.toolbox import BUILTIN_TOOLS
-from runner.spec.yamlpos import Spot
 
 if TYPE_CHECKING:
     from jsonschema import Draft202012Validator
@@ -68,7 +68,10 @@ def is_fixture(data: Any) -> bool:
 @functools.cache
 def _validator() -> Draft202012Validator:
     """The replio schema's validator; its ``$ref`` into the case schema resolves offline."""
-    from referencing import Registry, Resource  # imported here: folders without replio files load faster
+    from referencing import (  # imported here: folders without replio files load faster
+        Registry,
+        Resource,
+    )
 
     schema = json.loads((bundled("schemas") / "replio.schema.json").read_text(encoding="utf-8"))
     case = case_schema()

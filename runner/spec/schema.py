@@ -1,4 +1,4 @@
-"""Validating a parsed case file: its shape, its defaults, the case schema, and the extra rules.
+"""The case schema, and validating a case mapping against it: positioned errors worded for YAML authors.
 
 Every problem becomes a CaseFileError at the YAML node it is about, named by its
 key path inside the case (``expect.files.calc.py``), inside the defaults
@@ -21,22 +21,18 @@ import difflib
 import functools
 import json
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import jsonschema_rs
 
-from runner.errors import CaseFileError, Location, did_you_mean
+from runner.errors import CaseFileError, did_you_mean
 from runner.patterns import compile_schema_pattern
 from runner.resources import bundled
-from runner.spec.rules import Checked, extra_rule_errors
-from runner.spec.yamlpos import Spot, describe, kind_of, written
+from runner.spec.positions import Spot, describe, kind_of, written
 
 if TYPE_CHECKING:
     from jsonschema import Draft202012Validator, ValidationError
 
-_FILE_KEYS = ("defaults", "cases")
 _NAME_RULES = {
     "^[a-z0-9][a-z0-9._-]*$": "use lowercase letters, digits, '.', '_' and '-', starting with a letter or digit",
     "^[a-zA-Z0-9_-]{1,64}$": "use 1 to 64 letters, digits, '_' and '-'",
@@ -66,7 +62,11 @@ def schema_validator(schema: dict[str, Any], **options: Any) -> Draft202012Valid
 @functools.cache
 def _validator_class() -> type[Draft202012Validator]:
     """Draft202012Validator with the ``pattern`` keyword of ``compile_schema_pattern``."""
-    from jsonschema import Draft202012Validator, ValidationError, validators  # 60 ms to import: on first need
+    from jsonschema import (  # 60 ms to import: on first need
+        Draft202012Validator,
+        ValidationError,
+        validators,
+    )
 
     def pattern(
         validator: Draft202012Validator, regex: str, instance: Any, schema: dict[str, Any]
@@ -85,13 +85,13 @@ def _validators() -> tuple[Draft202012Validator, Draft202012Validator, frozenset
 
 
 @functools.cache
-def _compiled() -> tuple[jsonschema_rs.Validator, jsonschema_rs.Validator]:
+def compiled() -> tuple[jsonschema_rs.Validator, jsonschema_rs.Validator]:
     """jsonschema-rs validators of (the full schema, the partial schema)."""
     full, partial, _ = _schemas()
     return jsonschema_rs.Draft202012Validator(full), jsonschema_rs.Draft202012Validator(partial)
 
 
-def _surely_valid(validator: jsonschema_rs.Validator, data: Any) -> bool:
+def surely_valid(validator: jsonschema_rs.Validator, data: Any) -> bool:
     """Whether the compiled ``validator`` accepts ``data``. False is not a verdict: it also
     stands for a value jsonschema-rs cannot take (a date, a non-text key), and jsonschema then judges."""
     try:
@@ -110,114 +110,13 @@ def _drop_required(schema: dict[str, Any], at: tuple[str, ...]) -> list[tuple[st
     return dropped
 
 
-def check_file(spot: Spot, data: Any, fixtures: Path) -> tuple[Checked, list[CaseFileError]]:
-    """Validate a whole case file: ``data`` is ``to_plain`` of ``spot.node``, the file's top node.
-
-    Returns each case mapping merged over the file's defaults, with the Spot of
-    the case, and every error of the file, each once, sorted by position.
-    ``fixtures`` is the folder that ``fixture`` keys name folders in.
-    """
-    errors: list[CaseFileError] = []
-    parts = _split(spot, data, errors)
-    full, partial = _compiled()
-    if parts.spot:
-        if not _surely_valid(partial, parts.defaults):
-            errors += _partial_errors(parts.defaults, parts.spot)
-        if "id" in parts.defaults:
-            hint = "give each case its own id"
-            errors.append(parts.spot.error("'id' cannot have a default", at=["id"], key=True, hint=hint))
-    checked: Checked = []
-    for case_spot, case in parts.cases:
-        merged = _merge(copy.deepcopy(parts.defaults), case)
-        # Without defaults the merged case is the case, and valid in full means valid in part too.
-        if not (_surely_valid(full, merged) and (not parts.defaults or _surely_valid(partial, case))):
-            errors += _partial_errors(case, case_spot) + _merged_errors(merged, case_spot, parts.spot)
-        checked.append((case_spot, merged))
-    errors += extra_rule_errors(checked, parts.spot, fixtures)
-    unique = {error.render(): error for error in errors}
-    return checked, sorted(unique.values(), key=_place)
-
-
-def _place(error: CaseFileError) -> tuple[int, int]:
-    """Sort key: every error made here has a line and a column."""
-    location = error.location or Location("")
-    return location.line or 0, location.column or 0
-
-
-@dataclass
-class _Parts:
-    """A case file taken apart: the defaults (with their Spot when written) and the case mappings."""
-
-    defaults: dict[str, Any] = field(default_factory=dict)
-    spot: Spot | None = None
-    cases: Checked = field(default_factory=list)
-
-
-def _split(spot: Spot, data: Any, errors: list[CaseFileError]) -> _Parts:
-    """The parts of a file of either form; what is wrong with its shape goes to ``errors``."""
-    if isinstance(data, list):
-        return _Parts(cases=_cases(spot, data, [], errors))
-    if data is None:
-        errors.append(spot.error("the file is empty", hint="write a list of cases, each starting with '- id:'"))
-    elif not isinstance(data, dict):
-        errors.append(spot.error(f"expected a list of cases, got {kind_of(data)}"))
-    elif "cases" not in data and {"id", "turns"} & data.keys():
-        errors.append(spot.error("expected a list of cases, got a single case", hint="start the case with '- '"))
-    else:
-        return _wrapper(spot, data, errors)
-    return _Parts()
-
-
-def _wrapper(spot: Spot, data: dict[str, Any], errors: list[CaseFileError]) -> _Parts:
-    """The parts of a ``{defaults, cases}`` file."""
-    for key in data.keys() - set(_FILE_KEYS):
-        hint = did_you_mean(key, _FILE_KEYS, "allowed: " + ", ".join(_FILE_KEYS))
-        errors.append(spot.error(f"unknown key {key!r}", at=[key], key=True, hint=hint))
-    parts = _Parts()
-    defaults = data.get("defaults", {})
-    if not isinstance(defaults, dict):
-        errors.append(spot.error(f"expected a mapping, got {kind_of(defaults)}", ["defaults"]))
-    elif "defaults" in data:
-        parts = _Parts(defaults, Spot(spot.file, spot.node["defaults"], ("defaults",)))
-    cases = data.get("cases")
-    if isinstance(cases, list):
-        parts.cases = _cases(spot, cases, ["cases"], errors)
-    elif "cases" in data:
-        errors.append(spot.error(f"expected a list of cases, got {kind_of(cases)}", ["cases"]))
-    elif not difflib.get_close_matches("cases", list(data), n=1):  # else reported as a misspelling
-        errors.append(spot.error("missing required key 'cases'"))
-    return parts
-
-
-def _cases(spot: Spot, cases: list[Any], at: list[str], errors: list[CaseFileError]) -> Checked:
-    """The case mappings of the list at ``at`` (a path from the file's top), each with its Spot."""
-    if not cases:
-        errors.append(spot.error("no cases", at=at, hint="add a case: '- id: ...'"))
-    node = spot.node[at[0]] if at else spot.node
-    found = []
-    for index, case in enumerate(cases):
-        if isinstance(case, dict):
-            found.append((Spot(spot.file, node[index]), case))
-        else:
-            errors.append(spot.error(f"each case must be a mapping, got {kind_of(case)}", at=[*at, index]))
-    return found
-
-
-def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
-    """``over`` deep-merged onto ``base``: mappings merge key-wise (``over`` wins), the rest is replaced."""
-    for key, value in over.items():
-        both_maps = isinstance(value, dict) and isinstance(base.get(key), dict)
-        base[key] = _merge(base[key], value) if both_maps else value
-    return base
-
-
-def _partial_errors(data: dict[str, Any], spot: Spot) -> list[CaseFileError]:
+def partial_errors(data: dict[str, Any], spot: Spot) -> list[CaseFileError]:
     """Every schema error of unmerged ``data`` (defaults or a case) but keys required where mappings merge."""
     _, partial, _ = _validators()
     return [one for error in partial.iter_errors(data) for one in schema_errors(error, spot)]
 
 
-def _merged_errors(data: dict[str, Any], case: Spot, defaults: Spot | None) -> list[CaseFileError]:
+def merged_errors(data: dict[str, Any], case: Spot, defaults: Spot | None) -> list[CaseFileError]:
     """The required keys a merged case still lacks, on the mapping that lacks them (case or defaults)."""
     full, _, dropped = _validators()
     return [

@@ -1,4 +1,5 @@
-"""Where cases come from, and which one wins when two sources define the same ``group/id``.
+"""Finding cases: the case files that paths, folders and globs name, loading them all, ``-c`` and
+``--tag`` selection, and the sources cases come from when no path is given.
 
 Without explicit paths the sources are, least local first: the bundled suite,
 installed case packs (entry point group ``tooltrial.suites``), the user's
@@ -11,15 +12,98 @@ from the user's folder or a package leaks into such a run.
 
 from __future__ import annotations
 
+import fnmatch
+import glob
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 
-from runner.spec.cases import Case, discover, load_cases
-from runner.errors import UserError, UserErrors
+from runner.errors import CaseFileError, Location, UserError, UserErrors
 from runner.resources import bundled
+from runner.spec.case import Case
+from runner.spec.casefile import read_file
+
+CASE_SUFFIXES = (".yml", ".yaml", ".json")
+_GLOB_CHARS = frozenset("*?[")
+
+
+def discover(paths: Sequence[str | Path], cases_dir: Path | None = None) -> list[Path]:
+    """The case files named by ``paths``, in order, each once.
+
+    A path may be a file, a folder (its ``*.yml``, ``*.yaml`` and ``*.json``
+    files, sorted; not recursive) or a shell glob (``cases/*.yml``; ``**``
+    recurses). No paths means every case file in ``cases_dir``, or in the
+    bundled suite when that is None. Raises UserError (exit 4) naming a path
+    that does not exist or a glob that matches no case file.
+    """
+    if not paths:
+        paths = [cases_dir if cases_dir is not None else bundled("cases")]
+    found = [file for given in paths for file in _expand(str(given))]
+    return list(dict.fromkeys(found))
+
+
+def _expand(given: str) -> list[Path]:
+    path = Path(given)
+    if path.is_dir():
+        return sorted(p for p in path.iterdir() if p.suffix in CASE_SUFFIXES and p.is_file())
+    if path.is_file():
+        return [path]
+    if not _GLOB_CHARS.intersection(given):
+        raise UserError(f"no such file or folder: {given}")
+    matches = [Path(m) for m in sorted(glob.glob(given, recursive=True))]
+    files = [f for m in matches if m.is_dir() or m.suffix in CASE_SUFFIXES for f in _expand(str(m))]
+    if not files:
+        raise UserError(f"no case files match {given}", hint=f"case files end in {', '.join(CASE_SUFFIXES)}")
+    return files
+
+
+def load_cases(
+    paths: Sequence[str | Path], cases_dir: Path | None = None, fixtures_dir: Path | None = None
+) -> list[Case]:
+    """Every case of every file ``discover`` finds, in file order.
+
+    Raises UserError when discovery fails, and UserErrors with every error of
+    every file, including a full id (``group/id``) defined in two files.
+    """
+    cases: list[Case] = []
+    errors: list[UserError] = []
+    for file in discover(paths, cases_dir):
+        found, bad = read_file(file, fixtures_dir)
+        cases += found
+        errors += bad
+    errors += _duplicates_across_files(cases)
+    if errors:
+        raise UserErrors(errors)
+    return cases
+
+
+def _duplicates_across_files(cases: Sequence[Case]) -> list[UserError]:
+    """A full id defined again in another file (two files with one stem), at the later case."""
+    first: dict[str, Case] = {}
+    errors: list[UserError] = []
+    for case in cases:
+        earlier = first.setdefault(case.full_id, case)
+        if earlier is not case:
+            hint = f"also defined at {earlier.source}:{earlier.line}; rename one or the file"
+            where = Location(str(case.source), case.line)
+            errors.append(CaseFileError(f"duplicate case {case.full_id!r}", where, "id", hint))
+    return errors
+
+
+def select(cases: Sequence[Case], globs: Sequence[str] = (), tags: Sequence[str] = ()) -> list[Case]:
+    """The cases whose full id (``group/id``) matches any of ``globs`` (fnmatch) and that have any of ``tags``.
+
+    An empty filter keeps every case; order is preserved.
+    """
+    return [
+        case
+        for case in cases
+        if (not globs or any(fnmatch.fnmatchcase(case.full_id, g) for g in globs))
+        and (not tags or set(tags).intersection(case.tags))
+    ]
+
 
 ENTRY_POINT_GROUP = "tooltrial.suites"
 PROJECT_DIR = Path(".tooltrial") / "cases"

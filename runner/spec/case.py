@@ -1,0 +1,145 @@
+"""The Case model: one case of a group after its file's defaults are merged, and how a validated
+case mapping becomes one (lists normalised, defaults filled in).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+DEFAULT_MAX_TURNS = 30
+GROUP_PATTERN = re.compile(r"[a-z0-9][a-z0-9._-]*")  # a group name: a case file's stem
+_LIST_EXPECTATIONS = ("verify", "response_contains", "response_not_contains", "response_matches")
+_LIST_FILE_EXPECTATIONS = ("contains", "not_contains", "matches")
+
+
+@dataclass(frozen=True)
+class Case:
+    """One case of a group (a case file), after defaults are merged.
+
+    Attributes:
+        group: the case file's stem (``replio`` for a replio fixture).
+        id: unique within the group.
+        source: the case file it came from.
+        line: 1-based line of the case in ``source``.
+        turns: prompt templates sent in order.
+        turn_expect: per turn, the checks written on it (``{content, expect}`` turns), ``{}`` for none;
+            empty when no turn has any.
+        expect: the validated ``expect`` mapping; check kinds read their own key.
+        script: the scripted provider's replies (``content`` / ``tool_calls``) or None.
+        timeout: wall-clock seconds for the whole run, or None for the default.
+        command_timeout: seconds allowed to each command (setup, tools, verify), or None for the default.
+        network: whether agent commands may reach the network (sandboxed runs).
+        runs / min_pass_rate: this case's repeat count and pass-rate gate, or None for the suite's.
+        tools: names offered to the model, None meaning every builtin plus the mocks.
+    """
+
+    group: str
+    id: str
+    source: Path
+    line: int
+    turns: tuple[str, ...]
+    description: str = ""
+    tags: tuple[str, ...] = ()
+    fixture: str | None = None
+    files: Mapping[str, str] = field(default_factory=dict)
+    setup: tuple[str, ...] = ()
+    env: Mapping[str, str] = field(default_factory=dict)
+    vars: Mapping[str, Any] = field(default_factory=dict)
+    system: str | None = None
+    tools: tuple[str, ...] | None = None
+    deny: tuple[str, ...] = ()
+    mocks: tuple[Mapping[str, Any], ...] = ()
+    expect: Mapping[str, Any] = field(default_factory=dict)
+    timeout: float | None = None
+    script: tuple[Mapping[str, Any], ...] | None = None
+    fixtures_dir: Path | None = None
+    command_timeout: float | None = None
+    network: bool = False
+    runs: int | None = None
+    min_pass_rate: float | None = None
+    turn_expect: tuple[Mapping[str, Any], ...] = ()
+
+    @property
+    def full_id(self) -> str:
+        return f"{self.group}/{self.id}"
+
+    @property
+    def max_turns(self) -> int:
+        return int(self.expect.get("max_turns", DEFAULT_MAX_TURNS))
+
+
+def build_case(path: Path, group: str, line: int, data: dict[str, Any], fixtures: Path) -> Case:
+    """A validated case mapping (merged over the defaults), starting at ``line``, as a Case of ``group``."""
+    return Case(
+        group=group,
+        id=data["id"],
+        source=path,
+        line=line,
+        turns=tuple(t["content"] if isinstance(t, dict) else t for t in data["turns"]),
+        description=data.get("description", ""),
+        tags=tuple(data.get("tags", ())),
+        fixture=data.get("fixture"),
+        files=data.get("files", {}),
+        setup=tuple(_as_list(data.get("setup", []))),
+        env={name: _env_text(value) for name, value in data.get("env", {}).items()},
+        vars=data.get("vars", {}),
+        system=data.get("system"),
+        tools=tuple(data["tools"]) if "tools" in data else None,
+        deny=tuple(data.get("deny", ())),
+        mocks=tuple(_mock(mock) for mock in data.get("mocks", ())),
+        expect=_expect(data.get("expect", {})),
+        timeout=float(data["timeout"]) if "timeout" in data else None,
+        script=tuple(_reply(reply) for reply in data["script"]) if "script" in data else None,
+        fixtures_dir=fixtures,
+        command_timeout=float(data["command_timeout"]) if "command_timeout" in data else None,
+        network=bool(data.get("network", False)),
+        runs=data.get("runs"),
+        min_pass_rate=data.get("min_pass_rate"),
+        turn_expect=_turn_expect(data["turns"]),
+    )
+
+
+def _turn_expect(turns: list[str | dict[str, Any]]) -> tuple[dict[str, Any], ...]:
+    """Each turn's normalised ``expect`` (``{}`` for none); () when no turn has one."""
+    found = tuple(_expect(t.get("expect", {})) if isinstance(t, dict) else {} for t in turns)
+    return found if any(found) else ()
+
+
+def _as_list(value: str | list[str]) -> list[str]:
+    return [value] if isinstance(value, str) else list(value)
+
+
+def _env_text(value: str | float | bool) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def _expect(expect: dict[str, Any]) -> dict[str, Any]:
+    """``expect`` with every string-or-list value as a list."""
+    out = dict(expect)
+    for key in _LIST_EXPECTATIONS:
+        if key in out:
+            out[key] = _as_list(out[key])
+    if "files" in out:
+        out["files"] = {name: _file_expect(spec) for name, spec in out["files"].items()}
+    return out
+
+
+def _file_expect(spec: dict[str, Any]) -> dict[str, Any]:
+    return {key: _as_list(value) if key in _LIST_FILE_EXPECTATIONS else value for key, value in spec.items()}
+
+
+def _mock(mock: dict[str, Any]) -> dict[str, Any]:
+    """A mock tool with every key present: name, description, parameters, responses."""
+    return {"description": "", "parameters": {"type": "object", "properties": {}}, "responses": [], **mock}
+
+
+def _reply(reply: dict[str, Any]) -> dict[str, Any]:
+    """A script reply whose tool calls all have ``arguments`` (default {})."""
+    if "tool_calls" not in reply:
+        return reply
+    return {**reply, "tool_calls": [{"arguments": {}, **call} for call in reply["tool_calls"]]}

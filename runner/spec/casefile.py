@@ -1,0 +1,212 @@
+"""One case file: its text read, parsed (fast path first, then with positions), validated as
+a whole, and its cases built; both shapes (a list of cases, or ``{defaults, cases}``) and the
+one defaults merge.
+"""
+
+from __future__ import annotations
+
+import copy
+import difflib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from runner.errors import CaseFileError, Location, UserError, did_you_mean
+from runner.resources import bundled
+from runner.spec.case import GROUP_PATTERN, Case, build_case
+from runner.spec.fastyaml import fast_load
+from runner.spec.foreign import replio
+from runner.spec.positions import Spot, kind_of, position
+from runner.spec.rules import Checked, extra_rule_errors
+from runner.spec.schema import compiled, merged_errors, partial_errors, surely_valid
+from runner.spec.source import parse, to_plain
+
+
+def load_file(path: Path, fixtures_dir: Path | None = None) -> list[Case]:
+    """The cases of one case file, defaults merged and normalised (see ``Case``).
+
+    ``fixtures_dir`` is where fixtures are looked up; None means the
+    ``fixtures`` folder beside the case file's folder if there is one, else the
+    bundled fixtures. Raises CaseFileError: the file's first error, by position.
+    """
+    cases, errors = read_file(Path(path), fixtures_dir)
+    if errors:
+        raise errors[0]
+    return cases
+
+
+def validate_file(path: Path, fixtures_dir: Path | None = None) -> list[UserError]:
+    """Every error of one case file (CaseFileErrors, sorted by position); [] when it is valid."""
+    return list(read_file(Path(path), fixtures_dir)[1])
+
+
+def read_file(path: Path, fixtures_dir: Path | None) -> tuple[list[Case], list[CaseFileError]]:
+    """The cases of one file (a case file or a replio fixture) and its errors; no cases unless it has no error.
+
+    A case file is read on the fast path (runner.fastyaml) first; when that gives up or the
+    file has any error, it is read again with positions, which every error message needs.
+    """
+    file = str(path)
+    try:
+        text = _text(path)
+    except CaseFileError as e:
+        return [], [e]
+    fixtures = fixtures_dir if fixtures_dir is not None else _default_fixtures(path)
+    fast = fast_load(text) if GROUP_PATTERN.fullmatch(path.stem) else None
+    if fast is not None and not replio.is_fixture(fast.data):
+        checked, problems = check_file(Spot(file, fast.data, empty="(file)"), fast.data, fixtures)
+        if not problems:
+            resolved = fixtures.resolve()
+            lines = fast.lines
+            return [build_case(path, path.stem, lines[id(spot.node)], merged, resolved) for spot, merged in checked], []
+    try:
+        root = parse(text, file)
+        data = to_plain(root, file)
+    except CaseFileError as e:
+        return [], [e]
+    spot = Spot(file, root, empty="(file)")
+    if replio.is_fixture(data):
+        group = replio.GROUP
+        checked, errors = replio.check_fixture(spot, data, path.stem, fixtures)
+    else:
+        group = path.stem
+        checked, errors = _check_case_file(spot, data, fixtures)
+    if errors:
+        return [], errors
+    resolved = fixtures.resolve()
+    return [build_case(path, group, position(case_spot.node, ())[0], merged, resolved) for case_spot, merged in checked], []
+
+
+def _check_case_file(spot: Spot, data: Any, fixtures: Path) -> tuple[Checked, list[CaseFileError]]:
+    """``check_file``, and the file's stem must be a valid group name."""
+    errors: list[CaseFileError] = []
+    stem = Path(spot.file).stem
+    if not GROUP_PATTERN.fullmatch(stem):
+        hint = f"rename the file to match {GROUP_PATTERN.pattern}"
+        errors.append(CaseFileError(f"group name {stem!r} is not valid", Location(spot.file), "(file)", hint))
+    checked, problems = check_file(spot, data, fixtures)
+    return checked, errors + problems
+
+
+def _text(path: Path) -> str:
+    """The file's text; raises CaseFileError when it cannot be read or is not UTF-8."""
+    try:
+        raw = path.read_bytes()
+    except OSError as e:
+        raise CaseFileError(f"cannot read the file: {e.strerror}", Location(str(path))) from e
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        line = raw.count(b"\n", 0, e.start) + 1
+        column = e.start - raw.rfind(b"\n", 0, e.start)
+        raise CaseFileError("the file is not UTF-8 text", Location(str(path), line, column)) from e
+
+
+def _default_fixtures(path: Path) -> Path:
+    """``fixtures`` beside the case file's folder when it exists, else the bundled fixtures."""
+    beside = path.resolve().parent.parent / "fixtures"
+    return beside if beside.is_dir() else bundled("fixtures")
+
+
+_FILE_KEYS = ("defaults", "cases")
+
+
+def check_file(spot: Spot, data: Any, fixtures: Path) -> tuple[Checked, list[CaseFileError]]:
+    """Validate a whole case file: ``data`` is ``to_plain`` of ``spot.node``, the file's top node.
+
+    Returns each case mapping merged over the file's defaults, with the Spot of
+    the case, and every error of the file, each once, sorted by position.
+    ``fixtures`` is the folder that ``fixture`` keys name folders in.
+    """
+    errors: list[CaseFileError] = []
+    parts = _split(spot, data, errors)
+    full, partial = compiled()
+    if parts.spot:
+        if not surely_valid(partial, parts.defaults):
+            errors += partial_errors(parts.defaults, parts.spot)
+        if "id" in parts.defaults:
+            hint = "give each case its own id"
+            errors.append(parts.spot.error("'id' cannot have a default", at=["id"], key=True, hint=hint))
+    checked: Checked = []
+    for case_spot, case in parts.cases:
+        merged = _merge(copy.deepcopy(parts.defaults), case)
+        # Without defaults the merged case is the case, and valid in full means valid in part too.
+        if not (surely_valid(full, merged) and (not parts.defaults or surely_valid(partial, case))):
+            errors += partial_errors(case, case_spot) + merged_errors(merged, case_spot, parts.spot)
+        checked.append((case_spot, merged))
+    errors += extra_rule_errors(checked, parts.spot, fixtures)
+    unique = {error.render(): error for error in errors}
+    return checked, sorted(unique.values(), key=_place)
+
+
+def _place(error: CaseFileError) -> tuple[int, int]:
+    """Sort key: every error made here has a line and a column."""
+    location = error.location or Location("")
+    return location.line or 0, location.column or 0
+
+
+@dataclass
+class _Parts:
+    """A case file taken apart: the defaults (with their Spot when written) and the case mappings."""
+
+    defaults: dict[str, Any] = field(default_factory=dict)
+    spot: Spot | None = None
+    cases: Checked = field(default_factory=list)
+
+
+def _split(spot: Spot, data: Any, errors: list[CaseFileError]) -> _Parts:
+    """The parts of a file of either form; what is wrong with its shape goes to ``errors``."""
+    if isinstance(data, list):
+        return _Parts(cases=_cases(spot, data, [], errors))
+    if data is None:
+        errors.append(spot.error("the file is empty", hint="write a list of cases, each starting with '- id:'"))
+    elif not isinstance(data, dict):
+        errors.append(spot.error(f"expected a list of cases, got {kind_of(data)}"))
+    elif "cases" not in data and {"id", "turns"} & data.keys():
+        errors.append(spot.error("expected a list of cases, got a single case", hint="start the case with '- '"))
+    else:
+        return _wrapper(spot, data, errors)
+    return _Parts()
+
+
+def _wrapper(spot: Spot, data: dict[str, Any], errors: list[CaseFileError]) -> _Parts:
+    """The parts of a ``{defaults, cases}`` file."""
+    for key in data.keys() - set(_FILE_KEYS):
+        hint = did_you_mean(key, _FILE_KEYS, "allowed: " + ", ".join(_FILE_KEYS))
+        errors.append(spot.error(f"unknown key {key!r}", at=[key], key=True, hint=hint))
+    parts = _Parts()
+    defaults = data.get("defaults", {})
+    if not isinstance(defaults, dict):
+        errors.append(spot.error(f"expected a mapping, got {kind_of(defaults)}", ["defaults"]))
+    elif "defaults" in data:
+        parts = _Parts(defaults, Spot(spot.file, spot.node["defaults"], ("defaults",)))
+    cases = data.get("cases")
+    if isinstance(cases, list):
+        parts.cases = _cases(spot, cases, ["cases"], errors)
+    elif "cases" in data:
+        errors.append(spot.error(f"expected a list of cases, got {kind_of(cases)}", ["cases"]))
+    elif not difflib.get_close_matches("cases", list(data), n=1):  # else reported as a misspelling
+        errors.append(spot.error("missing required key 'cases'"))
+    return parts
+
+
+def _cases(spot: Spot, cases: list[Any], at: list[str], errors: list[CaseFileError]) -> Checked:
+    """The case mappings of the list at ``at`` (a path from the file's top), each with its Spot."""
+    if not cases:
+        errors.append(spot.error("no cases", at=at, hint="add a case: '- id: ...'"))
+    node = spot.node[at[0]] if at else spot.node
+    found = []
+    for index, case in enumerate(cases):
+        if isinstance(case, dict):
+            found.append((Spot(spot.file, node[index]), case))
+        else:
+            errors.append(spot.error(f"each case must be a mapping, got {kind_of(case)}", at=[*at, index]))
+    return found
+
+
+def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
+    """``over`` deep-merged onto ``base``: mappings merge key-wise (``over`` wins), the rest is replaced."""
+    for key, value in over.items():
+        both_maps = isinstance(value, dict) and isinstance(base.get(key), dict)
+        base[key] = _merge(base[key], value) if both_maps else value
+    return base
