@@ -35,7 +35,8 @@ from fake_openai import FakeOpenAI, HttpProvider
 from runner.spec.discover import load_cases
 from runner.cli.app import main
 from runner.spec.config import Config
-from runner.run.engine import Arm, RunOptions, run_matrix
+from runner.run.options import Arm, RunOptions
+from runner.run.engine import run_matrix
 from runner.run.prompts import load_prompt
 from runner.providers.registry import ProviderSpec, resolve_provider
 from runner.providers.settings import ModelSettings

@@ -9,7 +9,8 @@ import pytest
 
 from runner.spec.case import Case
 from runner.spec.discover import load_cases
-from runner.run.engine import Arm, RunOptions, execute
+from runner.run.options import Arm, RunOptions
+from runner.run.execute import execute
 from runner.run.prompts import load_prompt
 from runner.providers.registry import resolve_provider
 from runner.run.record import RunRecord

@@ -11,7 +11,7 @@ import pytest
 
 from runner.run.baselines import weak_cases
 from runner.spec.discover import load_cases
-from runner.run.engine import RunOptions
+from runner.run.options import RunOptions
 from runner.run.prompts import load_prompt
 from runner.resources import bundled
 from runner.sandbox.command import Sandbox

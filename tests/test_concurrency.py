@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 from jsonschema import Draft202012Validator
 
-from runner.run.engine import Arm, RunOptions, run_matrix
+from runner.run.options import Arm, RunOptions
+from runner.run.engine import run_matrix
 from runner.run.pool import InOrder, run_pool
 from runner.run.prompts import load_prompt
 from runner.providers.registry import resolve_provider

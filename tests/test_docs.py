@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from runner.spec.casefile import load_file, validate_file
-from runner.run.engine import Arm, RunOptions, execute
+from runner.run.options import Arm, RunOptions
+from runner.run.execute import execute
 from runner.run.prompts import load_prompt
 from runner.providers.registry import resolve_provider
 from runner.sandbox.command import Sandbox

@@ -24,7 +24,8 @@ from hypothesis import strategies as st
 
 from runner.spec.case import Case
 from runner.spec.casefile import load_file, validate_file
-from runner.run.engine import Arm, RunOptions, execute
+from runner.run.options import Arm, RunOptions
+from runner.run.execute import execute
 from runner.run.prompts import load_prompt
 from runner.providers.registry import ProviderSpec, resolve_provider
 from runner.providers.scripted import ScriptedProvider

@@ -17,7 +17,8 @@ from jsonschema import Draft202012Validator
 from runner.spec.casefile import load_file
 from runner.checks.judge import parse_verdict, resolve_judges
 from runner.spec.config import load_config
-from runner.run.engine import Arm, RunOptions, execute
+from runner.run.options import Arm, RunOptions
+from runner.run.execute import execute
 from runner.errors import UserError
 from runner.run.prompts import load_prompt
 from runner.providers.registry import resolve_provider

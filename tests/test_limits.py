@@ -9,7 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from runner.run.engine import CANCELLED, Arm, Interrupted, RunOptions, execute, run_matrix
+from runner.run.execute import CANCELLED, execute
+from runner.run.options import Arm, RunOptions
+from runner.run.engine import Interrupted, run_matrix
 from runner.run.prompts import load_prompt
 from runner.providers.registry import resolve_provider
 from runner.run.record import ERROR, PASS

@@ -14,7 +14,9 @@ from pathlib import Path
 import pytest
 
 from runner.spec.casefile import load_file
-from runner.run.engine import Arm, RunOptions, execute, run_matrix
+from runner.run.options import Arm, RunOptions
+from runner.run.execute import execute
+from runner.run.engine import run_matrix
 from runner.run.prompts import load_prompt
 from runner.providers.registry import ProviderSpec
 from runner.providers.base import ProviderError

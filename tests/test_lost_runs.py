@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from runner.run import engine
+from runner.run import execute
 from runner.errors import ExitCode
 from runner.run.record import RunRecord
 from runner.terminal.lines import RunPrinter
@@ -96,7 +96,7 @@ def _raise_on(original: Any, is_boom: Any) -> Any:
 
 # Where tooltrial's own code can go wrong around one run: (owner, attribute, whether the call is the boom case's).
 BUGS = {
-    "scoring": (engine, "fill_metrics", lambda case, record: case.id == "boom"),
+    "scoring": (execute, "fill_metrics", lambda case, record: case.id == "boom"),
     "cleanup": (Workspace, "cleanup", lambda workspace: (workspace.path / "boom").exists()),
     "record": (RunRecord, "to_dict", lambda record: record.final_reply == "boom"),  # building the run file
 }

@@ -11,7 +11,8 @@ import pytest
 from runner.run.agent import Step
 from runner.spec.casefile import load_file
 from runner.checks.base import OUTCOME, PROCESS, CheckResult
-from runner.run.engine import Arm, RunOptions, execute
+from runner.run.options import Arm, RunOptions
+from runner.run.execute import execute
 from runner.run.prompts import load_prompt
 from runner.providers.registry import resolve_provider
 from runner.run.record import FAIL, PASS, RunRecord

@@ -19,7 +19,8 @@ from runner.spec.discover import select
 from runner.checks.judge import resolve_judges
 from runner.output.finish import Conclusion, conclude, show_ending, utc_now
 from runner.spec.config import load_config
-from runner.run.engine import DEFAULT_JOBS, Arm, RunOptions, preflight
+from runner.run.options import DEFAULT_JOBS, Arm, RunOptions
+from runner.run.engine import preflight
 from runner.errors import ExitCode, UserError, run_at_boundary, silence_output
 from runner.run.session import run_live
 from runner.run.prompts import load_prompt

@@ -19,12 +19,13 @@ import random
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence
 
-from runner.spec.case import Case
-from runner.run.engine import Arm, RunOptions, execute
-from runner.run.prompts import PromptTemplate
-from runner.providers.registry import ProviderSpec
 from runner.providers.base import Completion, Provider, ToolCall
+from runner.providers.registry import ProviderSpec
+from runner.run.execute import execute
+from runner.run.options import Arm, RunOptions
+from runner.run.prompts import PromptTemplate
 from runner.run.record import PASS
+from runner.spec.case import Case
 
 REPLY = "Done."
 _WORDS = ("", ".", "x", "*", "README.md", "main.py")

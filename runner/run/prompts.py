@@ -17,10 +17,15 @@ from typing import Any, Mapping, Sequence
 
 import jinja2
 
-from runner.spec.case import Case
 from runner.errors import Location, UserError
 from runner.resources import bundled
-from runner.run.templatelimits import BoundedEnvironment, LimitError, guard_loops, render_bounded
+from runner.run.templatelimits import (
+    BoundedEnvironment,
+    LimitError,
+    guard_loops,
+    render_bounded,
+)
+from runner.spec.case import Case
 
 DEFAULT_PROMPT = "default"
 

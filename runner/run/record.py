@@ -6,9 +6,9 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
-from runner.run.agent import Step
 from runner.checks.base import CheckResult
 from runner.providers.base import Usage
+from runner.run.agent import Step
 from runner.sandbox.command import Confinement
 from runner.scoring.stats import known_sum
 

@@ -19,14 +19,15 @@ from typing import Sequence
 from rich.console import Console
 from rich.text import Text
 
-from runner.spec.case import Case
-from runner.run.engine import Arm, Interrupted, RunKey, RunOptions, plan_keys, run_key, run_matrix
-from runner.run.interrupt import CtrlC
-from runner.terminal.progress import SuiteProgress
-from runner.run.record import RunRecord
 from runner.output.replay import Recorder
-from runner.terminal.lines import RunPrinter, shown
 from runner.output.store import ResultsWriter
+from runner.run.engine import Interrupted, RunKey, plan_keys, run_key, run_matrix
+from runner.run.interrupt import CtrlC
+from runner.run.options import Arm, RunOptions
+from runner.run.record import RunRecord
+from runner.spec.case import Case
+from runner.terminal.lines import RunPrinter, shown
+from runner.terminal.progress import SuiteProgress
 
 
 @dataclass(frozen=True)

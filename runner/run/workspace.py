@@ -8,13 +8,13 @@ import os
 import shutil
 import stat
 import tempfile
-from collections.abc import Iterator
 import threading
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from runner.spec.case import Case
 from runner.sandbox.command import Sandbox, budget, scrubbed_env
+from runner.spec.case import Case
 from runner.tools.base import ToolError, stop_reason
 from runner.tools.paths import resolve_inside
 
