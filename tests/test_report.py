@@ -15,7 +15,7 @@ from runner.run.agent import Step
 from runner.checks.base import CheckResult
 from runner.providers.base import Usage
 from runner.run.record import ERROR, FAIL, PASS, RunRecord, Tokens
-from runner.terminal.lines import make_console
+from runner.terminal.console import make_console
 from runner.output.report import SCHEMA_VERSION, TRACE_RESULT_LIMIT, Summary, build_report, summarize
 from runner.scoring.metrics import FAILURE_CAUSES
 from runner.terminal.tables import print_summary

@@ -26,7 +26,8 @@ from runner.providers.base import Completion, ProviderError, ToolCall
 from runner.providers.limits import TurnLimited
 from runner.providers.parse import parse_completion
 from runner.providers.scripted import ScriptedProvider
-from runner.sandbox.command import OUTPUT_LIMIT, Sandbox, scrubbed_env
+from runner.sandbox.process import OUTPUT_LIMIT
+from runner.sandbox.command import Sandbox, scrubbed_env
 from runner.tools.toolbox import BUILTIN_TOOLS, Toolbox
 from runner.tools.base import ToolContext, ToolResult
 

@@ -26,7 +26,8 @@ from runner.run.session import run_live
 from runner.run.prompts import load_prompt
 from runner.providers.registry import SCRIPTED, resolve_provider
 from runner.output.replay import Recorder
-from runner.terminal.lines import RunPrinter, make_console, print_case_list, print_sources
+from runner.terminal.lines import RunPrinter, print_case_list, print_sources
+from runner.terminal.console import make_console
 from runner.cli.report import show_results
 from runner.output.store import ResultsWriter, read_results
 from runner.sandbox.command import MODES, Sandbox, choose_sandbox

@@ -17,7 +17,7 @@ from typing import Any, Sequence
 from runner import __version__
 from runner.run.record import ERROR, FAIL, PASS, RunRecord
 from runner.output.store import SCHEMA_VERSION  # one version for every document in schemas/report.schema.json
-from runner.sandbox.command import cap_text
+from runner.sandbox.process import cap_text
 from runner.scoring.stats import known_mean, known_sum
 
 TRACE_RESULT_LIMIT = 2000  # characters of each tool result kept in the report (head and tail)

@@ -1,9 +1,9 @@
 """Running one shell command: bubblewrap or a plain process, scrubbed environment,
 process-group timeout, resource limits, capped output.
 
-Mode ``bwrap`` confines the command (runner.bwrap, runner.seccomp); mode ``none`` runs it
+Mode ``bwrap`` confines the command (runner.sandbox.bwrap, runner.sandbox.seccomp); mode ``none`` runs it
 with the host's files and network, in a PID namespace of its own where the machine allows
-(runner.confine). Both give it exactly the scrubbed environment, a closed stdin, its own
+(runner.sandbox.confine). Both give it exactly the scrubbed environment, a closed stdin, its own
 process group (killed whole on timeout, and once it exits), per-process resource limits
 (memory, file size, CPU time), death with tooltrial and capped output. What each mode
 guarantees is in ``Confinement``, recorded on every run.
@@ -12,7 +12,6 @@ guarantees is in ``Confinement``, recorded on every run.
 from __future__ import annotations
 
 import os
-import selectors
 import signal
 import subprocess
 import sys
@@ -22,31 +21,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping, Sequence
 
+from runner.errors import UserError
 from runner.sandbox.bwrap import bwrap_argv, host_view, probe
 from runner.sandbox.confine import hide_own_environment, limited, namespace_prefix
-from runner.errors import UserError
+from runner.sandbox.process import OUTPUT_LIMIT, POLL, Capture, drain, pump, signal_group
 from runner.sandbox.seccomp import socket_filter
 
 MODES = ("auto", "bwrap", "none")  # what --sandbox accepts; a Sandbox itself is bwrap or none
-OUTPUT_LIMIT = 30_000  # characters of a tool result, bytes of a command's output
-_CHUNK = 65_536  # bytes per read
-_POLL = 0.05  # seconds between checks on the process while its output is quiet
-_LINGER = 0.25  # seconds a finished command's background children may hold the pipe
 _GRACE = 0.5  # seconds between SIGTERM and SIGKILL
-
-
-def elide(head: str, tail: str, cut: int, unit: str) -> str:
-    """Join what was kept of a long text around a marker line saying how much was cut."""
-    newline = "" if head.endswith("\n") else "\n"
-    return f"{head}{newline}[... {cut} {unit} cut ...]\n{tail}"
-
-
-def cap_text(text: str, limit: int = OUTPUT_LIMIT) -> str:
-    """``text`` unchanged when at most ``limit`` characters, else its head and tail around a marker."""
-    if len(text) <= limit:
-        return text
-    half = limit // 2
-    return elide(text[:half], text[len(text) - (limit - half) :], len(text) - limit, "characters")
 
 
 @dataclass(frozen=True)
@@ -83,107 +65,6 @@ def scrubbed_env(workspace: Path, extra: Mapping[str, str] = {}) -> dict[str, st
     }
     env.update(extra)
     return env
-
-
-class _Capture:
-    """Keeps the first half of ``limit`` bytes and a rolling tail of the rest; counts what it drops."""
-
-    def __init__(self, limit: int) -> None:
-        self.head_limit = limit // 2
-        self.tail_limit = limit - self.head_limit
-        self.head = bytearray()
-        self.tail = bytearray()
-        self.dropped = 0
-
-    def feed(self, chunk: bytes) -> None:
-        room = self.head_limit - len(self.head)
-        self.head += chunk[:room]
-        self.tail += chunk[room:]
-        excess = len(self.tail) - self.tail_limit
-        if excess > 0:
-            del self.tail[:excess]
-            self.dropped += excess
-
-    def text(self) -> str:
-        head = self.head.decode("utf-8", errors="replace")
-        tail = self.tail.decode("utf-8", errors="replace")
-        return elide(head, tail, self.dropped, "bytes") if self.dropped else head + tail
-
-
-def _signal_group(pgid: int, sig: signal.Signals) -> None:
-    """Send ``sig`` to a whole process group; a group already gone is fine."""
-    try:
-        os.killpg(pgid, sig)
-    except (ProcessLookupError, PermissionError):
-        pass
-
-
-def _drain(fd: int, capture: _Capture, seconds: float) -> None:
-    """Read what is left on ``fd`` until end of file or for at most ``seconds``."""
-    deadline = time.monotonic() + seconds
-    with selectors.DefaultSelector() as selector:
-        selector.register(fd, selectors.EVENT_READ)
-        while (left := deadline - time.monotonic()) > 0 and selector.select(left):
-            chunk = os.read(fd, _CHUNK)
-            if not chunk:
-                return
-            capture.feed(chunk)
-
-
-def _pidfd(pid: int) -> int | None:
-    """A pidfd of process ``pid`` (readable once it exits), or None where the kernel has none (before 5.3)."""
-    try:
-        return os.pidfd_open(pid)
-    except OSError:
-        return None
-
-
-def _exited(proc: subprocess.Popen[bytes]) -> bool:
-    """Whether the command's own process has exited, without reaping it: while it is a zombie
-    its process group id cannot be given to another process, so the group may still be killed."""
-    try:
-        return os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
-    except ChildProcessError:  # reaped already
-        return True
-
-
-def _pump(
-    proc: subprocess.Popen[bytes], capture: _Capture, deadline: float, cancel: threading.Event | None = None
-) -> bool:
-    """Read the output until the command exits; False when ``deadline`` (monotonic) passes
-    or ``cancel`` is set first (it is looked at every ``_POLL`` seconds at most).
-
-    When the command's own process exits, its whole process group is killed (background jobs,
-    ``nohup``, double forks that kept the group) and what is left in the pipe is read for at
-    most ``_LINGER`` seconds. The caller reaps the process.
-    """
-    assert proc.stdout is not None
-    fd = proc.stdout.fileno()
-    pidfd = _pidfd(proc.pid)
-    reading = True
-    try:
-        with selectors.DefaultSelector() as selector:
-            selector.register(fd, selectors.EVENT_READ)
-            if pidfd is not None:
-                selector.register(pidfd, selectors.EVENT_READ)
-            while (now := time.monotonic()) < deadline:
-                if cancel is not None and cancel.is_set():
-                    return False
-                for key, _ in selector.select(min(deadline - now, _POLL)):
-                    if key.fd == fd and (chunk := os.read(fd, _CHUNK)):
-                        capture.feed(chunk)
-                    elif key.fd == fd:  # end of output: every writer is gone
-                        selector.unregister(fd)
-                        reading = False
-                if _exited(proc):
-                    _signal_group(proc.pid, signal.SIGKILL)
-                    if reading:
-                        _drain(fd, capture, _LINGER)
-                    return True
-            return False
-    finally:
-        if pidfd is not None:
-            os.close(pidfd)
 
 
 def budget(timeout: float, deadline: float | None) -> float:
@@ -304,21 +185,21 @@ class Sandbox:
         assert proc.stdout is not None
         with self._lock:
             self._live.add(proc.pid)
-        capture = _Capture(output_limit)
+        capture = Capture(output_limit)
         try:
-            finished = _pump(proc, capture, start + timeout, cancel)
+            finished = pump(proc, capture, start + timeout, cancel)
             if not finished:
-                _signal_group(proc.pid, signal.SIGTERM)
+                signal_group(proc.pid, signal.SIGTERM)
                 try:
                     proc.wait(_GRACE)
                 except subprocess.TimeoutExpired:
                     pass
-                _signal_group(proc.pid, signal.SIGKILL)
+                signal_group(proc.pid, signal.SIGKILL)
                 proc.wait()
-                _drain(proc.stdout.fileno(), capture, _POLL)
+                drain(proc.stdout.fileno(), capture, POLL)
         finally:
             if proc.poll() is None:
-                _signal_group(proc.pid, signal.SIGKILL)
+                signal_group(proc.pid, signal.SIGKILL)
             proc.wait()
             proc.stdout.close()
             with self._lock:
@@ -335,7 +216,7 @@ class Sandbox:
         with self._lock:
             live = list(self._live)
         for pgid in live:
-            _signal_group(pgid, signal.SIGKILL)
+            signal_group(pgid, signal.SIGKILL)
 
 
 _UNCONFINED = "they can read and write your files and use your network"

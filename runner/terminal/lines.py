@@ -1,54 +1,21 @@
-"""Terminal output with rich: one line per run, failed checks indented, a pass count.
-
-Text that tooltrial did not write itself (a check message quoting a reply or a file, an
-error cause quoting a command's output or a provider's message, a case's description, an
-arm's name) reaches the terminal only through ``shown``: as a rich Text, so ``[...]`` is
-not read as markup, with control characters escaped (runner.escape.printable), so it cannot
-move the cursor, clear the screen, retitle the window or reverse the line.
+"""The run lines: ``PASS``/``FAIL``/``ERROR`` per run, failed checks indented, a pass count; and
+the case lists of ``tooltrial list``. Untrusted text goes through runner.terminal.console.shown.
 """
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Sequence
 
 from rich.console import Console
 from rich.text import Text
 
-from runner.spec.case import Case
-from runner.escape import printable
 from runner.run.record import ERROR, FAIL, PASS, RunRecord
+from runner.spec.case import Case
 from runner.spec.discover import Sourced
+from runner.terminal.console import shown
 
 _STYLES = {PASS: "bold green", FAIL: "bold red", ERROR: "bold yellow"}
-_WIDE = 400  # columns
-
-
-def shown(text: str, style: str = "") -> Text:
-    """``text`` as a rich Text that prints as it reads: control characters escaped
-    (runner.escape.printable; newlines and tabs kept), no markup."""
-    return Text(printable(text), style=style)
-
-
-def make_console(stream=None) -> Console:
-    """A console that colours only real terminals and never wraps or highlights run lines.
-
-    Output that is not a terminal (a pipe, a CI log) has no width to fit: unless
-    ``COLUMNS`` says otherwise, tables there print at their natural width.
-    """
-    console = _Console(file=stream, highlight=False, soft_wrap=True)
-    if not console.is_terminal and "COLUMNS" not in os.environ:
-        console.width = _WIDE
-    return console
-
-
-class _Console(Console):
-    def on_broken_pipe(self) -> None:
-        """A closed output (``| head``) raises BrokenPipeError, which the caller handles (during the
-        runs: stop as on Ctrl-C; after: print no more), where rich would exit with 1, the agent's failure code."""
-        self.quiet = True
-        raise BrokenPipeError
 
 
 class RunPrinter:

@@ -13,7 +13,7 @@ from rich.console import Console
 from runner.scoring.aggregate import ArmStats, Comparison, Metrics, Paired
 from runner.scoring.gates import Gate
 from runner.scoring.regression import Regression
-from runner.terminal.lines import shown
+from runner.terminal.console import shown
 from runner.terminal.tables import plain_table
 
 Number = float | None

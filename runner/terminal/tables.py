@@ -8,10 +8,10 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
-from runner.run.record import RunRecord
-from runner.terminal.lines import shown
 from runner.output.report import ArmSummary, Summary, summarize
+from runner.run.record import RunRecord
 from runner.scoring.stats import known_sum
+from runner.terminal.console import shown
 
 _COLUMNS = ("group", "passed", "accuracy", "outcome", "process", "calls", "redundant", "errors", "tokens", "time")
 _JUDGE_COLUMN = "judge tokens"

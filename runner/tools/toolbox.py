@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Collection, Mapping
 
 from runner.escape import encodable
-from runner.sandbox.command import cap_text
+from runner.sandbox.process import cap_text
 from runner.tools.base import Tool, ToolContext, ToolError, ToolResult
 from runner.tools.files import EDIT_FILE, LIST_DIR, READ_FILE, WRITE_FILE
 from runner.tools.search import GLOB, GREP

@@ -1,0 +1,138 @@
+"""One command's process once started: its output read and capped (head and tail kept), its exit
+seen without reaping it, its process group killed, and text capped the same way.
+"""
+
+from __future__ import annotations
+
+import os
+import selectors
+import signal
+import subprocess
+import threading
+import time
+
+OUTPUT_LIMIT = 30_000  # characters of a tool result, bytes of a command's output
+
+
+_CHUNK = 65_536  # bytes per read
+
+
+POLL = 0.05  # seconds between checks on the process while its output is quiet
+
+
+_LINGER = 0.25  # seconds a finished command's background children may hold the pipe
+
+
+def elide(head: str, tail: str, cut: int, unit: str) -> str:
+    """Join what was kept of a long text around a marker line saying how much was cut."""
+    newline = "" if head.endswith("\n") else "\n"
+    return f"{head}{newline}[... {cut} {unit} cut ...]\n{tail}"
+
+
+def cap_text(text: str, limit: int = OUTPUT_LIMIT) -> str:
+    """``text`` unchanged when at most ``limit`` characters, else its head and tail around a marker."""
+    if len(text) <= limit:
+        return text
+    half = limit // 2
+    return elide(text[:half], text[len(text) - (limit - half) :], len(text) - limit, "characters")
+
+
+class Capture:
+    """Keeps the first half of ``limit`` bytes and a rolling tail of the rest; counts what it drops."""
+
+    def __init__(self, limit: int) -> None:
+        self.head_limit = limit // 2
+        self.tail_limit = limit - self.head_limit
+        self.head = bytearray()
+        self.tail = bytearray()
+        self.dropped = 0
+
+    def feed(self, chunk: bytes) -> None:
+        room = self.head_limit - len(self.head)
+        self.head += chunk[:room]
+        self.tail += chunk[room:]
+        excess = len(self.tail) - self.tail_limit
+        if excess > 0:
+            del self.tail[:excess]
+            self.dropped += excess
+
+    def text(self) -> str:
+        head = self.head.decode("utf-8", errors="replace")
+        tail = self.tail.decode("utf-8", errors="replace")
+        return elide(head, tail, self.dropped, "bytes") if self.dropped else head + tail
+
+
+def signal_group(pgid: int, sig: signal.Signals) -> None:
+    """Send ``sig`` to a whole process group; a group already gone is fine."""
+    try:
+        os.killpg(pgid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def drain(fd: int, capture: Capture, seconds: float) -> None:
+    """Read what is left on ``fd`` until end of file or for at most ``seconds``."""
+    deadline = time.monotonic() + seconds
+    with selectors.DefaultSelector() as selector:
+        selector.register(fd, selectors.EVENT_READ)
+        while (left := deadline - time.monotonic()) > 0 and selector.select(left):
+            chunk = os.read(fd, _CHUNK)
+            if not chunk:
+                return
+            capture.feed(chunk)
+
+
+def _pidfd(pid: int) -> int | None:
+    """A pidfd of process ``pid`` (readable once it exits), or None where the kernel has none (before 5.3)."""
+    try:
+        return os.pidfd_open(pid)
+    except OSError:
+        return None
+
+
+def _exited(proc: subprocess.Popen[bytes]) -> bool:
+    """Whether the command's own process has exited, without reaping it: while it is a zombie
+    its process group id cannot be given to another process, so the group may still be killed."""
+    try:
+        return os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
+    except ChildProcessError:  # reaped already
+        return True
+
+
+def pump(
+    proc: subprocess.Popen[bytes], capture: Capture, deadline: float, cancel: threading.Event | None = None
+) -> bool:
+    """Read the output until the command exits; False when ``deadline`` (monotonic) passes
+    or ``cancel`` is set first (it is looked at every ``POLL`` seconds at most).
+
+    When the command's own process exits, its whole process group is killed (background jobs,
+    ``nohup``, double forks that kept the group) and what is left in the pipe is read for at
+    most ``_LINGER`` seconds. The caller reaps the process.
+    """
+    assert proc.stdout is not None
+    fd = proc.stdout.fileno()
+    pidfd = _pidfd(proc.pid)
+    reading = True
+    try:
+        with selectors.DefaultSelector() as selector:
+            selector.register(fd, selectors.EVENT_READ)
+            if pidfd is not None:
+                selector.register(pidfd, selectors.EVENT_READ)
+            while (now := time.monotonic()) < deadline:
+                if cancel is not None and cancel.is_set():
+                    return False
+                for key, _ in selector.select(min(deadline - now, POLL)):
+                    if key.fd == fd and (chunk := os.read(fd, _CHUNK)):
+                        capture.feed(chunk)
+                    elif key.fd == fd:  # end of output: every writer is gone
+                        selector.unregister(fd)
+                        reading = False
+                if _exited(proc):
+                    signal_group(proc.pid, signal.SIGKILL)
+                    if reading:
+                        drain(fd, capture, _LINGER)
+                    return True
+            return False
+    finally:
+        if pidfd is not None:
+            os.close(pidfd)
