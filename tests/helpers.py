@@ -20,7 +20,7 @@ import pytest
 
 from runner.sandbox.bwrap import host_view
 from runner.spec.case import Case
-from runner.cli.app import main
+from runner.cli import main
 from runner.sandbox.confine import namespace_prefix
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -13,7 +13,7 @@ from referencing import Registry, Resource
 from runner.spec.authoring import default_cases_dir, new_case
 from runner.spec.schema import case_schema
 from runner.spec.casefile import load_file, validate_file
-from runner.cli.app import main
+from runner.cli import main
 from runner.errors import UserError, UserErrors
 from runner.resources import bundled
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from runner.cli.app import main
+from runner.cli import main
 
 LIMIT_HINT = "a prompt needs far less: build shorter text, or loop over fewer items"
 FAILED_HINT = "the expression failed as the template rendered"

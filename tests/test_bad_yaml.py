@@ -13,7 +13,7 @@ from typing import Callable
 
 import pytest
 
-from runner.cli.app import main
+from runner.cli import main
 
 BOMB_HINT = "each alias repeats the whole value of its anchor; alias smaller values, or fewer times"
 PLAIN = "remove the tag: case and config files hold text, numbers, booleans, lists and mappings"

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 
-from runner.cli.app import main
+from runner.cli import main
 from tests.sandboxes import none_left
 
 

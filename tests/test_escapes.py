@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from runner.cli.app import main
+from runner.cli import main
 from tests.helpers import as_nobody, nobody_home, tooltrial
 from tests.sandboxes import needs_bwrap, none_left, processes_with
 

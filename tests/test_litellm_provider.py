@@ -300,7 +300,7 @@ def test_requests_disable_litellm_and_openai_retries() -> None:
 
 _PROBE = """\
 import sys
-from runner.cli.app import main
+from runner.cli import main
 code = main(sys.argv[1:])
 heavy = sorted(m for m in sys.modules if any(w in m for w in ("litellm", "openai", "tenacity")))
 print("HEAVY:" + ",".join(heavy), file=sys.stderr)
@@ -361,7 +361,7 @@ def _only_run(results: Path) -> dict:
 
 
 def test_a_model_slower_than_the_run_timeout_ends_the_run_as_a_timeout(tmp_path: Path) -> None:
-    from runner.cli.app import main
+    from runner.cli import main
 
     (tmp_path / "slow.yml").write_text("- {id: slow, turns: [Say hi], expect: {response_contains: late}}\n")
     with OpenAIServer(fallback=Reply(openai_reply("late").body, delay=9.0)) as server:
@@ -377,7 +377,7 @@ def test_a_model_slower_than_the_run_timeout_ends_the_run_as_a_timeout(tmp_path:
 
 
 def test_a_judge_slower_than_the_run_timeout_ends_the_run_as_a_timeout(tmp_path: Path) -> None:
-    from runner.cli.app import main
+    from runner.cli import main
 
     (tmp_path / "judged.yml").write_text(
         "- {id: judged, turns: [Say hi], expect: {judge: {rubric: Says hi.}}, script: [{content: hi}]}\n")

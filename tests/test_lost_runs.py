@@ -140,7 +140,7 @@ def test_the_internal_error_log_is_new_each_time_and_follows_no_link(tmp_path: P
     def broken(path: Any) -> Any:
         raise RuntimeError("injected")
 
-    monkeypatch.setattr("runner.cli.app.load_config", broken)
+    monkeypatch.setattr("runner.cli.run.load_config", broken)
     logs = []
     for _ in range(2):
         code, out, err = cli_output(["run", str(ROOT / "cases" / "fs.yml"), "--results", str(tmp_path / "r")])

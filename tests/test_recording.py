@@ -11,7 +11,7 @@ import pytest
 
 from runner.spec.case import Case
 from runner.spec.discover import load_cases
-from runner.cli.app import main
+from runner.cli import main
 from runner.run.options import Arm, RunOptions
 from runner.run.execute import execute
 from runner.run.prompts import load_prompt

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from runner.cli.app import main
+from runner.cli import main
 from runner.errors import UserError, UserErrors
 from runner.spec.discover import load_sourced, package_sources, select_sources, user_cases_dir
 

@@ -8,22 +8,38 @@ regression document) instead.
 
 from __future__ import annotations
 
+import argparse
 import json
+import sys
 from pathlib import Path
 from typing import Any, Sequence, TextIO
 
 from rich.console import Console
 
-from runner.scoring.aggregate import aggregate
-from runner.terminal.tables import print_summary
-from runner.terminal.statistics import print_regression, print_statistics
 from runner.errors import ExitCode, UserError
-from runner.scoring.gates import evaluate, exit_code
-from runner.run.session import print_interrupted
-from runner.scoring.regression import regression
-from runner.terminal.lines import RunPrinter
 from runner.output.document import regression_document, report_document
 from runner.output.store import Results, read_results
+from runner.run.session import print_interrupted
+from runner.scoring.aggregate import aggregate
+from runner.scoring.gates import evaluate, exit_code
+from runner.scoring.regression import regression
+from runner.terminal.console import make_console
+from runner.terminal.lines import RunPrinter
+from runner.terminal.statistics import print_regression, print_statistics
+from runner.terminal.tables import print_summary
+
+
+def add(sub: argparse._SubParsersAction) -> None:
+    """The ``report`` subcommand's parser."""
+    report = sub.add_parser("report", help="show results on disk; two folders show what changed")
+    report.add_argument("folders", nargs="+", type=Path, metavar="RESULTS", help="results/<run-id> folders (or results/ for the newest)")
+    report.add_argument("--output", choices=["text", "json"], default="text", help="tables, or one JSON document on stdout")
+
+
+def command(args: argparse.Namespace) -> int:
+    """Show the folders given; tables on stdout, or the JSON document there and the tables on stderr."""
+    as_json = args.output == "json"
+    return show_results(args.folders, as_json, make_console(sys.stderr if as_json else None), sys.stdout)
 
 
 def show_results(folders: Sequence[Path], as_json: bool, console: Console, stdout: TextIO) -> int:

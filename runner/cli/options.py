@@ -1,0 +1,87 @@
+"""What the subcommands share: the parser that fails with exit 4, the case-selection flags, and
+the argument types that refuse bad numbers with a message."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from runner.errors import UserError
+from runner.spec.discover import Source, Sourced, load_sourced, select, select_sources
+from runner.spec.schema import case_schema
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse that raises a UserError (exit 4) instead of exiting with 2."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise UserError(message, hint=f"see '{self.prog} --help'")
+
+
+def add_selection(parser: argparse.ArgumentParser) -> None:
+    """The flags that choose cases: PATH..., ``-c``, ``--tag``, ``--cases-dir``, ``--no-user-cases``,
+    ``--fixtures-dir``."""
+    parser.add_argument("paths", nargs="*", metavar="PATH", help="case files, folders or globs (default: every case source, see 'list --sources')")
+    parser.add_argument("-c", "--cases", action="append", default=[], metavar="GLOB", help="keep cases whose group/id matches (repeatable)")
+    parser.add_argument("--tag", action="append", default=[], help="keep cases with this tag (repeatable)")
+    parser.add_argument("--cases-dir", type=Path, help="folder of case files used instead of the default sources")
+    parser.add_argument("--no-user-cases", action="store_true", help="leave out the user's case folder (~/.config/tooltrial/cases)")
+    parser.add_argument("--fixtures-dir", type=Path, help="folder of fixture folders (default: ../fixtures beside the cases, else the bundled ones)")
+
+
+def sources(args: argparse.Namespace) -> list[Source]:
+    """Where the selection flags say cases come from."""
+    return select_sources(args.paths, args.cases_dir, user=not args.no_user_cases)
+
+
+def selected(args: argparse.Namespace) -> list[Sourced]:
+    """The cases the selection flags choose, each with its source; says ``no case selected`` on
+    stderr when none is. Raises UserError/UserErrors for bad paths and case files."""
+    everything = load_sourced(sources(args), args.fixtures_dir)
+    kept = {case.full_id for case in select([s.case for s in everything], args.cases, args.tag)}
+    chosen = [s for s in everything if s.case.full_id in kept]
+    if not chosen:
+        print("no case selected", file=sys.stderr)
+    return chosen
+
+
+def _number(text: str, kind: type, wanted: str) -> Any:
+    try:
+        return kind(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected {wanted}, got {text!r}") from None
+
+
+def positive_int(text: str) -> int:
+    """A whole number of at least 1 (``-j``)."""
+    value = int(_number(text, int, "a whole number"))
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be at least 1")
+    return value
+
+
+def runs(text: str) -> int:
+    """``--runs``: a whole number from 1 to what a case's ``runs`` may say."""
+    value, most = positive_int(text), case_schema()["properties"]["runs"]["maximum"]
+    if value > most:
+        raise argparse.ArgumentTypeError(f"must be at most {most}, got {value}")
+    return value
+
+
+def fraction(text: str) -> float:
+    """A number from 0 to 1 (``--min-pass-rate``)."""
+    value = _number(text, float, "a number from 0 to 1")
+    if not 0 <= value <= 1:
+        raise argparse.ArgumentTypeError("must be between 0 and 1")
+    return value
+
+
+def seconds(text: str) -> float:
+    """Seconds for ``--timeout``: finite, above 0 and at most what a case's ``timeout`` may say."""
+    value = _number(text, float, "a number of seconds")
+    most = case_schema()["properties"]["timeout"]["maximum"]
+    if not 0 < value <= most:  # NaN and infinity fail too
+        raise argparse.ArgumentTypeError(f"must be greater than 0 and at most {most} (a day), got {text}")
+    return value

@@ -1,0 +1,137 @@
+"""``tooltrial run``: the run matrix, live; every result written, then printed."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+from runner.checks.judge import resolve_judges
+from runner.cli import listing
+from runner.cli.options import (
+    add_selection,
+    fraction,
+    positive_int,
+    runs,
+    seconds,
+    selected,
+)
+from runner.errors import ExitCode, UserError, silence_output
+from runner.output.finish import Conclusion, conclude, show_ending, utc_now
+from runner.output.replay import Recorder
+from runner.output.store import ResultsWriter, read_results
+from runner.providers.registry import SCRIPTED, resolve_provider
+from runner.run.engine import preflight
+from runner.run.options import DEFAULT_JOBS, Arm, RunOptions
+from runner.run.prompts import load_prompt
+from runner.run.session import run_live
+from runner.sandbox.command import MODES, choose_sandbox
+from runner.spec.config import load_config
+from runner.terminal.console import make_console
+from runner.terminal.lines import RunPrinter
+
+
+def add(sub: argparse._SubParsersAction) -> None:
+    """The ``run`` subcommand's parser."""
+    run = sub.add_parser("run", help="run cases against providers and prompts")
+    add_selection(run)
+    run.add_argument("-p", "--provider", action="append", default=[],
+                     help="'scripted', a litellm model (ollama/qwen3, openai/gpt-4o) or an alias from tooltrial.yml (repeatable)")
+    run.add_argument("--config", metavar="FILE", help="project config (default: ./tooltrial.yml if it exists)")
+    run.add_argument("-v", "--verbose", action="store_true", help="let litellm log its requests (DEBUG)")
+    run.add_argument("-P", "--prompt", action="append", default=[], metavar="FILE", help="system prompt template (repeatable, A/B)")
+    run.add_argument("--runs", type=runs, default=1, metavar="N", help="repeat each case N times (a case's runs: wins)")
+    run.add_argument("--min-pass-rate", type=fraction, metavar="R", help="gate: each case must pass at least this fraction of its runs (default 1)")
+    run.add_argument("--judge", metavar="MODEL", help="judge model for expect.judge checks that name none")
+    run.add_argument("-j", "--jobs", type=positive_int, metavar="N",
+                     help=f"runs at once (default: jobs in tooltrial.yml, else {DEFAULT_JOBS})")
+    run.add_argument("--sandbox", choices=MODES, default="auto",
+                     help="confine commands with bubblewrap: auto (when it works, default), bwrap, none")
+    run.add_argument("--output", choices=["text", "json"], default="text", help="text lines and tables, or the JSON report on stdout (lines and tables on stderr)")
+    run.add_argument("--results", type=Path, metavar="DIR", help="write each run under DIR/<run-id>/ (default: results_dir in tooltrial.yml, else results/)")
+    run.add_argument("--resume", type=Path, metavar="RESULTS", help="reuse the runs a results/<run-id> folder holds; run only the rest")
+    run.add_argument("--report", type=Path, metavar="FILE", help="also write the JSON report to FILE")
+    run.add_argument("--junit", type=Path, metavar="FILE", help="write JUnit XML to FILE")
+    run.add_argument("--keep", action="store_true", help="keep each workspace and print its path")
+    run.add_argument("--timeout", type=seconds, metavar="S", help="wall-clock seconds per run (overrides the cases)")
+    run.add_argument("-l", "--list", action="store_true", help="list the selected cases without running them")
+    run.add_argument("--record", type=Path, metavar="DIR", help="write each run as a case whose script is what the model did, to DIR/cases")
+    run.set_defaults(sources=False)
+
+
+def _check_output_files(args: argparse.Namespace) -> None:
+    """Refuse, before any run starts, ``--report`` / ``--junit`` files and ``--record`` / ``--results``
+    folders that cannot be written: a file that is a folder (or the reverse), a path under a file, a
+    folder no file can be created in. Raises UserError naming the flag and the path, with a hint."""
+    for flag, path, folder in (("--report", args.report, False), ("--junit", args.junit, False),
+                               ("--record", args.record, True), ("--results", args.results, True)):
+        if path is not None:
+            _check_writable(flag, path, folder)
+
+
+def _check_writable(flag: str, path: Path, folder: bool) -> None:
+    """``path`` can be written as a file (``folder`` False) or a folder: what exists of it is of that
+    kind, and a file can be made in the nearest folder that exists (tried: permissions lie to root)."""
+    nearest = path
+    try:
+        if not folder and path.is_dir():
+            example = path / ("report.json" if flag == "--report" else "junit.xml")
+            raise UserError(f"{flag} {path} is a folder", hint=f"give a file path, e.g. {example}")
+        if folder and path.exists() and not path.is_dir():
+            raise UserError(f"{flag} {path} is a file", hint="give a folder, or a path where one can be made")
+        nearest = path if folder and path.is_dir() else path.parent
+        while not nearest.exists() and nearest != nearest.parent:
+            nearest = nearest.parent
+        if not nearest.is_dir():
+            raise UserError(f"{flag} {path}: {nearest} is a file, not a folder", hint="give a path inside a folder")
+        fd, probe = tempfile.mkstemp(dir=nearest, prefix=".tooltrial-", suffix=".probe")
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as e:
+        raise UserError(f"{flag} {path} cannot be written: {nearest}: {e.strerror}",
+                        hint="give a path in a folder you can write to") from e
+
+
+def command(args: argparse.Namespace) -> int:
+    """Run the matrix; the exit code is the gates' (runner.scoring.gates.exit_code), 2 when interrupted."""
+    if args.list:
+        return listing.command(args)
+    _check_output_files(args)
+    cases = [s.case for s in selected(args)]
+    if not cases:
+        return ExitCode.NO_CASES
+    config = load_config(args.config)
+    names = args.provider or [config.default_provider or SCRIPTED]
+    providers = [resolve_provider(name, config, args.verbose) for name in names]
+    prompts = [load_prompt(path) for path in (args.prompt or [None])]
+    arms = [Arm(p, t) for p in providers for t in prompts]
+    preflight(cases, arms)
+    judges = resolve_judges(cases, args.judge or config.judge, lambda name: resolve_provider(name, config, args.verbose))
+    jobs = args.jobs or config.jobs or DEFAULT_JOBS
+    results = args.results or config.results_dir or Path("results")
+    hidden = [results, *([args.record] if args.record else [])]  # earlier runs' answers are not for the agent
+    options = RunOptions(choose_sandbox(args.sandbox, hidden), keep=args.keep, timeout=args.timeout, judges=judges, jobs=jobs)
+    as_json = args.output == "json"
+    console = make_console(sys.stderr if as_json else None)
+    repeated = args.runs > 1 or any((c.runs or 1) > 1 for c in cases)
+    printer = RunPrinter(console, len(arms) > 1, repeated)
+    earlier = read_results(args.resume).records if args.resume else []
+    writer, started = ResultsWriter(results), utc_now()
+    recorder = Recorder(args.record, cases, len(providers), len(prompts), args.runs) if args.record else None
+    live = run_live(cases, arms, options, args.runs, printer, writer, earlier, recorder)
+    outputs = Conclusion(args.report, args.junit, as_json, args.min_pass_rate, live.left)
+    ending = conclude(live.records, cases, writer, started, outputs)
+    notes = live.warnings
+    if recorder is not None:
+        left_out = f" ({recorder.left_out} that the provider failed left out)" if recorder.left_out else ""
+        notes = [*notes, f"recorded {recorder.recorded} runs in {recorder.cases_dir}{left_out}; replay them offline with: "
+                         f"tooltrial run {recorder.cases_dir} -p scripted"]
+    try:  # every result is written: a closed output (| head) only cuts the printing short
+        show_ending(ending, printer, as_json, notes, [live.refused] if live.refused else [])
+    except BrokenPipeError:
+        silence_output()
+    return ending.code
+
+
