@@ -23,7 +23,7 @@ from runner.errors import UserError
 from runner.run.prompts import load_prompt
 from runner.providers.registry import resolve_provider
 from runner.run.record import ERROR, FAIL, PASS, RunRecord, Tokens
-from runner.output.store import read_results
+from runner.output.load import read_results
 from runner.sandbox.command import Sandbox
 from tests.fake_servers import OpenAIServer, Reply, openai_reply
 from tests.helpers import ROOT, config, run_output, tooltrial

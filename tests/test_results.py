@@ -18,7 +18,8 @@ from runner.checks.base import BUDGET
 from runner.errors import UserError
 from runner.providers.base import Usage
 from runner.run.record import Tokens
-from runner.output.store import ResultsWriter, new_run_id, read_results, write_new
+from runner.output.store import ResultsWriter, new_run_id, write_new
+from runner.output.load import read_results
 from tests.records import record
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -18,7 +18,7 @@ from rich.console import Console
 
 from runner.errors import ExitCode, UserError
 from runner.output.document import regression_document, report_document
-from runner.output.store import Results, read_results
+from runner.output.load import Results, read_results
 from runner.run.session import print_interrupted
 from runner.scoring.aggregate import aggregate
 from runner.scoring.gates import evaluate, exit_code

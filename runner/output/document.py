@@ -11,13 +11,13 @@ import dataclasses
 from typing import Any, Sequence
 
 from runner import __version__
-from runner.scoring.aggregate import ArmStats, Cell, Comparison, Metrics, Paired
 from runner.errors import ExitCode
-from runner.scoring.gates import Gate
-from runner.run.record import ERROR, FAIL, PASS, RunRecord
-from runner.scoring.regression import Regression
 from runner.output.report import build_report
 from runner.output.store import SCHEMA_VERSION
+from runner.run.record import ERROR, FAIL, PASS, RunRecord
+from runner.scoring.aggregate import ArmStats, Cell, Comparison, Metrics, Paired
+from runner.scoring.gates import Gate
+from runner.scoring.regression import Regression
 
 REPORT_KIND = "tooltrial.report"
 REGRESSION_KIND = "tooltrial.regression"

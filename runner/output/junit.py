@@ -23,8 +23,8 @@ import xml.etree.ElementTree as ET
 from typing import Sequence
 
 from runner.escape import printable
-from runner.scoring.gates import AGENT, INFRASTRUCTURE, Gate
 from runner.run.record import ERROR, FAIL, RunRecord
+from runner.scoring.gates import AGENT, INFRASTRUCTURE, Gate
 
 
 def junit_xml(records: Sequence[RunRecord], gates: Sequence[Gate], timestamp: str) -> str:

@@ -34,11 +34,11 @@ from ruamel.yaml import YAML
 from ruamel.yaml.comments import Comment, CommentedMap, CommentedSeq
 from ruamel.yaml.scalarstring import FoldedScalarString, LiteralScalarString
 
-from runner.spec.foreign import replio
-from runner.spec.case import Case
 from runner.errors import UserError
 from runner.providers.base import ProviderError
 from runner.run.record import RunRecord
+from runner.spec.case import Case
+from runner.spec.foreign import replio
 from runner.spec.source import parse, to_plain
 
 _UNSAFE = re.compile(r"[^a-z0-9._-]+")

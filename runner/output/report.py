@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from runner import __version__
+from runner.output.store import SCHEMA_VERSION
 from runner.run.record import ERROR, FAIL, PASS, RunRecord
-from runner.output.store import SCHEMA_VERSION  # one version for every document in schemas/report.schema.json
 from runner.sandbox.process import cap_text
 from runner.scoring.stats import known_mean, known_sum
 

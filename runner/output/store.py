@@ -1,4 +1,4 @@
-"""Durable results on disk: one JSON file per finished run, a report at the end, and readers.
+"""Durable results on disk: one JSON file per finished run, a report at the end; the one atomic write.
 
 Layout of one invocation's folder::
 
@@ -12,30 +12,24 @@ to disk, then hard-linked to its final name: the link is atomic and fails if
 the name exists, so a file is either complete or absent, and nothing is ever
 overwritten. A crash or Ctrl-C loses no finished run; readers ignore the
 leftover ``.*.tmp`` files. Each document carries ``schema_version``
-(``schemas/run.schema.json``, ``schemas/report.schema.json``).
+(``schemas/run.schema.json``, ``schemas/report.schema.json``); runner.output.load reads them back.
 """
 
 from __future__ import annotations
 
 import contextlib
-import dataclasses
-import functools
 import json
 import os
 import re
 import secrets
 import tempfile
 import threading
-import types
-import typing
-from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable
 
-from runner.errors import Location, UserError
+from runner.errors import UserError
 from runner.run.record import RunRecord
-from runner.resources import bundled
 
 SCHEMA_VERSION = 1
 RUNS_DIR = "runs"
@@ -128,178 +122,4 @@ class ResultsWriter:
         return path
 
 
-@dataclass(frozen=True)
-class Results:
-    """One results folder read back: its records in the order they were written, and its report if finished."""
-
-    path: Path
-    records: list[RunRecord]
-    report: dict[str, Any] | None
-
-
-def read_results(folder: Path) -> Results:
-    """Read a ``results/<run-id>/`` folder, or the newest run folder inside a folder of them.
-
-    Raises UserError for a missing folder, one without run files, a file that
-    is not JSON, or one written by a newer tooltrial, and one whose document
-    does not have the shape ``schemas/run.schema.json`` (``report.json``:
-    ``schemas/report.schema.json``) and RunRecord's type hints say, naming the
-    file and the key path: ``runs/0001-a.json: steps[0].turn: expected an
-    integer, got a string``.
-    """
-    folder = _run_folder(Path(folder))
-    files = sorted(p for p in (folder / RUNS_DIR).glob("*.json") if not p.name.startswith("."))
-    if not files:
-        raise UserError(f"no run files in {folder / RUNS_DIR}")
-    records = [_record(p, _load(p, "run")) for p in files]
-    report = _load(folder / REPORT_FILE, "report") if (folder / REPORT_FILE).is_file() else None
-    return Results(folder, records, report)
-
-
-def _run_folder(folder: Path) -> Path:
-    if (folder / RUNS_DIR).is_dir():
-        return folder
-    if not folder.is_dir():
-        raise UserError(f"no such results folder: {folder}")
-    runs = sorted(p for p in folder.iterdir() if (p / RUNS_DIR).is_dir())
-    if not runs:
-        raise UserError(f"{folder} holds no results", hint="give a results/<run-id> folder written by 'tooltrial run'")
-    return runs[-1]
-
-
-_NOT_OURS = "not a file this tooltrial wrote as it is: restore it, or move it out of the results folder"
-
-
-def _load(path: Path, kind: str) -> dict[str, Any]:
-    """The JSON document of a ``kind`` (``run`` or ``report``) file, checked against its schema."""
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError, RecursionError) as e:
-        raise UserError(f"cannot read {path}: {e}", hint=_NOT_OURS) from e
-    if not isinstance(data, dict):
-        raise _shape_error(path, [], f"expected an object, got {_json_kind(data)}")
-    version = data.get("schema_version")
-    if not isinstance(version, int) or version > SCHEMA_VERSION:
-        raise UserError(f"{path}: schema_version {version!r} is not one this tooltrial reads (up to {SCHEMA_VERSION})")
-    fast, explain = _validators(kind)
-    error = None if fast.is_valid(data) else explain(data)
-    if error is not None:
-        raise _shape_error(path, list(error.absolute_path), _say(error))
-    return data
-
-
-@functools.cache
-def _validators(kind: str) -> tuple[Any, Callable[[Any], Any]]:
-    """For ``schemas/<kind>.schema.json`` (a report file: its ``report`` document, not the regression
-    view): a jsonschema-rs validator to judge, and the function that gives jsonschema's most relevant
-    error (None when it finds none), its validator made on first need."""
-    import jsonschema_rs  # on first need, like jsonschema: only 'report' and '--resume' read results
-
-    schema = json.loads((bundled("schemas") / f"{kind}.schema.json").read_text(encoding="utf-8"))
-    if kind == "report":
-        schema = {**schema, "oneOf": [{"$ref": "#/$defs/report"}]}
-
-    @functools.cache
-    def validator() -> Any:
-        from jsonschema import Draft202012Validator
-
-        return Draft202012Validator(schema)
-
-    def explain(data: Any) -> Any:
-        from jsonschema.exceptions import best_match
-
-        return best_match(validator().iter_errors(data))
-
-    return jsonschema_rs.Draft202012Validator(schema), explain
-
-
-def _say(error: Any) -> str:
-    """One jsonschema error in words: ``expected an array, got a string``, ``missing required key 'case'``."""
-    if error.validator == "type":
-        wanted = error.validator_value if isinstance(error.validator_value, list) else [error.validator_value]
-        return f"expected {' or '.join(_NOUNS[w] for w in wanted)}, got {_json_kind(error.instance)}"
-    if error.validator == "required":
-        return f"missing required key {next(k for k in error.validator_value if k not in error.instance)!r}"
-    return str(error.message)
-
-
-def record_from_dict(data: dict[str, Any]) -> RunRecord:
-    """The RunRecord of a run file's document, nested records (checks, steps, tokens...) rebuilt
-    from their type hints; keys RunRecord does not have are ignored. Raises Malformed for a
-    value of another type than its hint, or a missing field that has no default."""
-    return _build(RunRecord, data, [])
-
-
-class Malformed(Exception):
-    """A value of a run document that does not fit RunRecord: ``where`` (key path) and ``what``."""
-
-    def __init__(self, where: list[str | int], what: str) -> None:
-        self.where, self.what = where, what
-        super().__init__(what)
-
-
-def _record(path: Path, data: dict[str, Any]) -> RunRecord:
-    try:
-        return record_from_dict(data)
-    except Malformed as e:
-        raise _shape_error(path, e.where, e.what) from e
-
-
-def _shape_error(path: Path, where: list[str | int], what: str) -> UserError:
-    dotted = "".join(f"[{step}]" if isinstance(step, int) else f".{step}" for step in where).lstrip(".")
-    return UserError(what, Location(str(path)), dotted or "(file)", _NOT_OURS)
-
-
-def _build(cls: type, data: dict[str, Any], where: list[str | int]) -> Any:
-    hints = typing.get_type_hints(cls)
-    fields = dataclasses.fields(cls)
-    for f in fields:
-        if f.name not in data and f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
-            raise Malformed(where, f"missing required key {f.name!r}")
-    return cls(**{f.name: _convert(hints[f.name], data[f.name], [*where, f.name]) for f in fields if f.name in data})
-
-
-def _convert(hint: Any, value: Any, where: list[str | int]) -> Any:
-    """``value`` (parsed JSON) as ``hint`` says: dataclasses from objects, inside lists, mappings and
-    optionals too; raises Malformed at ``where`` for a value that is not of the hinted type."""
-    origin, args = typing.get_origin(hint), typing.get_args(hint)
-    if origin in (typing.Union, types.UnionType):
-        for one in args:
-            if _fits(typing.get_origin(one) or one, value):
-                return _convert(one, value, where)
-        raise Malformed(where, f"expected {' or '.join(map(_noun, args))}, got {_json_kind(value)}")
-    if not _fits(origin or hint, value):
-        raise Malformed(where, f"expected {_noun(hint)}, got {_json_kind(value)}")
-    if dataclasses.is_dataclass(hint):
-        return _build(hint, value, where)
-    if origin is list:
-        return [_convert(args[0], item, [*where, i]) for i, item in enumerate(value)]
-    if origin is dict:
-        return {key: _convert(args[1], item, [*where, key]) for key, item in value.items()}
-    return value
-
-
 # JSON's types, as Python hints and as messages name them.
-_KINDS: dict[Any, str] = {bool: "boolean", int: "integer", float: "number", str: "string", type(None): "null",
-                          list: "array", dict: "object"}
-_NOUNS = {"boolean": "a boolean", "integer": "an integer", "number": "a number", "string": "a string",
-          "null": "null", "array": "an array", "object": "an object"}
-
-
-def _fits(kind: Any, value: Any) -> bool:
-    """Whether ``value`` is of ``kind``: a dataclass or a JSON type (an int is a number, a bool no integer)."""
-    if dataclasses.is_dataclass(kind):
-        return isinstance(value, dict)
-    if kind in (int, float) and isinstance(value, bool):
-        return False
-    return isinstance(value, (int, float) if kind is float else kind) if kind in _KINDS else True
-
-
-def _noun(hint: Any) -> str:
-    kind = typing.get_origin(hint) or hint
-    return "an object" if dataclasses.is_dataclass(kind) else _NOUNS.get(_KINDS.get(kind, ""), str(hint))
-
-
-def _json_kind(value: Any) -> str:
-    """What a parsed JSON value is, in JSON's words: ``a string``, ``an array``, ``null``..."""
-    return next(_NOUNS[name] for kind, name in _KINDS.items() if _fits(kind, value))
