@@ -11,13 +11,14 @@ from typing import Any
 
 import pytest
 
-from runner.spec.case import Case
 from runner.sandbox.command import Sandbox, scrubbed_env
+from runner.spec.case import Case
 from runner.tools import search
-from runner.tools.toolbox import BUILTIN_TOOLS, Toolbox, build_toolbox
 from runner.tools.base import Tool, ToolContext, ToolError, ToolResult
 from runner.tools.files import object_schema
 from runner.tools.paths import resolve_inside
+from runner.tools.registry import BUILTIN_NAMES
+from runner.tools.toolbox import BUILTIN_TOOLS, Toolbox, build_toolbox
 
 
 @pytest.fixture
@@ -374,3 +375,7 @@ def test_a_mock_with_slow_patterns_stops_at_the_run_deadline(workspace: Path, mo
     context = ToolContext(workspace, Sandbox(), scrubbed_env(workspace), deadline=time.monotonic() + 0.3)
     result = Toolbox(mock_tools([spec]), (), context).call("lookup", {"q": "a" * 5000 + "b"})
     assert result == ToolResult("Error: stopped: the run's time is up", True)
+
+
+def test_the_names_the_case_loader_knows_are_the_builtin_tools_there_are() -> None:
+    assert tuple(BUILTIN_TOOLS) == BUILTIN_NAMES

@@ -12,9 +12,17 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Mapping, Sequence
 
-from runner.scoring.gates import is_infrastructure_error
 from runner.run.record import PASS, RunRecord
-from runner.scoring.stats import is_flaky, known_sum, mcnemar_exact, mean_std, pass_at_k, pass_hat_k, wilson
+from runner.scoring.gates import is_infrastructure_error
+from runner.scoring.stats import (
+    is_flaky,
+    known_sum,
+    mcnemar_exact,
+    mean_std,
+    pass_at_k,
+    pass_hat_k,
+    wilson,
+)
 
 ALPHA = 0.05  # significance level of the paired verdict
 

@@ -15,11 +15,11 @@ import re
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
-from runner.run.agent import Step
-from runner.spec.case import Case
 from runner.checks.base import OUTCOME, CheckResult
+from runner.run.agent import Step
 from runner.run.record import ERROR, PASS, RunRecord
-from runner.tools.toolbox import BUILTIN_TOOLS
+from runner.spec.case import Case
+from runner.tools.registry import BUILTIN_NAMES
 
 FAILURE_CAUSES = (
     "run_error", "turn_limit", "no_tools", "called_forbidden", "wrong_tool",
@@ -107,7 +107,7 @@ def offered_tools(case: Case) -> frozenset[str]:
     """The tool names the case offers: ``tools``, or every builtin plus the mocks (denied ones included)."""
     if case.tools is not None:
         return frozenset(case.tools)
-    return frozenset(BUILTIN_TOOLS) | {mock["name"] for mock in case.mocks}
+    return frozenset(BUILTIN_NAMES) | {mock["name"] for mock in case.mocks}
 
 
 def turn_traces(case: Case, steps: Sequence[Step]) -> list[tuple[Mapping[str, Any], list[str]]]:

@@ -14,10 +14,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
-from runner.scoring.aggregate import ArmStats, Comparison, Paired, aggregate, compare_pairs
 from runner.errors import UserError
-from runner.scoring.gates import is_infrastructure_error
 from runner.run.record import PASS, RunRecord
+from runner.scoring.aggregate import (
+    ArmStats,
+    Comparison,
+    Paired,
+    aggregate,
+    compare_pairs,
+)
+from runner.scoring.gates import is_infrastructure_error
 
 
 @dataclass(frozen=True)

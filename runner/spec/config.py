@@ -37,8 +37,8 @@ from runner.errors import (
 from runner.providers.retry import RetryPolicy
 from runner.providers.settings import ModelSettings
 from runner.resources import bundled
-from runner.spec.schema import schema_errors, schema_validator
 from runner.spec.positions import Spot
+from runner.spec.schema import schema_errors, schema_validator
 from runner.spec.source import parse, to_plain
 
 if TYPE_CHECKING:

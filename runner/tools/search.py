@@ -24,7 +24,13 @@ from typing import Any, Iterator
 import regex
 
 from runner.tools.base import Tool, ToolContext, ToolError
-from runner.tools.files import is_binary, object_schema, open_file, read_bytes, split_lines
+from runner.tools.files import (
+    is_binary,
+    object_schema,
+    open_file,
+    read_bytes,
+    split_lines,
+)
 from runner.tools.paths import resolve_inside
 from runner.tools.walk import MAX_RESULTS, Walk, capped, inside, is_folder
 

@@ -16,9 +16,7 @@ if TYPE_CHECKING:  # the case loader imports the tool names, so no import cycle 
 
     from runner.spec.case import Case
 
-BUILTIN_TOOLS: dict[str, Tool] = {
-    tool.name: tool for tool in (READ_FILE, WRITE_FILE, EDIT_FILE, LIST_DIR, GLOB, GREP, BASH)
-}
+BUILTIN_TOOLS: dict[str, Tool] = {tool.name: tool for tool in (READ_FILE, WRITE_FILE, EDIT_FILE, LIST_DIR, GLOB, GREP, BASH)}
 
 
 def _error(message: str) -> ToolResult:
@@ -47,7 +45,9 @@ class Toolbox:
         self.deny = frozenset(deny)
         self.context = context
         self.offered: list[str] = list(self.tools)
-        from jsonschema import Draft202012Validator  # imported here: `list` and `validate` start faster without it
+        from jsonschema import (
+            Draft202012Validator,  # imported here: `list` and `validate` start faster without it
+        )
 
         self._validators = {name: Draft202012Validator(tool.parameters) for name, tool in self.tools.items()}
 

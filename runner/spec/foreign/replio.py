@@ -24,10 +24,10 @@ from typing import TYPE_CHECKING, Any
 
 from runner.errors import CaseFileError, did_you_mean
 from runner.resources import bundled
-from runner.spec.schema import case_schema, schema_errors, schema_validator
-from runner.spec.rules import Checked, extra_rule_errors
 from runner.spec.positions import Spot
-from runner.tools.toolbox import BUILTIN_TOOLS
+from runner.spec.rules import Checked, extra_rule_errors
+from runner.spec.schema import case_schema, schema_errors, schema_validator
+from runner.tools.registry import BUILTIN_NAMES
 
 if TYPE_CHECKING:
     from jsonschema import Draft202012Validator
@@ -99,7 +99,7 @@ def check_fixture(spot: Spot, data: dict[str, Any], stem: str, fixtures: Path) -
 
 def _name_errors(spot: Spot, data: dict[str, Any]) -> list[CaseFileError]:
     """A tool name that is neither replio's (``TOOL_NAMES``) nor tooltrial's, where it was written."""
-    known = [*TOOL_NAMES, *BUILTIN_TOOLS]
+    known = [*TOOL_NAMES, *BUILTIN_NAMES]
     found: list[tuple[list[str | int], Any, bool]] = []
     for path in _NAME_LISTS:
         names = _get(data, path)
@@ -165,7 +165,7 @@ def denied_tools(data: dict[str, Any]) -> list[str]:
     permissions = {**DEFAULT_PERMISSIONS, **data.get("tool_permission", {})}
     denied = {tool for category, action in permissions.items() if action == "deny" for tool in CATEGORIES[category]}
     denied |= {tool_name(name) for name in data.get("tools_deny", [])}
-    return [tool for tool in BUILTIN_TOOLS if tool in denied]
+    return [tool for tool in BUILTIN_NAMES if tool in denied]
 
 
 def _trace(data: dict[str, Any]) -> dict[str, Any]:
