@@ -18,10 +18,10 @@ from typing import Any, Callable, Iterator, Sequence, TypeVar
 
 import pytest
 
-from runner.sandbox.bwrap import host_view
-from runner.spec.case import Case
 from runner.cli import main
+from runner.sandbox.bwrap import host_view
 from runner.sandbox.confine import namespace_prefix
+from runner.spec.case import Case
 
 ROOT = Path(__file__).resolve().parent.parent
 T = TypeVar("T")

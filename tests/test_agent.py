@@ -5,12 +5,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from runner.run.agent import run_agent
 from runner.providers.limits import TurnLimited
 from runner.providers.scripted import ScriptedProvider
+from runner.run.agent import run_agent
 from runner.sandbox.command import Sandbox, scrubbed_env
-from runner.tools.toolbox import build_toolbox
 from runner.tools.base import ToolContext
+from runner.tools.toolbox import build_toolbox
 from tests.helpers import make_case
 
 

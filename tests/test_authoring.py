@@ -10,12 +10,12 @@ import pytest
 from jsonschema import Draft202012Validator
 from referencing import Registry, Resource
 
-from runner.spec.authoring import default_cases_dir, new_case
-from runner.spec.schema import case_schema
-from runner.spec.casefile import load_file, validate_file
 from runner.cli import main
 from runner.errors import UserError, UserErrors
 from runner.resources import bundled
+from runner.spec.authoring import default_cases_dir, new_case
+from runner.spec.casefile import load_file, validate_file
+from runner.spec.schema import case_schema
 
 
 def test_new_starts_a_group_file_that_validates_and_passes_offline(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -16,7 +16,6 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-
 from runner.cli import main
 from tests.sandboxes import none_left
 

@@ -7,15 +7,15 @@ from typing import Any
 
 import pytest
 
+from runner.providers.registry import resolve_provider
+from runner.resources import bundled
+from runner.run.execute import execute
+from runner.run.options import Arm, RunOptions
+from runner.run.prompts import load_prompt
+from runner.run.record import RunRecord
+from runner.sandbox.command import Sandbox
 from runner.spec.case import Case
 from runner.spec.discover import load_cases
-from runner.run.options import Arm, RunOptions
-from runner.run.execute import execute
-from runner.run.prompts import load_prompt
-from runner.providers.registry import resolve_provider
-from runner.run.record import RunRecord
-from runner.resources import bundled
-from runner.sandbox.command import Sandbox
 
 CASES = {case.full_id: case for case in load_cases([bundled("cases")])}
 

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import pytest
 
+from runner.resources import bundled
 from runner.run.baselines import weak_cases
-from runner.spec.discover import load_cases
 from runner.run.options import RunOptions
 from runner.run.prompts import load_prompt
-from runner.resources import bundled
 from runner.sandbox.command import Sandbox
+from runner.spec.discover import load_cases
 
 CASES = load_cases([bundled("cases")])
 GROUPS = ("build", "builtin", "fix", "fs", "general", "git", "refactor", "search", "tests")

@@ -10,9 +10,15 @@ from typing import Iterator
 
 import pytest
 
-from runner.sandbox.bwrap import HostView, bwrap_argv, host_view, probe
 from runner.errors import UserError
-from runner.sandbox.command import CommandResult, Confinement, Sandbox, choose_sandbox, scrubbed_env
+from runner.sandbox.bwrap import HostView, bwrap_argv, host_view, probe
+from runner.sandbox.command import (
+    CommandResult,
+    Confinement,
+    Sandbox,
+    choose_sandbox,
+    scrubbed_env,
+)
 from tests.sandboxes import BWRAP, make_sandbox, needs_bwrap
 
 

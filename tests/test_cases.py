@@ -19,13 +19,13 @@ import pytest
 import regex
 from jsonschema import Draft202012Validator
 
-from runner.spec.case import Case
-from runner.spec.schema import case_schema
-from runner.spec.discover import discover, load_cases, select
-from runner.spec.casefile import load_file, validate_file
 from runner.errors import CaseFileError, ExitCode, UserError, UserErrors
 from runner.patterns import compile_pattern, compile_schema_pattern
 from runner.resources import bundled
+from runner.spec.case import Case
+from runner.spec.casefile import load_file, validate_file
+from runner.spec.discover import discover, load_cases, select
+from runner.spec.schema import case_schema
 
 BROKEN = Path(__file__).parent / "broken"
 BROKEN_FILES = sorted(p.name for p in BROKEN.glob("*.yml"))

@@ -13,10 +13,10 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from runner.errors import CaseFileError, ConfigError, UserErrors
 from runner.spec.case import Case
 from runner.spec.casefile import load_file, validate_file
 from runner.spec.config import read_config
-from runner.errors import CaseFileError, ConfigError, UserErrors
 
 # Examples of the YAML-text property: modest for the suite's time; TOOLTRIAL_FUZZ_EXAMPLES=10000 searches deep.
 FUZZ_EXAMPLES = int(os.environ.get("TOOLTRIAL_FUZZ_EXAMPLES", "150"))

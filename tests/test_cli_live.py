@@ -12,11 +12,18 @@ from pathlib import Path
 
 import pytest
 
-from runner.spec.discover import load_cases
-from runner.spec.config import load_config
 from runner.errors import UserError
 from runner.providers.registry import resolve_provider
-from tests.fake_servers import OllamaServer, OpenAIServer, ScriptResponder, error_reply, openai_reply, script_replies
+from runner.spec.config import load_config
+from runner.spec.discover import load_cases
+from tests.fake_servers import (
+    OllamaServer,
+    OpenAIServer,
+    ScriptResponder,
+    error_reply,
+    openai_reply,
+    script_replies,
+)
 from tests.helpers import ROOT, config, run_output, tooltrial
 
 BUNDLED = load_cases([ROOT / "cases"])

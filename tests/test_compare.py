@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from runner.run.record import Tokens
 from runner.scoring.aggregate import aggregate, compare_pairs
 from runner.scoring.gates import AGENT, INFRASTRUCTURE, evaluate, exit_code
-from runner.run.record import Tokens
 from tests.records import matrix, runs
 
 

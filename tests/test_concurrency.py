@@ -15,11 +15,11 @@ from pathlib import Path
 import pytest
 from jsonschema import Draft202012Validator
 
-from runner.run.options import Arm, RunOptions
+from runner.providers.registry import resolve_provider
 from runner.run.engine import run_matrix
+from runner.run.options import Arm, RunOptions
 from runner.run.pool import InOrder, run_pool
 from runner.run.prompts import load_prompt
-from runner.providers.registry import resolve_provider
 from runner.run.record import PASS
 from tests.helpers import make_case
 from tests.sandboxes import BWRAP, make_sandbox, none_left, processes_with

@@ -5,12 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-from runner.spec.config import Config, config_schema, load_config, read_config
 from runner.errors import ConfigError, UserErrors
-from runner.providers.settings import ModelSettings
 from runner.providers.retry import RetryPolicy
+from runner.providers.settings import ModelSettings
+from runner.spec.config import Config, config_schema, load_config, read_config
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from runner.spec.casefile import load_file, validate_file
-from runner.run.options import Arm, RunOptions
-from runner.run.execute import execute
-from runner.run.prompts import load_prompt
 from runner.providers.registry import resolve_provider
+from runner.run.execute import execute
+from runner.run.options import Arm, RunOptions
+from runner.run.prompts import load_prompt
 from runner.sandbox.command import Sandbox
+from runner.spec.casefile import load_file, validate_file
 
 README = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
 SECTION = README.split("\n## Writing cases\n", 1)[1].split("\n## ", 1)[0]

@@ -12,8 +12,8 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from runner.spec.casefile import load_file, validate_file
 from runner.errors import CaseFileError
+from runner.spec.casefile import load_file, validate_file
 from runner.spec.fastyaml import fast_load
 from runner.spec.source import parse, to_plain
 from tests.test_cases_fuzz import files

@@ -22,16 +22,16 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from runner.spec.case import Case
-from runner.spec.casefile import load_file, validate_file
-from runner.run.options import Arm, RunOptions
-from runner.run.execute import execute
-from runner.run.prompts import load_prompt
 from runner.providers.registry import ProviderSpec, resolve_provider
 from runner.providers.scripted import ScriptedProvider
+from runner.run.execute import execute
+from runner.run.options import Arm, RunOptions
+from runner.run.prompts import load_prompt
 from runner.run.record import RunRecord
-from runner.spec.foreign.replio import to_case_mapping
 from runner.sandbox.command import Sandbox
+from runner.spec.case import Case
+from runner.spec.casefile import load_file, validate_file
+from runner.spec.foreign.replio import to_case_mapping
 from tests.fake_servers import OpenAIServer, openai_reply
 from tests.test_cases_fuzz import anything, check
 

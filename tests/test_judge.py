@@ -14,17 +14,17 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
-from runner.spec.casefile import load_file
 from runner.checks.judge import parse_verdict, resolve_judges
-from runner.spec.config import load_config
-from runner.run.options import Arm, RunOptions
-from runner.run.execute import execute
 from runner.errors import UserError
-from runner.run.prompts import load_prompt
-from runner.providers.registry import resolve_provider
-from runner.run.record import ERROR, FAIL, PASS, RunRecord, Tokens
 from runner.output.load import read_results
+from runner.providers.registry import resolve_provider
+from runner.run.execute import execute
+from runner.run.options import Arm, RunOptions
+from runner.run.prompts import load_prompt
+from runner.run.record import ERROR, FAIL, PASS, RunRecord, Tokens
 from runner.sandbox.command import Sandbox
+from runner.spec.casefile import load_file
+from runner.spec.config import load_config
 from tests.fake_servers import OpenAIServer, Reply, openai_reply
 from tests.helpers import ROOT, config, run_output, tooltrial
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
-from runner.scoring.gates import evaluate
 from runner.output.junit import junit_xml
+from runner.scoring.gates import evaluate
 from tests.records import matrix, runs
 
 ALLOWED = {  # element -> (attributes it may have, children it may have), after Jenkins' junit-10.xsd

@@ -9,15 +9,15 @@ from pathlib import Path
 
 import pytest
 
+from runner.providers.registry import resolve_provider
+from runner.run.engine import Interrupted, run_matrix
 from runner.run.execute import CANCELLED, execute
 from runner.run.options import Arm, RunOptions
-from runner.run.engine import Interrupted, run_matrix
 from runner.run.prompts import load_prompt
-from runner.providers.registry import resolve_provider
 from runner.run.record import ERROR, PASS
 from runner.sandbox.command import Sandbox, scrubbed_env
-from runner.tools.toolbox import BUILTIN_TOOLS, Toolbox
 from runner.tools.base import ToolContext, ToolResult
+from runner.tools.toolbox import BUILTIN_TOOLS, Toolbox
 from tests.helpers import make_case
 
 ARM = Arm(resolve_provider("scripted"), load_prompt(None))

@@ -13,19 +13,30 @@ from pathlib import Path
 
 import pytest
 
-from runner.spec.casefile import load_file
-from runner.run.options import Arm, RunOptions
-from runner.run.execute import execute
-from runner.run.engine import run_matrix
-from runner.run.prompts import load_prompt
-from runner.providers.registry import ProviderSpec
 from runner.providers.base import ProviderError
-from runner.providers.litellm import LOCAL_DUMMY_KEY, LiteLLMProvider, ModelSettings, api_key
+from runner.providers.litellm import (
+    LOCAL_DUMMY_KEY,
+    LiteLLMProvider,
+    ModelSettings,
+    api_key,
+)
+from runner.providers.registry import ProviderSpec
 from runner.providers.retry import RetryPolicy, is_retryable, retry_after
+from runner.run.engine import run_matrix
+from runner.run.execute import execute
+from runner.run.options import Arm, RunOptions
+from runner.run.prompts import load_prompt
 from runner.run.record import ERROR, PASS
 from runner.sandbox.command import Sandbox
+from runner.spec.casefile import load_file
 from tests.fake_servers import (
-    OllamaServer, OpenAIServer, Reply, error_reply, ollama_reply, openai_reply, script_replies,
+    OllamaServer,
+    OpenAIServer,
+    Reply,
+    error_reply,
+    ollama_reply,
+    openai_reply,
+    script_replies,
 )
 from tests.helpers import config, make_case
 

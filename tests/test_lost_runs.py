@@ -20,11 +20,11 @@ from typing import Any
 
 import pytest
 
-from runner.run import execute
 from runner.errors import ExitCode
+from runner.run import execute
 from runner.run.record import RunRecord
-from runner.terminal.lines import RunPrinter
 from runner.run.workspace import Workspace
+from runner.terminal.lines import RunPrinter
 from tests.helpers import ROOT, cli_output, private_mounts
 
 BIG = "x" * 30_000  # a reply this long makes a run file of about 60 KB

@@ -7,10 +7,10 @@ from typing import Any
 
 import pytest
 
-from runner.run.agent import Step, Trajectory
 from runner.checks.base import CheckContext
-from runner.spec.matchers import arguments_mismatch, is_matcher, value_mismatch
 from runner.checks.trace import check_trace
+from runner.run.agent import Step, Trajectory
+from runner.spec.matchers import arguments_mismatch, is_matcher, value_mismatch
 from tests.helpers import make_case
 
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from runner.spec.case import Case
 from runner.sandbox.command import Sandbox, scrubbed_env
-from runner.tools.toolbox import Toolbox, build_toolbox
+from runner.spec.case import Case
 from runner.tools.base import ToolContext
 from runner.tools.mocks import mock_tools
+from runner.tools.toolbox import Toolbox, build_toolbox
 from tests.helpers import make_case
 
 WEATHER = {

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from runner import patterns
-from runner.run.agent import Trajectory
 from runner.checks.base import CheckContext
-from runner.spec.matchers import value_mismatch
 from runner.checks.outcome import check_files, check_response_matches
+from runner.run.agent import Trajectory
+from runner.spec.matchers import value_mismatch
 from tests.helpers import make_case
 
 SLOW = r"(a+)+$"  # backtracks exponentially on a run of a's that ends otherwise

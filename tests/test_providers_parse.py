@@ -3,10 +3,16 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from runner.providers.base import ProviderError, Usage
-from runner.providers.parse import parse_arguments, parse_completion, parse_tool_calls, parse_usage
+from runner.providers.parse import (
+    parse_arguments,
+    parse_completion,
+    parse_tool_calls,
+    parse_usage,
+)
 
 
 def body(message: dict, finish_reason: str | None = "stop", **extra) -> dict:

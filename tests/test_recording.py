@@ -9,18 +9,18 @@ from typing import Any
 
 import pytest
 
-from runner.spec.case import Case
-from runner.spec.discover import load_cases
 from runner.cli import main
-from runner.run.options import Arm, RunOptions
-from runner.run.execute import execute
-from runner.run.prompts import load_prompt
-from runner.providers.registry import ProviderSpec, resolve_provider
+from runner.output.replay import Recorder
 from runner.providers.base import Completion, ToolCall, Usage
 from runner.providers.parse import parse_arguments
+from runner.providers.registry import ProviderSpec, resolve_provider
+from runner.run.execute import execute
+from runner.run.options import Arm, RunOptions
+from runner.run.prompts import load_prompt
 from runner.run.record import RunRecord
-from runner.output.replay import Recorder
 from runner.sandbox.command import Sandbox
+from runner.spec.case import Case
+from runner.spec.discover import load_cases
 
 SUITE = """\
 # A comment that stays behind.

@@ -11,13 +11,19 @@ import pytest
 from jsonschema import Draft202012Validator
 from rich.console import Console
 
-from runner.run.agent import Step
 from runner.checks.base import CheckResult
+from runner.output.report import (
+    SCHEMA_VERSION,
+    TRACE_RESULT_LIMIT,
+    Summary,
+    build_report,
+    summarize,
+)
 from runner.providers.base import Usage
+from runner.run.agent import Step
 from runner.run.record import ERROR, FAIL, PASS, RunRecord, Tokens
-from runner.terminal.console import make_console
-from runner.output.report import SCHEMA_VERSION, TRACE_RESULT_LIMIT, Summary, build_report, summarize
 from runner.scoring.metrics import FAILURE_CAUSES
+from runner.terminal.console import make_console
 from runner.terminal.tables import print_summary
 
 SCHEMA = json.loads((Path(__file__).resolve().parent.parent / "schemas" / "report.schema.json").read_text())

@@ -9,8 +9,8 @@ import pytest
 from jsonschema import Draft202012Validator
 
 from runner.errors import UserError
-from runner.scoring.regression import regression
 from runner.output.store import ResultsWriter
+from runner.scoring.regression import regression
 from tests.helpers import ROOT, tooltrial
 from tests.records import matrix, runs
 

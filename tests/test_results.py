@@ -12,14 +12,13 @@ from pathlib import Path
 import pytest
 from jsonschema import Draft202012Validator
 
-from runner.run.agent import Step
-from runner.checks.base import CheckResult
-from runner.checks.base import BUDGET
+from runner.checks.base import BUDGET, CheckResult
 from runner.errors import UserError
-from runner.providers.base import Usage
-from runner.run.record import Tokens
-from runner.output.store import ResultsWriter, new_run_id, write_new
 from runner.output.load import read_results
+from runner.output.store import ResultsWriter, new_run_id, write_new
+from runner.providers.base import Usage
+from runner.run.agent import Step
+from runner.run.record import Tokens
 from tests.records import record
 
 ROOT = Path(__file__).resolve().parent.parent

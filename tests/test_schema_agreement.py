@@ -18,9 +18,9 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from runner.spec.schema import compiled, _validators
 from runner.spec.casefile import check_file
 from runner.spec.positions import Spot
+from runner.spec.schema import _validators, compiled
 from runner.spec.source import parse, to_plain
 
 ROOT = Path(__file__).resolve().parent.parent

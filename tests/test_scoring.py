@@ -8,16 +8,26 @@ from typing import Any
 
 import pytest
 
-from runner.run.agent import Step
-from runner.spec.casefile import load_file
 from runner.checks.base import OUTCOME, PROCESS, CheckResult
-from runner.run.options import Arm, RunOptions
-from runner.run.execute import execute
-from runner.run.prompts import load_prompt
 from runner.providers.registry import resolve_provider
+from runner.run.agent import Step
+from runner.run.execute import execute
+from runner.run.options import Arm, RunOptions
+from runner.run.prompts import load_prompt
 from runner.run.record import FAIL, PASS, RunRecord
 from runner.sandbox.command import Sandbox
-from runner.scoring.metrics import FAILURE_CAUSES, accuracy, error_count, failure_cause, offered_tools, outcome_score, process_score, redundant, turn_traces
+from runner.scoring.metrics import (
+    FAILURE_CAUSES,
+    accuracy,
+    error_count,
+    failure_cause,
+    offered_tools,
+    outcome_score,
+    process_score,
+    redundant,
+    turn_traces,
+)
+from runner.spec.casefile import load_file
 from tests.helpers import make_case, tooltrial
 
 

@@ -8,7 +8,12 @@ import pytest
 
 from runner.cli import main
 from runner.errors import UserError, UserErrors
-from runner.spec.discover import load_sourced, package_sources, select_sources, user_cases_dir
+from runner.spec.discover import (
+    load_sourced,
+    package_sources,
+    select_sources,
+    user_cases_dir,
+)
 
 CASE = "- id: {id}\n  description: {text}\n  turns: [Hi.]\n  script: [{{content: hi}}]\n"
 

@@ -6,7 +6,14 @@ import math
 
 import pytest
 
-from runner.scoring.stats import is_flaky, mcnemar_exact, mean_std, pass_at_k, pass_hat_k, wilson
+from runner.scoring.stats import (
+    is_flaky,
+    mcnemar_exact,
+    mean_std,
+    pass_at_k,
+    pass_hat_k,
+    wilson,
+)
 
 
 @pytest.mark.parametrize(

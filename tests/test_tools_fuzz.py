@@ -21,15 +21,15 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from runner.run.agent import run_agent
 from runner.providers.base import Completion, ProviderError, ToolCall
 from runner.providers.limits import TurnLimited
 from runner.providers.parse import parse_completion
 from runner.providers.scripted import ScriptedProvider
-from runner.sandbox.process import OUTPUT_LIMIT
+from runner.run.agent import run_agent
 from runner.sandbox.command import Sandbox, scrubbed_env
-from runner.tools.toolbox import BUILTIN_TOOLS, Toolbox
+from runner.sandbox.process import OUTPUT_LIMIT
 from runner.tools.base import ToolContext, ToolResult
+from runner.tools.toolbox import BUILTIN_TOOLS, Toolbox
 
 ODD = ["", "..", "../x", "../../etc/passwd", "/etc/passwd", "a/../../b", "out", "out/secret.txt", "link-loop",
        ".", "./a.txt", "a\0b", "\ud800", "a\udcffb", "\u202etxt.exe", "é/ü.txt", "~", "$HOME", "*", "**/*",

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from runner.spec.casefile import load_file, validate_file
-from runner.run.options import Arm, RunOptions
-from runner.run.execute import execute
-from runner.run.prompts import load_prompt
 from runner.providers.registry import resolve_provider
+from runner.run.execute import execute
+from runner.run.options import Arm, RunOptions
+from runner.run.prompts import load_prompt
 from runner.run.record import FAIL, PASS
 from runner.sandbox.command import Sandbox
+from runner.spec.casefile import load_file, validate_file
 
 CASE = """\
 - id: two-steps

@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from runner.spec.case import Case
-from runner.sandbox.command import Sandbox
 from runner.run.workspace import Changes, SetupError, Workspace
+from runner.sandbox.command import Sandbox
+from runner.spec.case import Case
 
 
 def _case(**fields: Any) -> Case:

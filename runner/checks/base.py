@@ -6,11 +6,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
-from runner.run.agent import Trajectory
-from runner.spec.case import Case
-from runner.providers.registry import ProviderSpec
 from runner.providers.base import Usage
+from runner.providers.registry import ProviderSpec
+from runner.run.agent import Trajectory
 from runner.sandbox.command import CommandResult
+from runner.spec.case import Case
 
 OUTCOME = "outcome"
 PROCESS = "process"

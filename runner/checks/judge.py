@@ -17,12 +17,12 @@ from __future__ import annotations
 import json
 from typing import Any, Callable, Mapping, Sequence
 
-from runner.run.agent import Trajectory
-from runner.spec.case import Case
 from runner.checks.base import CheckContext, CheckResult
 from runner.errors import UserError
-from runner.providers.registry import ProviderSpec
 from runner.providers.base import OutOfTime, ProviderError, Usage
+from runner.providers.registry import ProviderSpec
+from runner.run.agent import Trajectory
+from runner.spec.case import Case
 
 DEFAULT_THRESHOLD = 0.5
 JUDGE_ERROR = "judge_error"

@@ -2,10 +2,23 @@
 
 from __future__ import annotations
 
-from runner.checks.base import BUDGET, OUTCOME, PROCESS, Check, CheckContext, CheckResult
+from runner.checks.base import (
+    BUDGET,
+    OUTCOME,
+    PROCESS,
+    Check,
+    CheckContext,
+    CheckResult,
+)
 from runner.checks.budget import check_max_cost, check_max_tokens
-from runner.checks.outcome import check_files, check_response_contains, check_response_matches, check_response_not_contains, check_verify
 from runner.checks.judge import check_judge
+from runner.checks.outcome import (
+    check_files,
+    check_response_contains,
+    check_response_matches,
+    check_response_not_contains,
+    check_verify,
+)
 from runner.checks.trace import check_trace
 from runner.checks.turns import check_turns
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
-from runner.run.agent import Step
 from runner.checks.base import PROCESS, CheckContext, CheckResult
+from runner.run.agent import Step
 from runner.spec.matchers import arguments_mismatch, show
 
 

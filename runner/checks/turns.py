@@ -13,8 +13,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Mapping
 
-from runner.run.agent import Trajectory
 from runner.checks.base import Check, CheckContext, CheckResult
+from runner.run.agent import Trajectory
 
 
 def check_turns(checks: Mapping[str, Check], ctx: CheckContext) -> list[CheckResult]:

@@ -20,9 +20,9 @@ from runner.cli.options import (
 )
 from runner.errors import ExitCode, UserError, silence_output
 from runner.output.finish import Conclusion, conclude, show_ending, utc_now
+from runner.output.load import read_results
 from runner.output.replay import Recorder
 from runner.output.store import ResultsWriter
-from runner.output.load import read_results
 from runner.providers.registry import SCRIPTED, resolve_provider
 from runner.run.engine import preflight
 from runner.run.options import DEFAULT_JOBS, Arm, RunOptions

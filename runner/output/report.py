@@ -18,7 +18,7 @@ from runner import __version__
 from runner.output.store import SCHEMA_VERSION
 from runner.run.record import ERROR, FAIL, PASS, RunRecord
 from runner.sandbox.process import cap_text
-from runner.scoring.stats import known_mean, known_sum
+from runner.sums import known_mean, known_sum
 
 TRACE_RESULT_LIMIT = 2000  # characters of each tool result kept in the report (head and tail)
 

@@ -11,14 +11,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable
 
-from runner.spec.case import Case
 from runner.errors import UserError, did_you_mean
 from runner.providers.base import Provider, ProviderError
 from runner.providers.scripted import ScriptedProvider
+from runner.spec.case import Case
 
 if TYPE_CHECKING:
-    from runner.spec.config import Config
     from runner.providers.settings import ModelSettings
+    from runner.spec.config import Config
 
 SCRIPTED = "scripted"
 _MODEL_HINT = "name a model as provider/model, e.g. -p ollama/qwen3 or -p openai/gpt-4o, or an alias from tooltrial.yml"

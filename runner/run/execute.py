@@ -26,8 +26,8 @@ from runner.run.record import ERROR, FAIL, PASS, RequestStats, RunRecord, Tokens
 from runner.run.workspace import SetupError, SnapshotStopped, Workspace
 from runner.sandbox.command import CommandResult, budget
 from runner.scoring.metrics import fill_metrics
-from runner.scoring.stats import known_sum
 from runner.spec.case import Case
+from runner.sums import known_sum
 from runner.tools.base import ToolContext
 from runner.tools.mocks import mock_tools
 from runner.tools.toolbox import build_toolbox

@@ -10,7 +10,7 @@ from runner.checks.base import CheckResult
 from runner.providers.base import Usage
 from runner.run.agent import Step
 from runner.sandbox.command import Confinement
-from runner.scoring.stats import known_sum
+from runner.sums import known_sum
 
 PASS, FAIL, ERROR = "pass", "fail", "error"
 

@@ -26,8 +26,8 @@ from runner.run.interrupt import CtrlC
 from runner.run.options import Arm, RunOptions
 from runner.run.record import RunRecord
 from runner.spec.case import Case
-from runner.terminal.lines import RunPrinter
 from runner.terminal.console import shown
+from runner.terminal.lines import RunPrinter
 from runner.terminal.progress import SuiteProgress
 
 

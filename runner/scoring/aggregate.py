@@ -16,13 +16,13 @@ from runner.run.record import PASS, RunRecord
 from runner.scoring.gates import is_infrastructure_error
 from runner.scoring.stats import (
     is_flaky,
-    known_sum,
     mcnemar_exact,
     mean_std,
     pass_at_k,
     pass_hat_k,
     wilson,
 )
+from runner.sums import known_sum
 
 ALPHA = 0.05  # significance level of the paired verdict
 

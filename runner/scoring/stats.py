@@ -59,17 +59,6 @@ def wilson(c: int, n: int, z: float = Z_95) -> tuple[float, float]:
     return max(0.0, centre - half), min(1.0, centre + half)
 
 
-def known_sum(values: Iterable[float | int | None]) -> float | int | None:
-    """The sum of the values that are not None; None when every value is None (unknown, never 0)."""
-    known = [v for v in values if v is not None]
-    return sum(known) if known else None
-
-
-def known_mean(values: Iterable[float | int | None]) -> float | None:
-    """The mean of the values that are not None; None when every value is None."""
-    return mean_std(values)[0]
-
-
 def mean_std(values: Iterable[float | int | None]) -> tuple[float | None, float | None]:
     """Mean and sample standard deviation (n - 1) of the values that are not None.
 

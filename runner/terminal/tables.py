@@ -10,7 +10,7 @@ from rich.table import Table
 
 from runner.output.report import ArmSummary, Summary, summarize
 from runner.run.record import RunRecord
-from runner.scoring.stats import known_sum
+from runner.sums import known_sum
 from runner.terminal.console import shown
 
 _COLUMNS = ("group", "passed", "accuracy", "outcome", "process", "calls", "redundant", "errors", "tokens", "time")

@@ -1,0 +1,19 @@
+"""Sums and means over values that may be unknown (None): a token count or a cost a provider did not
+report stays unknown in every total, never 0."""
+
+from __future__ import annotations
+
+import statistics
+from typing import Iterable
+
+
+def known_sum(values: Iterable[float | int | None]) -> float | int | None:
+    """The sum of the values that are not None; None when every value is None (unknown, never 0)."""
+    known = [v for v in values if v is not None]
+    return sum(known) if known else None
+
+
+def known_mean(values: Iterable[float | int | None]) -> float | None:
+    """The mean of the values that are not None; None when every value is None."""
+    known = [float(v) for v in values if v is not None]
+    return statistics.fmean(known) if known else None
