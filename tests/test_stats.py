@@ -1,4 +1,4 @@
-"""runner.stats against values computed by hand (and the published tables where there are some)."""
+"""runner.scoring.stats against values computed by hand (and the published tables where there are some)."""
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 
 Semantics follow replio eval's declarative verifier (exact, must_include,
 avoid, max_calls, min_calls, args) plus ``order`` (names as a subsequence, gaps
-allowed) and BFCL-style argument matchers for ``args`` (runner.checks.matchers).
+allowed) and BFCL-style argument matchers for ``args`` (runner.spec.matchers).
 ``expected`` and ``minimal_calls`` feed metrics (runner.scoring), not pass/fail.
 """
 

@@ -31,7 +31,7 @@ def report_document(
     meta: dict[str, Any],
     unfinished: Sequence[dict[str, Any]] = (),
 ) -> dict[str, Any]:
-    """The report of one invocation: runner.report's document (summary, runs) with the statistics.
+    """The report of one invocation: runner.output.report's document (summary, runs) with the statistics.
 
     ``meta`` adds ``run_id``, ``results`` (the folder), ``started`` and ``finished`` (ISO 8601
     UTC). ``unfinished`` lists the runs an interruption left undone (``unfinished_list``); with

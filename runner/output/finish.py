@@ -6,8 +6,8 @@ the rest, printing nothing: ``report.json`` in the results folder and the
 count, the tables and the results folder's path (on stderr), or on ``--output
 json`` the report on stdout (the path is its ``results`` key): a reader that goes
 away (``| head``) can cut the printing short but no result. Every report document
-carries the statistics (runner.reportdoc), the summary and every run record
-(runner.report), as ``schemas/report.schema.json`` pins.
+carries the statistics (runner.output.document), the summary and every run record
+(runner.output.report), as ``schemas/report.schema.json`` pins.
 """
 
 from __future__ import annotations
@@ -61,7 +61,7 @@ class Ending:
         records: the finished runs, in plan order. document: the report (report.json's content).
         comparison, gates: the statistics and gates of ``records``.
         failed_writes: one line per output that could not be written (the file and why).
-        code: the exit code: the report's ``exit_code`` (runner.gates.exit_code, or 2 with runs
+        code: the exit code: the report's ``exit_code`` (runner.scoring.gates.exit_code, or 2 with runs
             unfinished), or 2 when some output could not be written.
     """
 

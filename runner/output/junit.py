@@ -28,7 +28,7 @@ from runner.scoring.gates import AGENT, INFRASTRUCTURE, Gate
 
 
 def junit_xml(records: Sequence[RunRecord], gates: Sequence[Gate], timestamp: str) -> str:
-    """The JUnit document for ``records`` with their ``gates`` (runner.gates.evaluate).
+    """The JUnit document for ``records`` with their ``gates`` (runner.scoring.gates.evaluate).
 
     ``timestamp`` is when the suite started, ISO 8601 in UTC (a trailing ``Z`` is dropped).
     """

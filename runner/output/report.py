@@ -1,7 +1,7 @@
 """The report of a suite run: every run with its metrics, and summaries per arm and group.
 
 ``build_report(records)`` makes the runs and summaries of the report document
-(runner.reportdoc adds the statistics, the one place the whole document is
+(runner.output.document adds the statistics, the one place the whole document is
 made); ``schemas/report.schema.json`` describes it (bump ``SCHEMA_VERSION`` on
 any incompatible change). Summaries are dataclasses (``Summary``, ``ArmSummary``) so the terminal tables and the
 JSON read the same numbers.

@@ -2,7 +2,7 @@
 
 Templates render in a sandboxed environment with StrictUndefined, so a
 misspelled variable is an error that names the template and line, never an
-empty string sent to the model; runner.templatelimits bounds what one render
+empty string sent to the model; runner.run.templatelimits bounds what one render
 may build and how long it may run. Whatever a template raises (``1/0``, a
 macro calling itself forever, a limit) is a TemplateError at its place.
 """

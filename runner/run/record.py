@@ -65,7 +65,7 @@ class RunRecord:
         accuracy: 1/0 against ``expect.trace.expected``, None without it.
         redundant, errors: counts of repeated identical calls and of error results plus loop errors.
         failure: the failure cause of a non-passing run (runner.scoring taxonomy), None for a pass.
-        sandbox: how the run's commands were confined (runner.sandbox.Confinement); None in
+        sandbox: how the run's commands were confined (runner.sandbox.command.Confinement); None in
             records written before tooltrial recorded it.
         script: the model's replies in ``script:`` form (runner.providers.scripted.script_reply),
             one per request; replaying them with the scripted provider repeats the run.

@@ -37,7 +37,7 @@ class LiveRun:
 
     Attributes:
         records: the runs finished and saved, in plan order.
-        left: the key (runner.engine.run_key) of each planned run not finished or not saved, in plan order.
+        left: the key (runner.run.engine.run_key) of each planned run not finished or not saved, in plan order.
         refused: why the results folder refused a run (``cannot write to the results folder DIR: No
             space left on device``), None when it took every one; the suite stopped there.
         warnings: lines about what else could not be saved (a run ``--record`` could not write).

@@ -11,7 +11,7 @@ programs on ``PATH`` that live there come back, read-only (see ``host_view``). `
 PID, network, UTS, cgroup) is new, so there is no network unless asked and no view of the
 host's processes; the command holds no capability, even as root (no mount, unmount or
 remount), cannot make user namespaces of its own, runs in its own session and dies with
-bwrap. With the seccomp filter (runner.seccomp) it cannot open a Unix-domain socket either.
+bwrap. With the seccomp filter (runner.sandbox.seccomp) it cannot open a Unix-domain socket either.
 """
 
 from __future__ import annotations
@@ -128,7 +128,7 @@ def bwrap_argv(
     ``cwd`` is where the command starts (the workspace or a folder in it); ``network`` keeps
     the host's network namespace (the case's ``network: true``); ``view`` says what of the host
     to hide and bring back; ``seccomp_fd`` is a file descriptor the command inherits holding
-    the seccomp program (runner.seccomp), read by bwrap; ``hardened`` adds a user namespace
+    the seccomp program (runner.sandbox.seccomp), read by bwrap; ``hardened`` adds a user namespace
     in which no further one can be made (``probe`` says whether this bwrap supports it).
     Append the command's own argv to the result.
     """

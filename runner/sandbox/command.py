@@ -103,7 +103,7 @@ class Sandbox:
     """Runs shell commands for setup, verify and the ``bash`` tool.
 
     ``mode`` is ``"bwrap"`` (confined by bubblewrap at path ``binary``; ``hardened`` when it
-    takes the user-namespace hardening, see runner.bwrap.probe) or ``"none"`` (the host's
+    takes the user-namespace hardening, see runner.sandbox.bwrap.probe) or ``"none"`` (the host's
     files and network, a PID namespace of its own where this machine allows); anything else
     raises ValueError. ``hide`` lists more host folders commands must not see under bwrap
     (the results folder). ``note`` says why this mode was chosen, for ``confinement``.
@@ -162,7 +162,7 @@ class Sandbox:
 
         ``timeout`` is in seconds; when it passes, the command's whole process
         group gets SIGTERM, then SIGKILL after a short grace. Its processes
-        run under ``runner.confine.resource_limits(timeout)`` and die with tooltrial.
+        run under ``runner.sandbox.confine.resource_limits(timeout)`` and die with tooltrial.
         ``output_limit`` is in bytes. Under bwrap, ``cwd`` is the one writable host folder
         and ``network`` keeps the host network and its Unix sockets. Raises OSError when the
         command cannot be started (e.g. ``cwd`` missing), ValueError for a NUL byte in

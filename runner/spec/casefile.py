@@ -43,7 +43,7 @@ def validate_file(path: Path, fixtures_dir: Path | None = None) -> list[UserErro
 def read_file(path: Path, fixtures_dir: Path | None) -> tuple[list[Case], list[CaseFileError]]:
     """The cases of one file (a case file or a replio fixture) and its errors; no cases unless it has no error.
 
-    A case file is read on the fast path (runner.fastyaml) first; when that gives up or the
+    A case file is read on the fast path (runner.spec.fastyaml) first; when that gives up or the
     file has any error, it is read again with positions, which every error message needs.
     """
     file = str(path)

@@ -118,7 +118,7 @@ class Source:
     Attributes:
         kind: ``bundled``, ``package``, ``user``, ``project`` or ``path``.
         label: what ``list --sources`` shows: the kind, or ``package <distribution>``.
-        paths: case files, folders or globs, as ``runner.cases.discover`` takes them.
+        paths: case files, folders or globs, as ``runner.spec.casefile.discover`` takes them.
     """
 
     kind: str

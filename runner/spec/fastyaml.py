@@ -1,6 +1,6 @@
 """The fast path for reading a case file: libyaml's parser (through PyYAML) with YAML 1.2 typing.
 
-ruamel's round-trip parser (runner.yamlpos) keeps every position, which errors
+ruamel's round-trip parser (runner.spec.source) keeps every position, which errors
 need, but is pure Python and slow: about 3 ms per case. Most files have no
 error, so they are first read here, from libyaml's events, about ten times
 faster. Anything this reader is not sure to read exactly as ruamel would makes

@@ -69,7 +69,7 @@ def parse(text: str, file: str) -> Any:
 
     ``file`` is only used in error locations. Raises CaseFileError, with line
     and column where YAML gives one, for syntax errors, duplicate keys, values
-    that cannot be read, and what ``runner.yamllimits`` refuses (tags that are
+    that cannot be read, and what ``runner.spec.yamllimits`` refuses (tags that are
     not plain data, recursive aliases, aliases that expand too far).
     """
     yaml = YAML(typ="rt")

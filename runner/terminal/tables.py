@@ -69,7 +69,7 @@ def plain_table(title: str | None = None) -> Table:
     """The one table style of tooltrial's terminal output: a rule under the header, no frame, two spaces between columns.
 
     Columns added with ``overflow="fold"`` break a value too wide for a narrow terminal onto the next line instead of cutting it.
-    The title is shown as it reads (runner.render.shown); cells given as ``str`` are read as rich markup, so untrusted ones go in as ``shown``.
+    The title is shown as it reads (runner.terminal.lines.shown); cells given as ``str`` are read as rich markup, so untrusted ones go in as ``shown``.
     """
     return Table(title=None if title is None else shown(title), title_justify="left", title_style="bold", box=box.SIMPLE_HEAD,
                  show_edge=False, pad_edge=False, collapse_padding=True)

@@ -6,7 +6,7 @@ chosen by the call's arguments. Each mock in ``Case.mocks`` is a mapping
 ``{name, description, parameters, responses: [{when?, result? | error?}]}``.
 
 Choosing a response: the responses with a ``when`` are tried in order, and the
-first whose ``when`` matches the arguments (runner.checks.matchers, partial)
+first whose ``when`` matches the arguments (runner.spec.matchers, partial)
 wins; when none does, the response without ``when`` (the fallback) answers;
 without a fallback the call gets ``Error: no mock response for these arguments``.
 A ``result`` string is returned as is, any other JSON value serialised
