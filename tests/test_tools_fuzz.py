@@ -122,7 +122,10 @@ def _world(root: Path, made: list[tuple[str, str]]) -> Path:
 
 
 def _escapes(workspace: Path, path: str) -> bool:
-    """The oracle: whether ``path`` is absolute or, symlinks followed, names something outside ``workspace``."""
+    """The oracle: whether ``path`` is absolute or, symlinks followed, names something outside ``workspace``.
+    A path no file can have (a NUL byte, text that is not UTF-8) names nothing: it escapes nowhere."""
+    if "\0" in path or path.encode("utf-8", "replace").decode("utf-8") != path:
+        return False
     root = os.path.realpath(workspace)
     return os.path.isabs(path) or os.path.commonpath([root, os.path.realpath(os.path.join(root, path))]) != root
 
