@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from enum import IntEnum
 from typing import Callable, TextIO
 
-from runner.escape import printable
+from runner.text import printable
 
 
 class ExitCode(IntEnum):
@@ -114,7 +114,7 @@ def run_at_boundary(fn: Callable[[], int], stderr: TextIO | None = None) -> int:
     gives 2; anything else is an internal error: one line on stderr naming a log file made
     for this invocation alone (``tooltrial-internal-error-*.log`` in the temp folder,
     created new, readable by its owner only), which holds the traceback, and 3.
-    Messages are shown as runner.escape.printable writes them.
+    Messages are shown as runner.text.printable writes them.
     """
     err = stderr or sys.stderr
     try:

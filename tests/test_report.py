@@ -12,17 +12,12 @@ from jsonschema import Draft202012Validator
 from rich.console import Console
 
 from runner.checks.base import CheckResult
-from runner.output.report import (
-    SCHEMA_VERSION,
-    TRACE_RESULT_LIMIT,
-    Summary,
-    build_report,
-    summarize,
-)
+from runner.output.report import SCHEMA_VERSION, TRACE_RESULT_LIMIT, build_report
 from runner.providers.base import Usage
 from runner.run.agent import Step
 from runner.run.record import ERROR, FAIL, PASS, RunRecord, Tokens
 from runner.scoring.metrics import FAILURE_CAUSES
+from runner.scoring.summary import Summary, summarize
 from runner.terminal.console import make_console
 from runner.terminal.tables import print_summary
 

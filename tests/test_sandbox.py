@@ -15,7 +15,7 @@ import pytest
 
 from runner.sandbox import confine
 from runner.sandbox.command import CommandResult, Sandbox, budget, scrubbed_env
-from runner.sandbox.process import cap_text
+from runner.text import cap_text
 from tests.sandboxes import MODES, make_sandbox, none_left, processes_with
 
 

@@ -27,7 +27,7 @@ from runner.providers.parse import parse_completion
 from runner.providers.scripted import ScriptedProvider
 from runner.run.agent import run_agent
 from runner.sandbox.command import Sandbox, scrubbed_env
-from runner.sandbox.process import OUTPUT_LIMIT
+from runner.text import OUTPUT_LIMIT
 from runner.tools.base import ToolContext, ToolResult
 from runner.tools.toolbox import BUILTIN_TOOLS, Toolbox
 

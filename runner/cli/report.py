@@ -19,12 +19,11 @@ from rich.console import Console
 from runner.errors import ExitCode, UserError
 from runner.output.document import regression_document, report_document
 from runner.output.load import Results, read_results
-from runner.run.session import print_interrupted
 from runner.scoring.aggregate import aggregate
 from runner.scoring.gates import evaluate, exit_code
 from runner.scoring.regression import regression
 from runner.terminal.console import make_console
-from runner.terminal.lines import RunPrinter
+from runner.terminal.lines import RunPrinter, print_interrupted
 from runner.terminal.statistics import print_regression, print_statistics
 from runner.terminal.tables import print_summary
 

@@ -20,19 +20,18 @@ from pathlib import Path
 from typing import Any, Callable, Sequence, TextIO
 
 from runner.errors import ExitCode
-from runner.escape import printable
 from runner.output.document import report_document, unfinished_list
 from runner.output.junit import junit_xml
 from runner.output.store import REPORT_FILE, ResultsWriter, to_json, write_replace
 from runner.run.engine import RunKey
 from runner.run.record import RunRecord
-from runner.run.session import print_interrupted
 from runner.scoring.aggregate import Comparison, aggregate
 from runner.scoring.gates import Gate, evaluate, exit_code
 from runner.spec.case import Case
-from runner.terminal.lines import RunPrinter
+from runner.terminal.lines import RunPrinter, print_interrupted
 from runner.terminal.statistics import print_statistics
 from runner.terminal.tables import print_summary
+from runner.text import printable
 
 
 def utc_now() -> str:

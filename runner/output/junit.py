@@ -13,7 +13,7 @@ Shape (valid against Jenkins' ``junit-10.xsd``, the format GitLab and GitHub rep
 With several arms a testcase's name ends in `` [arm]`` so consumers that merge
 suites keep them apart. Times are seconds; ``timestamp`` is UTC without a zone
 suffix, as the schema wants. Every text and attribute goes through
-runner.escape.printable, so the file is well-formed XML 1.0 whatever a reply or a
+runner.text.printable, so the file is well-formed XML 1.0 whatever a reply or a
 command's output held (a control character reads ``\x1b``, a lone surrogate ``\ud800``).
 """
 
@@ -22,9 +22,9 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from typing import Sequence
 
-from runner.escape import printable
 from runner.run.record import ERROR, FAIL, RunRecord
 from runner.scoring.gates import AGENT, INFRASTRUCTURE, Gate
+from runner.text import printable
 
 
 def junit_xml(records: Sequence[RunRecord], gates: Sequence[Gate], timestamp: str) -> str:

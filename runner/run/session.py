@@ -13,10 +13,8 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Sequence
 
-from rich.console import Console
 from rich.text import Text
 
 from runner.output.replay import Recorder
@@ -127,13 +125,3 @@ def run_live(
     unsaved = set(left) | save.refused
     return LiveRun([r for r in records if run_key(r) not in save.refused], [k for k in keys if k in unsaved],
                    save.reason, save.warnings)
-
-
-def print_interrupted(console: Console, left: Sequence[RunKey], folder: Path, finished: int) -> None:
-    """Say which runs did not finish and how to run just those."""
-    cases = ", ".join(dict.fromkeys(case for case, _, _, _ in left))
-    console.print(shown(f"interrupted: {len(left)} runs did not finish (cases: {cases})"))
-    if finished:
-        console.print(shown(f"to run just those: tooltrial run <the same arguments> --resume {folder}"))
-    else:
-        console.print(Text("no run finished: run the same command again"))

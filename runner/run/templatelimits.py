@@ -13,12 +13,10 @@ and ranges of more than 100,000 items; on top of it:
   a value's size is the text it stands for, counted through nested lists,
   tuples and mappings (a part shared many times counts each time, as ``str()``
   would write it). Each value written out, and the whole output, is bounded too.
-- time: a render stops after ``RENDER_SECONDS``; every loop step (each
-  ``{% for %}`` is compiled to go through ``Budget.loop``), call, operator and
-  output chunk checks the render's own deadline.
+- time: a render stops after ``RENDER_SECONDS``; every loop step (each ``{% for %}`` is compiled
+  to go through ``Budget.loop``), call, operator and output chunk checks the render's deadline.
 
-Not bounded: one C-level operation on a value that literals built by sharing
-(hashing a tuple of tuples nested ten deep).
+Not bounded: one C-level operation on a value literals built by sharing (hashing nested tuples).
 """
 
 from __future__ import annotations

@@ -24,15 +24,9 @@ from typing import Mapping, Sequence
 from runner.errors import UserError
 from runner.sandbox.bwrap import bwrap_argv, host_view, probe
 from runner.sandbox.confine import hide_own_environment, limited, namespace_prefix
-from runner.sandbox.process import (
-    OUTPUT_LIMIT,
-    POLL,
-    Capture,
-    drain,
-    pump,
-    signal_group,
-)
+from runner.sandbox.process import POLL, Capture, drain, pump, signal_group
 from runner.sandbox.seccomp import socket_filter
+from runner.text import OUTPUT_LIMIT
 
 MODES = ("auto", "bwrap", "none")  # what --sandbox accepts; a Sandbox itself is bwrap or none
 _GRACE = 0.5  # seconds between SIGTERM and SIGKILL

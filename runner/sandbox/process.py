@@ -11,8 +11,7 @@ import subprocess
 import threading
 import time
 
-OUTPUT_LIMIT = 30_000  # characters of a tool result, bytes of a command's output
-
+from runner.text import elide
 
 _CHUNK = 65_536  # bytes per read
 
@@ -21,20 +20,6 @@ POLL = 0.05  # seconds between checks on the process while its output is quiet
 
 
 _LINGER = 0.25  # seconds a finished command's background children may hold the pipe
-
-
-def elide(head: str, tail: str, cut: int, unit: str) -> str:
-    """Join what was kept of a long text around a marker line saying how much was cut."""
-    newline = "" if head.endswith("\n") else "\n"
-    return f"{head}{newline}[... {cut} {unit} cut ...]\n{tail}"
-
-
-def cap_text(text: str, limit: int = OUTPUT_LIMIT) -> str:
-    """``text`` unchanged when at most ``limit`` characters, else its head and tail around a marker."""
-    if len(text) <= limit:
-        return text
-    half = limit // 2
-    return elide(text[:half], text[len(text) - (limit - half) :], len(text) - limit, "characters")
 
 
 class Capture:

@@ -4,7 +4,7 @@ lines, a closed output ends the command as runner.errors says.
 Text that tooltrial did not write itself (a check message quoting a reply or a file, an
 error cause quoting a command's output or a provider's message, a case's description, an
 arm's name) reaches the terminal only through ``shown``: as a rich Text, so ``[...]`` is
-not read as markup, with control characters escaped (runner.escape.printable), so it cannot
+not read as markup, with control characters escaped (runner.text.printable), so it cannot
 move the cursor, clear the screen, retitle the window or reverse the line.
 """
 
@@ -15,14 +15,14 @@ import os
 from rich.console import Console
 from rich.text import Text
 
-from runner.escape import printable
+from runner.text import printable
 
 _WIDE = 400  # columns
 
 
 def shown(text: str, style: str = "") -> Text:
     """``text`` as a rich Text that prints as it reads: control characters escaped
-    (runner.escape.printable; newlines and tabs kept), no markup."""
+    (runner.text.printable; newlines and tabs kept), no markup."""
     return Text(printable(text), style=style)
 
 

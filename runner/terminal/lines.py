@@ -91,3 +91,13 @@ def _short(path: Path, cwd: Path) -> str:
         if absolute.is_relative_to(base):
             return prefix + absolute.relative_to(base).as_posix()
     return str(absolute)
+
+
+def print_interrupted(console: Console, left: Sequence[tuple[str, str, str, int]], folder: Path, finished: int) -> None:
+    """Say which runs did not finish and how to run just those."""
+    cases = ", ".join(dict.fromkeys(case for case, _, _, _ in left))
+    console.print(shown(f"interrupted: {len(left)} runs did not finish (cases: {cases})"))
+    if finished:
+        console.print(shown(f"to run just those: tooltrial run <the same arguments> --resume {folder}"))
+    else:
+        console.print(Text("no run finished: run the same command again"))

@@ -8,8 +8,8 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
-from runner.output.report import ArmSummary, Summary, summarize
 from runner.run.record import RunRecord
+from runner.scoring.summary import ArmSummary, Summary, summarize
 from runner.sums import known_sum
 from runner.terminal.console import shown
 

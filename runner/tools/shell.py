@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from runner.sandbox.command import budget
-from runner.sandbox.process import OUTPUT_LIMIT
+from runner.text import OUTPUT_LIMIT
 from runner.tools.base import TIME_IS_UP, Tool, ToolContext, ToolError
 from runner.tools.files import object_schema
 

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Collection, Mapping
 
-from runner.escape import encodable
-from runner.sandbox.process import cap_text
+from runner.text import cap_text, encodable
 from runner.tools.base import Tool, ToolContext, ToolError, ToolResult
 from runner.tools.files import EDIT_FILE, LIST_DIR, READ_FILE, WRITE_FILE
 from runner.tools.search import GLOB, GREP
@@ -36,7 +35,7 @@ class Toolbox:
     raises: every failure becomes a ToolResult starting with ``Error:``, and
     every result is capped at 30,000 characters (head and tail kept). Every
     result goes into the next model request, which is UTF-8: a lone surrogate in
-    it is escaped (runner.escape.encodable), so a byte of a file name that is not
+    it is escaped (runner.text.encodable), so a byte of a file name that is not
     UTF-8 reads ``\\xff``.
     """
 

@@ -1,4 +1,4 @@
-"""Untrusted text (model replies, command output, file names) made safe for where it goes.
+"""Untrusted text (model replies, command output, file names) made safe for where it goes, and short enough.
 
 Three sinks cannot carry everything a Python ``str`` can hold:
 
@@ -10,7 +10,8 @@ Three sinks cannot carry everything a Python ``str`` can hold:
   which is how Python holds the bytes of a file name that is not UTF-8 (``os.fsdecode``
   turns byte 0xff into U+DCFF) and what a JSON ``"\\ud800"`` decodes to.
 
-``printable`` serves the first two, ``encodable`` the third. Both write what they escape
+``printable`` serves the first two, ``encodable`` the third; ``cap_text`` keeps the head and
+tail of a text too long for where it goes (a tool result, a report), marking the cut. Both write what they escape
 in Python's notation, so it stays visible: ``\\x1b``, ``\\u202e``, and an undecodable
 byte of a file name as ``\\xff``. A backslash itself is left as it is.
 """
@@ -48,3 +49,20 @@ def encodable(text: str) -> str:
     """``text`` with its lone surrogates escaped (as ``printable`` writes them), so it encodes
     as UTF-8; every other character is kept."""
     return _SURROGATE.sub(_notation, text)
+
+
+OUTPUT_LIMIT = 30_000  # characters of a tool result, bytes of a command's output
+
+
+def elide(head: str, tail: str, cut: int, unit: str) -> str:
+    """Join what was kept of a long text around a marker line saying how much was cut."""
+    newline = "" if head.endswith("\n") else "\n"
+    return f"{head}{newline}[... {cut} {unit} cut ...]\n{tail}"
+
+
+def cap_text(text: str, limit: int = OUTPUT_LIMIT) -> str:
+    """``text`` unchanged when at most ``limit`` characters, else its head and tail around a marker."""
+    if len(text) <= limit:
+        return text
+    half = limit // 2
+    return elide(text[:half], text[len(text) - (limit - half) :], len(text) - limit, "characters")
