@@ -127,8 +127,8 @@ def test_json_output_is_the_report_alone_and_matches_its_schema(suite: Path, tmp
     Draft202012Validator.check_schema(schema)
     assert list(Draft202012Validator(schema).iter_errors(report)) == []
     assert [run["failure"] for run in report["runs"]] == ["missing_output", "run_error", "turn_limit", None, None]
-    assert report["summary"]["failures"] == {"missing_output": 1, "run_error": 1, "turn_limit": 1}
-    assert list(report["summary"]["arms"][0]["groups"]) == ["bad", "good"]
+    assert report["overall"]["failures"] == {"missing_output": 1, "run_error": 1, "turn_limit": 1}
+    assert list(report["arms"][0]["groups"]) == ["bad", "good"]
     assert "5 passed" not in done.stdout and "2/5 passed" in done.stderr and "scripted · default" in done.stderr
 
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from runner.run.record import Tokens
-from runner.scoring.aggregate import aggregate, compare_pairs
+from runner.scoring.aggregate import aggregate
+from runner.scoring.paired import compare_pairs
 from runner.scoring.gates import AGENT, INFRASTRUCTURE, evaluate, exit_code
 from tests.records import matrix, runs
 
@@ -15,18 +16,19 @@ def test_cell_statistics_over_repeats() -> None:
     records[0].outcome, records[0].tokens, records[0].cost = 1.0, Tokens(10, 5, 15), 0.01
     comparison = aggregate(records)
     a, b = comparison.cells
-    assert (a.case, a.metrics.runs, a.metrics.passes, a.metrics.pass_rate) == ("g/a", 5, 3, 0.6)
+    assert (a.case, a.figures.runs, a.figures.passed, a.figures.pass_rate) == ("g/a", 5, 3, 0.6)
     assert a.pass_at_k[1] == pytest.approx(0.6)
     assert a.pass_at_k[3] == pytest.approx(1.0)  # only 2 failures: any 3 runs hold a pass
     assert a.pass_hat_k[2] == pytest.approx(3 / 10)  # C(3,2)/C(5,2)
     assert a.pass_hat_k[5] == 0.0
     assert a.flaky and not b.flaky
-    assert a.metrics.interval == pytest.approx((0.2307, 0.8824), abs=1e-4)
-    assert a.metrics.outcome == pytest.approx(0.6) and a.metrics.outcome_std == pytest.approx(0.2236, abs=1e-4)
-    assert a.metrics.process is None  # not scored: left out, not counted as 0
-    assert a.metrics.tokens == 15 and a.metrics.tokens_per_pass == 5 and a.metrics.cost_per_pass == pytest.approx(0.01 / 3)
-    (arm,) = comparison.arm_stats
-    assert arm.metrics.passes == 8 and arm.pass_hat_k[5] == pytest.approx(0.5)  # mean of 0 and 1
+    assert a.figures.interval == pytest.approx((0.2307, 0.8824), abs=1e-4)
+    assert a.figures.outcome_mean == pytest.approx(0.6) and a.figures.outcome_std == pytest.approx(0.2236, abs=1e-4)
+    assert a.figures.process_mean is None  # not scored: left out, not counted as 0
+    assert (a.figures.tokens_mean, a.figures.tokens_total, a.figures.tokens_per_pass) == (15, 15, 5)
+    assert a.figures.cost_per_pass == pytest.approx(0.01 / 3)
+    (arm,) = comparison.arms
+    assert arm.figures.passed == 8 and arm.pass_hat_k[5] == pytest.approx(0.5)  # mean of 0 and 1
     assert comparison.paired is None
 
 
@@ -61,30 +63,31 @@ def test_identical_arms_and_infrastructure_errors_are_not_pairs() -> None:
 
 
 def test_default_gate_wants_every_run_to_pass() -> None:
-    gates = evaluate(runs("g/a", "PPP") + runs("g/b", "PFP"), {})
+    gates = evaluate(aggregate(runs("g/a", "PPP") + runs("g/b", "PFP")).cells, {})
     assert [g.broken_by for g in gates] == [None, AGENT]
     assert exit_code(gates) == 1
 
 
 def test_min_pass_rate_gates_per_case_and_suite() -> None:
     records = runs("g/a", "PPPPF") + runs("g/b", "PPPFF")
-    assert exit_code(evaluate(records, {}, default=0.8)) == 1  # g/b: 60% < 80%
-    assert exit_code(evaluate(records, {"g/b": 0.6}, default=0.8)) == 0  # the case's own threshold wins
-    assert exit_code(evaluate(records, {}, default=0.6)) == 0
+    cells = aggregate(records).cells
+    assert exit_code(evaluate(cells, {}, default=0.8)) == 1  # g/b: 60% < 80%
+    assert exit_code(evaluate(cells, {"g/b": 0.6}, default=0.8)) == 0  # the case's own threshold wins
+    assert exit_code(evaluate(cells, {}, default=0.6)) == 0
 
 
 def test_only_infrastructure_errors_exit_3() -> None:
-    gates = evaluate(runs("g/a", "PPE") + runs("g/b", "PPP"), {})
+    gates = evaluate(aggregate(runs("g/a", "PPE") + runs("g/b", "PPP")).cells, {})
     assert [g.broken_by for g in gates] == [INFRASTRUCTURE, None]
     assert exit_code(gates) == 3
 
 
 def test_agent_failure_wins_over_infrastructure() -> None:
-    assert exit_code(evaluate(runs("g/a", "PE") + runs("g/b", "PT"), {})) == 1  # a turn limit is the agent's
+    assert exit_code(evaluate(aggregate(runs("g/a", "PE") + runs("g/b", "PT")).cells, {})) == 1  # a turn limit is the agent's
 
 
 def test_gate_broken_by_infrastructure_only_when_errors_could_have_saved_it() -> None:
     # 3/5 passed, gate 0.8: one failure and one outage; even had the outage passed, 4/5 holds -> infrastructure
-    assert evaluate(runs("g/a", "PPPFE"), {}, 0.8)[0].broken_by == INFRASTRUCTURE
+    assert evaluate(aggregate(runs("g/a", "PPPFE")).cells, {}, 0.8)[0].broken_by == INFRASTRUCTURE
     # two failures: even had the outage passed, 3/5 < 80% -> agent
-    assert evaluate(runs("g/a", "PPFFE"), {}, 0.8)[0].broken_by == AGENT
+    assert evaluate(aggregate(runs("g/a", "PPFFE")).cells, {}, 0.8)[0].broken_by == AGENT

@@ -283,6 +283,6 @@ def test_an_unconfined_run_is_marked_in_the_report_and_the_junit(tmp_path: Path,
     (report,) = (tmp_path / "r").glob("*/report.json")
     document = json.loads(report.read_text())
     assert document["runs"][0]["sandbox"] == {"mode": "none", "isolated": True, "note": "requested with --sandbox none"}
-    assert (document["summary"]["unconfined"], document["summary"]["arms"][0]["unconfined"]) == (1, 1)
+    assert (document["overall"]["unconfined"], document["arms"][0]["unconfined"]) == (1, 1)
     assert '<property name="sandbox" value="none: requested with --sandbox none" />' in junit.read_text()
     assert "note: 1 of 1 runs ran without bubblewrap (requested with --sandbox none)" in capsys.readouterr().out

@@ -179,9 +179,11 @@ def test_cli_counts_the_judge_usage_apart_from_the_agent_and_outside_its_budgets
     assert run["judge_cost"] == pytest.approx(judge_cost)
     budgets = {c["check"]: c["passed"] for c in run["checks"] if c["category"] == "budget"}
     assert budgets == {"max_tokens": True, "max_cost": True}  # 330 tokens and $0.00006 are the agent's; the judge's are not
-    summary, (arm,) = report["summary"], report["summary"]["arms"]
-    assert (summary["tokens"], summary["judge_tokens"], arm["judge_tokens"], arm["groups"]["judged"]["judge_tokens"]) == (330, 22_000, 22_000, 22_000)
-    assert summary["judge_cost"] == arm["judge_cost"] == pytest.approx(judge_cost)
+    overall, (arm,) = report["overall"], report["arms"]
+    tokens = (overall["tokens_total"], overall["judge_tokens_total"], arm["judge_tokens_total"],
+              arm["groups"]["judged"]["judge_tokens_total"])
+    assert tokens == (330, 22_000, 22_000, 22_000)
+    assert overall["judge_cost_total"] == arm["judge_cost_total"] == pytest.approx(judge_cost)
     assert "tokens: 300 prompt + 30 completion = 330 total, cost $0.0001; judges: 22,000 tokens, $0.0042\n" in done.stderr
     (run_file,) = (tmp_path / "r").glob("*/runs/*.json")
     written = json.loads(run_file.read_text())

@@ -5,6 +5,7 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 
 from runner.output.junit import junit_xml
+from runner.scoring.aggregate import aggregate
 from runner.scoring.gates import evaluate
 from tests.records import matrix, runs
 
@@ -21,7 +22,8 @@ ALLOWED = {  # element -> (attributes it may have, children it may have), after 
 
 
 def _parse(records, min_pass_rate=None) -> ET.Element:
-    text = junit_xml(records, evaluate(records, {}, min_pass_rate), "2025-03-14T09:26:53Z")
+    model = aggregate(records)
+    text = junit_xml(model, evaluate(model.cells, {}, min_pass_rate), records, "2025-03-14T09:26:53Z")
     assert text.startswith('<?xml version="1.0" encoding="UTF-8"?>\n')
     root = ET.fromstring(text.encode("utf-8"))
     for element in root.iter():

@@ -1,4 +1,4 @@
-"""The report document and its summaries, validated against schemas/report.schema.json."""
+"""The report document and the figures it carries, validated against schemas/report.schema.json."""
 
 from __future__ import annotations
 
@@ -12,12 +12,14 @@ from jsonschema import Draft202012Validator
 from rich.console import Console
 
 from runner.checks.base import CheckResult
-from runner.output.report import SCHEMA_VERSION, TRACE_RESULT_LIMIT, build_report
+from runner.output.report import TRACE_RESULT_LIMIT, report_document
+from runner.output.store import SCHEMA_VERSION
 from runner.providers.base import Usage
 from runner.run.agent import Step
 from runner.run.record import ERROR, FAIL, PASS, RunRecord, Tokens
 from runner.scoring.metrics import FAILURE_CAUSES
-from runner.scoring.summary import Summary, summarize
+from runner.scoring.aggregate import aggregate, figures
+from runner.scoring.gates import evaluate
 from runner.terminal.console import make_console
 from runner.terminal.tables import print_summary
 
@@ -40,35 +42,37 @@ RECORDS = [
 ]
 
 
-def test_summary_totals_means_over_defined_values_and_unknown_tokens() -> None:
-    total = Summary.of(RECORDS[:3])
-    assert (total.runs, total.passed, total.failed, total.errored) == (3, 1, 1, 1)
+def test_figures_total_and_average_over_defined_values_and_unknown_tokens() -> None:
+    total = figures(RECORDS[:3])
+    assert (total.runs, total.passed, total.failed, total.errored, total.infra_errors) == (3, 1, 1, 1, 1)
     assert total.pass_rate == pytest.approx(1 / 3)
-    assert (total.accuracy, total.outcome, total.process) == (0.5, 0.5, 0.75)
-    assert (total.calls, total.redundant, total.errors, total.tokens, total.cost) == (3, 1, 3, 15, 0.01)
-    assert (total.judge_tokens, total.judge_cost) == (48, None)  # the judge reported tokens, not cost
-    assert total.duration == 1.0
+    assert (total.accuracy_mean, total.outcome_mean, total.process_mean) == (0.5, 0.5, 0.75)
+    assert (total.calls_total, total.redundant_total, total.errors_total, total.tokens_total, total.cost_total) == (3, 1, 3, 15, 0.01)
+    assert (total.calls_mean, total.errors_mean, total.tokens_mean) == (1.0, 1.0, 15.0)  # tokens: over the run that reported
+    assert (total.judge_tokens_total, total.judge_cost_total) == (48, None)  # the judge reported tokens, not cost
+    assert (total.duration_total, total.duration_mean) == (1.0, pytest.approx(1 / 3))
     assert total.failures == {"wrong_tool": 1, "run_error": 1}
-    nothing = Summary.of(RECORDS[2:3])
-    assert (nothing.accuracy, nothing.outcome, nothing.process, nothing.tokens, nothing.cost) == (None,) * 5
-    assert (nothing.judge_tokens, nothing.judge_cost) == (None, None)
-    assert Summary.of([]).pass_rate == 0.0
+    nothing = figures(RECORDS[2:3])
+    assert (nothing.accuracy_mean, nothing.outcome_mean, nothing.process_mean, nothing.tokens_total, nothing.cost_total) == (None,) * 5
+    assert (nothing.judge_tokens_total, nothing.judge_cost_total, nothing.tokens_mean) == (None, None, None)
+    empty = figures([])
+    assert (empty.runs, empty.pass_rate, empty.calls_mean, empty.duration_mean) == (0, 0.0, None, None)
 
 
 def test_arms_and_groups_keep_the_order_they_first_ran() -> None:
-    arms = summarize(RECORDS)
+    arms = aggregate(RECORDS).arms
     assert [arm.label for arm in arms] == ["scripted · default", "other · default"]
     assert list(arms[0].groups) == ["fs", "calc"]
-    assert arms[0].groups["fs"].runs == 2 and arms[1].total.runs == 1
+    assert arms[0].groups["fs"].runs == 2 and arms[1].figures.runs == 1
 
 
 def test_report_validates_against_its_schema_and_caps_trace_results() -> None:
     Draft202012Validator.check_schema(SCHEMA)
-    report = json.loads(json.dumps(build_report(RECORDS)))
-    for part, definition in (("runs", {"type": "array", "items": {"$ref": "#/$defs/run"}}), ("summary", {"$ref": "#/$defs/summary"})):
-        validator = Draft202012Validator({"$defs": SCHEMA["$defs"], **definition})
-        assert list(validator.iter_errors(report[part])) == []
-    assert report["schema_version"] == SCHEMA_VERSION
+    model = aggregate(RECORDS)
+    document = report_document(model, evaluate(model.cells, {}), RECORDS, 1, {"run_id": "20250314T092653Z-3fa2c1"})
+    report = json.loads(json.dumps(document))
+    assert list(Draft202012Validator(SCHEMA).iter_errors(report)) == []
+    assert report["schema_version"] == SCHEMA_VERSION == 2
     first = report["runs"][0]
     assert "steps" not in first and first["names"] == ["read_file"] and first["calls"] == 1
     assert len(first["trace"][0]["result"]) < TRACE_RESULT_LIMIT + 100
@@ -77,9 +81,11 @@ def test_report_validates_against_its_schema_and_caps_trace_results() -> None:
     assert first["tokens"]["total"] == 15  # the judge's tokens are its own, not the agent's
     assert (first["judge_tokens"], first["judge_cost"]) == ({"prompt": 40, "completion": 8, "total": 48}, None)
     assert report["runs"][1]["judge_tokens"] == {"prompt": None, "completion": None, "total": None}
-    scripted = report["summary"]["arms"][0]
-    assert (scripted["judge_tokens"], scripted["groups"]["fs"]["judge_tokens"], scripted["groups"]["calc"]["judge_tokens"]) == (48, 48, None)
-    assert report["summary"]["runs"] == 4 and report["summary"]["arms"][1]["provider"] == "other"
+    scripted = report["arms"][0]
+    judged = (scripted["judge_tokens_total"], scripted["groups"]["fs"]["judge_tokens_total"],
+              scripted["groups"]["calc"]["judge_tokens_total"])
+    assert judged == (48, 48, None)
+    assert report["overall"]["runs"] == 4 and report["arms"][1]["provider"] == "other"
 
 
 def test_schema_failure_causes_are_the_taxonomy() -> None:
@@ -89,7 +95,7 @@ def test_schema_failure_causes_are_the_taxonomy() -> None:
 def test_tables_print_one_per_arm_then_failure_causes(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("COLUMNS", raising=False)  # output that is no terminal is as wide as its tables
     stream = io.StringIO()
-    print_summary(make_console(stream), RECORDS)
+    print_summary(make_console(stream), aggregate(RECORDS))
     lines = [line.split() for line in stream.getvalue().splitlines() if not line.startswith("─")]
     assert ["scripted", "·", "default"] in lines and ["other", "·", "default"] in lines
     assert lines[0] == "tokens: 11 prompt + 6 completion = 17 total, cost $0.0100; judges: 48 tokens".split()
@@ -104,7 +110,7 @@ def test_tables_print_one_per_arm_then_failure_causes(monkeypatch: pytest.Monkey
 
 def test_tables_fit_an_80_column_terminal_without_cutting_a_value() -> None:
     console = Console(width=80, record=True)
-    print_summary(console, RECORDS)
+    print_summary(console, aggregate(RECORDS))
     text = console.export_text()
     assert "…" not in text and max(len(line) for line in text.splitlines()) <= 80
     lines = [line.split() for line in text.splitlines()]

@@ -54,7 +54,7 @@ def test_records_round_trip_through_their_files(tmp_path: Path) -> None:
     assert path.name == "0001-g-a-scripted-terse-r3.json"
     document = json.loads(path.read_text())
     _schema("run.schema.json").validate(document)
-    assert document["schema_version"] == 1 and document["run_id"] == writer.run_id
+    assert document["schema_version"] == 2 and document["run_id"] == writer.run_id
     results = read_results(writer.path)
     assert results.records == [original] and results.report is None
 

@@ -17,7 +17,7 @@ from typing import Any, Sequence, TextIO
 from rich.console import Console
 
 from runner.errors import ExitCode, UserError
-from runner.output.document import regression_document, report_document
+from runner.output.report import regression_document, report_document
 from runner.output.load import Results, read_results
 from runner.scoring.aggregate import aggregate
 from runner.scoring.gates import evaluate, exit_code
@@ -63,15 +63,15 @@ def _show_one(results: Results, as_json: bool, console: Console) -> dict[str, An
     records = results.records
     report = results.report or {}
     unfinished = report.get("unfinished") or []
-    gates = evaluate(records, _thresholds(results.report))
-    comparison = aggregate(records)
+    model = aggregate(records)
+    gates = evaluate(model.cells, _thresholds(results.report))
     if not as_json:
-        printer = RunPrinter(console, len(comparison.arms) > 1, any(r.run for r in records))
+        printer = RunPrinter(console, len(model.arms) > 1, any(r.run for r in records))
         for record in records:
             printer.record(record)
         printer.totals(records)
-        print_summary(console, records)
-        print_statistics(console, comparison, gates)
+        print_summary(console, model)
+        print_statistics(console, model, gates)
         if unfinished:
             left = [(u["case"], u["provider"], u["prompt"], u["run"]) for u in unfinished]
             print_interrupted(console, left, results.path, len(records))
@@ -81,10 +81,11 @@ def _show_one(results: Results, as_json: bool, console: Console) -> dict[str, An
         "started": report.get("started"),
         "finished": report.get("finished"),
     }
-    return report_document(comparison, gates, records, exit_code(gates), meta, unfinished)
+    return report_document(model, gates, records, exit_code(gates), meta, unfinished)
 
 
 def _thresholds(report: dict[str, Any] | None) -> dict[str, float | None]:
-    """Each case's gate threshold as the run recorded it; {} for a run that never finished."""
+    """Each case's gate threshold as the run recorded it (``cells[].gate.threshold``, the same in
+    report versions 1 and 2); {} for a run that never finished."""
     cells = (report or {}).get("cells", [])
     return {c["case"]: c["gate"]["threshold"] for c in cells if c.get("gate")}

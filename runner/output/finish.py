@@ -5,9 +5,9 @@ the rest, printing nothing: ``report.json`` in the results folder and the
 ``--report`` and ``--junit`` files. Only then does ``show_ending`` print the pass
 count, the tables and the results folder's path (on stderr), or on ``--output
 json`` the report on stdout (the path is its ``results`` key): a reader that goes
-away (``| head``) can cut the printing short but no result. Every report document
-carries the statistics (runner.output.document), the summary and every run record
-(runner.output.report), as ``schemas/report.schema.json`` pins.
+away (``| head``) can cut the printing short but no result. The tables, the report
+(runner.output.report), JUnit and the gates all read the one aggregation of the runs
+(runner.scoring.aggregate), as ``schemas/report.schema.json`` pins for the report.
 """
 
 from __future__ import annotations
@@ -20,12 +20,12 @@ from pathlib import Path
 from typing import Any, Callable, Sequence, TextIO
 
 from runner.errors import ExitCode
-from runner.output.document import report_document, unfinished_list
+from runner.output.report import report_document, unfinished_list
 from runner.output.junit import junit_xml
 from runner.output.store import REPORT_FILE, ResultsWriter, to_json, write_replace
 from runner.run.engine import RunKey
 from runner.run.record import RunRecord
-from runner.scoring.aggregate import Comparison, aggregate
+from runner.scoring.aggregate import Aggregate, aggregate
 from runner.scoring.gates import Gate, evaluate, exit_code
 from runner.spec.case import Case
 from runner.terminal.lines import RunPrinter, print_interrupted
@@ -58,7 +58,7 @@ class Ending:
 
     Attributes:
         records: the finished runs, in plan order. document: the report (report.json's content).
-        comparison, gates: the statistics and gates of ``records``.
+        model, gates: the aggregation (runner.scoring.aggregate) and the gates of ``records``.
         failed_writes: one line per output that could not be written (the file and why).
         code: the exit code: the report's ``exit_code`` (runner.scoring.gates.exit_code, or 2 with runs
             unfinished), or 2 when some output could not be written.
@@ -66,7 +66,7 @@ class Ending:
 
     records: Sequence[RunRecord]
     document: dict[str, Any]
-    comparison: Comparison
+    model: Aggregate
     gates: Sequence[Gate]
     failed_writes: list[str] = field(default_factory=list)
 
@@ -81,11 +81,11 @@ def conclude(
     """Write ``report.json`` to the results folder, then the ``--report`` and ``--junit`` files;
     prints nothing. The report lists the ``unfinished`` runs. A file that cannot be written
     (disk full, folder gone) is a line in ``Ending.failed_writes``, and the others are still written."""
-    gates = evaluate(records, {c.full_id: c.min_pass_rate for c in cases}, outputs.min_pass_rate)
-    comparison = aggregate(records)
+    model = aggregate(records)
+    gates = evaluate(model.cells, {c.full_id: c.min_pass_rate for c in cases}, outputs.min_pass_rate)
     meta = {"run_id": writer.run_id, "results": str(writer.path), "started": started, "finished": utc_now()}
     unfinished = unfinished_list(outputs.unfinished)
-    document = report_document(comparison, gates, records, exit_code(gates), meta, unfinished)
+    document = report_document(model, gates, records, exit_code(gates), meta, unfinished)
     folder_hint = f" (the run files are there: 'tooltrial report {writer.path}' reads them)"
     writes: list[tuple[Path, Callable[[], object], str]] = [
         (writer.path / REPORT_FILE, lambda: writer.write_report(document), folder_hint)]
@@ -94,14 +94,14 @@ def conclude(
         writes.append((report, lambda: write_replace(report, to_json(document)), ""))
     if outputs.junit is not None:
         junit = outputs.junit
-        writes.append((junit, lambda: write_replace(junit, junit_xml(records, gates, started)), ""))
+        writes.append((junit, lambda: write_replace(junit, junit_xml(model, gates, records, started)), ""))
     failed = []
     for path, write, hint in writes:
         try:
             write()
         except OSError as e:
             failed.append(f"cannot write {path}: {e.strerror or e}{hint}")
-    return Ending(records, document, comparison, gates, failed)
+    return Ending(records, document, model, gates, failed)
 
 
 def show_ending(
@@ -122,10 +122,10 @@ def show_ending(
     out = stdout or sys.stdout
     console, records, document = printer.console, ending.records, ending.document
     printer.totals(records)
-    print_summary(console, records)
+    print_summary(console, ending.model)
     for note in notes:
         print(printable(note), file=sys.stderr)
-    print_statistics(console, ending.comparison, ending.gates)
+    print_statistics(console, ending.model, ending.gates)
     if as_json:
         print(json.dumps(document, indent=2, default=str), file=out)  # ASCII: any stdout carries it
     else:

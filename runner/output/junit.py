@@ -23,28 +23,32 @@ import xml.etree.ElementTree as ET
 from typing import Sequence
 
 from runner.run.record import ERROR, FAIL, RunRecord
+from runner.scoring.aggregate import Aggregate, Cell
 from runner.scoring.gates import AGENT, INFRASTRUCTURE, Gate
 from runner.text import printable
 
 
-def junit_xml(records: Sequence[RunRecord], gates: Sequence[Gate], timestamp: str) -> str:
-    """The JUnit document for ``records`` with their ``gates`` (runner.scoring.gates.evaluate).
+def junit_xml(model: Aggregate, gates: Sequence[Gate], records: Sequence[RunRecord], timestamp: str) -> str:
+    """The JUnit document of ``records`` from their aggregation ``model`` (runner.scoring.aggregate)
+    and ``gates`` (runner.scoring.gates.evaluate): a testsuite per arm, a testcase per cell, its
+    time the cell's ``duration_total``.
 
     ``timestamp`` is when the suite started, ISO 8601 in UTC (a trailing ``Z`` is dropped).
     """
-    arms = list(dict.fromkeys(r.arm for r in records))
+    gate_of = {(g.case, g.arm): g for g in gates}
     root = ET.Element("testsuites", name="tooltrial")
-    for arm in arms:
-        runs = [r for r in records if r.arm == arm]
-        suite = ET.SubElement(root, "testsuite", name=arm, timestamp=timestamp.removesuffix("Z"))
+    for arm in model.arms:
+        runs = [r for r in records if r.arm == arm.label]
+        suite = ET.SubElement(root, "testsuite", name=arm.label, timestamp=timestamp.removesuffix("Z"))
         properties = ET.SubElement(suite, "properties")
-        ET.SubElement(properties, "property", name="provider", value=runs[0].provider)
-        ET.SubElement(properties, "property", name="prompt", value=runs[0].prompt)
+        ET.SubElement(properties, "property", name="provider", value=arm.provider)
+        ET.SubElement(properties, "property", name="prompt", value=arm.prompt)
         if runs[0].sandbox is not None:
             used = runs[0].sandbox
             ET.SubElement(properties, "property", name="sandbox", value=f"{used.mode}: {used.note}" if used.note else used.mode)
-        for gate in (g for g in gates if g.arm == arm):
-            _testcase(suite, gate, [r for r in runs if r.case == gate.case], len(arms) > 1)
+        for cell in (c for c in model.cells if c.arm == arm.label):
+            cell_runs = [r for r in runs if r.case == cell.case]
+            _testcase(suite, cell, gate_of[(cell.case, cell.arm)], cell_runs, len(model.arms) > 1)
         _count(suite)
     _count(root)
     _printable(root)
@@ -52,11 +56,11 @@ def junit_xml(records: Sequence[RunRecord], gates: Sequence[Gate], timestamp: st
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
 
 
-def _testcase(suite: ET.Element, gate: Gate, runs: list[RunRecord], label_arm: bool) -> None:
-    group, _, case_id = gate.case.partition("/")
-    name = f"{case_id} [{gate.arm}]" if label_arm else case_id
-    case = ET.SubElement(suite, "testcase", classname=group, name=name, time=_seconds(sum(r.duration for r in runs)))
-    rate = f"{gate.passes}/{gate.runs} runs passed (needs {gate.threshold:.0%})"
+def _testcase(suite: ET.Element, cell: Cell, gate: Gate, runs: list[RunRecord], label_arm: bool) -> None:
+    group, _, case_id = cell.case.partition("/")
+    name = f"{case_id} [{cell.arm}]" if label_arm else case_id
+    case = ET.SubElement(suite, "testcase", classname=group, name=name, time=_seconds(cell.figures.duration_total))
+    rate = f"{cell.figures.passed}/{cell.figures.runs} runs passed (needs {gate.threshold:.0%})"
     if gate.broken_by == AGENT:
         failure = ET.SubElement(case, "failure", message=rate, type="fail")
         failure.text = "\n".join(_failure_lines(r) for r in runs if r.status == FAIL or r.status == ERROR)

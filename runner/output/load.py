@@ -22,7 +22,9 @@ from runner.run.record import RunRecord
 
 @dataclass(frozen=True)
 class Results:
-    """One results folder read back: its records in the order they were written, and its report if finished."""
+    """One results folder read back: its records in the order they were written, and its report if
+    finished (as written: ``schema_version`` 1 or 2, whose shapes differ but for ``started``,
+    ``finished``, ``unfinished`` and ``cells[].gate``)."""
 
     path: Path
     records: list[RunRecord]
@@ -60,10 +62,13 @@ def _run_folder(folder: Path) -> Path:
 
 
 _NOT_OURS = "not a file this tooltrial wrote as it is: restore it, or move it out of the results folder"
+# (kind, schema_version) -> the schema of a document older than SCHEMA_VERSION, where its shape differs
+_SCHEMAS = {("report", 1): "report.v1"}
 
 
 def _load(path: Path, kind: str) -> dict[str, Any]:
-    """The JSON document of a ``kind`` (``run`` or ``report``) file, checked against its schema."""
+    """The JSON document of a ``kind`` (``run`` or ``report``) file, checked against the schema of
+    its ``schema_version`` (a version-1 report: ``schemas/report.v1.schema.json``)."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError, RecursionError) as e:
@@ -73,7 +78,7 @@ def _load(path: Path, kind: str) -> dict[str, Any]:
     version = data.get("schema_version")
     if not isinstance(version, int) or version > SCHEMA_VERSION:
         raise UserError(f"{path}: schema_version {version!r} is not one this tooltrial reads (up to {SCHEMA_VERSION})")
-    fast, explain = _validators(kind)
+    fast, explain = _validators(_SCHEMAS.get((kind, version), kind))
     error = None if fast.is_valid(data) else explain(data)
     if error is not None:
         raise _shape_error(path, list(error.absolute_path), _say(error))
@@ -82,13 +87,13 @@ def _load(path: Path, kind: str) -> dict[str, Any]:
 
 @functools.cache
 def _validators(kind: str) -> tuple[Any, Callable[[Any], Any]]:
-    """For ``schemas/<kind>.schema.json`` (a report file: its ``report`` document, not the regression
-    view): a jsonschema-rs validator to judge, and the function that gives jsonschema's most relevant
+    """For ``schemas/<kind>.schema.json`` (a report file, of either version: its ``report`` document,
+    not the regression view): a jsonschema-rs validator to judge, and the function that gives jsonschema's most relevant
     error (None when it finds none), its validator made on first need."""
     import jsonschema_rs  # on first need, like jsonschema: only 'report' and '--resume' read results
 
     schema = json.loads((bundled("schemas") / f"{kind}.schema.json").read_text(encoding="utf-8"))
-    if kind == "report":
+    if kind.startswith("report"):
         schema = {**schema, "oneOf": [{"$ref": "#/$defs/report"}]}
 
     @functools.cache

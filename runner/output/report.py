@@ -1,23 +1,64 @@
-"""The report of a suite run: every run with its metrics, and summaries per arm and group.
+"""The one JSON document of a suite run (``report.json``, ``--report``, ``--output json``), and of a regression.
 
-``build_report(records)`` makes the runs and summaries of the report document
-(runner.output.document adds the statistics, the one place the whole document is
-made); ``schemas/report.schema.json`` describes it (bump ``SCHEMA_VERSION`` on
-any incompatible change). Summaries are dataclasses (``Summary``, ``ArmSummary``) so the terminal tables and the
-JSON read the same numbers.
+Shapes are pinned by ``schemas/report.schema.json`` (bump ``SCHEMA_VERSION`` on any incompatible
+change). Every figure comes from the one aggregation (runner.scoring.aggregate), under the name
+it has there: ``overall``, each of ``arms`` (with its case ``groups``) and each of ``cells`` hold
+the same ``Figures`` fields. Fractions are in [0, 1], times in seconds, cost in USD;
+``pass_at_k`` / ``pass_hat_k`` map k (as a string, JSON keys being strings) to the estimate;
+None is JSON null.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, Sequence
 
 from runner import __version__
+from runner.errors import ExitCode
 from runner.output.store import SCHEMA_VERSION
 from runner.run.record import RunRecord
-from runner.scoring.summary import Summary, summarize
+from runner.scoring.aggregate import Aggregate, Arm, Cell, Figures
+from runner.scoring.gates import Gate
+from runner.scoring.paired import Paired
+from runner.scoring.regression import Regression
 from runner.text import cap_text
 
+REPORT_KIND = "tooltrial.report"
+REGRESSION_KIND = "tooltrial.regression"
 TRACE_RESULT_LIMIT = 2000  # characters of each tool result kept in the report (head and tail)
+
+
+def report_document(
+    model: Aggregate,
+    gates: Sequence[Gate],
+    records: Sequence[RunRecord],
+    exit_code: int,
+    meta: dict[str, Any],
+    unfinished: Sequence[dict[str, Any]] = (),
+) -> dict[str, Any]:
+    """The report of one invocation: ``{schema_version, kind, tooltrial, **meta, exit_code,
+    [unfinished], overall, arms, cells, paired, runs}``.
+
+    ``model`` is the aggregation of ``records`` and ``gates`` their gates. ``meta`` adds ``run_id``,
+    ``results`` (the folder), ``started`` and ``finished`` (ISO 8601 UTC). ``unfinished`` lists the
+    runs an interruption left undone (``unfinished_list``); with any, they are in the report and its
+    exit code is 2 whatever ``exit_code`` says.
+    """
+    gate_of = {(g.case, g.arm): g for g in gates}
+    extra = {"unfinished": list(unfinished)} if unfinished else {}
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "kind": REPORT_KIND,
+        "tooltrial": __version__,
+        **meta,
+        "exit_code": int(ExitCode.INTERRUPTED if unfinished else exit_code),
+        **extra,
+        "overall": figures_dict(model.overall),
+        "arms": [arm_dict(a) for a in model.arms],
+        "cells": [_cell(c, gate_of.get((c.case, c.arm))) for c in model.cells],
+        "paired": paired_dict(model.paired),
+        "runs": [run_dict(r) for r in records],
+    }
 
 
 def run_dict(record: RunRecord) -> dict[str, Any]:
@@ -34,20 +75,60 @@ def run_dict(record: RunRecord) -> dict[str, Any]:
     return {**data, "names": record.names, "calls": record.calls, "trace": trace}
 
 
-def build_report(records: Sequence[RunRecord]) -> dict[str, Any]:
-    """The whole report: ``{schema_version, tooltrial, runs: [...], summary: {..., arms: [...]}}``.
+def unfinished_list(left: Sequence[tuple[str, str, str, int]]) -> list[dict[str, Any]]:
+    """The runs an interruption left undone, ``(case, provider, prompt, run index)`` each, as the
+    report's ``unfinished`` entries ``{"case", "provider", "prompt", "run"}``."""
+    return [{"case": case, "provider": provider, "prompt": prompt, "run": run} for case, provider, prompt, run in left]
 
-    ``summary`` is the Summary of every run plus ``arms``: each arm's Summary with
-    ``provider``, ``prompt`` and ``groups`` ({group: Summary}).
-    """
-    arms = [
-        {"provider": arm.provider, "prompt": arm.prompt, **arm.total.to_dict(),
-         "groups": {name: summary.to_dict() for name, summary in arm.groups.items()}}
-        for arm in summarize(records)
-    ]
+
+def regression_document(regression: Regression, before: str, after: str) -> dict[str, Any]:
+    """The regression view of two results folders (paths ``before`` and ``after``)."""
     return {
         "schema_version": SCHEMA_VERSION,
-        "tooltrial": __version__,
-        "runs": [run_dict(r) for r in records],
-        "summary": {**Summary.of(records).to_dict(), "arms": arms},
+        "kind": REGRESSION_KIND,
+        "before": before,
+        "after": after,
+        "arms": [{"before": arm_dict(old), "after": arm_dict(new)} for old, new in regression.arms],
+        "pass_to_fail": [dataclasses.asdict(c) for c in regression.pass_to_fail],
+        "fail_to_pass": [dataclasses.asdict(c) for c in regression.fail_to_pass],
+        "only_before": regression.only_before,
+        "only_after": regression.only_after,
+        "paired": paired_dict(regression.paired),
+    }
+
+
+def figures_dict(figures: Figures) -> dict[str, Any]:
+    """The Figures as JSON-ready fields, ``interval`` as ``[low, high]``."""
+    return {**dataclasses.asdict(figures), "interval": list(figures.interval)}
+
+
+def arm_dict(arm: Arm) -> dict[str, Any]:
+    """One arm: ``{arm (its label), provider, prompt, **figures, pass_at_k, pass_hat_k, groups: {group: figures}}``."""
+    return {
+        "arm": arm.label, "provider": arm.provider, "prompt": arm.prompt, **figures_dict(arm.figures),
+        "pass_at_k": _ks(arm.pass_at_k), "pass_hat_k": _ks(arm.pass_hat_k),
+        "groups": {name: figures_dict(f) for name, f in arm.groups.items()},
+    }
+
+
+def paired_dict(paired: Paired | None) -> dict[str, Any] | None:
+    """The paired analysis with its ``significant`` flag and ``verdict`` line, or None."""
+    if paired is None:
+        return None
+    return {**dataclasses.asdict(paired), "significant": paired.significant, "verdict": paired.verdict}
+
+
+def _ks(values: dict[int, float]) -> dict[str, float]:
+    return {str(k): v for k, v in values.items()}
+
+
+def _cell(cell: Cell, gate: Gate | None) -> dict[str, Any]:
+    return {
+        "case": cell.case,
+        "arm": cell.arm,
+        **figures_dict(cell.figures),
+        "pass_at_k": _ks(cell.pass_at_k),
+        "pass_hat_k": _ks(cell.pass_hat_k),
+        "flaky": cell.flaky,
+        "gate": None if gate is None else {"threshold": gate.threshold, "held": gate.held, "broken_by": gate.broken_by},
     }

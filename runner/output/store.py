@@ -31,7 +31,7 @@ from typing import Any, Callable
 from runner.errors import UserError
 from runner.run.record import RunRecord
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 RUNS_DIR = "runs"
 REPORT_FILE = "report.json"
 _SURROGATE = re.compile("[\ud800-\udfff]")  # only ever inside a string of JSON text

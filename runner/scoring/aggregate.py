@@ -1,232 +1,214 @@
-"""Aggregation of run records: per case and arm, per arm, and the paired analysis of two arms.
+"""The one aggregation of run records: per cell (case x arm), per case group in an arm, per arm,
+over every run, and the paired analysis of two arms.
 
-An **arm** is one provider x prompt (``RunRecord.arm``). A **cell** is one
-case in one arm over its repeated runs. Scores the scoring step has not filled
-(``outcome``, ``process``, ``accuracy``, tokens, cost left None) are left out
-of means rather than counted as 0.
+An **arm** is one provider x prompt (``RunRecord.arm``). A **cell** is one case in one arm over
+its repeated runs; a **group** is the runs of one case file (the id before ``/``) in one arm.
+Every figure is computed here once, in ``Figures``, and every reader (the terminal tables, the
+JSON report, JUnit, the gates, the regression view) takes it from here. Scores the scoring step
+has not filled (``outcome``, ``process``, ``accuracy``, tokens, cost left None) are left out of
+means and totals rather than counted as 0.
 """
 
 from __future__ import annotations
 
-from collections import defaultdict
-from dataclasses import dataclass
-from typing import Mapping, Sequence
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from typing import Sequence
 
-from runner.run.record import PASS, RunRecord
+from runner.run.record import ERROR, FAIL, PASS, RunRecord
 from runner.scoring.gates import is_infrastructure_error
-from runner.scoring.stats import (
-    is_flaky,
-    mcnemar_exact,
-    mean_std,
-    pass_at_k,
-    pass_hat_k,
-    wilson,
-)
-from runner.sums import known_sum
-
-ALPHA = 0.05  # significance level of the paired verdict
+from runner.scoring.paired import Paired, compare_pairs, outcomes
+from runner.scoring.stats import is_flaky, mean_std, pass_at_k, pass_hat_k, wilson
+from runner.sums import known_mean, known_sum
 
 
 @dataclass(frozen=True)
-class Metrics:
-    """What a group of runs did.
+class Figures:
+    """What a non-empty group of runs did; each figure is named once, totals ``*_total``, means ``*_mean``.
 
-    Counts: ``runs``, ``passes``, ``infra_errors``. ``pass_rate`` and the Wilson
-    95% ``interval`` are fractions. ``outcome``, ``process`` (means, with
-    sample standard deviations) and ``accuracy`` are in [0, 1]. ``calls``,
-    ``redundant``, ``errors`` and ``tokens`` (total tokens) are means per run;
-    ``cost`` is the total in USD; ``duration`` the mean in seconds;
-    ``tokens_per_pass`` and ``cost_per_pass`` divide the totals by the passes.
-    None means no run reported that value (or no run passed).
+    Counts of runs: ``runs``, ``passed``, ``failed``, ``errored`` (status error, whatever the cause)
+    and ``infra_errors`` (the errored runs ended by infrastructure, runner.scoring.gates
+    .is_infrastructure_error: they say nothing about the agent), ``unconfined`` (commands run without
+    bubblewrap); ``failures`` counts runs per failure cause. ``pass_rate`` (passed / runs) and its Wilson
+    95% ``interval`` are fractions. ``accuracy_mean``, ``outcome_mean`` and ``process_mean`` (with sample
+    standard deviations ``*_std``) are in [0, 1], over the runs where they are defined. ``calls``,
+    ``redundant`` (repeated identical calls) and ``errors`` are counts per run, summed and averaged over
+    all runs. Tokens are the agents' own: ``prompt_tokens_total``, ``completion_tokens_total``,
+    ``tokens_total``, ``tokens_mean`` (over the runs that reported tokens); ``cost_total`` is USD; the
+    judges' usage is apart (``judge_tokens_total``, ``judge_cost_total`` USD). ``duration_total`` and
+    ``duration_mean`` are wall-clock seconds. ``tokens_per_pass`` and ``cost_per_pass`` divide the totals
+    by the passes. None means no run reported the value (a mean: there was no run; per pass: no run passed).
     """
 
     runs: int
-    passes: int
+    passed: int
+    failed: int
+    errored: int
     infra_errors: int
     pass_rate: float
     interval: tuple[float, float]
-    outcome: float | None
+    accuracy_mean: float | None
+    outcome_mean: float | None
     outcome_std: float | None
-    process: float | None
+    process_mean: float | None
     process_std: float | None
-    accuracy: float | None
-    calls: float
-    redundant: float
-    errors: float
-    tokens: float | None
-    cost: float | None
-    duration: float
+    calls_total: int
+    calls_mean: float | None
+    redundant_total: int
+    redundant_mean: float | None
+    errors_total: int
+    errors_mean: float | None
+    prompt_tokens_total: int | None
+    completion_tokens_total: int | None
+    tokens_total: int | None
+    tokens_mean: float | None
     tokens_per_pass: float | None
+    cost_total: float | None
     cost_per_pass: float | None
+    judge_tokens_total: int | None
+    judge_cost_total: float | None
+    duration_total: float
+    duration_mean: float | None
+    unconfined: int
+    failures: dict[str, int] = field(default_factory=dict)
+
+
+def figures(records: Sequence[RunRecord]) -> Figures:
+    """The Figures of ``records``; of no records, counts are 0, ``pass_rate`` 0.0 and means None."""
+    n, passed = len(records), sum(r.status == PASS for r in records)
+    outcome, outcome_std = mean_std(r.outcome for r in records)
+    process, process_std = mean_std(r.process for r in records)
+    calls, redundant, errors = (sum(getattr(r, name) for r in records) for name in ("calls", "redundant", "errors"))
+    tokens = known_sum(r.tokens.total for r in records)
+    cost = known_sum(r.cost for r in records)
+    duration = sum(r.duration for r in records)
+    return Figures(
+        runs=n,
+        passed=passed,
+        failed=sum(r.status == FAIL for r in records),
+        errored=sum(r.status == ERROR for r in records),
+        infra_errors=sum(is_infrastructure_error(r) for r in records),
+        pass_rate=passed / n if n else 0.0,
+        interval=wilson(passed, n),
+        accuracy_mean=known_mean(r.accuracy for r in records),
+        outcome_mean=outcome,
+        outcome_std=outcome_std,
+        process_mean=process,
+        process_std=process_std,
+        calls_total=calls,
+        calls_mean=_mean(calls, n),
+        redundant_total=redundant,
+        redundant_mean=_mean(redundant, n),
+        errors_total=errors,
+        errors_mean=_mean(errors, n),
+        prompt_tokens_total=known_sum(r.tokens.prompt for r in records),
+        completion_tokens_total=known_sum(r.tokens.completion for r in records),
+        tokens_total=tokens,
+        tokens_mean=known_mean(r.tokens.total for r in records),
+        tokens_per_pass=tokens / passed if tokens is not None and passed else None,
+        cost_total=cost,
+        cost_per_pass=cost / passed if cost is not None and passed else None,
+        judge_tokens_total=known_sum(r.judge_tokens.total for r in records),
+        judge_cost_total=known_sum(r.judge_cost for r in records),
+        duration_total=duration,
+        duration_mean=_mean(duration, n),
+        unconfined=sum(r.sandbox is not None and r.sandbox.mode == "none" for r in records),
+        failures=dict(Counter(r.failure for r in records if r.failure)),
+    )
+
+
+def _mean(total: float, runs: int) -> float | None:
+    return total / runs if runs else None
 
 
 @dataclass(frozen=True)
 class Cell:
-    """One case in one arm. ``pass_at_k`` / ``pass_hat_k`` map k = 1..runs to the estimate."""
+    """One case in one arm. ``pass_at_k`` / ``pass_hat_k`` map k = 1..runs to the estimate; ``flaky``
+    when some runs passed and some did not."""
 
     case: str
     arm: str
-    metrics: Metrics
+    figures: Figures
     pass_at_k: dict[int, float]
     pass_hat_k: dict[int, float]
     flaky: bool
 
 
 @dataclass(frozen=True)
-class ArmStats:
-    """One arm over all its cases; ``pass_at_k`` / ``pass_hat_k`` are the cells' means for k = 1..fewest runs."""
+class Arm:
+    """One arm (``label`` is ``provider · prompt``) over all its runs, and per case group in first-seen order.
 
-    arm: str
-    metrics: Metrics
+    ``pass_at_k`` / ``pass_hat_k`` are the means over the arm's cells for k = 1..the fewest runs of a cell.
+    """
+
+    label: str
+    provider: str
+    prompt: str
+    figures: Figures
+    groups: dict[str, Figures]
     pass_at_k: dict[int, float]
     pass_hat_k: dict[int, float]
 
 
 @dataclass(frozen=True)
-class Flip:
-    """A case whose paired runs disagree: how many went pass->fail and fail->pass from A to B."""
+class Aggregate:
+    """Every run aggregated: ``overall`` (every run of every arm), the ``arms`` and ``cells`` in
+    first-seen order, and the paired analysis when there are exactly two arms."""
 
-    case: str
-    pass_to_fail: int
-    fail_to_pass: int
-
-
-@dataclass(frozen=True)
-class Paired:
-    """Arm B against arm A over the same (case, run) pairs, infrastructure errors left out.
-
-    ``pass_to_fail`` counts pairs A passed and B failed; ``fail_to_pass`` the
-    reverse; ``p_value`` is the exact McNemar test on those two counts.
-    """
-
-    a: str
-    b: str
-    pairs: int
-    a_passes: int
-    b_passes: int
-    pass_to_fail: int
-    fail_to_pass: int
-    p_value: float
-    flips: list[Flip]
-
-    @property
-    def significant(self) -> bool:
-        return self.p_value < ALPHA
-
-    @property
-    def verdict(self) -> str:
-        """One line: the pass-rate difference, the flips, the p-value and whether it is significant."""
-        if not self.pairs:
-            return f"{self.b} vs {self.a}: no paired runs to compare"
-        if not self.pass_to_fail and not self.fail_to_pass:
-            return f"{self.b} vs {self.a}: same result on all {self.pairs} paired runs: no difference"
-        delta = 100 * (self.b_passes - self.a_passes) / self.pairs
-        level = f"significant at {ALPHA:g}"
-        meaning = level if self.significant else f"not {level}, the difference may be chance"
-        return (
-            f"{self.b} vs {self.a}: {delta:+.0f} pts pass rate over {self.pairs} paired runs "
-            f"({self.fail_to_pass} fail→pass, {self.pass_to_fail} pass→fail); "
-            f"exact McNemar p = {self.p_value:.3g}: {meaning}"
-        )
-
-
-@dataclass(frozen=True)
-class Comparison:
-    """Every cell, every arm in first-seen order, and the paired analysis when there are exactly two arms."""
-
-    arms: list[str]
+    overall: Figures
+    arms: list[Arm]
     cells: list[Cell]
-    arm_stats: list[ArmStats]
     paired: Paired | None
 
+    @property
+    def labels(self) -> list[str]:
+        """The arms' labels, in first-seen order."""
+        return [arm.label for arm in self.arms]
 
-def metrics(records: Sequence[RunRecord]) -> Metrics:
-    """The Metrics of a non-empty group of runs."""
-    n, passes = len(records), sum(r.status == PASS for r in records)
-    outcome, outcome_std = mean_std(r.outcome for r in records)
-    process, process_std = mean_std(r.process for r in records)
-    tokens_total = known_sum(r.tokens.total for r in records)
-    cost = known_sum(r.cost for r in records)
-    return Metrics(
-        runs=n,
-        passes=passes,
-        infra_errors=sum(is_infrastructure_error(r) for r in records),
-        pass_rate=passes / n,
-        interval=wilson(passes, n),
-        outcome=outcome,
-        outcome_std=outcome_std,
-        process=process,
-        process_std=process_std,
-        accuracy=mean_std(r.accuracy for r in records)[0],
-        calls=sum(len(r.steps) for r in records) / n,
-        redundant=sum(r.redundant for r in records) / n,
-        errors=sum(r.errors for r in records) / n,
-        tokens=mean_std(r.tokens.total for r in records)[0],
-        cost=cost,
-        duration=sum(r.duration for r in records) / n,
-        tokens_per_pass=tokens_total / passes if tokens_total is not None and passes else None,
-        cost_per_pass=cost / passes if cost is not None and passes else None,
-    )
+    def arm(self, label: str) -> Arm:
+        """The arm labelled ``label``; raises KeyError when there is none."""
+        for arm in self.arms:
+            if arm.label == label:
+                return arm
+        raise KeyError(label)
 
 
-def aggregate(records: Sequence[RunRecord]) -> Comparison:
-    """Aggregate ``records`` (any order) into cells, per-arm statistics and, for two arms, the paired analysis."""
+def aggregate(records: Sequence[RunRecord]) -> Aggregate:
+    """Aggregate ``records`` (any order) into cells, arms with their groups, the overall figures
+    and, for two arms, the paired analysis."""
     by_cell: dict[tuple[str, str], list[RunRecord]] = defaultdict(list)
     by_arm: dict[str, list[RunRecord]] = defaultdict(list)
     for record in records:
         by_cell[(record.case, record.arm)].append(record)
         by_arm[record.arm].append(record)
     cells = [_cell(case, arm, runs) for (case, arm), runs in by_cell.items()]
-    arms = list(by_arm)
-    arm_stats = [_arm(arm, by_arm[arm], [c for c in cells if c.arm == arm]) for arm in arms]
+    arms = [_arm(runs, [c for c in cells if c.arm == label]) for label, runs in by_arm.items()]
     paired = None
     if len(arms) == 2:
-        a, b = (_outcomes(by_arm[arm]) for arm in arms)
-        paired = compare_pairs(arms[0], a, arms[1], b)
-    return Comparison(arms, cells, arm_stats, paired)
+        a, b = (outcomes(runs) for runs in by_arm.values())
+        paired = compare_pairs(arms[0].label, a, arms[1].label, b)
+    return Aggregate(figures(records), arms, cells, paired)
 
 
 def _cell(case: str, arm: str, runs: list[RunRecord]) -> Cell:
-    m = metrics(runs)
-    ks = range(1, m.runs + 1)
+    f = figures(runs)
+    ks = range(1, f.runs + 1)
     return Cell(
-        case, arm, m,
-        pass_at_k={k: pass_at_k(m.runs, m.passes, k) for k in ks},
-        pass_hat_k={k: pass_hat_k(m.runs, m.passes, k) for k in ks},
-        flaky=is_flaky(m.runs, m.passes),
+        case, arm, f,
+        pass_at_k={k: pass_at_k(f.runs, f.passed, k) for k in ks},
+        pass_hat_k={k: pass_hat_k(f.runs, f.passed, k) for k in ks},
+        flaky=is_flaky(f.runs, f.passed),
     )
 
 
-def _arm(arm: str, runs: list[RunRecord], cells: list[Cell]) -> ArmStats:
-    ks = range(1, min(c.metrics.runs for c in cells) + 1)
-    return ArmStats(
-        arm, metrics(runs),
+def _arm(runs: list[RunRecord], cells: list[Cell]) -> Arm:
+    groups: dict[str, list[RunRecord]] = {}
+    for record in runs:
+        groups.setdefault(record.case.split("/", 1)[0], []).append(record)
+    ks = range(1, min(c.figures.runs for c in cells) + 1)
+    return Arm(
+        runs[0].arm, runs[0].provider, runs[0].prompt, figures(runs),
+        groups={name: figures(group) for name, group in groups.items()},
         pass_at_k={k: sum(c.pass_at_k[k] for c in cells) / len(cells) for k in ks},
         pass_hat_k={k: sum(c.pass_hat_k[k] for c in cells) / len(cells) for k in ks},
-    )
-
-
-def _outcomes(records: Sequence[RunRecord]) -> dict[tuple[str, int], bool | None]:
-    """(case, run index) -> passed, or None for an infrastructure error."""
-    return {(r.case, r.run): None if is_infrastructure_error(r) else r.status == PASS for r in records}
-
-
-def compare_pairs(
-    a: str, a_runs: Mapping[tuple[str, int], bool | None], b: str, b_runs: Mapping[tuple[str, int], bool | None]
-) -> Paired:
-    """Pair the runs of A and B that share a (case, run index) and neither of which is None."""
-    keys = [k for k in a_runs if k in b_runs and a_runs[k] is not None and b_runs[k] is not None]
-    flips: dict[str, list[int]] = {}
-    for case, run in keys:
-        if a_runs[(case, run)] != b_runs[(case, run)]:
-            flips.setdefault(case, [0, 0])[0 if a_runs[(case, run)] else 1] += 1
-    down = sum(f[0] for f in flips.values())
-    up = sum(f[1] for f in flips.values())
-    return Paired(
-        a=a, b=b, pairs=len(keys),
-        a_passes=sum(bool(a_runs[k]) for k in keys),
-        b_passes=sum(bool(b_runs[k]) for k in keys),
-        pass_to_fail=down, fail_to_pass=up,
-        p_value=mcnemar_exact(down, up),
-        flips=[Flip(case, d, u) for case, (d, u) in flips.items()],
     )

@@ -12,10 +12,13 @@ infrastructure, else 0, so CI can tell "the agent got worse" from "the API was d
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Mapping, Sequence
+from typing import TYPE_CHECKING, Mapping, Sequence
 
 from runner.errors import ExitCode
-from runner.run.record import ERROR, PASS, RunRecord
+from runner.run.record import ERROR, RunRecord
+
+if TYPE_CHECKING:
+    from runner.scoring.aggregate import Cell
 
 AGENT_ERRORS = frozenset({"turn_limit", "timeout", "script_exhausted"})
 AGENT, INFRASTRUCTURE = "agent", "infrastructure"
@@ -51,23 +54,18 @@ class Gate:
         return self.broken_by is None
 
 
-def evaluate(
-    records: Sequence[RunRecord], thresholds: Mapping[str, float | None], default: float | None = None
-) -> list[Gate]:
-    """One gate per (case, arm) of ``records``, in first-seen order.
+def evaluate(cells: Sequence[Cell], thresholds: Mapping[str, float | None], default: float | None = None) -> list[Gate]:
+    """One gate per cell (case x arm) of the aggregation (runner.scoring.aggregate), in its order.
 
     ``thresholds`` maps a case's full id to its own ``min_pass_rate`` (None: none);
     ``default`` is the suite's ``--min-pass-rate`` (None: 1.0).
     """
-    cells: dict[tuple[str, str], list[RunRecord]] = {}
-    for record in records:
-        cells.setdefault((record.case, record.arm), []).append(record)
     gates = []
-    for (case, arm), runs in cells.items():
-        threshold = _first(thresholds.get(case), default, 1.0)
-        passes = sum(r.status == PASS for r in runs)
-        infra = sum(is_infrastructure_error(r) for r in runs)
-        gates.append(Gate(case, arm, len(runs), passes, threshold, _broken_by(len(runs), passes, infra, threshold)))
+    for cell in cells:
+        threshold = _first(thresholds.get(cell.case), default, 1.0)
+        f = cell.figures
+        gates.append(Gate(cell.case, cell.arm, f.runs, f.passed, threshold,
+                          _broken_by(f.runs, f.passed, f.infra_errors, threshold)))
     return gates
 
 

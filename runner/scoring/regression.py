@@ -15,15 +15,9 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from runner.errors import UserError
-from runner.run.record import PASS, RunRecord
-from runner.scoring.aggregate import (
-    ArmStats,
-    Comparison,
-    Paired,
-    aggregate,
-    compare_pairs,
-)
-from runner.scoring.gates import is_infrastructure_error
+from runner.run.record import RunRecord
+from runner.scoring.aggregate import Aggregate, Arm, aggregate
+from runner.scoring.paired import Paired, compare_pairs, outcomes
 
 
 @dataclass(frozen=True)
@@ -40,12 +34,12 @@ class CaseChange:
 class Regression:
     """Before against after.
 
-    ``arms`` holds each matched arm's statistics before and after, over the
-    shared cells; ``only_before`` / ``only_after`` list the ``case [arm]``
+    ``arms`` holds each matched arm of the aggregation (runner.scoring.aggregate)
+    before and after, over the shared cells; ``only_before`` / ``only_after`` list the ``case [arm]``
     cells found on one side only.
     """
 
-    arms: list[tuple[ArmStats, ArmStats]]
+    arms: list[tuple[Arm, Arm]]
     pass_to_fail: list[CaseChange]
     fail_to_pass: list[CaseChange]
     only_before: list[str]
@@ -62,24 +56,22 @@ def regression(before: Sequence[RunRecord], after: Sequence[RunRecord]) -> Regre
     Raises UserError when no arm can be matched or the matched arms share no case.
     """
     matched = _match(_arms(before), _arms(after))
-    old_cells = _cells(before, {old: old for old, _ in matched})
-    new_cells = _cells(after, {new: old for old, new in matched})
+    same, to_old = {a: a for a, _ in matched}, {b: a for a, b in matched}
+    old_cells, new_cells = _cells(before, same), _cells(after, to_old)
     common = [key for key in old_cells if key in new_cells]
     if not common:
         raise UserError("the two results share no case to compare")
     old = aggregate([r for key in common for r in old_cells[key]])
     new = aggregate([r for key in common for r in new_cells[key]])
-    changes = [
-        CaseChange(case, arm, _rate(old_cells[(case, arm)]), _rate(new_cells[(case, arm)]))
-        for case, arm in common
-    ]
+    old_rates, new_rates = _rates(old, same), _rates(new, to_old)
+    changes = [CaseChange(case, arm, old_rates[(case, arm)], new_rates[(case, arm)]) for case, arm in common]
     label = (lambda case, arm: case) if len(matched) == 1 else (lambda case, arm: f"{case} [{arm}]")
     return Regression(
-        arms=[(_arm_stats(old, o), _arm_stats(new, n)) for o, n in matched if o in old.arms],
+        arms=[(old.arm(o), new.arm(n)) for o, n in matched if o in old.labels],
         pass_to_fail=[c for c in changes if c.after < c.before],
         fail_to_pass=[c for c in changes if c.after > c.before],
-        only_before=_unmatched(before, common, {old: old for old, _ in matched}),
-        only_after=_unmatched(after, common, {new: old for old, new in matched}),
+        only_before=_unmatched(before, common, same),
+        only_after=_unmatched(after, common, to_old),
         paired=compare_pairs("before", _outcomes(old_cells, common, label), "after", _outcomes(new_cells, common, label)),
     )
 
@@ -109,12 +101,9 @@ def _cells(records: Sequence[RunRecord], label: dict[str, str]) -> Cells:
     return cells
 
 
-def _rate(runs: list[RunRecord]) -> float:
-    return sum(r.status == PASS for r in runs) / len(runs)
-
-
-def _arm_stats(comparison: Comparison, arm: str) -> ArmStats:
-    return next(s for s in comparison.arm_stats if s.arm == arm)
+def _rates(side: Aggregate, label: dict[str, str]) -> dict[tuple[str, str], float]:
+    """Each cell's pass rate, keyed by case and the before-side arm label."""
+    return {(c.case, label[c.arm]): c.figures.pass_rate for c in side.cells}
 
 
 def _unmatched(records: Sequence[RunRecord], common: list[tuple[str, str]], label: dict[str, str]) -> list[str]:
@@ -127,7 +116,7 @@ def _unmatched(records: Sequence[RunRecord], common: list[tuple[str, str]], labe
 def _outcomes(cells: Cells, common: list[tuple[str, str]], label) -> dict[tuple[str, int], bool | None]:
     """(case label, run index) -> passed, None for an infrastructure error."""
     return {
-        (label(case, arm), r.run): None if is_infrastructure_error(r) else r.status == PASS
+        (label(case, arm), run): passed
         for case, arm in common
-        for r in cells[(case, arm)]
+        for (_, run), passed in outcomes(cells[(case, arm)]).items()
     }

@@ -10,8 +10,9 @@ from typing import Callable, Sequence
 
 from rich.console import Console
 
-from runner.scoring.aggregate import ArmStats, Comparison, Metrics, Paired
+from runner.scoring.aggregate import Aggregate, Arm, Figures
 from runner.scoring.gates import Gate
+from runner.scoring.paired import Paired
 from runner.scoring.regression import Regression
 from runner.terminal.console import shown
 from runner.terminal.tables import plain_table
@@ -40,7 +41,7 @@ def _secs(value: Number) -> str:
     return "—" if value is None else f"{value:.2f}s"
 
 
-def _rate(m: Metrics) -> str:
+def _rate(m: Figures) -> str:
     low, high = m.interval
     return f"{_pct(m.pass_rate)} ({_pct(low)}–{_pct(high)})"
 
@@ -49,58 +50,58 @@ def _spread(mean: Number, std: Number) -> str:
     return "—" if mean is None else f"{mean:.2f}±{std or 0:.2f}"
 
 
-# (label, value of a Metrics, how to show it): the rows both the comparison and the regression show.
-ROWS: list[tuple[str, Callable[[Metrics], Number], Callable[[Number], str]]] = [
-    ("accuracy", lambda m: m.accuracy, _fixed(2)),
-    ("outcome", lambda m: m.outcome, _fixed(2)),
-    ("process", lambda m: m.process, _fixed(2)),
-    ("calls / run", lambda m: m.calls, _fixed(1)),
-    ("redundant / run", lambda m: m.redundant, _fixed(1)),
-    ("errors / run", lambda m: m.errors, _fixed(1)),
-    ("tokens / run", lambda m: m.tokens, _fixed(0)),
-    ("cost", lambda m: m.cost, _usd),
-    ("time / run", lambda m: m.duration, _secs),
+# (label, value of a Figures, how to show it): the rows both the comparison and the regression show.
+ROWS: list[tuple[str, Callable[[Figures], Number], Callable[[Number], str]]] = [
+    ("accuracy", lambda m: m.accuracy_mean, _fixed(2)),
+    ("outcome", lambda m: m.outcome_mean, _fixed(2)),
+    ("process", lambda m: m.process_mean, _fixed(2)),
+    ("calls / run", lambda m: m.calls_mean, _fixed(1)),
+    ("redundant / run", lambda m: m.redundant_mean, _fixed(1)),
+    ("errors / run", lambda m: m.errors_mean, _fixed(1)),
+    ("tokens / run", lambda m: m.tokens_mean, _fixed(0)),
+    ("cost", lambda m: m.cost_total, _usd),
+    ("time / run", lambda m: m.duration_mean, _secs),
     ("tokens / pass", lambda m: m.tokens_per_pass, _fixed(0)),
     ("cost / pass", lambda m: m.cost_per_pass, _usd),
 ]
 
 
-def _top_k(arms: Sequence[ArmStats]) -> int:
+def _top_k(arms: Sequence[Arm]) -> int:
     return min(max(a.pass_hat_k) for a in arms)
 
 
-def print_cells(console: Console, comparison: Comparison) -> None:
+def print_cells(console: Console, model: Aggregate) -> None:
     """Per arm, one row per case: runs, pass rate and interval, pass@k and pass^k at k = runs, outcome, process, flaky."""
-    for arm in comparison.arms:
-        title = "Runs per case" + (f": {arm}" if len(comparison.arms) > 1 else "")
+    for arm in model.labels:
+        title = "Runs per case" + (f": {arm}" if len(model.arms) > 1 else "")
         table = plain_table(title)
         for header in ("case", "runs", "pass rate (95% CI)", "pass@k", "pass^k", "outcome", "process", "flaky"):
             table.add_column(header, justify="left" if header == "case" else "right", overflow="fold")
-        for cell in (c for c in comparison.cells if c.arm == arm):
-            m, k = cell.metrics, cell.metrics.runs
+        for cell in (c for c in model.cells if c.arm == arm):
+            m, k = cell.figures, cell.figures.runs
             table.add_row(
                 shown(cell.case), str(k), _rate(m),
                 f"{cell.pass_at_k[k]:.2f}", f"{cell.pass_hat_k[k]:.2f}",
-                _spread(m.outcome, m.outcome_std), _spread(m.process, m.process_std),
+                _spread(m.outcome_mean, m.outcome_std), _spread(m.process_mean, m.process_std),
                 "flaky" if cell.flaky else "",
             )
         console.print()
         console.print(table)
 
 
-def print_comparison(console: Console, comparison: Comparison) -> None:
+def print_comparison(console: Console, model: Aggregate) -> None:
     """One column per arm, one row per metric; pass@k and pass^k at the largest k every arm has."""
-    arms = comparison.arm_stats
+    arms = model.arms
     k = _top_k(arms)
     table = plain_table("Comparison")
     table.add_column("metric", overflow="fold")
     for arm in arms:
-        table.add_column(shown(arm.arm), justify="right", overflow="fold")
-    table.add_row("pass rate (95% CI)", *(_rate(a.metrics) for a in arms))
+        table.add_column(shown(arm.label), justify="right", overflow="fold")
+    table.add_row("pass rate (95% CI)", *(_rate(a.figures) for a in arms))
     table.add_row(f"pass@{k}", *(f"{a.pass_at_k[k]:.2f}" for a in arms))
     table.add_row(f"pass^{k}", *(f"{a.pass_hat_k[k]:.2f}" for a in arms))
     for label, value, show in ROWS:
-        table.add_row(label, *(show(value(a.metrics)) for a in arms))
+        table.add_row(label, *(show(value(a.figures)) for a in arms))
     console.print()
     console.print(table)
 
@@ -129,16 +130,16 @@ def print_regression(console: Console, regression: Regression, before: str, afte
     console.print(shown(f"before: {before}\nafter:  {after}"))
     for old, new in regression.arms:
         k = _top_k([old, new])
-        title = old.arm if old.arm == new.arm else f"{old.arm} → {new.arm}"
+        title = old.label if old.label == new.label else f"{old.label} → {new.label}"
         table = plain_table(title)
         for header in ("metric", "before", "after", "change"):
             table.add_column(header, justify="left" if header == "metric" else "right", overflow="fold")
-        rate = old.metrics.pass_rate, new.metrics.pass_rate
+        rate = old.figures.pass_rate, new.figures.pass_rate
         table.add_row("pass rate", _pct(rate[0]), _pct(rate[1]), _change(*rate, _points))
         hat = old.pass_hat_k[k], new.pass_hat_k[k]
         table.add_row(f"pass^{k}", f"{hat[0]:.2f}", f"{hat[1]:.2f}", _change(*hat, _fixed(2)))
         for label, value, show in ROWS:
-            a, b = value(old.metrics), value(new.metrics)
+            a, b = value(old.figures), value(new.figures)
             table.add_row(label, show(a), show(b), _change(a, b, show))
         console.print()
         console.print(table)
@@ -160,14 +161,14 @@ def _change(before: Number, after: Number, show: Callable[[Number], str]) -> str
     return ("+" if after > before else "-") + show(abs(after - before))
 
 
-def print_statistics(console: Console, comparison: Comparison, gates: Sequence[Gate]) -> None:
+def print_statistics(console: Console, model: Aggregate, gates: Sequence[Gate]) -> None:
     """What follows the run lines: the per-case table when any case ran more than once, the comparison
     when there are several arms, the paired verdict for two, and the gates that failed where a gate
     is more than "every run passes" (several runs or a threshold below 1)."""
-    if any(c.metrics.runs > 1 for c in comparison.cells):
-        print_cells(console, comparison)
-    if len(comparison.arms) > 1:
-        print_comparison(console, comparison)
-    if comparison.paired is not None:
-        print_paired(console, comparison.paired)
+    if any(c.figures.runs > 1 for c in model.cells):
+        print_cells(console, model)
+    if len(model.arms) > 1:
+        print_comparison(console, model)
+    if model.paired is not None:
+        print_paired(console, model.paired)
     print_failed_gates(console, [g for g in gates if g.runs > 1 or g.threshold < 1])

@@ -2,15 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Sequence
-
 from rich import box
 from rich.console import Console
 from rich.table import Table
 
-from runner.run.record import RunRecord
-from runner.scoring.summary import ArmSummary, Summary, summarize
-from runner.sums import known_sum
+from runner.scoring.aggregate import Aggregate, Arm, Figures
 from runner.terminal.console import shown
 
 _COLUMNS = ("group", "passed", "accuracy", "outcome", "process", "calls", "redundant", "errors", "tokens", "time")
@@ -20,42 +16,43 @@ _SHORT = {"accuracy": "acc", "outcome": "outc", "process": "proc", "redundant": 
           _JUDGE_COLUMN: "judge tok"}  # headers of a table too wide for the terminal
 
 
-def arm_table(arm: ArmSummary, short: bool = False) -> Table:
-    """A row per case group and, when there are several, an ``all`` row; means to 2 decimals, ``-`` when undefined.
+def arm_table(arm: Arm, short: bool = False) -> Table:
+    """A row per case group and, when there are several, an ``all`` row: passes, means to 2 decimals
+    (``-`` when undefined), then totals of calls, redundant calls, errors, tokens and seconds.
 
     A ``judge tokens`` column follows ``tokens`` when some judge of the arm reported tokens.
     ``short`` abbreviates the longer headers (``acc``, ``outc``, ``proc``, ...) for narrow terminals.
     """
-    judged = arm.total.judge_tokens is not None
+    judged = arm.figures.judge_tokens_total is not None
     columns = (*_COLUMNS[:-1], _JUDGE_COLUMN, _COLUMNS[-1]) if judged else _COLUMNS
     table = plain_table()
     for name in columns:
         table.add_column(_SHORT.get(name, name) if short else name, justify="left" if name == "group" else "right")
-    for group, summary in arm.groups.items():
-        table.add_row(shown(group), *_cells(summary, judged))
+    for group, figures in arm.groups.items():
+        table.add_row(shown(group), *_cells(figures, judged))
     if len(arm.groups) > 1:
-        table.add_row("all", *_cells(arm.total, judged), style="bold")
+        table.add_row("all", *_cells(arm.figures, judged), style="bold")
     return table
 
 
-def failure_table(summary: Summary) -> Table:
+def failure_table(figures: Figures) -> Table:
     """Runs per failure cause, most frequent first."""
     table = plain_table()
     table.add_column("failure cause", no_wrap=True)
     table.add_column("runs", justify="right", no_wrap=True)
-    for cause, count in sorted(summary.failures.items(), key=lambda item: (-item[1], item[0])):
+    for cause, count in sorted(figures.failures.items(), key=lambda item: (-item[1], item[0])):
         table.add_row(shown(cause), str(count))
     return table
 
 
-def print_summary(console: Console, records: Sequence[RunRecord]) -> None:
+def print_summary(console: Console, model: Aggregate) -> None:
     """What follows the run lines: the token line (when any agent or judge reported usage), after a
     blank line each arm's label and table, then the failure causes when some run did not pass."""
-    usage = usage_line(records)
+    usage = usage_line(model.overall)
     if usage:
         console.print(usage, markup=False)
-    overall = Summary.of(records)
-    for arm in summarize(records):
+    overall = model.overall
+    for arm in model.arms:
         console.print()
         console.print(shown(arm.label, style="bold"))
         table = arm_table(arm)
@@ -80,19 +77,19 @@ def _natural_width(console: Console, table: Table) -> int:
     return console.measure(table, options=console.options.update_width(_UNLIMITED)).maximum
 
 
-def _cells(summary: Summary, judged: bool) -> list[str]:
+def _cells(figures: Figures, judged: bool) -> list[str]:
     """The row's cells in column order; ``judged`` adds the judge tokens cell."""
     return [
-        f"{summary.passed}/{summary.runs} {summary.pass_rate:.0%}",
-        _score(summary.accuracy),
-        _score(summary.outcome),
-        _score(summary.process),
-        str(summary.calls),
-        str(summary.redundant),
-        str(summary.errors),
-        _count(summary.tokens),
-        *([_count(summary.judge_tokens)] if judged else []),
-        f"{summary.duration:.1f}s",
+        f"{figures.passed}/{figures.runs} {figures.pass_rate:.0%}",
+        _score(figures.accuracy_mean),
+        _score(figures.outcome_mean),
+        _score(figures.process_mean),
+        str(figures.calls_total),
+        str(figures.redundant_total),
+        str(figures.errors_total),
+        _count(figures.tokens_total),
+        *([_count(figures.judge_tokens_total)] if judged else []),
+        f"{figures.duration_total:.1f}s",
     ]
 
 
@@ -104,32 +101,31 @@ def _score(value: float | None) -> str:
     return "-" if value is None else f"{value:.2f}"
 
 
-def usage_line(records: Sequence[RunRecord]) -> str:
-    """The usage of every run on one line; "" when neither an agent nor a judge reported any.
+def usage_line(overall: Figures) -> str:
+    """The usage of every run (``overall``, the aggregation's figures of them all) on one line;
+    "" when neither an agent nor a judge reported any.
 
     ``tokens: P prompt + C completion = T total, cost $X`` is the agents' (``none reported``
     when no agent reported tokens); ``; judges: N tokens, $Y`` follows when some judge
     reported usage, each of its parts only when known. Cost is USD.
     """
-    agent, judges = _agent_usage(records), _judge_usage(records)
+    agent, judges = _agent_usage(overall), _judge_usage(overall)
     if not agent and not judges:
         return ""
     return "tokens: " + (agent or "none reported") + (f"; judges: {judges}" if judges else "")
 
 
-def _agent_usage(records: Sequence[RunRecord]) -> str:
+def _agent_usage(f: Figures) -> str:
     """``P prompt + C completion = T total, cost $X``; "" when no run reported tokens."""
-    prompt, completion, tokens = (known_sum(getattr(r.tokens, f) for r in records) for f in ("prompt", "completion", "total"))
+    prompt, completion, tokens = f.prompt_tokens_total, f.completion_tokens_total, f.tokens_total
     if tokens is None and prompt is None and completion is None:
         return ""
     text = f"{prompt or 0:,} prompt + {completion or 0:,} completion = {tokens or 0:,} total"
-    cost = known_sum(r.cost for r in records)
-    return text + (f", cost ${cost:.4f}" if cost is not None else "")
+    return text + (f", cost ${f.cost_total:.4f}" if f.cost_total is not None else "")
 
 
-def _judge_usage(records: Sequence[RunRecord]) -> str:
+def _judge_usage(f: Figures) -> str:
     """``N tokens, $Y`` over every run's judges, each part only when known; "" when neither is."""
-    tokens = known_sum(r.judge_tokens.total for r in records)
-    cost = known_sum(r.judge_cost for r in records)
+    tokens, cost = f.judge_tokens_total, f.judge_cost_total
     parts = ([f"{tokens:,} tokens"] if tokens is not None else []) + ([f"${cost:.4f}"] if cost is not None else [])
     return ", ".join(parts)

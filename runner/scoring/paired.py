@@ -1,0 +1,88 @@
+"""The paired analysis of two arms (or of before and after): runs paired by (case, run index),
+infrastructure errors left out, the exact McNemar test on the pairs that disagree."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Mapping, Sequence
+
+from runner.run.record import PASS, RunRecord
+from runner.scoring.gates import is_infrastructure_error
+from runner.scoring.stats import mcnemar_exact
+
+ALPHA = 0.05  # significance level of the paired verdict
+
+
+@dataclass(frozen=True)
+class Flip:
+    """A case whose paired runs disagree: how many went pass->fail and fail->pass from A to B."""
+
+    case: str
+    pass_to_fail: int
+    fail_to_pass: int
+
+
+@dataclass(frozen=True)
+class Paired:
+    """Arm B against arm A over the same (case, run) pairs, infrastructure errors left out.
+
+    ``pass_to_fail`` counts pairs A passed and B failed; ``fail_to_pass`` the
+    reverse; ``p_value`` is the exact McNemar test on those two counts.
+    """
+
+    a: str
+    b: str
+    pairs: int
+    a_passes: int
+    b_passes: int
+    pass_to_fail: int
+    fail_to_pass: int
+    p_value: float
+    flips: list[Flip]
+
+    @property
+    def significant(self) -> bool:
+        return self.p_value < ALPHA
+
+    @property
+    def verdict(self) -> str:
+        """One line: the pass-rate difference, the flips, the p-value and whether it is significant."""
+        if not self.pairs:
+            return f"{self.b} vs {self.a}: no paired runs to compare"
+        if not self.pass_to_fail and not self.fail_to_pass:
+            return f"{self.b} vs {self.a}: same result on all {self.pairs} paired runs: no difference"
+        delta = 100 * (self.b_passes - self.a_passes) / self.pairs
+        level = f"significant at {ALPHA:g}"
+        meaning = level if self.significant else f"not {level}, the difference may be chance"
+        return (
+            f"{self.b} vs {self.a}: {delta:+.0f} pts pass rate over {self.pairs} paired runs "
+            f"({self.fail_to_pass} fail→pass, {self.pass_to_fail} pass→fail); "
+            f"exact McNemar p = {self.p_value:.3g}: {meaning}"
+        )
+
+
+Outcomes = Mapping[tuple[str, int], bool | None]  # (case, run index) -> passed; None: infrastructure error
+
+
+def outcomes(records: Sequence[RunRecord]) -> dict[tuple[str, int], bool | None]:
+    """(case, run index) -> passed, or None for an infrastructure error."""
+    return {(r.case, r.run): None if is_infrastructure_error(r) else r.status == PASS for r in records}
+
+
+def compare_pairs(a: str, a_runs: Outcomes, b: str, b_runs: Outcomes) -> Paired:
+    """Pair the runs of A and B that share a (case, run index) and neither of which is None."""
+    keys = [k for k in a_runs if k in b_runs and a_runs[k] is not None and b_runs[k] is not None]
+    flips: dict[str, list[int]] = {}
+    for case, run in keys:
+        if a_runs[(case, run)] != b_runs[(case, run)]:
+            flips.setdefault(case, [0, 0])[0 if a_runs[(case, run)] else 1] += 1
+    down = sum(f[0] for f in flips.values())
+    up = sum(f[1] for f in flips.values())
+    return Paired(
+        a=a, b=b, pairs=len(keys),
+        a_passes=sum(bool(a_runs[k]) for k in keys),
+        b_passes=sum(bool(b_runs[k]) for k in keys),
+        pass_to_fail=down, fail_to_pass=up,
+        p_value=mcnemar_exact(down, up),
+        flips=[Flip(case, d, u) for case, (d, u) in flips.items()],
+    )
