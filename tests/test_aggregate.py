@@ -1,5 +1,6 @@
 """The one aggregation, computed by hand: the same figures in the model, report.json, the tables and JUnit;
-and a results folder written at schema_version 1 still read by ``tooltrial report``."""
+every level adding up to the one above it; and a results folder written at schema_version 1 still read
+by ``tooltrial report``."""
 
 from __future__ import annotations
 
@@ -9,13 +10,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
 from runner.output.finish import Conclusion, conclude
+from runner.output.report import report_document
 from runner.output.store import REPORT_FILE, RUNS_DIR, ResultsWriter
 from runner.run.agent import Step
 from runner.run.record import ERROR, FAIL, PASS, RunRecord, Tokens
 from runner.scoring.aggregate import aggregate
+from runner.scoring.gates import evaluate
 from tests.helpers import ROOT, cli_output
 from tests.records import record
 
@@ -170,3 +175,31 @@ def test_a_version_1_results_folder_is_still_read(tmp_path: Path, monkeypatch: p
     assert list(Draft202012Validator(SCHEMA).iter_errors(document)) == []
     assert (document["schema_version"], document["overall"]["passed"], document["overall"]["calls_total"]) == (2, 2, 2)
     assert [c["gate"]["threshold"] for c in document["cells"]] == [0.5, 0.5]
+
+
+_run = st.tuples(st.sampled_from([PASS, FAIL, ERROR]), st.integers(0, 4),
+                 st.none() | st.tuples(st.integers(0, 500), st.integers(0, 500)), st.integers(0, 40))
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.dictionaries(st.tuples(st.sampled_from(["g/x", "g/z", "h/y"]), st.sampled_from(["a", "b", "c"])),
+                       st.lists(_run, min_size=1, max_size=4), min_size=1, max_size=6))
+def test_every_level_adds_up_and_the_report_fits_its_schema(matrix: dict[tuple[str, str], list[tuple]]) -> None:
+    records = []
+    for (case, prompt), runs in matrix.items():
+        for index, (status, calls, tokens, tenths) in enumerate(runs):
+            steps = [Step(0, f"c{i}", "bash", {"command": "ls"}, "", False, 0.0) for i in range(calls)]
+            used = Tokens(tokens[0], tokens[1], sum(tokens)) if tokens else Tokens()
+            records.append(record(case, status, index, prompt, steps=steps, tokens=used, duration=tenths / 10))
+    model = aggregate(records)
+    for level, parts in [(model.overall, [a.figures for a in model.arms]),
+                         *[(a.figures, list(a.groups.values())) for a in model.arms],
+                         *[(a.figures, [c.figures for c in model.cells if c.arm == a.label]) for a in model.arms]]:
+        for name in ("runs", "passed", "failed", "errored", "infra_errors", "calls_total", "errors_total"):
+            assert getattr(level, name) == sum(getattr(p, name) for p in parts), name
+        known = [p.tokens_total for p in parts if p.tokens_total is not None]
+        assert level.tokens_total == (sum(known) if known else None)
+        assert level.duration_total == pytest.approx(sum(p.duration_total for p in parts))
+        assert level.passed + level.failed + level.errored == level.runs
+    document = report_document(model, evaluate(model.cells, {}), records, 0, {"run_id": "20250314T092653Z-3fa2c1"})
+    assert list(Draft202012Validator(SCHEMA).iter_errors(json.loads(json.dumps(document)))) == []

@@ -30,8 +30,8 @@ from runner.text import printable
 
 def junit_xml(model: Aggregate, gates: Sequence[Gate], records: Sequence[RunRecord], timestamp: str) -> str:
     """The JUnit document of ``records`` from their aggregation ``model`` (runner.scoring.aggregate)
-    and ``gates`` (runner.scoring.gates.evaluate): a testsuite per arm, a testcase per cell, its
-    time the cell's ``duration_total``.
+    and ``gates`` (runner.scoring.gates.evaluate): a testsuite per arm, a testcase per cell, each
+    with its ``duration_total`` as time.
 
     ``timestamp`` is when the suite started, ISO 8601 in UTC (a trailing ``Z`` is dropped).
     """
@@ -49,8 +49,8 @@ def junit_xml(model: Aggregate, gates: Sequence[Gate], records: Sequence[RunReco
         for cell in (c for c in model.cells if c.arm == arm.label):
             cell_runs = [r for r in runs if r.case == cell.case]
             _testcase(suite, cell, gate_of[(cell.case, cell.arm)], cell_runs, len(model.arms) > 1)
-        _count(suite)
-    _count(root)
+        _count(suite, arm.figures.duration_total)
+    _count(root, model.overall.duration_total)
     _printable(root)
     ET.indent(root)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
@@ -94,10 +94,11 @@ def _seconds(value: float) -> str:
     return f"{value:.3f}"
 
 
-def _count(element: ET.Element) -> None:
-    """Set tests/failures/errors/time on a testsuite or testsuites from the testcases below it."""
+def _count(element: ET.Element, seconds: float) -> None:
+    """Set tests/failures/errors on a testsuite or testsuites from the testcases below it, and its
+    ``seconds`` (the aggregation's ``duration_total``) as time."""
     cases = list(element.iter("testcase"))
     element.set("tests", str(len(cases)))
     element.set("failures", str(sum(c.find("failure") is not None for c in cases)))
     element.set("errors", str(sum(c.find("error") is not None for c in cases)))
-    element.set("time", _seconds(sum(float(c.get("time", "0")) for c in cases)))
+    element.set("time", _seconds(seconds))
