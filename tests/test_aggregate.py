@@ -154,7 +154,7 @@ def test_a_hand_computed_matrix_reads_the_same_in_the_model_the_report_the_table
     assert code == 0 and (shown["overall"], shown["arms"], shown["cells"]) == (report["overall"], report["arms"], report["cells"])
 
 
-def test_a_version_1_results_folder_is_still_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_version_1_results_folder_is_still_read_and_resumed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     legacy = json.loads(LEGACY.read_text())
     folder = tmp_path / "results" / legacy["folder"]
     (folder / RUNS_DIR).mkdir(parents=True)
@@ -175,6 +175,21 @@ def test_a_version_1_results_folder_is_still_read(tmp_path: Path, monkeypatch: p
     assert list(Draft202012Validator(SCHEMA).iter_errors(document)) == []
     assert (document["schema_version"], document["overall"]["passed"], document["overall"]["calls_total"]) == (2, 2, 2)
     assert [c["gate"]["threshold"] for c in document["cells"]] == [0.5, 0.5]
+
+    (folder / RUNS_DIR / "0004-v1-bad-scripted-default-r2.json").unlink()  # --resume runs just what is missing
+    (tmp_path / "v1.yml").write_text(legacy["cases"])
+    argv = ["run", str(tmp_path / "v1.yml"), "--runs", "2", "--min-pass-rate", "0.5", "--resume", str(folder),
+            "--results", str(tmp_path / "again")]
+    code, out, _ = cli_output(argv)
+    assert code == 1 and out.splitlines()[:4] == [
+        "resuming: 3 of 4 runs are done already", "FAIL v1/bad #2", "  out.txt does not exist", "2/4 passed"]
+    assert out.splitlines()[-1] == lines[-1]
+    (resumed,) = (tmp_path / "again").glob(f"*/{REPORT_FILE}")
+    runs = [json.loads(path.read_text()) for path in sorted(resumed.parent.glob("runs/*.json"))]
+    assert [(run["case"], run["status"], run["schema_version"]) for run in runs] == [
+        ("v1/ok", "pass", 2), ("v1/ok", "pass", 2), ("v1/bad", "fail", 2), ("v1/bad", "fail", 2)]  # the new folder is version 2
+    again = json.loads(resumed.read_text())
+    assert (again["schema_version"], again["overall"]["runs"], again["overall"]["passed"]) == (2, 4, 2)
 
 
 _run = st.tuples(st.sampled_from([PASS, FAIL, ERROR]), st.integers(0, 4),
