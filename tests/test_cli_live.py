@@ -73,6 +73,7 @@ def test_server_errors_then_the_next_case_runs_verbose(tmp_path: Path) -> None:
     assert "tokens:" not in done.stderr  # no run reported any
 
 
+@pytest.mark.slow  # every bundled case twice, each run's commands for real
 def test_whole_bundled_suite_over_both_servers_with_labelled_arms(tmp_path: Path) -> None:
     with OpenAIServer(responder=ScriptResponder(BUNDLED)) as oa, OllamaServer(responder=ScriptResponder(BUNDLED, ollama=True)) as ol:
         done = run_cli("run", "cases/", "-p", "local-openai", "-p", "local-ollama", "-P", "prompts/terse.j2",
