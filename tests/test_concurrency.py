@@ -81,15 +81,26 @@ def test_pool_stop_leaves_the_rest_unstarted() -> None:
 
 def test_pool_error_stops_scheduling_and_propagates() -> None:
     stop = threading.Event()
+    bug = RuntimeError("bug")
+    started: list[int] = []
+    finished: list[int] = []
+    reported: list[tuple[int, int]] = []
 
     def work(index: int) -> int:
+        started.append(index)
         if index == 1:
-            raise RuntimeError("bug")
+            raise bug
+        stop.wait(10)  # job 0 runs on until the error stopped the pool: nothing else may finish first
+        finished.append(index)
         return index
 
-    with pytest.raises(RuntimeError, match="bug"):
-        run_pool(work, 50, 2, stop)
+    with pytest.raises(RuntimeError) as caught:
+        run_pool(work, 50, 2, stop, on_result=lambda index, result: reported.append((index, result)))
+    assert caught.value is bug
     assert stop.is_set()
+    assert sorted(started) == [0, 1]  # no job started after the error
+    assert finished == [0]  # the running job was waited for
+    assert reported == []  # and its result not passed on: the error came first
 
 
 def test_concurrent_runs_of_one_case_each_get_their_own_workspace() -> None:
