@@ -32,7 +32,7 @@ from runner.spec.casefile import load_file, validate_file
 from runner.spec.foreign.replio import to_case_mapping
 from tests.fake_servers import OpenAIServer, openai_reply
 from tests.helpers import run_cli
-from tests.test_cases_fuzz import anything, check
+from tests.strategies import anything, check
 
 FOREIGN = Path(__file__).parent / "foreign"
 BROKEN = sorted(p.name for p in (FOREIGN / "broken").glob("*.json"))
