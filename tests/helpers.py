@@ -101,6 +101,7 @@ def tooltrial(*argv: str, cwd: Path = ROOT, env: dict[str, str] | None = None) -
     """``python -m runner ARGV`` in a subprocess (cwd the checkout by default), output captured as text.
 
     ``env`` defaults to this process's environment less ``COLUMNS``, so tables print at their natural width.
+    For where the process itself is the point (see ``run_cli``, the in-process form, for everything else).
     """
     if env is None:
         env = {k: v for k, v in os.environ.items() if k != "COLUMNS"}
