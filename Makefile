@@ -1,4 +1,4 @@
-# tooltrial: `make run` runs the bundled suite offline, `make test` runs the tests.
+# tooltrial: `make run` runs the bundled suite offline, `make test` runs the tests (`make test-fast`: all but the slow ones).
 # Both create .venv from requirements.lock (hash-checked) when it is missing or stale.
 
 PYTHON ?= python3
@@ -7,13 +7,17 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.tooltrial-installed
 PIP    := PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_INPUT=1 $(BIN)/python -m pip --quiet
 
-.PHONY: run test venv lock clean
+.PHONY: run test test-fast venv lock clean
 
 run: $(STAMP)
 	$(BIN)/tooltrial run cases/
 
 test: $(STAMP)
 	$(BIN)/python -m pytest
+
+# All but the tests marked slow: for iterating; CI and `make test` run every test.
+test-fast: $(STAMP)
+	$(BIN)/python -m pytest -m 'not slow'
 
 venv: $(STAMP)
 

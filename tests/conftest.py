@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import ROOT
+from tests.helpers import ROOT, load_litellm_once
 
 
 def _entries(folder: Path) -> set[str]:
@@ -22,3 +22,10 @@ def _checkout_results_untouched() -> Iterator[None]:
     yield
     added = sorted(_entries(results) - before)
     assert not added, f"the test wrote into {results}: {added} (pass --results or run in tmp_path)"
+
+
+@pytest.fixture(scope="session")
+def litellm_loaded() -> None:
+    """litellm imported once for the whole session, its logs following ``run_cli``'s redirects
+    (tests.helpers.load_litellm_once): the live-provider tests run the CLI in this process."""
+    load_litellm_once()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import importlib
 import io
+import logging
 import os
 import pickle
 import shutil
@@ -14,7 +15,7 @@ import sys
 import tempfile
 import traceback
 from pathlib import Path
-from typing import Any, Callable, Iterator, Sequence, TypeVar
+from typing import Any, Callable, Iterator, Mapping, Sequence, TypeVar
 
 import pytest
 
@@ -25,6 +26,55 @@ from runner.spec.case import Case
 
 ROOT = Path(__file__).resolve().parent.parent
 T = TypeVar("T")
+
+# Two case files the CLI tests run: GOOD's cases pass with their scripts; BAD_RUN's fail (a wrong answer),
+# error (a failing setup command) and stop (over the turn limit).
+GOOD = """\
+- id: write-hello
+  description: Write a greeting file.
+  tags: [smoke]
+  turns: [Write hello to out.txt]
+  expect:
+    files:
+      out.txt: {equals: "hello\\n"}
+    response_contains: [out.txt]
+    trace: {must_include: [write_file], max_calls: 1}
+  script:
+    - tool_calls: [{name: write_file, arguments: {path: out.txt, content: "hello\\n"}}]
+    - content: Wrote out.txt.
+- id: count-lines
+  description: Count lines.
+  files: {a.txt: "1\\n2\\n3\\n"}
+  setup: [test -f a.txt]
+  turns: [How many lines are in a.txt?]
+  expect:
+    response_matches: ['\\A3 lines\\z']
+    verify: test -f a.txt
+  script:
+    - tool_calls: [{name: read_file, arguments: {path: a.txt}}]
+    - content: 3 lines
+"""
+
+BAD_RUN = """\
+- id: wrong-answer
+  turns: [Write hello to out.txt]
+  expect:
+    files:
+      out.txt: {contains: [hello]}
+    verify: test -f nothing-here
+  script:
+    - content: I will not.
+- id: broken-setup
+  setup: [exit 3]
+  turns: [anything]
+  script: [{content: hi}]
+- id: too-many-turns
+  turns: [loop]
+  expect: {max_turns: 1}
+  script:
+    - tool_calls: [{name: list_dir, arguments: {}}]
+    - content: done
+"""
 
 
 def make_case(**fields: Any) -> Case:
@@ -51,6 +101,7 @@ def tooltrial(*argv: str, cwd: Path = ROOT, env: dict[str, str] | None = None) -
     """``python -m runner ARGV`` in a subprocess (cwd the checkout by default), output captured as text.
 
     ``env`` defaults to this process's environment less ``COLUMNS``, so tables print at their natural width.
+    For where the process itself is the point (see ``run_cli``, the in-process form, for everything else).
     """
     if env is None:
         env = {k: v for k, v in os.environ.items() if k != "COLUMNS"}
@@ -154,6 +205,62 @@ def cli_output(argv: Sequence[str]) -> tuple[int, str, str]:
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         code = main(list(argv))
     return code, out.getvalue(), err.getvalue()
+
+
+def run_cli(*argv: str, cwd: Path = ROOT, env: Mapping[str, str | None] | None = None) -> subprocess.CompletedProcess[str]:
+    """``runner.cli.main(ARGV)`` in this process, as ``tooltrial`` runs it in a subprocess: in ``cwd`` (the
+    checkout by default), ``COLUMNS`` unset, output captured as text; the working folder and the environment
+    are put back afterwards.
+
+    ``env`` changes the environment for the call (a None value unsets the variable); unlike ``tooltrial``'s,
+    it does not replace the whole environment. A subprocess stays the point only for signals, the
+    sandbox's view of a process's own environment, import-time checks and closed pipes.
+    """
+    with pytest.MonkeyPatch.context() as patch:
+        patch.chdir(cwd)
+        patch.delenv("COLUMNS", raising=False)
+        for name, value in (env or {}).items():
+            if value is None:
+                patch.delenv(name, raising=False)
+            else:
+                patch.setenv(name, value)
+        code, out, err = cli_output(argv)
+    return subprocess.CompletedProcess(["tooltrial", *argv], code, out, err)
+
+
+class _Current(io.TextIOBase):
+    """A text stream that writes to whatever ``sys.<name>`` is at the time of writing."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        return getattr(sys, self.name).write(text)
+
+    def flush(self) -> None:
+        getattr(sys, self.name).flush()
+
+
+def load_litellm_once() -> None:
+    """Import litellm the way tooltrial does (``load_litellm``), once per test process, and let the log
+    handlers tooltrial gave its loggers follow ``sys.stdout``/``sys.stderr`` as ``run_cli`` redirects them:
+    a handler keeps the stream it was made with, and in one process that is the first caller's.
+
+    A handler made on another stream is left as it is, so a test still sees where the logs went.
+    """
+    from runner.providers.litellm import _LOGGERS, load_litellm
+
+    load_litellm()
+    for logger in map(logging.getLogger, _LOGGERS):
+        for handler in logger.handlers:
+            if not isinstance(handler, logging.StreamHandler) or isinstance(handler.stream, _Current):
+                continue
+            for name in ("stdout", "stderr"):
+                if handler.stream is getattr(sys, name):
+                    handler.setStream(_Current(name))
 
 
 def private_mounts() -> list[str]:

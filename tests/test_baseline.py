@@ -3,14 +3,11 @@
 from __future__ import annotations
 
 import random
-import subprocess
-import sys
 from pathlib import Path
 
 from runner.run.baselines import DoNothing, RandomTools, made_up_arguments
 from runner.tools.toolbox import BUILTIN_TOOLS
-
-ROOT = Path(__file__).resolve().parent.parent
+from tests.helpers import run_cli
 
 CASES = """\
 - id: says-nothing-wrong
@@ -32,10 +29,7 @@ CASES = """\
 
 def test_validate_baseline_warns_for_each_weak_case(tmp_path: Path) -> None:
     (tmp_path / "weak.yml").write_text(CASES)
-    done = subprocess.run(
-        [sys.executable, "-m", "runner", "validate", str(tmp_path / "weak.yml"), "--baseline"],
-        cwd=ROOT, capture_output=True, text=True, timeout=120,
-    )
+    done = run_cli("validate", str(tmp_path / "weak.yml"), "--baseline")
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == [
         "3 cases in 1 files are valid",

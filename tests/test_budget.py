@@ -5,8 +5,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from tests.fake_servers import OpenAIServer, openai_reply
-from tests.test_cli_live import config, tooltrial
+from tests.helpers import config, run_cli
 
 CASES = """\
 - id: within
@@ -23,13 +25,14 @@ def _replies() -> list:
             openai_reply("wrote out.txt", usage=(20, 4))]
 
 
+@pytest.mark.usefixtures("litellm_loaded")
 def test_budget_broken_fails_the_run_with_cause_over_budget(tmp_path: Path) -> None:
     (tmp_path / "budget.yml").write_text(CASES)
     with OpenAIServer() as server:
         server.push(*_replies(), *_replies())
-        done = tooltrial("run", str(tmp_path / "budget.yml"), "-p", "local-openai",
-                         "--config", str(config(tmp_path, server.api_base)), "--output", "json",
-                         "--results", str(tmp_path / "results"), "-j", "1")  # both runs share one reply queue
+        done = run_cli("run", str(tmp_path / "budget.yml"), "-p", "local-openai",
+                       "--config", str(config(tmp_path, server.api_base)), "--output", "json",
+                       "--results", str(tmp_path / "results"), "-j", "1")  # both runs share one reply queue
     assert done.returncode == 1, done.stderr
     within, over = json.loads(done.stdout)["runs"]
     assert (within["status"], within["tokens"]["total"]) == ("pass", 39)
@@ -42,7 +45,7 @@ def test_budget_broken_fails_the_run_with_cause_over_budget(tmp_path: Path) -> N
 def test_budget_without_usage_is_reported_as_not_checked(tmp_path: Path) -> None:
     (tmp_path / "budget.yml").write_text(
         "- id: scripted\n  turns: [say hi]\n  expect: {max_tokens: 5}\n  script: [{content: hi}]\n")
-    done = tooltrial("run", str(tmp_path / "budget.yml"), "--output", "json", "--results", str(tmp_path / "r"))
+    done = run_cli("run", str(tmp_path / "budget.yml"), "--output", "json", "--results", str(tmp_path / "r"))
     assert done.returncode == 0
     (run,) = json.loads(done.stdout)["runs"]
     assert [c["message"] for c in run["checks"]] == ["token budget 5 not checked: no usage reported"]

@@ -1,4 +1,5 @@
-"""The whole CLI through a real subprocess: output lines and exit codes."""
+"""The whole CLI (``runner.cli.main``) in this process: output lines and exit codes; a real subprocess where
+the process is the point (a closed stdout, what importing loads)."""
 
 from __future__ import annotations
 
@@ -10,55 +11,7 @@ from pathlib import Path
 import pytest
 
 from runner.errors import ExitCode
-from tests.helpers import ROOT, tooltrial
-
-GOOD = """\
-- id: write-hello
-  description: Write a greeting file.
-  tags: [smoke]
-  turns: [Write hello to out.txt]
-  expect:
-    files:
-      out.txt: {equals: "hello\\n"}
-    response_contains: [out.txt]
-    trace: {must_include: [write_file], max_calls: 1}
-  script:
-    - tool_calls: [{name: write_file, arguments: {path: out.txt, content: "hello\\n"}}]
-    - content: Wrote out.txt.
-- id: count-lines
-  description: Count lines.
-  files: {a.txt: "1\\n2\\n3\\n"}
-  setup: [test -f a.txt]
-  turns: [How many lines are in a.txt?]
-  expect:
-    response_matches: ['\\A3 lines\\z']
-    verify: test -f a.txt
-  script:
-    - tool_calls: [{name: read_file, arguments: {path: a.txt}}]
-    - content: 3 lines
-"""
-
-BAD_RUN = """\
-- id: wrong-answer
-  turns: [Write hello to out.txt]
-  expect:
-    files:
-      out.txt: {contains: [hello]}
-    verify: test -f nothing-here
-  script:
-    - content: I will not.
-- id: broken-setup
-  setup: [exit 3]
-  turns: [anything]
-  script: [{content: hi}]
-- id: too-many-turns
-  turns: [loop]
-  expect: {max_turns: 1}
-  script:
-    - tool_calls: [{name: list_dir, arguments: {}}]
-    - content: done
-"""
-
+from tests.helpers import BAD_RUN, GOOD, ROOT, run_cli
 
 
 @pytest.fixture
@@ -82,7 +35,7 @@ HEADER = ["group", "passed", "accuracy", "outcome", "process", "calls", "redunda
 
 
 def test_run_passing_group_exits_0(suite: Path, tmp_path: Path) -> None:
-    done = tooltrial("run", str(suite / "good.yml"), "--results", str(tmp_path / "results"))
+    done = run_cli("run", str(suite / "good.yml"), "--results", str(tmp_path / "results"))
     assert done.returncode == 0, done.stderr
     lines, summary = split_output(done.stdout)
     assert lines == ["PASS good/write-hello", "PASS good/count-lines", "2/2 passed"]
@@ -91,7 +44,7 @@ def test_run_passing_group_exits_0(suite: Path, tmp_path: Path) -> None:
 
 
 def test_run_failures_and_errors_exit_1_with_one_line_per_failed_check(suite: Path, tmp_path: Path) -> None:
-    done = tooltrial("run", str(suite / "bad.yml"), "--results", str(tmp_path / "results"))
+    done = run_cli("run", str(suite / "bad.yml"), "--results", str(tmp_path / "results"))
     assert done.returncode == 1
     lines, summary = split_output(done.stdout)
     assert lines == [
@@ -120,7 +73,7 @@ def test_json_output_is_the_report_alone_and_matches_its_schema(suite: Path, tmp
 
     from jsonschema import Draft202012Validator
 
-    done = tooltrial("run", str(suite), "--output", "json", "--results", str(tmp_path / "results"))
+    done = run_cli("run", str(suite), "--output", "json", "--results", str(tmp_path / "results"))
     assert done.returncode == 1
     report = json.loads(done.stdout)
     schema = json.loads((ROOT / "schemas" / "report.schema.json").read_text())
@@ -133,15 +86,15 @@ def test_json_output_is_the_report_alone_and_matches_its_schema(suite: Path, tmp
 
 
 def test_case_glob_and_tag_filters(suite: Path) -> None:
-    listed = tooltrial("run", str(suite), "-c", "good/*", "-l")
+    listed = run_cli("run", str(suite), "-c", "good/*", "-l")
     assert listed.returncode == 0
     assert [line.split()[0] for line in listed.stdout.splitlines()] == ["good/write-hello", "good/count-lines"]
-    tagged = tooltrial("list", str(suite), "--tag", "smoke")
+    tagged = run_cli("list", str(suite), "--tag", "smoke")
     assert tagged.stdout.split() [0] == "good/write-hello" and len(tagged.stdout.splitlines()) == 1
 
 
 def test_no_case_selected_exits_5(suite: Path) -> None:
-    done = tooltrial("run", str(suite), "-c", "nothing/*")
+    done = run_cli("run", str(suite), "-c", "nothing/*")
     assert done.returncode == 5
     assert "no case selected" in done.stderr
 
@@ -149,7 +102,7 @@ def test_no_case_selected_exits_5(suite: Path) -> None:
 def test_validate_misspelled_key_exits_4_with_position(tmp_path: Path) -> None:
     case_file = tmp_path / "typo.yml"
     case_file.write_text("- id: a\n  turns: [x]\n  expect:\n    response_contain: [x]\n")
-    done = tooltrial("validate", str(case_file))
+    done = run_cli("validate", str(case_file))
     assert done.returncode == 4
     assert f"{case_file}:4:5" in done.stderr
     assert "did you mean 'response_contains'" in done.stderr
@@ -160,7 +113,7 @@ def test_validate_rejects_names_that_end_in_a_newline(tmp_path: Path) -> None:
     case_file = tmp_path / "names.yml"
     case_file.write_text('- id: "fix\\n"\n  turns: [x]\n  env: {"PATH_X\\n": "1"}\n'
                          '  mocks:\n    - {name: "lookup\\n", description: d, parameters: {type: object}}\n')
-    done = tooltrial("validate", str(case_file))
+    done = run_cli("validate", str(case_file))
     assert done.returncode == 4
     assert done.stderr.splitlines() == [
         f"error: {case_file}:1:7: id: 'fix\\n' is not a valid name "
@@ -173,43 +126,44 @@ def test_validate_rejects_names_that_end_in_a_newline(tmp_path: Path) -> None:
 
 
 def test_validate_good_files(suite: Path) -> None:
-    done = tooltrial("validate", str(suite / "good.yml"))
+    done = run_cli("validate", str(suite / "good.yml"))
     assert done.returncode == 0
     assert done.stdout.strip() == "2 cases in 1 files are valid"
 
 
 def test_bad_usage_exits_4_without_traceback() -> None:
-    done = tooltrial("run", "--runs", "zero")
-    assert done.returncode == 4
-    assert "Traceback" not in done.stderr
+    done = run_cli("run", "--runs", "zero")
+    assert (done.returncode, done.stdout) == (4, "")
+    assert done.stderr == "error: argument --runs: expected a whole number, got 'zero' (see 'tooltrial run --help')\n"
 
 
 def test_missing_path_exits_4(tmp_path: Path) -> None:
-    done = tooltrial("run", str(tmp_path / "nope.yml"))
-    assert done.returncode == 4
-    assert "nope.yml" in done.stderr
+    done = run_cli("run", str(tmp_path / "nope.yml"), "--results", str(tmp_path / "results"))
+    assert (done.returncode, done.stdout) == (4, "")
+    assert done.stderr == f"error: no such file or folder: {tmp_path / 'nope.yml'}\n"
+    assert not (tmp_path / "results").exists()
 
 
 def test_undefined_template_variable_is_a_usage_error(tmp_path: Path) -> None:
     (tmp_path / "tpl.yml").write_text("- id: a\n  turns: ['hello {{ who }}']\n  script: [{content: x}]\n")
-    done = tooltrial("run", str(tmp_path / "tpl.yml"))
+    done = run_cli("run", str(tmp_path / "tpl.yml"))
     assert done.returncode == 4
     assert "'who' is undefined" in done.stderr
 
 
 def test_keep_prints_the_workspace(suite: Path, tmp_path: Path) -> None:
-    done = tooltrial("run", str(suite / "good.yml"), "-c", "*/write-hello", "--keep",
-                     "--results", str(tmp_path / "results"))
+    done = run_cli("run", str(suite / "good.yml"), "-c", "*/write-hello", "--keep",
+                   "--results", str(tmp_path / "results"))
     kept = [line.split(": ", 1)[1] for line in done.stdout.splitlines() if "workspace kept" in line]
     assert len(kept) == 1 and (Path(kept[0]) / "out.txt").read_text() == "hello\n"
 
 
 def test_schema_prints_json() -> None:
-    import json
-
-    done = tooltrial("schema")
-    assert done.returncode == 0
-    assert json.loads(done.stdout)["$schema"].startswith("https://json-schema.org/draft/2020-12")
+    done = run_cli("schema")
+    assert (done.returncode, done.stderr) == (0, "")
+    schema = json.loads((ROOT / "schemas" / "case.schema.json").read_text(encoding="utf-8"))
+    assert done.stdout == json.dumps(schema, indent=2) + "\n"
+    assert schema["$schema"] == "https://json-schema.org/draft/2020-12/schema"
 
 
 def test_import_runner_does_not_import_litellm() -> None:
@@ -221,7 +175,7 @@ def test_import_runner_does_not_import_litellm() -> None:
 def test_validate_renders_templates_like_run_does(tmp_path: Path) -> None:
     case_file = tmp_path / "tpl.yml"
     case_file.write_text("- id: a\n  turns: ['{{ undefined_var.x }}']\n  script: [{content: x}]\n")
-    done = tooltrial("validate", str(case_file))
+    done = run_cli("validate", str(case_file))
     assert done.returncode == 4
     assert done.stderr.strip() == (f"error: {case_file}:1: tpl/a.turns[0]: 'undefined_var' is undefined"
                                    " (define it under the case's vars:, or check its spelling)")
@@ -231,7 +185,7 @@ def test_a_template_syntax_error_names_the_case_the_template_line_and_the_fix(tm
     case_file = tmp_path / "tpl.yml"
     case_file.write_text("- id: a\n  turns: [ok]\n  script: [{content: x}]\n"
                          "- id: b\n  turns: [first, \"line one\\n{{ unclosed\"]\n  script: [{content: x}]\n")
-    done = tooltrial("validate", str(case_file))
+    done = run_cli("validate", str(case_file))
     assert done.returncode == 4
     assert done.stderr.strip() == (
         f"error: {case_file}:4: tpl/b.turns[1]: unexpected end of template, expected 'end of print statement'."
@@ -240,20 +194,20 @@ def test_a_template_syntax_error_names_the_case_the_template_line_and_the_fix(tm
 
 def test_report_or_junit_path_that_is_a_folder_is_a_usage_error(tmp_path: Path) -> None:
     for flag in ("--report", "--junit"):
-        done = tooltrial("run", "cases/fs.yml", flag, str(tmp_path), "--results", str(tmp_path / "r"))
+        done = run_cli("run", "cases/fs.yml", flag, str(tmp_path), "--results", str(tmp_path / "r"))
         assert done.returncode == 4, done.stderr
         assert done.stderr.startswith(f"error: {flag} {tmp_path} is a folder (give a file path")
         assert not (tmp_path / "r").exists()  # refused before any run
 
 
 def test_bad_numbers_are_named_plainly() -> None:
-    done = tooltrial("run", "-j", "abc")
+    done = run_cli("run", "-j", "abc")
     assert done.returncode == 4
     assert done.stderr.startswith("error: argument -j/--jobs: expected a whole number, got 'abc'")
 
 
 def test_validate_a_folder_without_case_files_exits_5(tmp_path: Path) -> None:
-    done = tooltrial("validate", str(tmp_path))
+    done = run_cli("validate", str(tmp_path))
     assert (done.returncode, done.stderr.strip()) == (5, "no case file found")
 
 
@@ -276,7 +230,7 @@ def test_a_closed_stdout_stops_the_run_as_ctrl_c_does(tmp_path: Path) -> None:
 def test_validate_reports_every_template_error_of_a_case(tmp_path: Path) -> None:
     case_file = tmp_path / "two.yml"
     case_file.write_text("- id: two\n  system: '{{ s }}'\n  turns: ['{{ a }}', '{{ b }}']\n  script: [{content: x}]\n")
-    done = tooltrial("validate", str(case_file))
+    done = run_cli("validate", str(case_file))
     assert done.returncode == 4
     assert [line.split(": ")[2:] for line in done.stderr.splitlines()] == [
         ["two/two.system", "'s' is undefined (define it under the case's vars:, or check its spelling)"],

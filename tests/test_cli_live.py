@@ -1,7 +1,7 @@
-"""The real CLI in a subprocess, with live providers served by loopback fake servers.
+"""The real CLI in this process, with live providers served by loopback fake servers.
 
-``python -m runner run ... -p ALIAS --config FILE`` talks over HTTP, through
-litellm, to servers this test process runs; assertions read the JSON record.
+``tooltrial run ... -p ALIAS --config FILE`` (``runner.cli.main``) talks over HTTP,
+through litellm, to servers this test process runs; assertions read the JSON record.
 """
 
 from __future__ import annotations
@@ -24,7 +24,9 @@ from tests.fake_servers import (
     openai_reply,
     script_replies,
 )
-from tests.helpers import ROOT, config, run_output, tooltrial
+from tests.helpers import ROOT, config, run_cli, run_output
+
+pytestmark = pytest.mark.usefixtures("litellm_loaded")
 
 BUNDLED = load_cases([ROOT / "cases"])
 FIX = next(c for c in BUNDLED if c.full_id == "fix/fix-failing-test")
@@ -33,9 +35,9 @@ FIX = next(c for c in BUNDLED if c.full_id == "fix/fix-failing-test")
 def test_a_bundled_case_over_http_recorded_as_json(tmp_path: Path) -> None:
     with OpenAIServer() as server:
         server.push(*script_replies(FIX.script, usage=(120, 30)))
-        done = tooltrial("run", "cases/fix.yml", "-c", "fix/fix-failing-test", "-p", "local-openai",
-                         "--config", str(config(tmp_path, server.api_base)), "--output", "json",
-                         "--results", str(tmp_path / "results"))
+        done = run_cli("run", "cases/fix.yml", "-c", "fix/fix-failing-test", "-p", "local-openai",
+                       "--config", str(config(tmp_path, server.api_base)), "--output", "json",
+                       "--results", str(tmp_path / "results"))
     assert done.returncode == 0, done.stderr
     (record,) = json.loads(done.stdout)["runs"]
     assert (record["case"], record["provider"], record["status"]) == ("fix/fix-failing-test", "local-openai", "pass")
@@ -52,12 +54,12 @@ def test_a_bundled_case_over_http_recorded_as_json(tmp_path: Path) -> None:
 
 
 def test_server_errors_then_the_next_case_runs_verbose(tmp_path: Path) -> None:
-    env = {**os.environ, "TOOLTRIAL_TEST_LOCAL_KEY": "sk-verbose-secret"}
+    env = {"TOOLTRIAL_TEST_LOCAL_KEY": "sk-verbose-secret"}
     with OpenAIServer() as server:
         server.push(*[error_reply(503, "model is loading")] * 3, *script_replies(FIX.script, usage=None))
-        done = tooltrial("run", "cases/fix.yml", "-p", "local-openai", "--config", str(config(tmp_path, server.api_base)),
-                         "-c", "fix/fix-failing-test", "--runs", "2", "-j", "1", "--output", "json", "--verbose",
-                         "--results", str(tmp_path / "results"), env=env)
+        done = run_cli("run", "cases/fix.yml", "-p", "local-openai", "--config", str(config(tmp_path, server.api_base)),
+                       "-c", "fix/fix-failing-test", "--runs", "2", "-j", "1", "--output", "json", "--verbose",
+                       "--results", str(tmp_path / "results"), env=env)
     assert done.returncode == 3  # only an infrastructure error broke the gate
     assert "LiteLLM DEBUG" in done.stderr  # litellm's log goes to stderr; stdout stays one JSON document
     assert "sk-verbose-secret" not in done.stderr + done.stdout
@@ -71,11 +73,12 @@ def test_server_errors_then_the_next_case_runs_verbose(tmp_path: Path) -> None:
     assert "tokens:" not in done.stderr  # no run reported any
 
 
+@pytest.mark.slow  # every bundled case twice, each run's commands for real
 def test_whole_bundled_suite_over_both_servers_with_labelled_arms(tmp_path: Path) -> None:
     with OpenAIServer(responder=ScriptResponder(BUNDLED)) as oa, OllamaServer(responder=ScriptResponder(BUNDLED, ollama=True)) as ol:
-        done = tooltrial("run", "cases/", "-p", "local-openai", "-p", "local-ollama", "-P", "prompts/terse.j2",
-                         "--config", str(config(tmp_path, oa.api_base, ol.api_base)),
-                         "--results", str(tmp_path / "results"))
+        done = run_cli("run", "cases/", "-p", "local-openai", "-p", "local-ollama", "-P", "prompts/terse.j2",
+                       "--config", str(config(tmp_path, oa.api_base, ol.api_base)),
+                       "--results", str(tmp_path / "results"))
     assert done.returncode == 0, done.stdout + done.stderr
     lines = done.stdout.splitlines()
     for case in BUNDLED:
@@ -92,14 +95,14 @@ def test_config_in_the_current_folder_and_its_default_provider(tmp_path: Path) -
         config(tmp_path, server.api_base, extra="default_provider: local-openai\n")
         (tmp_path / "t.yml").write_text(
             "- id: w\n  turns: [write hi]\n  expect: {files: {out.txt: {equals: hi}}}\n", encoding="utf-8")
-        done = tooltrial("run", "t.yml", cwd=tmp_path, env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT)})
+        done = run_cli("run", "t.yml", cwd=tmp_path, env={"TOOLTRIAL_TEST_LOCAL_KEY": None})
     assert done.returncode == 0, done.stdout + done.stderr
     assert "PASS t/w" in done.stdout
     assert len(server.chats) == 2
 
 
 def test_a_bare_provider_name_is_exit_4_with_how_to_name_a_model(tmp_path: Path) -> None:
-    done = tooltrial("run", "cases/fix.yml", "-p", "ollama", "--config", str(config(tmp_path)))
+    done = run_cli("run", "cases/fix.yml", "-p", "ollama", "--config", str(config(tmp_path)))
     assert done.returncode == 4
     assert done.stderr.strip() == ("error: provider 'ollama' needs a model "
                                    "(use -p ollama/<model>, or add an alias 'ollama' under providers: in tooltrial.yml)")
@@ -145,10 +148,8 @@ def test_missing_key_for_a_remote_alias_points_at_the_config(tmp_path: Path, mon
 
 @pytest.mark.parametrize("value", [None, ""], ids=["unset", "empty"])
 def test_a_missing_or_empty_openai_key_is_exit_4_before_any_request(tmp_path: Path, value: str | None) -> None:
-    env = {k: v for k, v in os.environ.items() if k != "OPENAI_API_KEY"}
-    if value is not None:
-        env["OPENAI_API_KEY"] = value
-    done = tooltrial("run", "cases/fix.yml", "-p", "openai/gpt-4o", "--results", str(tmp_path / "results"), env=env)
+    done = run_cli("run", "cases/fix.yml", "-p", "openai/gpt-4o", "--results", str(tmp_path / "results"),
+                   env={"OPENAI_API_KEY": value})
     assert done.returncode == 4
     assert done.stderr.strip() == (
         "error: cannot use provider 'openai/gpt-4o': OPENAI_API_KEY is not set "
@@ -166,6 +167,6 @@ def test_an_empty_key_stays_in_the_environment_after_the_check(monkeypatch) -> N
 def test_a_bad_config_file_is_exit_4_with_its_position(tmp_path: Path) -> None:
     path = tmp_path / "bad.yml"
     path.write_text("providers:\n  x: {model: openai/y, temprature: 0}\n", encoding="utf-8")
-    done = tooltrial("run", "cases/fix.yml", "--config", str(path))
+    done = run_cli("run", "cases/fix.yml", "--config", str(path))
     assert done.returncode == 4
     assert done.stderr.strip() == f"error: {path}:2:24: providers.x: unknown key 'temprature' (did you mean 'temperature'?)"

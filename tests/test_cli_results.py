@@ -8,7 +8,7 @@ from pathlib import Path
 
 from jsonschema import Draft202012Validator
 
-from tests.helpers import ROOT, run_output, tooltrial
+from tests.helpers import ROOT, run_cli, run_output
 
 GOOD = """\
 - id: hello
@@ -51,7 +51,7 @@ def _schema(name: str) -> Draft202012Validator:
 def test_two_prompts_with_repeats(tmp_path: Path) -> None:
     (tmp_path / "good.yml").write_text(GOOD)
     results, junit, report = tmp_path / "results", tmp_path / "out.xml", tmp_path / "report.json"
-    done = tooltrial(
+    done = run_cli(
         "run", str(tmp_path / "good.yml"), "--runs", "3", "-P", "prompts/default.j2", "-P", "prompts/terse.j2",
         "--results", str(results), "--junit", str(junit), "--report", str(report),
     )
@@ -82,14 +82,14 @@ def test_two_prompts_with_repeats(tmp_path: Path) -> None:
 
 def test_case_runs_and_min_pass_rate_hold_the_gate(tmp_path: Path) -> None:
     (tmp_path / "gated.yml").write_text(GATED)
-    done = tooltrial("run", str(tmp_path / "gated.yml"), "--results", str(tmp_path / "r"))
+    done = run_cli("run", str(tmp_path / "gated.yml"), "--results", str(tmp_path / "r"))
     assert done.returncode == 0, done.stdout  # 0/4 passed, but the case asks for 0%
     assert "0/4 passed" in done.stdout.splitlines()
 
 
 def test_suite_min_pass_rate_fails_the_run(tmp_path: Path) -> None:
     (tmp_path / "good.yml").write_text(WRONG)
-    done = tooltrial("run", str(tmp_path / "good.yml"), "--min-pass-rate", "0.5", "--runs", "2", "--results", str(tmp_path / "r"))
+    done = run_cli("run", str(tmp_path / "good.yml"), "--min-pass-rate", "0.5", "--runs", "2", "--results", str(tmp_path / "r"))
     assert done.returncode == 1
     assert "gate failed: good/answer [scripted · default]: 0/2 passed, needs 50% (agent)" in done.stdout.splitlines()
 
@@ -97,17 +97,17 @@ def test_suite_min_pass_rate_fails_the_run(tmp_path: Path) -> None:
 def test_infrastructure_errors_alone_exit_3(tmp_path: Path) -> None:
     (tmp_path / "down.yml").write_text(DOWN)
     (tmp_path / "good.yml").write_text(GOOD)
-    only_down = tooltrial("run", str(tmp_path / "down.yml"), "--results", str(tmp_path / "r"))
+    only_down = run_cli("run", str(tmp_path / "down.yml"), "--results", str(tmp_path / "r"))
     assert only_down.returncode == 3
     assert only_down.stdout.splitlines()[0] == "ERROR down/no-setup: setup command failed (exit 7): exit 7"
     (tmp_path / "bad.yml").write_text(WRONG)
-    with_failure = tooltrial("run", str(tmp_path / "down.yml"), str(tmp_path / "bad.yml"), "--results", str(tmp_path / "r"))
+    with_failure = run_cli("run", str(tmp_path / "down.yml"), str(tmp_path / "bad.yml"), "--results", str(tmp_path / "r"))
     assert with_failure.returncode == 1
 
 
 def test_json_output_is_the_report_with_every_run(tmp_path: Path) -> None:
     (tmp_path / "good.yml").write_text(GOOD)
-    done = tooltrial("run", str(tmp_path / "good.yml"), "--output", "json", "--results", str(tmp_path / "r"))
+    done = run_cli("run", str(tmp_path / "good.yml"), "--output", "json", "--results", str(tmp_path / "r"))
     document = json.loads(done.stdout)
     _schema("report.schema.json").validate(document)
     assert [r["case"] for r in document["runs"]] == ["good/hello", "good/answer"]
@@ -116,13 +116,13 @@ def test_json_output_is_the_report_with_every_run(tmp_path: Path) -> None:
 
 
 def test_bad_min_pass_rate_is_a_usage_error() -> None:
-    done = tooltrial("run", "--min-pass-rate", "1.5")
+    done = run_cli("run", "--min-pass-rate", "1.5")
     assert done.returncode == 4 and "must be between 0 and 1" in done.stderr
 
 
 def test_results_dir_from_the_project_config(tmp_path: Path) -> None:
     (tmp_path / "tooltrial.yml").write_text("results_dir: saved\n")
-    done = tooltrial("run", "cases/fs.yml", "-c", "fs/read-file-lines", "--config", str(tmp_path / "tooltrial.yml"))
+    done = run_cli("run", "cases/fs.yml", "-c", "fs/read-file-lines", "--config", str(tmp_path / "tooltrial.yml"))
     assert done.returncode == 0, done.stderr
     (folder,) = (tmp_path / "saved").iterdir()
     assert (folder / "report.json").is_file()

@@ -21,9 +21,8 @@ from runner.run.options import Arm, RunOptions
 from runner.run.pool import InOrder, run_pool
 from runner.run.prompts import load_prompt
 from runner.run.record import PASS
-from tests.helpers import make_case
+from tests.helpers import BAD_RUN, GOOD, ROOT, make_case, run_cli
 from tests.sandboxes import BWRAP, make_sandbox, none_left, processes_with
-from tests.test_cli import BAD_RUN, GOOD, ROOT, tooltrial
 
 ARM = Arm(resolve_provider("scripted"), load_prompt(None))
 
@@ -82,15 +81,26 @@ def test_pool_stop_leaves_the_rest_unstarted() -> None:
 
 def test_pool_error_stops_scheduling_and_propagates() -> None:
     stop = threading.Event()
+    bug = RuntimeError("bug")
+    started: list[int] = []
+    finished: list[int] = []
+    reported: list[tuple[int, int]] = []
 
     def work(index: int) -> int:
+        started.append(index)
         if index == 1:
-            raise RuntimeError("bug")
+            raise bug
+        stop.wait(10)  # job 0 runs on until the error stopped the pool: nothing else may finish first
+        finished.append(index)
         return index
 
-    with pytest.raises(RuntimeError, match="bug"):
-        run_pool(work, 50, 2, stop)
+    with pytest.raises(RuntimeError) as caught:
+        run_pool(work, 50, 2, stop, on_result=lambda index, result: reported.append((index, result)))
+    assert caught.value is bug
     assert stop.is_set()
+    assert sorted(started) == [0, 1]  # no job started after the error
+    assert finished == [0]  # the running job was waited for
+    assert reported == []  # and its result not passed on: the error came first
 
 
 def test_concurrent_runs_of_one_case_each_get_their_own_workspace() -> None:
@@ -122,8 +132,8 @@ def test_output_with_8_jobs_equals_output_with_1(tmp_path: Path) -> None:
     (tmp_path / "bad.yml").write_text(BAD_RUN)
     paths = [str(ROOT / "cases" / "fs.yml"), str(tmp_path)]
     results = ("--results", str(tmp_path / "results"))
-    one = tooltrial("run", *paths, "--runs", "2", "-j", "1", *results)
-    eight = tooltrial("run", *paths, "--runs", "2", "-j", "8", *results)
+    one = run_cli("run", *paths, "--runs", "2", "-j", "1", *results)
+    eight = run_cli("run", *paths, "--runs", "2", "-j", "8", *results)
     assert one.returncode == eight.returncode == 1
     assert _timeless(one.stdout) == _timeless(eight.stdout)
     assert one.stdout.startswith("PASS fs/read-file-lines #1\nPASS fs/read-file-lines #2\n")
@@ -164,17 +174,17 @@ def test_ctrl_c_stops_runs_keeps_what_finished_and_resume_runs_the_rest(tmp_path
     assert report["unfinished"] == [
         {"case": f"slow/slow-{n}", "provider": "scripted", "prompt": "default", "run": 0} for n in range(1, 5)
     ]
-    shown = tooltrial("report", str(folder))
+    shown = run_cli("report", str(folder))
     assert shown.returncode == 0, shown.stderr
     assert "\ninterrupted: 4 runs did not finish (cases: slow/slow-1, slow/slow-2, slow/slow-3, slow/slow-4)\n" in shown.stdout
-    shown_json = json.loads(tooltrial("report", str(folder), "--output", "json").stdout)
+    shown_json = json.loads(run_cli("report", str(folder), "--output", "json").stdout)
     assert (shown_json["exit_code"], shown_json["unfinished"]) == (2, report["unfinished"])
     assert (shown_json["overall"], shown_json["arms"]) == (report["overall"], report["arms"])
     schema = Draft202012Validator(json.loads((ROOT / "schemas" / "report.schema.json").read_text()))
     schema.validate(report)
     schema.validate(shown_json)
 
-    resumed = tooltrial("run", str(tmp_path / "slow.yml"), "--results", str(tmp_path / "results"), "--resume", str(folder))
+    resumed = run_cli("run", str(tmp_path / "slow.yml"), "--results", str(tmp_path / "results"), "--resume", str(folder))
     assert resumed.returncode == 0, resumed.stderr
     assert resumed.stdout.splitlines()[:6] == [
         "resuming: 1 of 5 runs are done already",

@@ -16,7 +16,7 @@ from runner.errors import CaseFileError
 from runner.spec.casefile import load_file, validate_file
 from runner.spec.fastyaml import fast_load
 from runner.spec.source import parse, to_plain
-from tests.test_cases_fuzz import files
+from tests.strategies import files
 
 ROOT = Path(__file__).resolve().parent.parent
 

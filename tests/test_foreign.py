@@ -12,8 +12,6 @@ regenerate those with:
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -33,10 +31,10 @@ from runner.spec.case import Case
 from runner.spec.casefile import load_file, validate_file
 from runner.spec.foreign.replio import to_case_mapping
 from tests.fake_servers import OpenAIServer, openai_reply
-from tests.test_cases_fuzz import anything, check
+from tests.helpers import run_cli
+from tests.strategies import anything, check
 
 FOREIGN = Path(__file__).parent / "foreign"
-ROOT = Path(__file__).parent.parent
 BROKEN = sorted(p.name for p in (FOREIGN / "broken").glob("*.json"))
 
 
@@ -95,10 +93,7 @@ def test_replio_fixture_runs_and_its_verifier_judges_the_trace() -> None:
 
 
 def test_replio_script_passthrough_runs_offline_from_the_cli(tmp_path: Path) -> None:
-    done = subprocess.run(
-        [sys.executable, "-m", "runner", "run", "tests/foreign/replio", "-p", "scripted", "--results", str(tmp_path)],
-        cwd=ROOT, capture_output=True, text=True, timeout=120,
-    )
+    done = run_cli("run", "tests/foreign/replio", "-p", "scripted", "--results", str(tmp_path))
     assert done.returncode == 3  # a run that could not start is the infrastructure's failure, not the agent's
     assert done.stdout.splitlines()[:3] == [
         "PASS replio/bump-version",
@@ -145,6 +140,7 @@ def test_any_replio_data_loads_or_fails_with_a_located_error(data: Any) -> None:
         check(data, Path(folder))
 
 
+@pytest.mark.usefixtures("litellm_loaded")
 def test_both_samples_run_unchanged_against_a_live_model(tmp_path: Path) -> None:
     """The CLI, over HTTP through litellm to a loopback fake OpenAI server, on the files as they are."""
     with OpenAIServer() as server:
@@ -157,11 +153,8 @@ def test_both_samples_run_unchanged_against_a_live_model(tmp_path: Path) -> None
         )
         config = tmp_path / "tooltrial.yml"
         config.write_text(f"providers:\n  live:\n    model: openai/fake\n    api_base: {server.api_base}\n", encoding="utf-8")
-        done = subprocess.run(
-            [sys.executable, "-m", "runner", "run", "tests/foreign/replio/read-file-lines.json", "tests/foreign/elelem/cases",
-             "-p", "live", "--config", str(config), "--results", str(tmp_path / "results"), "-j", "1"],
-            cwd=ROOT, capture_output=True, text=True, timeout=300,
-        )
+        done = run_cli("run", "tests/foreign/replio/read-file-lines.json", "tests/foreign/elelem/cases",
+                       "-p", "live", "--config", str(config), "--results", str(tmp_path / "results"), "-j", "1")
     assert done.returncode == 0, done.stdout + done.stderr
     assert done.stdout.splitlines()[:3] == ["PASS replio/read-file-lines", "PASS fix/fix-failing-test", "2/2 passed"]
     offered = [tool["function"]["name"] for tool in server.chats[0].body["tools"]]

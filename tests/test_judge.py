@@ -1,7 +1,7 @@
 """LLM-as-judge checks through the real provider path: litellm to a loopback OpenAI server.
 
 The agent is the scripted provider; the judge is an alias in a tooltrial.yml,
-resolved in-process with ``resolve_provider`` or by the CLI in a subprocess.
+resolved with ``resolve_provider`` or by the CLI, both in this process.
 """
 
 from __future__ import annotations
@@ -26,7 +26,9 @@ from runner.sandbox.command import Sandbox
 from runner.spec.casefile import load_file
 from runner.spec.config import load_config
 from tests.fake_servers import OpenAIServer, Reply, openai_reply
-from tests.helpers import ROOT, config, run_output, tooltrial
+from tests.helpers import ROOT, config, run_cli, run_output
+
+pytestmark = pytest.mark.usefixtures("litellm_loaded")
 
 UNREACHABLE = "http://127.0.0.1:9/v1"  # nothing listens on the discard port
 
@@ -76,8 +78,8 @@ def _run(tmp_path: Path, base: str) -> RunRecord:
 def _cli(tmp_path: Path, base: str, *argv: str, case: str = CASE, extra: str = "",
          agent: str = "scripted") -> tuple[subprocess.CompletedProcess[str], dict[str, Any] | None]:
     """``tooltrial run judged.yml -p AGENT --config ... --output json ARGV``: (process, its one run as JSON)."""
-    done = tooltrial("run", str(_case_file(tmp_path, case)), "-p", agent, "--config",
-                     str(judge_config(tmp_path, base, extra)), "--output", "json", "--results", str(tmp_path / "r"), *argv)
+    done = run_cli("run", str(_case_file(tmp_path, case)), "-p", agent, "--config",
+                   str(judge_config(tmp_path, base, extra)), "--output", "json", "--results", str(tmp_path / "r"), *argv)
     runs = json.loads(done.stdout)["runs"] if done.stdout else []
     return done, runs[0] if runs else None
 
@@ -221,8 +223,8 @@ def test_cli_judge_from_the_config_and_one_a_case_names(tmp_path: Path) -> None:
 
 def test_validate_baseline_takes_the_judge_from_the_config(tmp_path: Path) -> None:
     with OpenAIServer(fallback=verdict(0.1, "Nothing was done.")) as server:
-        done = tooltrial("validate", str(_case_file(tmp_path)), "--baseline",
-                         "--config", str(judge_config(tmp_path, server.api_base, "judge: local-judge\n")))
+        done = run_cli("validate", str(_case_file(tmp_path)), "--baseline",
+                       "--config", str(judge_config(tmp_path, server.api_base, "judge: local-judge\n")))
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == ["1 cases in 1 files are valid", "baseline: 0 of 1 cases pass without doing the task"]
     assert [r.body["model"] for r in server.chats] == ["gpt-4o-mini"] * 2  # do-nothing and random-tools, each graded

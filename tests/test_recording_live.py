@@ -1,6 +1,6 @@
 """--record against a live provider (litellm over HTTP to a loopback fake OpenAI server), replayed offline.
 
-The whole CLI runs in subprocesses: one run talks to the server and records,
+The whole CLI runs twice in this process: one run talks to the server and records,
 a second replays the recording with ``-p scripted`` and no server at all. Both
 JSON reports must agree on everything but timings.
 """
@@ -11,10 +11,12 @@ import json
 from pathlib import Path
 from typing import Any
 
-from tests.fake_servers import OpenAIServer, openai_reply
-from tests.helpers import tooltrial
+import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests.fake_servers import OpenAIServer, openai_reply
+from tests.helpers import run_cli
+
+pytestmark = pytest.mark.usefixtures("litellm_loaded")
 
 CASES = """\
 - id: count-and-report
@@ -62,12 +64,12 @@ def test_a_live_run_recorded_then_replayed_offline_is_the_same_run(tmp_path: Pat
         (tmp_path / "tooltrial.yml").write_text(
             f"providers:\n  live:\n    model: openai/fake\n    api_base: {server.api_base}\n"
             "    retries: {attempts: 1}\n", encoding="utf-8")
-        live = tooltrial("run", "cases", "-p", "live", "--record", "recorded", "--output", "json", cwd=tmp_path)
+        live = run_cli("run", "cases", "-p", "live", "--record", "recorded", "--output", "json", cwd=tmp_path)
     assert live.returncode == 0, live.stderr
     assert live.stderr.splitlines()[-1] == (
         "recorded 1 runs in recorded/cases; replay them offline with: tooltrial run recorded/cases -p scripted"
     )
-    replay = tooltrial("run", "recorded/cases", "-p", "scripted", "--output", "json", cwd=tmp_path)
+    replay = run_cli("run", "recorded/cases", "-p", "scripted", "--output", "json", cwd=tmp_path)
     assert replay.returncode == 0, replay.stderr
 
     (live_run,) = json.loads(live.stdout)["runs"]

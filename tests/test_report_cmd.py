@@ -11,7 +11,7 @@ from jsonschema import Draft202012Validator
 from runner.errors import UserError
 from runner.output.store import ResultsWriter
 from runner.scoring.regression import regression
-from tests.helpers import ROOT, tooltrial
+from tests.helpers import ROOT, run_cli
 from tests.records import matrix, runs
 
 BEFORE = {("g/a", "a"): "PPP", ("g/b", "a"): "PPP", ("g/c", "a"): "FFF", ("g/gone", "a"): "PPP"}
@@ -28,7 +28,7 @@ def _folder(root: Path, cells: dict[tuple[str, str], str]) -> Path:
 
 def test_regression_view_lists_flips_and_deltas(tmp_path: Path) -> None:
     before, after = _folder(tmp_path, BEFORE), _folder(tmp_path, AFTER)
-    done = tooltrial("report", str(before), str(after))
+    done = run_cli("report", str(before), str(after))
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     assert lines[:2] == [f"before: {before}", f"after:  {after}"]
@@ -49,7 +49,7 @@ def test_regression_view_lists_flips_and_deltas(tmp_path: Path) -> None:
 
 def test_regression_json_matches_the_schema(tmp_path: Path) -> None:
     before, after = _folder(tmp_path, BEFORE), _folder(tmp_path, AFTER)
-    done = tooltrial("report", str(before), str(after), "--output", "json")
+    done = run_cli("report", str(before), str(after), "--output", "json")
     document = json.loads(done.stdout)
     Draft202012Validator(json.loads((ROOT / "schemas" / "report.schema.json").read_text())).validate(document)
     assert document["kind"] == "tooltrial.regression"
@@ -59,7 +59,7 @@ def test_regression_json_matches_the_schema(tmp_path: Path) -> None:
 
 def test_one_folder_is_rendered_again(tmp_path: Path) -> None:
     folder = _folder(tmp_path, {("g/a", "x"): "PF", ("g/a", "y"): "PP"})
-    done = tooltrial("report", str(folder))
+    done = run_cli("report", str(folder))
     lines = done.stdout.splitlines()
     assert lines[:5] == [
         "PASS g/a #1 [scripted · x]", "FAIL g/a #2 [scripted · x]", "  verify failed (exit 1): test -f out.txt",
@@ -74,7 +74,7 @@ def test_one_folder_is_rendered_again(tmp_path: Path) -> None:
         "exact McNemar p = 1: not significant at 0.05, the difference may be chance",
         "gate failed: g/a [scripted · x]: 1/2 passed, needs 100% (agent)",
     ]
-    document = json.loads(tooltrial("report", str(tmp_path), "--output", "json").stdout)
+    document = json.loads(run_cli("report", str(tmp_path), "--output", "json").stdout)
     assert document["kind"] == "tooltrial.report" and document["exit_code"] == 1
 
 
@@ -86,5 +86,5 @@ def test_arms_match_by_label_or_as_the_only_ones() -> None:
 
 
 def test_three_folders_is_a_usage_error(tmp_path: Path) -> None:
-    done = tooltrial("report", str(tmp_path), str(tmp_path), str(tmp_path))
+    done = run_cli("report", str(tmp_path), str(tmp_path), str(tmp_path))
     assert done.returncode == 4 and "give one to show it, or two to compare them" in done.stderr

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+import re
 import signal
 import subprocess
 import sys
 import time
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
@@ -29,10 +31,16 @@ def _schema(name: str) -> Draft202012Validator:
 
 
 def test_run_id_is_utc_time_and_a_suffix() -> None:
+    two_hours_east = timezone(timedelta(hours=2))
+    pinned = new_run_id(datetime(2026, 3, 1, 1, 6, 7, 999_999, tzinfo=two_hours_east))
+    assert re.fullmatch(r"20260228T230607Z-[0-9a-f]{6}", pinned), pinned  # UTC, the day before, to the second
+    before = datetime.now(timezone.utc).replace(microsecond=0)
     first, second = new_run_id(), new_run_id()
+    after = datetime.now(timezone.utc)
     assert first != second
     stamp, suffix = first.split("-")
-    assert len(stamp) == 16 and stamp.endswith("Z") and len(suffix) == 6
+    assert before <= datetime.strptime(stamp, "%Y%m%dT%H%M%SZ").replace(tzinfo=timezone.utc) <= after
+    assert re.fullmatch(r"[0-9a-f]{6}", suffix), suffix
 
 
 def test_write_new_never_overwrites(tmp_path: Path) -> None:

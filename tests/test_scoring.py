@@ -28,7 +28,7 @@ from runner.scoring.metrics import (
     turn_traces,
 )
 from runner.spec.casefile import load_file
-from tests.helpers import make_case, tooltrial
+from tests.helpers import make_case, run_cli
 
 
 def _step(name: str, arguments: dict[str, Any] | None = None, is_error: bool = False, turn: int = 0) -> Step:
@@ -332,7 +332,7 @@ SKIPPED_READ_IN_TURN_TWO = """\
 def test_the_cli_reports_a_process_score_counting_a_turns_skipped_tool(tmp_path: Path) -> None:
     path = tmp_path / "turns.yml"
     path.write_text(SKIPPED_READ_IN_TURN_TWO)
-    done = tooltrial("run", str(path), "-p", "scripted", "--output", "json", "--results", str(tmp_path / "results"))
+    done = run_cli("run", str(path), "-p", "scripted", "--output", "json", "--results", str(tmp_path / "results"))
     assert done.returncode == 1, done.stderr
     (run,) = json.loads(done.stdout)["runs"]
     failed = [check["check"] for check in run["checks"] if not check["passed"]]
