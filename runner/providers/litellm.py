@@ -28,6 +28,7 @@ from runner.providers.base import Completion, OutOfTime, ProviderError, Usage
 from runner.providers.parse import as_dict, parse_completion, parse_usage
 from runner.providers.retry import is_retryable, retrying
 from runner.providers.settings import ModelSettings
+from runner.text import first_line
 
 LOCAL_DUMMY_KEY = "tooltrial-local"  # sent to loopback servers so the OpenAI client does not refuse
 _LOCAL_HOSTS = {"localhost", "127.0.0.1", "::1", "0.0.0.0"}
@@ -172,7 +173,8 @@ class LiteLLMProvider:
             if deadline is not None and is_retryable(e) and attempts < self.settings.retry.attempts:
                 raise self._out_of_time(retry) from e  # no time left for the next attempt
             after = f" after {attempts} attempts" if attempts > 1 else ""
-            raise ProviderError(f"{self.name}: request failed{after}: {_first_line(e)}") from e
+            reason = first_line(str(e).strip(), type(e).__name__)
+            raise ProviderError(f"{self.name}: request failed{after}: {reason}") from e
         latency = time.monotonic() - started
         # Tokens come from the provider's own body: litellm fills a missing usage block with zeros
         # or its own estimate. Without a raw body (litellm kept none) its figures are all there is.
@@ -255,8 +257,3 @@ def _json_object(raw: Any) -> dict[str, Any] | None:
             return None
         return value if isinstance(value, dict) else None
     return None
-
-
-def _first_line(error: BaseException) -> str:
-    text = str(error).strip()
-    return text.splitlines()[0] if text else type(error).__name__

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from runner.errors import CaseFileError, Location, UserError, did_you_mean
+from runner.errors import CaseFileError, Location, UserError, did_you_mean, in_file_order
 from runner.resources import bundled
 from runner.spec.case import GROUP_PATTERN, Case, build_case
 from runner.spec.fastyaml import fast_load
@@ -136,13 +136,7 @@ def check_file(spot: Spot, data: Any, fixtures: Path) -> tuple[Checked, list[Cas
         checked.append((case_spot, merged))
     errors += extra_rule_errors(checked, parts.spot, fixtures)
     unique = {error.render(): error for error in errors}
-    return checked, sorted(unique.values(), key=_place)
-
-
-def _place(error: CaseFileError) -> tuple[int, int]:
-    """Sort key: every error made here has a line and a column."""
-    location = error.location or Location("")
-    return location.line or 0, location.column or 0
+    return checked, in_file_order(unique.values())
 
 
 @dataclass

@@ -33,6 +33,7 @@ from runner.errors import (
     UserError,
     UserErrors,
     did_you_mean,
+    in_file_order,
 )
 from runner.providers.retry import RetryPolicy
 from runner.providers.settings import ModelSettings
@@ -131,7 +132,7 @@ def read_config(path: Path) -> Config:
     errors = [_as_config(e) for error in _validator().iter_errors(data) for e in schema_errors(error, spot)]
     errors += _extra_rules(data, spot)
     if errors:
-        raise UserErrors(sorted(errors, key=_order))
+        raise UserErrors(in_file_order(errors))
     results = data.get("results_dir")
     return Config(
         path=path,
@@ -175,8 +176,3 @@ def _extra_rules(data: Mapping[str, Any], spot: Spot) -> list[UserError]:
 
 def _as_config(error: UserError) -> ConfigError:
     return ConfigError(error.message, error.location, error.path, error.hint)
-
-
-def _order(error: UserError) -> tuple[int, int]:
-    where = error.location
-    return (where.line or 0, where.column or 0) if where else (0, 0)

@@ -22,7 +22,7 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from runner.errors import CaseFileError, did_you_mean
+from runner.errors import CaseFileError, did_you_mean, in_file_order
 from runner.resources import bundled
 from runner.spec.positions import Spot
 from runner.spec.rules import Checked, extra_rule_errors
@@ -94,7 +94,7 @@ def check_fixture(spot: Spot, data: dict[str, Any], stem: str, fixtures: Path) -
         errors = extra_rule_errors([(spot, case)], None, fixtures)
         if not errors:
             return [(spot, case)], []
-    return [], sorted(errors, key=lambda e: (e.location.line or 0, e.location.column or 0) if e.location else (0, 0))
+    return [], in_file_order(errors)
 
 
 def _name_errors(spot: Spot, data: dict[str, Any]) -> list[CaseFileError]:
