@@ -1,9 +1,12 @@
 """Each small rule is written once and every place that needs it uses that one: the order errors are
-listed in, the first line of a message, a value written as one string or a list."""
+listed in, the first line of a message, a value written as one string or a list, the defaults merge."""
 
 from __future__ import annotations
 
+import copy
+import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given
@@ -12,6 +15,8 @@ from hypothesis import strategies as st
 from runner.cli import main
 from runner.errors import CaseFileError, Location, UserError, in_file_order
 from runner.spec.case import as_list
+from runner.spec.casefile import merge_defaults
+from runner.spec.discover import load_cases
 from runner.text import first_line
 
 positions = st.tuples(st.none() | st.integers(1, 9), st.none() | st.integers(1, 9))
@@ -59,3 +64,68 @@ def test_one_string_or_a_list_of_them() -> None:
 def test_a_case_error_without_a_line_comes_first() -> None:
     late, unplaced = CaseFileError("late", Location("f.yml", 3, 1)), CaseFileError("group", Location("f.yml"))
     assert in_file_order([late, unplaced]) == [unplaced, late]
+
+
+scalars = st.none() | st.booleans() | st.integers(-3, 3) | st.text("ab", max_size=2)
+trees = st.recursive(scalars, lambda inner: st.lists(inner, max_size=2) | st.dictionaries(st.sampled_from("xyz"), inner,
+                                                                                           max_size=3), max_leaves=8)
+maps = st.dictionaries(st.sampled_from("xyz"), trees, max_size=3)
+
+
+def merged_by_hand(case: Any, defaults: Any) -> Any:
+    """The rule, spelled out: mappings under one key merge, anything else of the case's wins."""
+    if not (isinstance(case, dict) and isinstance(defaults, dict)):
+        return case
+    keys = [*case, *(key for key in defaults if key not in case)]
+    return {key: merged_by_hand(case[key], defaults[key]) if key in case and key in defaults
+            else case.get(key, defaults.get(key)) for key in keys}
+
+
+@given(maps, maps)
+def test_defaults_merge_under_a_case_by_one_rule(case: dict[str, Any], defaults: dict[str, Any]) -> None:
+    before = copy.deepcopy(defaults)
+    merged = merge_defaults(copy.deepcopy(case), defaults)
+    assert merged == merged_by_hand(case, defaults)
+    assert list(merged) == [*case, *(key for key in defaults if key not in case)]
+    json.dumps(merged)  # every value is plain data
+    for value in merged.values():  # nothing of the defaults is shared, so no case changes another
+        if isinstance(value, (dict, list)):
+            assert all(value is not theirs for theirs in defaults.values())
+    assert defaults == before
+
+
+DEFAULTED = """\
+defaults:
+  tags: [base]
+  files: {a.txt: a, b.txt: b}
+  env: {MODE: test, LEVEL: "1"}
+  vars: {who: {name: Ada, role: admin}, list: [1, 2]}
+  expect:
+    max_turns: 5
+    files: {a.txt: {exists: true}}
+cases:
+  - id: one
+    description: Overrides some defaults, keeps the rest.
+    env: {LEVEL: "2"}
+    vars: {who: {role: guest}, list: [3]}
+    turns: [Hi.]
+    expect:
+      files: {b.txt: {contains: [b]}}
+      response_contains: [hi]
+    script: [{content: hi}]
+"""
+
+
+def test_a_recorded_case_is_the_case_the_loader_merged(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    source = tmp_path / "cases/merge.yml"
+    source.parent.mkdir()
+    source.write_text(DEFAULTED, encoding="utf-8")
+    argv = ["run", str(source), "-p", "scripted", "--record", str(tmp_path / "rec"), "--results", str(tmp_path / "r")]
+    assert main(argv) == 0
+    (loaded,), (recorded,) = load_cases([source]), load_cases([tmp_path / "rec/cases/merge.yml"])
+    fields = ("tags", "env", "vars", "expect", "turns", "description", "script")
+    assert {f: getattr(recorded, f) for f in fields} == {f: getattr(loaded, f) for f in fields}
+    assert loaded.vars == {"who": {"role": "guest", "name": "Ada"}, "list": [3]}
+    assert loaded.expect["files"] == {"b.txt": {"contains": ["b"]}, "a.txt": {"exists": True}}
+    text = (tmp_path / "rec/cases/merge.yml").read_text(encoding="utf-8")
+    assert "\n  - id: one\n    description: Overrides some defaults, keeps the rest.\n    tags: [base]\n" in text

@@ -25,7 +25,7 @@ import re
 import shutil
 import tempfile
 import threading
-from collections.abc import Sequence
+from collections.abc import MutableMapping, Sequence
 from io import StringIO
 from pathlib import Path
 from typing import Any
@@ -38,6 +38,7 @@ from runner.errors import UserError
 from runner.providers.base import ProviderError
 from runner.run.record import RunRecord
 from runner.spec.case import Case
+from runner.spec.casefile import merge_defaults
 from runner.spec.foreign import replio
 from runner.spec.source import parse, to_plain
 
@@ -123,16 +124,20 @@ def _case_mapping(case: Case) -> CommentedMap:
     return _uncommented(_merge(copy.deepcopy(node), defaults))
 
 
-def _merge(case: CommentedMap, defaults: CommentedMap, top: bool = True) -> CommentedMap:
-    """``defaults`` merged under ``case`` in place, as the loader merges them. Keys only the
-    defaults have go after the case's ``id`` and ``description`` at the top, last below it."""
-    at = next((i for i, key in enumerate(case) if key not in ("id", "description")), len(case)) if top else len(case)
-    for key, value in defaults.items():
-        if key not in case:
-            case.insert(at, key, copy.deepcopy(value))
+def _merge(case: CommentedMap, defaults: CommentedMap) -> CommentedMap:
+    """``defaults`` merged under ``case`` in place by the loader's rule (merge_defaults). Keys only
+    the defaults have go after the case's ``id`` and ``description`` at the top, last below it."""
+    at = next((i for i, key in enumerate(case) if key not in ("id", "description")), len(case))
+
+    def add(mapping: MutableMapping[str, Any], key: str, value: Any) -> None:
+        nonlocal at
+        if mapping is case:
+            case.insert(at, key, value)
             at += 1
-        elif isinstance(value, CommentedMap) and isinstance(case[key], CommentedMap):
-            _merge(case[key], value, top=False)
+        else:
+            mapping[key] = value
+
+    merge_defaults(case, defaults, add)
     return case
 
 

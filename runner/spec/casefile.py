@@ -9,7 +9,7 @@ import copy
 import difflib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, Mapping, MutableMapping
 
 from runner.errors import CaseFileError, Location, UserError, did_you_mean, in_file_order
 from runner.resources import bundled
@@ -129,7 +129,7 @@ def check_file(spot: Spot, data: Any, fixtures: Path) -> tuple[Checked, list[Cas
             errors.append(parts.spot.error("'id' cannot have a default", at=["id"], key=True, hint=hint))
     checked: Checked = []
     for case_spot, case in parts.cases:
-        merged = _merge(copy.deepcopy(parts.defaults), case)
+        merged = merge_defaults(copy.deepcopy(case), parts.defaults) if parts.defaults else dict(case)
         # Without defaults the merged case is the case, and valid in full means valid in part too.
         if not (surely_valid(full, merged) and (not parts.defaults or surely_valid(partial, case))):
             errors += partial_errors(case, case_spot) + merged_errors(merged, case_spot, parts.spot)
@@ -198,9 +198,25 @@ def _cases(spot: Spot, cases: list[Any], at: list[str], errors: list[CaseFileErr
     return found
 
 
-def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
-    """``over`` deep-merged onto ``base``: mappings merge key-wise (``over`` wins), the rest is replaced."""
-    for key, value in over.items():
-        both_maps = isinstance(value, dict) and isinstance(base.get(key), dict)
-        base[key] = _merge(base[key], value) if both_maps else value
-    return base
+Add = Callable[[MutableMapping[str, Any], str, Any], None]
+
+
+def _append(mapping: MutableMapping[str, Any], key: str, value: Any) -> None:
+    mapping[key] = value
+
+
+def merge_defaults(
+    case: MutableMapping[str, Any], defaults: Mapping[str, Any], add: Add = _append
+) -> MutableMapping[str, Any]:
+    """``defaults`` merged under ``case``, in place, and ``case`` returned: the one rule of a
+    ``{defaults, cases}`` file. Where both hold a mapping under a key, the two merge by the same
+    rule; anywhere else the case's value wins (a list or scalar replaces the default's whole).
+    A key only the defaults have gets a deep copy of their value, placed by ``add(mapping, key, value)``
+    (default: appended; ``--record`` places them to keep its layout).
+    """
+    for key, value in defaults.items():
+        if key not in case:
+            add(case, key, copy.deepcopy(value))
+        elif isinstance(value, Mapping) and isinstance(case[key], MutableMapping):
+            merge_defaults(case[key], value, add)
+    return case
