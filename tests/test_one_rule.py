@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -129,3 +130,29 @@ def test_a_recorded_case_is_the_case_the_loader_merged(tmp_path: Path, capsys: p
     assert loaded.expect["files"] == {"b.txt": {"contains": ["b"]}, "a.txt": {"exists": True}}
     text = (tmp_path / "rec/cases/merge.yml").read_text(encoding="utf-8")
     assert "\n  - id: one\n    description: Overrides some defaults, keeps the rest.\n    tags: [base]\n" in text
+
+
+def test_every_file_a_run_writes_is_flushed_to_disk_before_it_appears(tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    synced: set[tuple[int, int]] = set()
+    real_fsync = os.fsync
+
+    def fsync(fd: int) -> None:
+        info = os.fstat(fd)
+        synced.add((info.st_dev, info.st_ino))
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    source = tmp_path / "cases/merge.yml"
+    source.parent.mkdir()
+    source.write_text(DEFAULTED, encoding="utf-8")
+    argv = ["run", str(source), "-p", "scripted", "--record", str(tmp_path / "rec"), "--results", str(tmp_path / "r"),
+            "--report", str(tmp_path / "out/report.json"), "--junit", str(tmp_path / "out/junit.xml")]
+    assert main(argv) == 0
+    written = sorted(p for folder in ("out", "r", "rec") for p in (tmp_path / folder).rglob("*") if p.is_file())
+    run_id = next((tmp_path / "r").iterdir()).name
+    assert [str(p.relative_to(tmp_path)) for p in written] == [
+        "out/junit.xml", "out/report.json", f"r/{run_id}/report.json",
+        f"r/{run_id}/runs/0001-merge-one-scripted-default-r1.json", "rec/cases/merge.yml",
+    ]
+    assert [p.name for p in written if (p.stat().st_dev, p.stat().st_ino) not in synced] == []

@@ -12,7 +12,7 @@ recorded case stands alone; a replio fixture is written as the case it maps
 onto. When several providers, prompts or repeats
 ran, ids get ``.<provider>``, ``.<prompt>`` and ``.run<N>`` suffixes so that
 every run is a case of its own (its ``runs:`` key dropped). The group files
-this writes are replaced. A run the provider failed is left out: its replay
+this writes are replaced, each atomically and flushed to disk (runner.output.store.write_replace). A run the provider failed is left out: its replay
 would end when the script does, an agent failure where the run was an
 infrastructure error.
 """
@@ -20,10 +20,8 @@ infrastructure error.
 from __future__ import annotations
 
 import copy
-import os
 import re
 import shutil
-import tempfile
 import threading
 from collections.abc import MutableMapping, Sequence
 from io import StringIO
@@ -35,6 +33,7 @@ from ruamel.yaml.comments import Comment, CommentedMap, CommentedSeq
 from ruamel.yaml.scalarstring import FoldedScalarString, LiteralScalarString
 
 from runner.errors import UserError
+from runner.output.store import write_replace
 from runner.providers.base import ProviderError
 from runner.run.record import RunRecord
 from runner.spec.case import Case
@@ -108,7 +107,7 @@ class Recorder:
         yaml.indent(mapping=2, sequence=4, offset=2)
         text = StringIO()
         yaml.dump(document, text)
-        _write_atomic(self.cases_dir / f"{group}.yml", text.getvalue())
+        write_replace(self.cases_dir / f"{group}.yml", text.getvalue())
 
 
 def _case_mapping(case: Case) -> CommentedMap:
@@ -198,11 +197,3 @@ def _copy_fixtures(cases: Sequence[Case], target: Path) -> None:
         if destination.resolve() != source:
             shutil.rmtree(destination, ignore_errors=True)
             shutil.copytree(source, destination, symlinks=True)
-
-
-def _write_atomic(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file in the same folder, so no reader sees half."""
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    with os.fdopen(handle, "w", encoding="utf-8") as f:
-        f.write(text)
-    os.replace(temporary, path)
