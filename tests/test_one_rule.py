@@ -1,11 +1,13 @@
 """Each small rule is written once and every place that needs it uses that one: the order errors are
-listed in, the first line of a message, a value written as one string or a list, the defaults merge."""
+listed in, the first line of a message, a value written as one string or a list, the defaults merge,
+the atomic write, the id pattern, what names a provider."""
 
 from __future__ import annotations
 
 import copy
 import json
 import os
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -14,11 +16,16 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from runner.cli import main
-from runner.errors import CaseFileError, Location, UserError, in_file_order
+from runner.errors import CaseFileError, Location, UserError, UserErrors, in_file_order
+from runner.names import ID_PATTERN, SCRIPTED, provider_form
+from runner.providers.registry import resolve_provider
+from runner.providers.settings import ModelSettings
 from runner.spec.case import as_list
 from runner.spec.casefile import merge_defaults
+from runner.spec.config import Config, read_config
 from runner.spec.discover import load_cases
 from runner.text import first_line
+from tests.helpers import ROOT
 
 positions = st.tuples(st.none() | st.integers(1, 9), st.none() | st.integers(1, 9))
 
@@ -156,3 +163,47 @@ def test_every_file_a_run_writes_is_flushed_to_disk_before_it_appears(tmp_path: 
         f"r/{run_id}/runs/0001-merge-one-scripted-default-r1.json", "rec/cases/merge.yml",
     ]
     assert [p.name for p in written if (p.stat().st_dev, p.stat().st_ino) not in synced] == []
+
+
+def _patterns(node: Any, at: str = "") -> list[tuple[str, str]]:
+    """``(JSON pointer, pattern)`` for every ``pattern`` in a schema."""
+    if isinstance(node, dict):
+        found = [(f"{at}/pattern", node["pattern"])] if isinstance(node.get("pattern"), str) else []
+        return found + [p for key, value in node.items() for p in _patterns(value, f"{at}/{key}")]
+    if isinstance(node, list):
+        return [p for i, value in enumerate(node) for p in _patterns(value, f"{at}/{i}")]
+    return []
+
+
+def test_every_schema_spells_the_one_id_pattern() -> None:
+    """Schemas are JSON and cannot import runner.names: each id-like pattern in them must be it, anchored."""
+    anchored = f"^{ID_PATTERN.pattern}$"
+    idlike = {
+        name: [(at, pattern) for at, pattern in _patterns(json.loads((ROOT / "schemas" / name).read_text(encoding="utf-8")))
+               if pattern.startswith("^[a-z0-9]")]
+        for name in ("case.schema.json", "config.schema.json", "replio.schema.json")
+    }
+    assert idlike == {
+        "case.schema.json": [("/properties/id/pattern", anchored)],
+        "config.schema.json": [("/properties/providers/propertyNames/pattern", anchored)],
+        "replio.schema.json": [("/properties/id/pattern", anchored)],
+    }
+
+
+@given(st.text("ab.-_/", max_size=6).map(lambda s: s or "scripted") | st.sampled_from(["scripted", "local", "ollama"]))
+def test_the_config_file_and_resolve_read_a_provider_name_by_one_rule(name: str) -> None:
+    aliases = {"local": ModelSettings(model="openai/x", api_base="http://127.0.0.1:1/v1")}
+    assert provider_form(name, aliases) == ("scripted" if name == SCRIPTED else "alias" if name == "local"
+                                            else "model" if "/" in name else "bare")
+    with tempfile.TemporaryDirectory() as folder:
+        config = Path(folder) / "tooltrial.yml"
+        config.write_text("providers:\n  local: {model: openai/x, api_base: 'http://127.0.0.1:1/v1'}\n"
+                          f"default_provider: {json.dumps(name)}\n", encoding="utf-8")
+        try:
+            read_config(config)
+            refused = None
+        except UserErrors as e:
+            refused = [error.message for error in e.errors]
+    assert refused == ([f"unknown provider {name!r}"] if provider_form(name, aliases) == "bare" else None)
+    if name == SCRIPTED:
+        assert resolve_provider(name, Config(providers=aliases)).name == SCRIPTED  # litellm stays unloaded

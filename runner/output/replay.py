@@ -12,7 +12,8 @@ recorded case stands alone; a replio fixture is written as the case it maps
 onto. When several providers, prompts or repeats
 ran, ids get ``.<provider>``, ``.<prompt>`` and ``.run<N>`` suffixes so that
 every run is a case of its own (its ``runs:`` key dropped). The group files
-this writes are replaced, each atomically and flushed to disk (runner.output.store.write_replace). A run the provider failed is left out: its replay
+this writes are replaced, each atomically and flushed to disk
+(runner.output.store.write_replace). A run the provider failed is left out: its replay
 would end when the script does, an agent failure where the run was an
 infrastructure error.
 """
@@ -33,6 +34,7 @@ from ruamel.yaml.comments import Comment, CommentedMap, CommentedSeq
 from ruamel.yaml.scalarstring import FoldedScalarString, LiteralScalarString
 
 from runner.errors import UserError
+from runner.names import ID_CHARS
 from runner.output.store import write_replace
 from runner.providers.base import ProviderError
 from runner.run.record import RunRecord
@@ -41,7 +43,7 @@ from runner.spec.casefile import merge_defaults
 from runner.spec.foreign import replio
 from runner.spec.source import parse, to_plain
 
-_UNSAFE = re.compile(r"[^a-z0-9._-]+")
+_UNSAFE = re.compile(f"[^{ID_CHARS}]+")  # what a suffix of an id cannot hold
 _WIDTH = 80  # characters in a line of text, or in a mapping written on one line
 
 

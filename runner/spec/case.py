@@ -4,13 +4,11 @@ case mapping becomes one (lists normalised, defaults filled in).
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Sequence, TypeVar
 
 DEFAULT_MAX_TURNS = 30
-GROUP_PATTERN = re.compile(r"[a-z0-9][a-z0-9._-]*")  # a group name: a case file's stem
 _LIST_EXPECTATIONS = ("verify", "response_contains", "response_not_contains", "response_matches")
 _LIST_FILE_EXPECTATIONS = ("contains", "not_contains", "matches")
 T = TypeVar("T")

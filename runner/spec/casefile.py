@@ -12,8 +12,9 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, MutableMapping
 
 from runner.errors import CaseFileError, Location, UserError, did_you_mean, in_file_order
+from runner.names import ID_PATTERN
 from runner.resources import bundled
-from runner.spec.case import GROUP_PATTERN, Case, build_case
+from runner.spec.case import Case, build_case
 from runner.spec.fastyaml import fast_load
 from runner.spec.foreign import replio
 from runner.spec.positions import Spot, kind_of, position
@@ -52,7 +53,7 @@ def read_file(path: Path, fixtures_dir: Path | None) -> tuple[list[Case], list[C
     except CaseFileError as e:
         return [], [e]
     fixtures = fixtures_dir if fixtures_dir is not None else _default_fixtures(path)
-    fast = fast_load(text) if GROUP_PATTERN.fullmatch(path.stem) else None
+    fast = fast_load(text) if ID_PATTERN.fullmatch(path.stem) else None
     if fast is not None and not replio.is_fixture(fast.data):
         checked, problems = check_file(Spot(file, fast.data, empty="(file)"), fast.data, fixtures)
         if not problems:
@@ -81,8 +82,8 @@ def _check_case_file(spot: Spot, data: Any, fixtures: Path) -> tuple[Checked, li
     """``check_file``, and the file's stem must be a valid group name."""
     errors: list[CaseFileError] = []
     stem = Path(spot.file).stem
-    if not GROUP_PATTERN.fullmatch(stem):
-        hint = f"rename the file to match {GROUP_PATTERN.pattern}"
+    if not ID_PATTERN.fullmatch(stem):
+        hint = f"rename the file to match {ID_PATTERN.pattern}"
         errors.append(CaseFileError(f"group name {stem!r} is not valid", Location(spot.file), "(file)", hint))
     checked, problems = check_file(spot, data, fixtures)
     return checked, errors + problems

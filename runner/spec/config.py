@@ -35,6 +35,7 @@ from runner.errors import (
     did_you_mean,
     in_file_order,
 )
+from runner.names import SCRIPTED, provider_form
 from runner.providers.retry import RetryPolicy
 from runner.providers.settings import ModelSettings
 from runner.resources import bundled
@@ -46,7 +47,6 @@ if TYPE_CHECKING:
     from jsonschema import Draft202012Validator
 
 CONFIG_NAME = "tooltrial.yml"
-SCRIPTED = "scripted"
 # litellm.completion arguments that tooltrial sets itself, and the config key to use instead.
 _RESERVED_PARAMS = {
     "model": "model", "messages": "", "tools": "", "stream": "", "logger_fn": "",
@@ -168,7 +168,7 @@ def _extra_rules(data: Mapping[str, Any], spot: Spot) -> list[UserError]:
                                                     key=True, hint=hint)))
     for key in ("default_provider", "judge"):
         value = data.get(key)
-        if isinstance(value, str) and "/" not in value and value != SCRIPTED and value not in providers:
+        if isinstance(value, str) and provider_form(value, providers) == "bare":
             hint = did_you_mean(value, providers, "name an alias under providers, a model such as ollama/qwen3, or scripted")
             errors.append(_as_config(spot.error(f"unknown provider {value!r}", [key], hint=hint)))
     return errors
