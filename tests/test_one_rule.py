@@ -1,6 +1,6 @@
 """Each small rule is written once and every place that needs it uses that one: the order errors are
 listed in, the first line of a message, a value written as one string or a list, the defaults merge,
-the atomic write, the id pattern, what names a provider."""
+the atomic write, the id pattern, what names a provider, the tools a case offers."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from runner.cli import main
@@ -24,6 +24,12 @@ from runner.spec.case import as_list
 from runner.spec.casefile import merge_defaults
 from runner.spec.config import Config, read_config
 from runner.spec.discover import load_cases
+from runner.spec.offered import offered_tools
+from runner.sandbox.command import Sandbox
+from runner.tools.base import ToolContext
+from runner.tools.mocks import mock_tools
+from runner.tools.registry import BUILTIN_NAMES
+from runner.tools.toolbox import build_toolbox
 from runner.text import first_line
 from tests.helpers import ROOT
 
@@ -207,3 +213,27 @@ def test_the_config_file_and_resolve_read_a_provider_name_by_one_rule(name: str)
     assert refused == ([f"unknown provider {name!r}"] if provider_form(name, aliases) == "bare" else None)
     if name == SCRIPTED:
         assert resolve_provider(name, Config(providers=aliases)).name == SCRIPTED  # litellm stays unloaded
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.none() | st.lists(st.sampled_from(["read_file", "bash", "grep", "lookup", "weather"]), unique=True, max_size=3),
+       st.lists(st.sampled_from(["lookup", "grep"]), unique=True))
+def test_the_loader_and_the_toolbox_offer_the_tools_of_one_rule(tools: list[str] | None, mocks: list[str]) -> None:
+    lines = ["- id: c", "  turns: [Hi.]", "  script: [{content: hi}]", f"  deny: {json.dumps(tools or [])}"]
+    lines += [f"  tools: {json.dumps(tools)}"] if tools is not None else []
+    lines += ["  mocks:", *(f"    - {{name: {name}, responses: [{{result: ok}}]}}" for name in mocks)] if mocks else []
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "g.yml"
+        path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        known = offered_tools(None, mocks)
+        unknown = [name for name in tools or () if name not in known]
+        try:
+            (case,) = load_cases([path])
+        except UserErrors as e:
+            assert unknown
+            assert [error.message for error in e.errors] == [f"unknown tool {name!r}" for name in unknown] * 2  # deny, tools
+            return
+        assert not unknown
+        box = build_toolbox(case, ToolContext(Path(folder), Sandbox(), {}), mock_tools(case.mocks))
+    assert box.offered == list(offered_tools(case.tools, mocks))
+    assert box.offered == (tools if tools is not None else [*BUILTIN_NAMES, *(m for m in mocks if m not in BUILTIN_NAMES)])
