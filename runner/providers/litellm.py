@@ -3,7 +3,10 @@
 litellm is imported here only, and only when a provider is created for a run
 (``load_litellm``); importing this module costs nothing. Before the import its
 remote model-cost-map fetch and its reading of ``.env`` files are turned off;
-afterwards its logging is kept quiet unless ``verbose``.
+afterwards its logging is kept quiet unless ``verbose``. litellm reads those switches
+from the environment, at import and while it runs, so the first load sets them in
+``os.environ``, once: ``resolve_provider`` makes that call on the main thread, before any run
+starts. Nothing here writes the environment after that (runs in other threads read it).
 
 Each request is retried as ``runner.providers.retry`` says (429, 5xx,
 timeouts and connection errors, backoff with jitter, Retry-After honoured);
@@ -19,9 +22,9 @@ import os
 import sys
 import threading
 import time
-from contextlib import contextmanager
+import types
 from dataclasses import replace
-from typing import Any, Iterator, Mapping
+from typing import Any, Mapping
 from urllib.parse import urlparse
 
 from runner.providers.base import Completion, OutOfTime, ProviderError, Usage
@@ -37,11 +40,16 @@ _import_lock = threading.Lock()
 
 
 def load_litellm(verbose: bool = False) -> Any:
-    """Import litellm with the cost-map fetch off and its logging quiet (DEBUG when ``verbose``)."""
+    """Import litellm with the cost-map fetch off and its logging quiet (DEBUG when ``verbose``).
+
+    Only the call that imports it writes ``os.environ`` (see the module docstring); once litellm
+    is loaded this reads the environment and never writes it.
+    """
     with _import_lock:
-        os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
-        os.environ.setdefault("LITELLM_OFFLINE_MODE", "true")  # no tokenizer or header-catalog downloads
-        os.environ.setdefault("LITELLM_MODE", "PRODUCTION")  # "DEV" would load a .env file into the environment
+        if "litellm" not in sys.modules:
+            os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"  # read at import: the bundled cost map
+            os.environ.setdefault("LITELLM_OFFLINE_MODE", "true")  # read per request: no tokenizer or header downloads
+            os.environ.setdefault("LITELLM_MODE", "PRODUCTION")  # read at import: "DEV" loads a .env file into it
         import litellm
 
         litellm.telemetry = False  # older releases phone home unless this is off; newer ones have no SDK telemetry
@@ -98,10 +106,12 @@ def is_provider_name(name: str, verbose: bool = False) -> bool:
     return name in load_litellm(verbose).provider_list
 
 
-def model_problem(settings: ModelSettings, verbose: bool = False) -> str | None:
+def model_problem(
+    settings: ModelSettings, verbose: bool = False, environ: Mapping[str, str] = os.environ
+) -> str | None:
     """Why litellm cannot send requests for ``settings`` (unknown provider, missing key), or None.
 
-    Only the key variables litellm itself would read are checked, and only when
+    Only the key variables litellm itself would read are checked, in ``environ``, and only when
     no ``api_base`` is set (a custom server may take any key or none).
     """
     litellm = load_litellm(verbose)
@@ -112,27 +122,28 @@ def model_problem(settings: ModelSettings, verbose: bool = False) -> str | None:
         return f"litellm knows no provider for model {settings.model!r}"
     if settings.api_base or settings.api_key_env:
         return None
-    with _blank_variables_hidden():
-        found = litellm.validate_environment(model=model)
+    found = _validate_environment(litellm, model, environ)
     keys = [k for k in found.get("missing_keys") or () if k.endswith("_API_KEY")]
     if keys and not found.get("keys_in_environment"):
         return f"{' or '.join(keys)} is not set"
     return None
 
 
-@contextmanager
-def _blank_variables_hidden() -> Iterator[None]:
-    """Take the environment variables that are empty or only blanks out of ``os.environ`` for the
-    duration, then put them back. litellm's ``validate_environment`` counts a variable as set when it
-    is present, whatever its value; to tooltrial a blank key is a missing one."""
-    with _import_lock:
-        blank = {name: value for name, value in os.environ.items() if not value.strip()}
-        for name in blank:
-            del os.environ[name]
-        try:
-            yield
-        finally:
-            os.environ.update(blank)
+def _validate_environment(litellm: Any, model: str, environ: Mapping[str, str]) -> dict[str, Any]:
+    """``litellm.validate_environment(model=model)`` (``{"keys_in_environment": bool, "missing_keys": [...]}``)
+    as if the environment were ``environ`` less its empty and blank variables.
+
+    litellm's function counts a variable as set when it is present, whatever its value (it only tests
+    ``name in os.environ``); to tooltrial a blank key is a missing one. Rather than edit os.environ, it
+    runs as a copy of itself whose ``os`` holds that filtered mapping as ``environ``.
+    """
+    check = litellm.validate_environment
+    present = {name: value for name, value in environ.items() if value.strip()}
+    scope = {**check.__globals__, "os": types.SimpleNamespace(environ=present)}
+    isolated = types.FunctionType(check.__code__, scope, check.__name__, check.__defaults__, check.__closure__)
+    isolated.__kwdefaults__ = check.__kwdefaults__
+    result: dict[str, Any] = isolated(model=model)
+    return result
 
 
 class LiteLLMProvider:
