@@ -37,7 +37,8 @@ positions = st.tuples(st.none() | st.integers(1, 9), st.none() | st.integers(1, 
 
 
 @given(st.lists(st.none() | positions, max_size=8))
-def test_errors_are_listed_by_line_then_column_unplaced_first(places: list[tuple[int | None, int | None] | None]) -> None:
+def test_errors_are_listed_by_line_then_column_unplaced_first(places: list[tuple[int | None, int | None] | None],
+                                                              ) -> None:
     errors = [UserError(f"e{i}", None if at is None else Location("f.yml", *at)) for i, at in enumerate(places)]
     keys = [(0, 0) if at is None else (at[0] or 0, at[1] or 0) for at in places]
     expected = [error for _, _, error in sorted(zip(keys, range(len(errors)), errors))]
@@ -81,8 +82,13 @@ def test_a_case_error_without_a_line_comes_first() -> None:
 
 
 scalars = st.none() | st.booleans() | st.integers(-3, 3) | st.text("ab", max_size=2)
-trees = st.recursive(scalars, lambda inner: st.lists(inner, max_size=2) | st.dictionaries(st.sampled_from("xyz"), inner,
-                                                                                           max_size=3), max_leaves=8)
+
+
+def _nested(inner: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+    return st.lists(inner, max_size=2) | st.dictionaries(st.sampled_from("xyz"), inner, max_size=3)
+
+
+trees = st.recursive(scalars, _nested, max_leaves=8)
 maps = st.dictionaries(st.sampled_from("xyz"), trees, max_size=3)
 
 
@@ -185,7 +191,7 @@ def test_every_schema_spells_the_one_id_pattern() -> None:
     """Schemas are JSON and cannot import runner.names: each id-like pattern in them must be it, anchored."""
     anchored = f"^{ID_PATTERN.pattern}$"
     idlike = {
-        name: [(at, pattern) for at, pattern in _patterns(json.loads((ROOT / "schemas" / name).read_text(encoding="utf-8")))
+        name: [(at, pattern) for at, pattern in _patterns(json.loads((ROOT / "schemas" / name).read_text("utf-8")))
                if pattern.startswith("^[a-z0-9]")]
         for name in ("case.schema.json", "config.schema.json", "replio.schema.json")
     }
@@ -216,7 +222,8 @@ def test_the_config_file_and_resolve_read_a_provider_name_by_one_rule(name: str)
 
 
 @settings(max_examples=40, deadline=None)
-@given(st.none() | st.lists(st.sampled_from(["read_file", "bash", "grep", "lookup", "weather"]), unique=True, max_size=3),
+@given(st.none() | st.lists(st.sampled_from(["read_file", "bash", "grep", "lookup", "weather"]), unique=True,
+                            max_size=3),
        st.lists(st.sampled_from(["lookup", "grep"]), unique=True))
 def test_the_loader_and_the_toolbox_offer_the_tools_of_one_rule(tools: list[str] | None, mocks: list[str]) -> None:
     lines = ["- id: c", "  turns: [Hi.]", "  script: [{content: hi}]", f"  deny: {json.dumps(tools or [])}"]
@@ -231,9 +238,11 @@ def test_the_loader_and_the_toolbox_offer_the_tools_of_one_rule(tools: list[str]
             (case,) = load_cases([path])
         except UserErrors as e:
             assert unknown
-            assert [error.message for error in e.errors] == [f"unknown tool {name!r}" for name in unknown] * 2  # deny, tools
+            messages = [f"unknown tool {name!r}" for name in unknown]
+            assert [error.message for error in e.errors] == [*messages, *messages]  # deny, then tools
             return
         assert not unknown
         box = build_toolbox(case, ToolContext(Path(folder), Sandbox(), {}), mock_tools(case.mocks))
     assert box.offered == list(offered_tools(case.tools, mocks))
-    assert box.offered == (tools if tools is not None else [*BUILTIN_NAMES, *(m for m in mocks if m not in BUILTIN_NAMES)])
+    assert box.offered == (tools if tools is not None
+                           else [*BUILTIN_NAMES, *(m for m in mocks if m not in BUILTIN_NAMES)])

@@ -38,25 +38,29 @@ def own_packs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     installed = metadata.entry_points
 
     def entry_points(**selection: Any) -> list[metadata.EntryPoint]:
-        return [point for point in installed(**selection)
-                if point.dist is not None and Path(str(point.dist.locate_file(""))).resolve().is_relative_to(tmp_path.resolve())]
+        def own(point: metadata.EntryPoint) -> bool:
+            return point.dist is not None and Path(str(point.dist.locate_file(""))).resolve().is_relative_to(ours)
+
+        return [point for point in installed(**selection) if own(point)]
+
+    ours = tmp_path.resolve()
 
     monkeypatch.setattr(metadata, "entry_points", entry_points)
 
 
 @pytest.fixture(scope="session")
 def foreign_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A site folder with a foreign case pack, ``zeta-cases``, which also has its own ``fs/read-file-lines`` and ``fs/mine``."""
+    """A site folder with a foreign case pack, ``zeta-cases``, with its own ``fs/read-file-lines`` and ``fs/mine``."""
     site = tmp_path_factory.mktemp("foreign-site")
-    make_pack(site, "zeta_cases", "from pathlib import Path\n\ndef suite():\n    return Path(__file__).parent / 'cases'\n",
-              distribution="zeta-cases", point="zeta")
+    suite = "from pathlib import Path\n\ndef suite():\n    return Path(__file__).parent / 'cases'\n"
+    make_pack(site, "zeta_cases", suite, distribution="zeta-cases", point="zeta")
     write_group(site / "zeta_cases/cases", "fs", **{"read-file-lines": "foreign copy", "mine": "foreign copy"})
     return site
 
 
 @pytest.fixture(params=["alone", "beside-a-foreign-pack"])
 def foreign(request: pytest.FixtureRequest, foreign_site: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Run the test as it is, then again with the foreign pack installed (on sys.path, so importlib.metadata finds it)."""
+    """Run the test alone, then beside the foreign pack, installed on sys.path where importlib.metadata finds it."""
     if request.param != "alone":
         monkeypatch.syspath_prepend(str(foreign_site))
         assert "zeta" in {point.name for point in metadata.distribution("zeta-cases").entry_points}
