@@ -16,7 +16,7 @@ import traceback
 from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import IntEnum
-from typing import Callable, TextIO
+from typing import Callable, TextIO, TypeVar
 
 from runner.text import printable
 
@@ -99,6 +99,19 @@ class UserErrors(Exception):
     def __init__(self, errors: list[UserError]) -> None:
         self.errors = errors
         super().__init__("\n".join(e.render() for e in errors))
+
+
+AnyUserError = TypeVar("AnyUserError", bound=UserError)
+
+
+def in_file_order(errors: Iterable[AnyUserError]) -> list[AnyUserError]:
+    """``errors`` sorted by line, then column, in their file: one without a position (or without
+    a line or column) counts as line 0, column 0, so it comes first; ties keep their order."""
+    def place(error: UserError) -> tuple[int, int]:
+        where = error.location
+        return (where.line or 0, where.column or 0) if where else (0, 0)
+
+    return sorted(errors, key=place)
 
 
 def did_you_mean(word: str, choices: Iterable[str], otherwise: str = "") -> str:

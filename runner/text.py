@@ -14,6 +14,8 @@ Three sinks cannot carry everything a Python ``str`` can hold:
 tail of a text too long for where it goes (a tool result, a report), marking the cut. Both write what they escape
 in Python's notation, so it stays visible: ``\\x1b``, ``\\u202e``, and an undecodable
 byte of a file name as ``\\xff``. A backslash itself is left as it is.
+
+``first_line`` reads the first line of a message (an error, a run's cause) the same way everywhere.
 """
 
 from __future__ import annotations
@@ -66,3 +68,8 @@ def cap_text(text: str, limit: int = OUTPUT_LIMIT) -> str:
         return text
     half = limit // 2
     return elide(text[:half], text[len(text) - (limit - half) :], len(text) - limit, "characters")
+
+
+def first_line(text: str | None, default: str) -> str:
+    """The first line of ``text`` (an error message, a run's cause), or ``default`` when there is no text."""
+    return text.splitlines()[0] if text else default

@@ -8,19 +8,26 @@ the server received.
 from __future__ import annotations
 
 import json
+import os
+import threading
 import time
+from collections.abc import Iterator, Mapping, MutableMapping
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 
+from runner.cli import main
+from runner.errors import UserError
 from runner.providers.base import ProviderError
 from runner.providers.litellm import (
     LOCAL_DUMMY_KEY,
     LiteLLMProvider,
     ModelSettings,
     api_key,
+    load_litellm,
 )
-from runner.providers.registry import ProviderSpec
+from runner.providers.registry import ProviderSpec, resolve_provider
 from runner.providers.retry import RetryPolicy, is_retryable, retry_after
 from runner.run.engine import run_matrix
 from runner.run.execute import execute
@@ -409,3 +416,57 @@ def test_no_retry_is_made_when_its_wait_would_pass_the_deadline(openai_server) -
         LiteLLMProvider(settings).complete([{"role": "user", "content": "hi"}], [], deadline=time.monotonic() + 2.0)
     assert (caught.value.kind, str(caught.value)) == ("timeout", "waiting for the model openai/fake (1 attempt)")
     assert len(openai_server.chats) == 1  # the next attempt would have waited past the deadline
+
+
+class WatchedEnviron(MutableMapping[str, str]):
+    """A stand-in for ``os.environ`` that records every write (set or delete), from any thread."""
+
+    def __init__(self, values: Mapping[str, str]) -> None:
+        self._values = dict(values)
+        self._lock = threading.Lock()
+        self.writes: list[tuple[str, str, str]] = []
+
+    def __getitem__(self, name: str) -> str:
+        return self._values[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(dict(self._values))
+
+    def __len__(self) -> int:
+        return len(self._values)
+
+    def __setitem__(self, name: str, value: str) -> None:
+        with self._lock:
+            self.writes.append(("set", name, threading.current_thread().name))
+            self._values[name] = value
+
+    def __delitem__(self, name: str) -> None:
+        with self._lock:
+            self.writes.append(("delete", name, threading.current_thread().name))
+            del self._values[name]
+
+    def copy(self) -> dict[str, str]:
+        return dict(self._values)
+
+
+def test_resolving_creating_and_using_providers_from_threads_never_writes_the_environment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", " ")  # blank: litellm counts it as set, tooltrial as missing
+    load_litellm()  # the one load that sets litellm's switches (resolve_provider's, in the CLI)
+    watched = WatchedEnviron(os.environ)
+    monkeypatch.setattr(os, "environ", watched)
+    case = tmp_path / "hello.yml"
+    case.write_text("- id: hi\n  turns: [Say done.]\n  expect: {response_contains: [done]}\n", encoding="utf-8")
+    with OpenAIServer(fallback=openai_reply("done")) as server, ThreadPoolExecutor(4) as pool:
+        checks = [pool.submit(resolve_provider, "gpt-4o") for _ in range(4)]
+        argv = ["run", str(case), "-p", "local-openai", "--config", str(config(tmp_path, server.api_base)),
+                "--runs", "4", "-j", "4", "--output", "json", "--results", str(tmp_path / "results")]
+        assert main(argv) == 0
+        for check in checks:
+            with pytest.raises(UserError) as refused:
+                check.result()
+            assert refused.value.message == "cannot use provider 'gpt-4o': OPENAI_API_KEY is not set"
+    assert len(server.chats) == 4
+    assert watched.writes == []
+    assert watched["OPENAI_API_KEY"] == " "

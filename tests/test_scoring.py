@@ -21,7 +21,6 @@ from runner.scoring.metrics import (
     accuracy,
     error_count,
     failure_cause,
-    offered_tools,
     outcome_score,
     process_score,
     redundant,
@@ -123,12 +122,6 @@ def test_turn_traces_pair_each_turns_trace_with_the_calls_made_during_that_turn(
         ({"must_include": ["grep"]}, []),
     ]
     assert turn_traces(make_case(), steps) == []
-
-
-def test_offered_tools_default_to_builtins_plus_mocks() -> None:
-    mock = {"name": "lookup", "description": "", "parameters": {}, "responses": []}
-    assert {"read_file", "bash", "lookup"} <= offered_tools(make_case(mocks=[mock]))
-    assert offered_tools(make_case(tools=["lookup"], mocks=[mock])) == {"lookup"}
 
 
 def test_a_failed_check_of_an_unknown_kind_is_unknown() -> None:

@@ -8,10 +8,11 @@ import stat
 from pathlib import Path
 from typing import Any, Mapping
 
-from runner.checks.base import CheckContext, CheckResult, as_list
+from runner.checks.base import CheckContext, CheckResult
 from runner.patterns import TIMED_OUT, pattern_found, too_slow
 from runner.tools.base import ToolError
 from runner.tools.files import MAX_FILE_BYTES
+from runner.spec.case import as_list
 from runner.tools.paths import resolve_inside
 
 FILE_CHECK_LIMIT = MAX_FILE_BYTES  # bytes of a file expect.files reads; a larger one fails its content checks

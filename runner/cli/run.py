@@ -19,11 +19,12 @@ from runner.cli.options import (
     selected,
 )
 from runner.errors import ExitCode, UserError, silence_output
+from runner.names import SCRIPTED
 from runner.output.finish import Conclusion, conclude, show_ending, utc_now
 from runner.output.load import read_results
 from runner.output.replay import Recorder
 from runner.output.store import ResultsWriter
-from runner.providers.registry import SCRIPTED, resolve_provider
+from runner.providers.registry import resolve_provider
 from runner.run.engine import preflight
 from runner.run.options import DEFAULT_JOBS, Arm, RunOptions
 from runner.run.prompts import load_prompt

@@ -9,7 +9,8 @@ import sys
 from runner.checks.judge import resolve_judges
 from runner.cli.options import add_selection, sources
 from runner.errors import ExitCode
-from runner.providers.registry import SCRIPTED, resolve_provider
+from runner.names import SCRIPTED
+from runner.providers.registry import resolve_provider
 from runner.run.baselines import weak_cases
 from runner.run.engine import preflight
 from runner.run.options import Arm, RunOptions

@@ -25,7 +25,7 @@ from typing import Sequence
 from runner.run.record import ERROR, FAIL, RunRecord
 from runner.scoring.aggregate import Aggregate, Cell
 from runner.scoring.gates import AGENT, INFRASTRUCTURE, Gate
-from runner.text import printable
+from runner.text import first_line, printable
 
 
 def junit_xml(model: Aggregate, gates: Sequence[Gate], records: Sequence[RunRecord], timestamp: str) -> str:
@@ -66,7 +66,7 @@ def _testcase(suite: ET.Element, cell: Cell, gate: Gate, runs: list[RunRecord], 
         failure.text = "\n".join(_failure_lines(r) for r in runs if r.status == FAIL or r.status == ERROR)
     elif gate.broken_by == INFRASTRUCTURE:
         first = next(r for r in runs if r.status == ERROR)
-        error = ET.SubElement(case, "error", message=f"{rate}: {_first_line(first.cause)}", type=first.error_kind or "error")
+        error = ET.SubElement(case, "error", message=f"{rate}: {first_line(first.cause, 'error')}", type=first.error_kind or "error")
         error.text = "\n".join(_failure_lines(r) for r in runs if r.status == ERROR)
     out = ET.SubElement(case, "system-out")
     out.text = "\n".join(f"run {r.run + 1}: {r.status} ({r.duration:.2f}s)" for r in runs)
@@ -84,10 +84,6 @@ def _failure_lines(record: RunRecord) -> str:
     if record.status == ERROR:
         return f"{head}: {record.cause or record.error_kind}"
     return "\n".join([head, *(f"  {c.message}" for c in record.failed_checks)])
-
-
-def _first_line(text: str | None) -> str:
-    return text.splitlines()[0] if text else "error"
 
 
 def _seconds(value: float) -> str:

@@ -12,7 +12,8 @@ recorded case stands alone; a replio fixture is written as the case it maps
 onto. When several providers, prompts or repeats
 ran, ids get ``.<provider>``, ``.<prompt>`` and ``.run<N>`` suffixes so that
 every run is a case of its own (its ``runs:`` key dropped). The group files
-this writes are replaced. A run the provider failed is left out: its replay
+this writes are replaced, each atomically and flushed to disk
+(runner.output.store.write_replace). A run the provider failed is left out: its replay
 would end when the script does, an agent failure where the run was an
 infrastructure error.
 """
@@ -20,12 +21,10 @@ infrastructure error.
 from __future__ import annotations
 
 import copy
-import os
 import re
 import shutil
-import tempfile
 import threading
-from collections.abc import Sequence
+from collections.abc import MutableMapping, Sequence
 from io import StringIO
 from pathlib import Path
 from typing import Any
@@ -35,13 +34,16 @@ from ruamel.yaml.comments import Comment, CommentedMap, CommentedSeq
 from ruamel.yaml.scalarstring import FoldedScalarString, LiteralScalarString
 
 from runner.errors import UserError
+from runner.names import ID_CHARS
+from runner.output.store import write_replace
 from runner.providers.base import ProviderError
 from runner.run.record import RunRecord
 from runner.spec.case import Case
+from runner.spec.casefile import merge_defaults
 from runner.spec.foreign import replio
 from runner.spec.source import parse, to_plain
 
-_UNSAFE = re.compile(r"[^a-z0-9._-]+")
+_UNSAFE = re.compile(f"[^{ID_CHARS}]+")  # what a suffix of an id cannot hold
 _WIDTH = 80  # characters in a line of text, or in a mapping written on one line
 
 
@@ -107,7 +109,7 @@ class Recorder:
         yaml.indent(mapping=2, sequence=4, offset=2)
         text = StringIO()
         yaml.dump(document, text)
-        _write_atomic(self.cases_dir / f"{group}.yml", text.getvalue())
+        write_replace(self.cases_dir / f"{group}.yml", text.getvalue())
 
 
 def _case_mapping(case: Case) -> CommentedMap:
@@ -123,16 +125,20 @@ def _case_mapping(case: Case) -> CommentedMap:
     return _uncommented(_merge(copy.deepcopy(node), defaults))
 
 
-def _merge(case: CommentedMap, defaults: CommentedMap, top: bool = True) -> CommentedMap:
-    """``defaults`` merged under ``case`` in place, as the loader merges them. Keys only the
-    defaults have go after the case's ``id`` and ``description`` at the top, last below it."""
-    at = next((i for i, key in enumerate(case) if key not in ("id", "description")), len(case)) if top else len(case)
-    for key, value in defaults.items():
-        if key not in case:
-            case.insert(at, key, copy.deepcopy(value))
+def _merge(case: CommentedMap, defaults: CommentedMap) -> CommentedMap:
+    """``defaults`` merged under ``case`` in place by the loader's rule (merge_defaults). Keys only
+    the defaults have go after the case's ``id`` and ``description`` at the top, last below it."""
+    at = next((i for i, key in enumerate(case) if key not in ("id", "description")), len(case))
+
+    def add(mapping: MutableMapping[str, Any], key: str, value: Any) -> None:
+        nonlocal at
+        if mapping is case:
+            case.insert(at, key, value)
             at += 1
-        elif isinstance(value, CommentedMap) and isinstance(case[key], CommentedMap):
-            _merge(case[key], value, top=False)
+        else:
+            mapping[key] = value
+
+    merge_defaults(case, defaults, add)
     return case
 
 
@@ -193,11 +199,3 @@ def _copy_fixtures(cases: Sequence[Case], target: Path) -> None:
         if destination.resolve() != source:
             shutil.rmtree(destination, ignore_errors=True)
             shutil.copytree(source, destination, symlinks=True)
-
-
-def _write_atomic(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file in the same folder, so no reader sees half."""
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    with os.fdopen(handle, "w", encoding="utf-8") as f:
-        f.write(text)
-    os.replace(temporary, path)

@@ -3,7 +3,10 @@
 litellm is imported here only, and only when a provider is created for a run
 (``load_litellm``); importing this module costs nothing. Before the import its
 remote model-cost-map fetch and its reading of ``.env`` files are turned off;
-afterwards its logging is kept quiet unless ``verbose``.
+afterwards its logging is kept quiet unless ``verbose``. litellm reads those switches
+from the environment, at import and while it runs, so the first load sets them in
+``os.environ``, once: ``resolve_provider`` makes that call on the main thread, before any run
+starts. Nothing here writes the environment after that (runs in other threads read it).
 
 Each request is retried as ``runner.providers.retry`` says (429, 5xx,
 timeouts and connection errors, backoff with jitter, Retry-After honoured);
@@ -19,15 +22,16 @@ import os
 import sys
 import threading
 import time
-from contextlib import contextmanager
+import types
 from dataclasses import replace
-from typing import Any, Iterator, Mapping
+from typing import Any, Mapping
 from urllib.parse import urlparse
 
 from runner.providers.base import Completion, OutOfTime, ProviderError, Usage
 from runner.providers.parse import as_dict, parse_completion, parse_usage
 from runner.providers.retry import is_retryable, retrying
 from runner.providers.settings import ModelSettings
+from runner.text import first_line
 
 LOCAL_DUMMY_KEY = "tooltrial-local"  # sent to loopback servers so the OpenAI client does not refuse
 _LOCAL_HOSTS = {"localhost", "127.0.0.1", "::1", "0.0.0.0"}
@@ -36,11 +40,16 @@ _import_lock = threading.Lock()
 
 
 def load_litellm(verbose: bool = False) -> Any:
-    """Import litellm with the cost-map fetch off and its logging quiet (DEBUG when ``verbose``)."""
+    """Import litellm with the cost-map fetch off and its logging quiet (DEBUG when ``verbose``).
+
+    Only the call that imports it writes ``os.environ`` (see the module docstring); once litellm
+    is loaded this reads the environment and never writes it.
+    """
     with _import_lock:
-        os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
-        os.environ.setdefault("LITELLM_OFFLINE_MODE", "true")  # no tokenizer or header-catalog downloads
-        os.environ.setdefault("LITELLM_MODE", "PRODUCTION")  # "DEV" would load a .env file into the environment
+        if "litellm" not in sys.modules:
+            os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"  # read at import: the bundled cost map
+            os.environ.setdefault("LITELLM_OFFLINE_MODE", "true")  # read per request: no tokenizer or header downloads
+            os.environ.setdefault("LITELLM_MODE", "PRODUCTION")  # read at import: "DEV" loads a .env file into it
         import litellm
 
         litellm.telemetry = False  # older releases phone home unless this is off; newer ones have no SDK telemetry
@@ -97,10 +106,12 @@ def is_provider_name(name: str, verbose: bool = False) -> bool:
     return name in load_litellm(verbose).provider_list
 
 
-def model_problem(settings: ModelSettings, verbose: bool = False) -> str | None:
+def model_problem(
+    settings: ModelSettings, verbose: bool = False, environ: Mapping[str, str] = os.environ
+) -> str | None:
     """Why litellm cannot send requests for ``settings`` (unknown provider, missing key), or None.
 
-    Only the key variables litellm itself would read are checked, and only when
+    Only the key variables litellm itself would read are checked, in ``environ``, and only when
     no ``api_base`` is set (a custom server may take any key or none).
     """
     litellm = load_litellm(verbose)
@@ -111,27 +122,28 @@ def model_problem(settings: ModelSettings, verbose: bool = False) -> str | None:
         return f"litellm knows no provider for model {settings.model!r}"
     if settings.api_base or settings.api_key_env:
         return None
-    with _blank_variables_hidden():
-        found = litellm.validate_environment(model=model)
+    found = _validate_environment(litellm, model, environ)
     keys = [k for k in found.get("missing_keys") or () if k.endswith("_API_KEY")]
     if keys and not found.get("keys_in_environment"):
         return f"{' or '.join(keys)} is not set"
     return None
 
 
-@contextmanager
-def _blank_variables_hidden() -> Iterator[None]:
-    """Take the environment variables that are empty or only blanks out of ``os.environ`` for the
-    duration, then put them back. litellm's ``validate_environment`` counts a variable as set when it
-    is present, whatever its value; to tooltrial a blank key is a missing one."""
-    with _import_lock:
-        blank = {name: value for name, value in os.environ.items() if not value.strip()}
-        for name in blank:
-            del os.environ[name]
-        try:
-            yield
-        finally:
-            os.environ.update(blank)
+def _validate_environment(litellm: Any, model: str, environ: Mapping[str, str]) -> dict[str, Any]:
+    """``litellm.validate_environment(model=model)`` (``{"keys_in_environment": bool, "missing_keys": [...]}``)
+    as if the environment were ``environ`` less its empty and blank variables.
+
+    litellm's function counts a variable as set when it is present, whatever its value (it only tests
+    ``name in os.environ``); to tooltrial a blank key is a missing one. Rather than edit os.environ, it
+    runs as a copy of itself whose ``os`` holds that filtered mapping as ``environ``.
+    """
+    check = litellm.validate_environment
+    present = {name: value for name, value in environ.items() if value.strip()}
+    scope = {**check.__globals__, "os": types.SimpleNamespace(environ=present)}
+    isolated = types.FunctionType(check.__code__, scope, check.__name__, check.__defaults__, check.__closure__)
+    isolated.__kwdefaults__ = check.__kwdefaults__
+    result: dict[str, Any] = isolated(model=model)
+    return result
 
 
 class LiteLLMProvider:
@@ -172,7 +184,8 @@ class LiteLLMProvider:
             if deadline is not None and is_retryable(e) and attempts < self.settings.retry.attempts:
                 raise self._out_of_time(retry) from e  # no time left for the next attempt
             after = f" after {attempts} attempts" if attempts > 1 else ""
-            raise ProviderError(f"{self.name}: request failed{after}: {_first_line(e)}") from e
+            reason = first_line(str(e).strip(), type(e).__name__)
+            raise ProviderError(f"{self.name}: request failed{after}: {reason}") from e
         latency = time.monotonic() - started
         # Tokens come from the provider's own body: litellm fills a missing usage block with zeros
         # or its own estimate. Without a raw body (litellm kept none) its figures are all there is.
@@ -255,8 +268,3 @@ def _json_object(raw: Any) -> dict[str, Any] | None:
             return None
         return value if isinstance(value, dict) else None
     return None
-
-
-def _first_line(error: BaseException) -> str:
-    text = str(error).strip()
-    return text.splitlines()[0] if text else type(error).__name__

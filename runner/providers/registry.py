@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable
 
 from runner.errors import UserError, did_you_mean
+from runner.names import SCRIPTED, provider_form
 from runner.providers.base import Provider, ProviderError
 from runner.providers.scripted import ScriptedProvider
 from runner.spec.case import Case
@@ -20,7 +21,6 @@ if TYPE_CHECKING:
     from runner.providers.settings import ModelSettings
     from runner.spec.config import Config
 
-SCRIPTED = "scripted"
 _MODEL_HINT = "name a model as provider/model, e.g. -p ollama/qwen3 or -p openai/gpt-4o, or an alias from tooltrial.yml"
 
 
@@ -41,18 +41,19 @@ def _scripted(case: Case) -> Provider:
 def resolve_provider(name: str, config: Config | None = None, verbose: bool = False) -> ProviderSpec:
     """Turn a ``-p`` value into a ProviderSpec.
 
-    Order: ``scripted``; an alias under ``providers:`` in ``config``; a model
-    string with a ``/``; a bare name litellm knows as a model (``gpt-4o``).
+    Order (runner.names.provider_form): ``scripted``; an alias under ``providers:``
+    in ``config``; a model string with a ``/``; a bare name litellm knows as a model (``gpt-4o``).
     Raises UserError (exit 4) for a bare provider name (``-p ollama``) with no
     alias of that name, an unknown provider or model, or a missing API key;
     errors about an alias point at its entry in the config file.
     """
-    if name == SCRIPTED:
+    aliases = dict(config.providers) if config else {}
+    form = provider_form(name, aliases)
+    if form == "scripted":
         return ProviderSpec(SCRIPTED, _scripted)
     from runner.providers.litellm import ModelSettings, is_provider_name, model_problem
 
-    aliases = dict(config.providers) if config else {}
-    if config is not None and name in aliases:
+    if config is not None and form == "alias":
         settings = aliases[name]
         missing = _missing_key(settings)
         if missing:
@@ -61,7 +62,7 @@ def resolve_provider(name: str, config: Config | None = None, verbose: bool = Fa
         if problem:
             raise config.error(problem, ["providers", name, "model"], hint=_fix(problem))
         return _live(name, settings, verbose)
-    if "/" not in name:
+    if form == "bare":
         if is_provider_name(name, verbose):
             raise UserError(f"provider {name!r} needs a model",
                             hint=f"use -p {name}/<model>, or add an alias {name!r} under providers: in tooltrial.yml")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
+from runner.names import SCRIPTED
 from runner.providers.base import Completion, ProviderError, ToolCall, Usage
 from runner.providers.parse import parse_arguments
 
@@ -32,7 +33,7 @@ class ScriptedProvider:
     Raises ScriptExhausted on the request after the last item.
     """
 
-    name = "scripted"
+    name = SCRIPTED
 
     def __init__(self, script: Sequence[Mapping[str, Any]]) -> None:
         self._script = list(script)

@@ -19,7 +19,7 @@ from runner.checks.base import OUTCOME, CheckResult
 from runner.run.agent import Step
 from runner.run.record import ERROR, PASS, RunRecord
 from runner.spec.case import Case
-from runner.tools.registry import BUILTIN_NAMES
+from runner.spec.offered import offered_tools
 
 FAILURE_CAUSES = (
     "run_error", "turn_limit", "no_tools", "called_forbidden", "wrong_tool",
@@ -53,13 +53,13 @@ def score(case: Case, record: RunRecord) -> Metrics:
     """Every metric of ``record``, a finished run of ``case``."""
     trace = case.expect.get("trace", {})
     names = record.names
+    offered = frozenset(offered_tools(case.tools, (mock["name"] for mock in case.mocks)))
     return Metrics(
         accuracy=accuracy(names, trace.get("expected")),
         redundant=redundant(record.steps),
         errors=error_count(record.steps, record.status),
         outcome=outcome_score(record.checks),
-        process=(process_score(trace, names, offered_tools(case), turn_traces(case, record.steps))
-                 if record.requests else None),
+        process=(process_score(trace, names, offered, turn_traces(case, record.steps)) if record.requests else None),
         failure=failure_cause(case, record),
     )
 
@@ -101,13 +101,6 @@ def outcome_score(checks: Sequence[CheckResult]) -> float | None:
     (no outcome check in the case, or the run ended before checks ran)."""
     outcome = [c.passed for c in checks if c.category == OUTCOME]
     return sum(outcome) / len(outcome) if outcome else None
-
-
-def offered_tools(case: Case) -> frozenset[str]:
-    """The tool names the case offers: ``tools``, or every builtin plus the mocks (denied ones included)."""
-    if case.tools is not None:
-        return frozenset(case.tools)
-    return frozenset(BUILTIN_NAMES) | {mock["name"] for mock in case.mocks}
 
 
 def turn_traces(case: Case, steps: Sequence[Step]) -> list[tuple[Mapping[str, Any], list[str]]]:

@@ -6,18 +6,16 @@ The skeleton is appended to ``<cases dir>/GROUP.yml`` (a list of cases, or the
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from pathlib import Path
 
 from runner.errors import UserError, UserErrors
+from runner.names import ID_PATTERN
 from runner.resources import bundled
-from runner.spec.case import GROUP_PATTERN
 from runner.spec.casefile import load_file, validate_file
 from runner.spec.discover import PROJECT_DIR
 from runner.spec.source import parse
 
-_ID = re.compile(r"[a-z0-9][a-z0-9._-]*")
 
 SKELETON = """\
 - id: {id}
@@ -67,7 +65,7 @@ def new_case(full_id: str, cases_dir: Path, fixture: str | None = None) -> Writt
     An unknown ``fixture`` gets an empty folder in ``../fixtures`` beside ``cases_dir``.
     """
     group, _, case_id = full_id.partition("/")
-    if not GROUP_PATTERN.fullmatch(group) or not _ID.fullmatch(case_id):
+    if not ID_PATTERN.fullmatch(group) or not ID_PATTERN.fullmatch(case_id):
         hint = "use lowercase letters, digits, '.', '_' and '-', e.g. mine/count-todos"
         raise UserError(f"{full_id!r} is not GROUP/ID", hint=hint)
     path = cases_dir / f"{group}.yml"
@@ -130,7 +128,7 @@ def _fixture_folder(cases_dir: Path, name: str) -> Path | None:
     home = beside if beside.is_dir() else bundled("fixtures")
     if (home / name).is_dir():
         return None
-    if not _ID.fullmatch(name):
+    if not ID_PATTERN.fullmatch(name):
         raise UserError(f"fixture name {name!r} is not valid", hint="use lowercase letters, digits, '.', '_' and '-'")
     (beside / name).mkdir(parents=True)
     return beside / name

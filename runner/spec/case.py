@@ -4,15 +4,14 @@ case mapping becomes one (lists normalised, defaults filled in).
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence, TypeVar
 
 DEFAULT_MAX_TURNS = 30
-GROUP_PATTERN = re.compile(r"[a-z0-9][a-z0-9._-]*")  # a group name: a case file's stem
 _LIST_EXPECTATIONS = ("verify", "response_contains", "response_not_contains", "response_matches")
 _LIST_FILE_EXPECTATIONS = ("contains", "not_contains", "matches")
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -83,7 +82,7 @@ def build_case(path: Path, group: str, line: int, data: dict[str, Any], fixtures
         tags=tuple(data.get("tags", ())),
         fixture=data.get("fixture"),
         files=data.get("files", {}),
-        setup=tuple(_as_list(data.get("setup", []))),
+        setup=tuple(as_list(data.get("setup", []))),
         env={name: _env_text(value) for name, value in data.get("env", {}).items()},
         vars=data.get("vars", {}),
         system=data.get("system"),
@@ -108,8 +107,11 @@ def _turn_expect(turns: list[str | dict[str, Any]]) -> tuple[dict[str, Any], ...
     return found if any(found) else ()
 
 
-def _as_list(value: str | list[str]) -> list[str]:
-    return [value] if isinstance(value, str) else list(value)
+def as_list(value: T | Sequence[T]) -> list[T]:
+    """A value written as one item or a list of them (``verify: make test`` or ``verify: [a, b]``), as a list:
+    a list or tuple is copied, anything else (a string) is one item. Case loading and the checks both read
+    string-or-list keys through this."""
+    return list(value) if isinstance(value, (list, tuple)) else [value]  # type: ignore[list-item]
 
 
 def _env_text(value: str | float | bool) -> str:
@@ -123,14 +125,14 @@ def _expect(expect: dict[str, Any]) -> dict[str, Any]:
     out = dict(expect)
     for key in _LIST_EXPECTATIONS:
         if key in out:
-            out[key] = _as_list(out[key])
+            out[key] = as_list(out[key])
     if "files" in out:
         out["files"] = {name: _file_expect(spec) for name, spec in out["files"].items()}
     return out
 
 
 def _file_expect(spec: dict[str, Any]) -> dict[str, Any]:
-    return {key: _as_list(value) if key in _LIST_FILE_EXPECTATIONS else value for key, value in spec.items()}
+    return {key: as_list(value) if key in _LIST_FILE_EXPECTATIONS else value for key, value in spec.items()}
 
 
 def _mock(mock: dict[str, Any]) -> dict[str, Any]:

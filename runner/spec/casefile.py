@@ -9,11 +9,12 @@ import copy
 import difflib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, Mapping, MutableMapping
 
-from runner.errors import CaseFileError, Location, UserError, did_you_mean
+from runner.errors import CaseFileError, Location, UserError, did_you_mean, in_file_order
+from runner.names import ID_PATTERN
 from runner.resources import bundled
-from runner.spec.case import GROUP_PATTERN, Case, build_case
+from runner.spec.case import Case, build_case
 from runner.spec.fastyaml import fast_load
 from runner.spec.foreign import replio
 from runner.spec.positions import Spot, kind_of, position
@@ -52,7 +53,7 @@ def read_file(path: Path, fixtures_dir: Path | None) -> tuple[list[Case], list[C
     except CaseFileError as e:
         return [], [e]
     fixtures = fixtures_dir if fixtures_dir is not None else _default_fixtures(path)
-    fast = fast_load(text) if GROUP_PATTERN.fullmatch(path.stem) else None
+    fast = fast_load(text) if ID_PATTERN.fullmatch(path.stem) else None
     if fast is not None and not replio.is_fixture(fast.data):
         checked, problems = check_file(Spot(file, fast.data, empty="(file)"), fast.data, fixtures)
         if not problems:
@@ -81,8 +82,8 @@ def _check_case_file(spot: Spot, data: Any, fixtures: Path) -> tuple[Checked, li
     """``check_file``, and the file's stem must be a valid group name."""
     errors: list[CaseFileError] = []
     stem = Path(spot.file).stem
-    if not GROUP_PATTERN.fullmatch(stem):
-        hint = f"rename the file to match {GROUP_PATTERN.pattern}"
+    if not ID_PATTERN.fullmatch(stem):
+        hint = f"rename the file to match {ID_PATTERN.pattern}"
         errors.append(CaseFileError(f"group name {stem!r} is not valid", Location(spot.file), "(file)", hint))
     checked, problems = check_file(spot, data, fixtures)
     return checked, errors + problems
@@ -129,20 +130,14 @@ def check_file(spot: Spot, data: Any, fixtures: Path) -> tuple[Checked, list[Cas
             errors.append(parts.spot.error("'id' cannot have a default", at=["id"], key=True, hint=hint))
     checked: Checked = []
     for case_spot, case in parts.cases:
-        merged = _merge(copy.deepcopy(parts.defaults), case)
+        merged = merge_defaults(copy.deepcopy(case), parts.defaults) if parts.defaults else dict(case)
         # Without defaults the merged case is the case, and valid in full means valid in part too.
         if not (surely_valid(full, merged) and (not parts.defaults or surely_valid(partial, case))):
             errors += partial_errors(case, case_spot) + merged_errors(merged, case_spot, parts.spot)
         checked.append((case_spot, merged))
     errors += extra_rule_errors(checked, parts.spot, fixtures)
     unique = {error.render(): error for error in errors}
-    return checked, sorted(unique.values(), key=_place)
-
-
-def _place(error: CaseFileError) -> tuple[int, int]:
-    """Sort key: every error made here has a line and a column."""
-    location = error.location or Location("")
-    return location.line or 0, location.column or 0
+    return checked, in_file_order(unique.values())
 
 
 @dataclass
@@ -204,9 +199,25 @@ def _cases(spot: Spot, cases: list[Any], at: list[str], errors: list[CaseFileErr
     return found
 
 
-def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
-    """``over`` deep-merged onto ``base``: mappings merge key-wise (``over`` wins), the rest is replaced."""
-    for key, value in over.items():
-        both_maps = isinstance(value, dict) and isinstance(base.get(key), dict)
-        base[key] = _merge(base[key], value) if both_maps else value
-    return base
+Add = Callable[[MutableMapping[str, Any], str, Any], None]
+
+
+def _append(mapping: MutableMapping[str, Any], key: str, value: Any) -> None:
+    mapping[key] = value
+
+
+def merge_defaults(
+    case: MutableMapping[str, Any], defaults: Mapping[str, Any], add: Add = _append
+) -> MutableMapping[str, Any]:
+    """``defaults`` merged under ``case``, in place, and ``case`` returned: the one rule of a
+    ``{defaults, cases}`` file. Where both hold a mapping under a key, the two merge by the same
+    rule; anywhere else the case's value wins (a list or scalar replaces the default's whole).
+    A key only the defaults have gets a deep copy of their value, placed by ``add(mapping, key, value)``
+    (default: appended; ``--record`` places them to keep its layout).
+    """
+    for key, value in defaults.items():
+        if key not in case:
+            add(case, key, copy.deepcopy(value))
+        elif isinstance(value, Mapping) and isinstance(case[key], MutableMapping):
+            merge_defaults(case[key], value, add)
+    return case

@@ -33,7 +33,9 @@ from runner.errors import (
     UserError,
     UserErrors,
     did_you_mean,
+    in_file_order,
 )
+from runner.names import SCRIPTED, provider_form
 from runner.providers.retry import RetryPolicy
 from runner.providers.settings import ModelSettings
 from runner.resources import bundled
@@ -45,7 +47,6 @@ if TYPE_CHECKING:
     from jsonschema import Draft202012Validator
 
 CONFIG_NAME = "tooltrial.yml"
-SCRIPTED = "scripted"
 # litellm.completion arguments that tooltrial sets itself, and the config key to use instead.
 _RESERVED_PARAMS = {
     "model": "model", "messages": "", "tools": "", "stream": "", "logger_fn": "",
@@ -131,7 +132,7 @@ def read_config(path: Path) -> Config:
     errors = [_as_config(e) for error in _validator().iter_errors(data) for e in schema_errors(error, spot)]
     errors += _extra_rules(data, spot)
     if errors:
-        raise UserErrors(sorted(errors, key=_order))
+        raise UserErrors(in_file_order(errors))
     results = data.get("results_dir")
     return Config(
         path=path,
@@ -167,7 +168,7 @@ def _extra_rules(data: Mapping[str, Any], spot: Spot) -> list[UserError]:
                                                     key=True, hint=hint)))
     for key in ("default_provider", "judge"):
         value = data.get(key)
-        if isinstance(value, str) and "/" not in value and value != SCRIPTED and value not in providers:
+        if isinstance(value, str) and provider_form(value, providers) == "bare":
             hint = did_you_mean(value, providers, "name an alias under providers, a model such as ollama/qwen3, or scripted")
             errors.append(_as_config(spot.error(f"unknown provider {value!r}", [key], hint=hint)))
     return errors
@@ -175,8 +176,3 @@ def _extra_rules(data: Mapping[str, Any], spot: Spot) -> list[UserError]:
 
 def _as_config(error: UserError) -> ConfigError:
     return ConfigError(error.message, error.location, error.path, error.hint)
-
-
-def _order(error: UserError) -> tuple[int, int]:
-    where = error.location
-    return (where.line or 0, where.column or 0) if where else (0, 0)

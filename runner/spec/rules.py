@@ -17,8 +17,8 @@ import regex
 
 from runner.errors import CaseFileError, did_you_mean
 from runner.patterns import compile_pattern
+from runner.spec.offered import offered_tools
 from runner.spec.positions import Spot, position, written
-from runner.tools.registry import BUILTIN_NAMES
 
 Checked = list[tuple[Spot, dict[str, Any]]]  # each case merged over the defaults, with its Spot
 
@@ -59,7 +59,7 @@ def _rules(checked: Checked, defaults: Spot | None, fixtures: Path) -> list[Case
 
 def _tool_name_errors(case: dict[str, Any], spot: Spot, defaults: Spot | None) -> list[CaseFileError]:
     mocks = case.get("mocks") if isinstance(case.get("mocks"), list) else []
-    known = [*BUILTIN_NAMES, *(m["name"] for m in mocks if isinstance(m, dict) and isinstance(m.get("name"), str))]
+    known = offered_tools(None, (m["name"] for m in mocks if isinstance(m, dict) and isinstance(m.get("name"), str)))
     errors = []
     for key in ("tools", "deny"):
         names = case.get(key) if isinstance(case.get(key), list) else []

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 import jsonschema_rs
 
 from runner.errors import CaseFileError, did_you_mean
+from runner.names import ID_PATTERN
 from runner.patterns import compile_schema_pattern
 from runner.resources import bundled
 from runner.spec.positions import Spot, describe, kind_of, written
@@ -34,7 +35,7 @@ if TYPE_CHECKING:
     from jsonschema import Draft202012Validator, ValidationError
 
 _NAME_RULES = {
-    "^[a-z0-9][a-z0-9._-]*$": "use lowercase letters, digits, '.', '_' and '-', starting with a letter or digit",
+    f"^{ID_PATTERN.pattern}$": "use lowercase letters, digits, '.', '_' and '-', starting with a letter or digit",
     "^[a-zA-Z0-9_-]{1,64}$": "use 1 to 64 letters, digits, '_' and '-'",
     "^[A-Za-z_][A-Za-z0-9_]*$": "use letters, digits and '_', not starting with a digit",
 }

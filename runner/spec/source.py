@@ -23,6 +23,7 @@ from ruamel.yaml.reader import ReaderError
 from runner.errors import CaseFileError, Location
 from runner.spec.positions import item_at, key_at, kind_of
 from runner.spec.yamllimits import LimitedComposer, Refused
+from runner.text import first_line
 
 _DUPLICATE_KEY = re.compile(r'found duplicate key "(.*)" with value')
 _PLAIN_HINT = "use plain text, numbers, booleans, lists and mappings"
@@ -87,7 +88,7 @@ def parse(text: str, file: str) -> Any:
     except ReaderError as e:
         line = text.count("\n", 0, e.position) + 1
         column = e.position - text.rfind("\n", 0, e.position)
-        raise CaseFileError(f"invalid YAML: {str(e).splitlines()[0]}", Location(file, line, column)) from e
+        raise CaseFileError(f"invalid YAML: {first_line(str(e), 'not YAML')}", Location(file, line, column)) from e
     except MarkedYAMLError as e:
         where = _mark(file, e.problem_mark or e.context_mark)
         tabs = "indent with spaces, not tabs" if "'\\t'" in str(e.problem) else ""

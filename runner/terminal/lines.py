@@ -14,6 +14,7 @@ from runner.run.record import ERROR, FAIL, PASS, RunRecord
 from runner.spec.case import Case
 from runner.spec.discover import Sourced
 from runner.terminal.console import shown
+from runner.text import first_line
 
 _STYLES = {PASS: "bold green", FAIL: "bold red", ERROR: "bold yellow"}
 
@@ -40,7 +41,7 @@ class RunPrinter:
         if self.label_arms:
             line.append(shown(f" [{record.arm}]", style="dim"))
         if record.status == ERROR:
-            line.append(shown(f": {record.cause.splitlines()[0] if record.cause else 'unknown error'}"))
+            line.append(shown(f": {first_line(record.cause, 'unknown error')}"))
         self.console.print(line)
         if record.status == FAIL:
             for check in record.failed_checks:

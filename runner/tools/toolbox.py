@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Collection, Mapping
 
+from runner.spec.offered import offered_tools
 from runner.text import cap_text, encodable
 from runner.tools.base import Tool, ToolContext, ToolError, ToolResult
 from runner.tools.files import EDIT_FILE, LIST_DIR, READ_FILE, WRITE_FILE
@@ -89,7 +90,7 @@ def build_toolbox(case: Case, context: ToolContext, extra: Mapping[str, Tool] = 
     Raises ValueError for a name in ``case.tools`` or ``case.deny`` that is no known tool.
     """
     known = {**BUILTIN_TOOLS, **extra}
-    names = list(case.tools) if case.tools is not None else list(known)
+    names = offered_tools(case.tools, extra)
     unknown = [name for name in (*names, *case.deny) if name not in known]
     if unknown:
         raise ValueError(

@@ -22,7 +22,8 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from runner.errors import CaseFileError, did_you_mean
+from runner.errors import CaseFileError, did_you_mean, in_file_order
+from runner.names import ID_PATTERN
 from runner.resources import bundled
 from runner.spec.positions import Spot
 from runner.spec.rules import Checked, extra_rule_errors
@@ -53,7 +54,6 @@ CATEGORIES = {
     "mcp": (),
 }
 DEFAULT_PERMISSIONS = {"read": "allow", "list": "allow", "web": "allow", "edit": "deny", "bash": "deny", "mcp": "deny"}
-_ID = re.compile(r"[a-z0-9][a-z0-9._-]*")
 _TEMPLATE_MARK = re.compile(r"\{[{%#]")
 _NAME_LISTS = (  # where tool names are listed
     ("expected",), ("verifier", "exact"), ("verifier", "must_include"), ("verifier", "avoid"), ("tools_deny",)
@@ -86,7 +86,7 @@ def check_fixture(spot: Spot, data: dict[str, Any], stem: str, fixtures: Path) -
     """
     errors = [one for error in _validator().iter_errors(data) for one in schema_errors(error, spot)]
     errors += _name_errors(spot, data)
-    if "id" not in data and not _ID.fullmatch(stem):
+    if "id" not in data and not ID_PATTERN.fullmatch(stem):
         hint = "give the fixture an 'id', or rename the file"
         errors.append(spot.error(f"no 'id', and the file name {stem!r} is not a valid case id", hint=hint))
     if not errors:
@@ -94,7 +94,7 @@ def check_fixture(spot: Spot, data: dict[str, Any], stem: str, fixtures: Path) -
         errors = extra_rule_errors([(spot, case)], None, fixtures)
         if not errors:
             return [(spot, case)], []
-    return [], sorted(errors, key=lambda e: (e.location.line or 0, e.location.column or 0) if e.location else (0, 0))
+    return [], in_file_order(errors)
 
 
 def _name_errors(spot: Spot, data: dict[str, Any]) -> list[CaseFileError]:
