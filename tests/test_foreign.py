@@ -99,7 +99,7 @@ def test_replio_script_passthrough_runs_offline_from_the_cli(tmp_path: Path) -> 
         [sys.executable, "-m", "runner", "run", "tests/foreign/replio", "-p", "scripted", "--results", str(tmp_path)],
         cwd=ROOT, capture_output=True, text=True, timeout=120,
     )
-    assert done.returncode == 3  # a run that could not start is the infrastructure's failure, not the agent's
+    assert done.returncode == 6  # a run that could not start is the infrastructure's failure, not the agent's
     assert done.stdout.splitlines()[:3] == [
         "PASS replio/bump-version",
         "ERROR replio/read-file-lines: case replio/read-file-lines has no script: the scripted provider needs one",

@@ -19,14 +19,13 @@ from typing import Any, Callable, Mapping, Sequence
 
 from runner.checks.base import CheckContext, CheckResult
 from runner.errors import UserError
+from runner.kinds import ErrorKind
 from runner.providers.base import OutOfTime, ProviderError, Usage
 from runner.providers.registry import ProviderSpec
 from runner.run.agent import Trajectory
 from runner.spec.case import Case
 
 DEFAULT_THRESHOLD = 0.5
-JUDGE_ERROR = "judge_error"
-TIMEOUT = "timeout"  # error_kind of a judge the run's deadline cut short: the run is a timeout
 _RESULT_CHARS = 300
 _MOST_CALLS = 60
 
@@ -46,7 +45,7 @@ def check_judge(spec: Mapping[str, Any], ctx: CheckContext) -> list[CheckResult]
     try:
         reply = judge.create(ctx.case).complete(messages, [], ctx.deadline)
     except OutOfTime:
-        return [CheckResult("judge", False, f"waiting for the judge {judge.name}", error_kind=TIMEOUT)]
+        return [CheckResult("judge", False, f"waiting for the judge {judge.name}", error_kind=ErrorKind.TIMEOUT)]
     except ProviderError as e:
         return [_broken(f"judge {judge.name} unreachable: {e}")]
     try:
@@ -59,7 +58,7 @@ def check_judge(spec: Mapping[str, Any], ctx: CheckContext) -> list[CheckResult]
 
 
 def _broken(message: str, usage: Usage | None = None) -> CheckResult:
-    return CheckResult("judge", False, message, error_kind=JUDGE_ERROR, usage=usage)
+    return CheckResult("judge", False, message, error_kind=ErrorKind.JUDGE_ERROR, usage=usage)
 
 
 def judge_prompt(rubric: str, trajectory: Trajectory) -> str:

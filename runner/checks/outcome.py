@@ -9,7 +9,8 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from runner.checks.base import CheckContext, CheckResult, as_list
-from runner.patterns import TIMED_OUT, pattern_found, too_slow
+from runner.kinds import ErrorKind
+from runner.patterns import pattern_found, too_slow
 from runner.tools.base import ToolError
 from runner.tools.files import MAX_FILE_BYTES
 from runner.tools.paths import resolve_inside
@@ -120,8 +121,8 @@ def check_response_matches(spec: Any, ctx: CheckContext) -> list[CheckResult]:
 
 def _match_check(check: str, pattern: str, text: str, failure: str, where: str) -> CheckResult:
     """Whether ``pattern`` matches in ``text``; a search over its time limit is a check that
-    could not be made (error kind TIMED_OUT), ``where`` naming the text searched."""
+    could not be made (error kind ``pattern_timeout``), ``where`` naming the text searched."""
     try:
         return CheckResult(check, pattern_found(pattern, text), failure)
     except TimeoutError:
-        return CheckResult(check, False, f"{where}: {too_slow(pattern)}", error_kind=TIMED_OUT)
+        return CheckResult(check, False, f"{where}: {too_slow(pattern)}", error_kind=ErrorKind.PATTERN_TIMEOUT)

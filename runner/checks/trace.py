@@ -10,13 +10,13 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
-from runner.checks.base import PROCESS, CheckContext, CheckResult
+from runner.checks.base import CheckContext, CheckResult
 from runner.run.agent import Step
 from runner.spec.matchers import arguments_mismatch, show
 
 
 def _result(key: str, passed: bool, message: str) -> CheckResult:
-    return CheckResult(f"trace.{key}", passed, message, PROCESS)
+    return CheckResult(f"trace.{key}", passed, message)  # the registry stamps the category
 
 
 def is_subsequence(wanted: Sequence[str], names: Sequence[str]) -> bool:

@@ -23,7 +23,8 @@ import xml.etree.ElementTree as ET
 from typing import Sequence
 
 from runner.run.record import ERROR, FAIL, RunRecord
-from runner.scoring.gates import AGENT, INFRASTRUCTURE, Gate
+from runner.kinds import Blame
+from runner.scoring.gates import Gate
 from runner.text import printable
 
 
@@ -57,10 +58,10 @@ def _testcase(suite: ET.Element, gate: Gate, runs: list[RunRecord], label_arm: b
     name = f"{case_id} [{gate.arm}]" if label_arm else case_id
     case = ET.SubElement(suite, "testcase", classname=group, name=name, time=_seconds(sum(r.duration for r in runs)))
     rate = f"{gate.passes}/{gate.runs} runs passed (needs {gate.threshold:.0%})"
-    if gate.broken_by == AGENT:
+    if gate.broken_by is Blame.AGENT:
         failure = ET.SubElement(case, "failure", message=rate, type="fail")
         failure.text = "\n".join(_failure_lines(r) for r in runs if r.status == FAIL or r.status == ERROR)
-    elif gate.broken_by == INFRASTRUCTURE:
+    elif gate.broken_by is not None:  # tooltrial, the case data or the infrastructure
         first = next(r for r in runs if r.status == ERROR)
         error = ET.SubElement(case, "error", message=f"{rate}: {_first_line(first.cause)}", type=first.error_kind or "error")
         error.text = "\n".join(_failure_lines(r) for r in runs if r.status == ERROR)

@@ -9,10 +9,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
+from runner.spec.expect import normalised
+
 DEFAULT_MAX_TURNS = 30
 GROUP_PATTERN = re.compile(r"[a-z0-9][a-z0-9._-]*")  # a group name: a case file's stem
-_LIST_EXPECTATIONS = ("verify", "response_contains", "response_not_contains", "response_matches")
-_LIST_FILE_EXPECTATIONS = ("contains", "not_contains", "matches")
 
 
 @dataclass(frozen=True)
@@ -90,7 +90,7 @@ def build_case(path: Path, group: str, line: int, data: dict[str, Any], fixtures
         tools=tuple(data["tools"]) if "tools" in data else None,
         deny=tuple(data.get("deny", ())),
         mocks=tuple(_mock(mock) for mock in data.get("mocks", ())),
-        expect=_expect(data.get("expect", {})),
+        expect=normalised(data.get("expect", {})),
         timeout=float(data["timeout"]) if "timeout" in data else None,
         script=tuple(_reply(reply) for reply in data["script"]) if "script" in data else None,
         fixtures_dir=fixtures,
@@ -104,7 +104,7 @@ def build_case(path: Path, group: str, line: int, data: dict[str, Any], fixtures
 
 def _turn_expect(turns: list[str | dict[str, Any]]) -> tuple[dict[str, Any], ...]:
     """Each turn's normalised ``expect`` (``{}`` for none); () when no turn has one."""
-    found = tuple(_expect(t.get("expect", {})) if isinstance(t, dict) else {} for t in turns)
+    found = tuple(normalised(t.get("expect", {})) if isinstance(t, dict) else {} for t in turns)
     return found if any(found) else ()
 
 
@@ -116,21 +116,6 @@ def _env_text(value: str | float | bool) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     return str(value)
-
-
-def _expect(expect: dict[str, Any]) -> dict[str, Any]:
-    """``expect`` with every string-or-list value as a list."""
-    out = dict(expect)
-    for key in _LIST_EXPECTATIONS:
-        if key in out:
-            out[key] = _as_list(out[key])
-    if "files" in out:
-        out["files"] = {name: _file_expect(spec) for name, spec in out["files"].items()}
-    return out
-
-
-def _file_expect(spec: dict[str, Any]) -> dict[str, Any]:
-    return {key: _as_list(value) if key in _LIST_FILE_EXPECTATIONS else value for key, value in spec.items()}
 
 
 def _mock(mock: dict[str, Any]) -> dict[str, Any]:

@@ -15,6 +15,7 @@ from typing import Any
 
 import regex
 
+from runner.checks.table import KINDS, KeyPath
 from runner.errors import CaseFileError, did_you_mean
 from runner.patterns import compile_pattern
 from runner.spec.positions import Spot, position, written
@@ -151,15 +152,29 @@ def _regexes(case: dict[str, Any]) -> list[tuple[list[str | int], str]]:
 
 
 def _expect_regexes(expect: Any, at: list[str | int]) -> list[tuple[list[str | int], str]]:
+    """(path, pattern) of every regex the check table's kinds say ``expect`` holds: each string at
+    a kind's regex key, each ``{matches: ...}`` matcher below a kind's matcher key."""
     if not isinstance(expect, dict):
         return []
-    found = _strings(expect.get("response_matches"), [*at, "response_matches"])
-    files = expect.get("files")
-    for name, spec in files.items() if isinstance(files, dict) else ():
-        if isinstance(spec, dict):
-            found += _strings(spec.get("matches"), [*at, "files", name, "matches"])
-    trace = expect.get("trace") if isinstance(expect.get("trace"), dict) else {}
-    return found + _matcher_regexes(trace.get("args"), [*at, "trace", "args"])
+    found = []
+    for name, kind in KINDS.items():
+        if name in expect:
+            for keys in kind.regex_keys:
+                found += [hit for path, value in _at(expect[name], keys, [*at, name]) for hit in _strings(value, path)]
+            for keys in kind.matcher_keys:
+                found += [hit for path, value in _at(expect[name], keys, [*at, name]) for hit in _matcher_regexes(value, path)]
+    return found
+
+
+def _at(value: Any, keys: KeyPath, path: list[str | int]) -> list[tuple[list[str | int], Any]]:
+    """(path, value) of what lies at ``keys`` in ``value`` (``*``: every key of a mapping); a
+    value not shaped so is the schema's business and yields nothing."""
+    if not keys:
+        return [(path, value)]
+    if not isinstance(value, dict):
+        return []
+    names = list(value) if keys[0] == "*" else [keys[0]] if keys[0] in value else []
+    return [found for name in names for found in _at(value[name], keys[1:], [*path, name])]
 
 
 def _matcher_regexes(value: Any, path: list[str | int]) -> list[tuple[list[str | int], str]]:
