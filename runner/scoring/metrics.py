@@ -24,8 +24,6 @@ from runner.spec.case import Case
 from runner.tools.registry import BUILTIN_NAMES
 
 FAILURE_CAUSES = tuple(FailureCause)  # in first-match order
-# Result name -> the failure cause a failed result of that name points to (the check table's ``causes``).
-_POINTS: dict[str, Points] = {name: points for kind in KINDS.values() for name, points in kind.causes.items()}
 _TURN_PREFIX = re.compile(r"^turns\[\d+\]\.")
 _WANTS_CALLS = ("expected", "exact", "must_include", "order", "args")
 
@@ -203,7 +201,8 @@ def failure_cause(case: Case, record: RunRecord) -> FailureCause | None:
     if not record.steps and _wants_calls(trace):
         return FailureCause.NO_TOOLS
     empty = not record.final_reply.strip()
-    pointed = {p.cause for name in failed if (p := _POINTS.get(name)) is not None and (empty or not p.empty_reply)}
+    points = _points()
+    pointed = {p.cause for name in failed if (p := points.get(name)) is not None and (empty or not p.empty_reply)}
     if set(case.deny) & set(record.names):
         pointed.add(FailureCause.CALLED_FORBIDDEN)
     first = next((cause for cause in FailureCause if cause in pointed), None)  # the enum is in first-match order
@@ -212,6 +211,11 @@ def failure_cause(case: Case, record: RunRecord) -> FailureCause | None:
     if {c.category for c in record.failed_checks} == {OUTCOME}:
         return FailureCause.GOOD_PROCESS_BAD_OUTCOME
     return FailureCause.UNKNOWN
+
+
+def _points() -> dict[str, Points]:
+    """Result name -> the failure cause a failed result of that name points to (the check table's ``causes``)."""
+    return {name: points for kind in KINDS.values() for name, points in kind.causes.items()}
 
 
 def _wants_calls(trace: Mapping[str, Any]) -> bool:
