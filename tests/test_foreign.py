@@ -31,6 +31,7 @@ from runner.run.record import RunRecord
 from runner.sandbox.command import Sandbox
 from runner.spec.case import Case
 from runner.spec.casefile import load_file, validate_file
+from runner.spec.expect import Expect, TraceExpect
 from runner.spec.foreign.replio import to_case_mapping
 from tests.fake_servers import OpenAIServer, openai_reply
 from tests.test_cases_fuzz import anything, check
@@ -66,9 +67,9 @@ def test_replio_fixture_maps_onto_a_case() -> None:
     assert case.turns == ("Read src/app.py and report how many lines it has.",)
     assert case.files == {"src/app.py": "import sys\n\ndef main():\n    return 0\n"}
     assert case.deny == ("write_file", "edit_file", "bash")  # replio's defaults: edit and bash denied
-    assert case.expect == {
-        "trace": {"must_include": ["read_file"], "avoid": ["bash"], "max_calls": 2, "expected": ["read_file"]}
-    }
+    assert case.expect == Expect(
+        trace=TraceExpect(must_include=("read_file",), avoid=("bash",), max_calls=2, expected=("read_file",))
+    )
     assert case.script is None
 
 

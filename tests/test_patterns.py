@@ -10,6 +10,7 @@ import pytest
 from runner import patterns
 from runner.checks.base import CheckContext
 from runner.kinds import ErrorKind
+from runner.spec.expect import expect_of
 from runner.checks.outcome import check_files, check_response_matches
 from runner.run.agent import Trajectory
 from runner.spec.matchers import value_mismatch
@@ -45,7 +46,7 @@ def test_a_slow_response_pattern_is_a_check_that_could_not_be_made(tmp_path: Pat
 
 def test_a_slow_file_pattern_is_a_check_that_could_not_be_made(tmp_path: Path) -> None:
     (tmp_path / "out.txt").write_text(LONG)
-    [result] = check_files({"out.txt": {"matches": [SLOW]}}, _context(tmp_path, ""))
+    [result] = check_files(expect_of({"files": {"out.txt": {"matches": [SLOW]}}}).files, _context(tmp_path, ""))
     assert (result.passed, result.error_kind) == (False, ErrorKind.PATTERN_TIMEOUT)
     assert result.message.startswith(f"out.txt: /{SLOW}/ took longer than 0.1 s")
 

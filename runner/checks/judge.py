@@ -24,6 +24,7 @@ from runner.providers.base import OutOfTime, ProviderError, Usage
 from runner.providers.registry import ProviderSpec
 from runner.run.agent import Trajectory
 from runner.spec.case import Case
+from runner.spec.expect import JudgeExpect
 
 DEFAULT_THRESHOLD = 0.5
 _RESULT_CHARS = 300
@@ -36,12 +37,12 @@ Judge only against the rubric. Answer with one JSON object and nothing else:
 A score of 1 means the rubric is fully met, 0 that it is not met at all."""
 
 
-def check_judge(spec: Mapping[str, Any], ctx: CheckContext) -> list[CheckResult]:
-    judge = ctx.judges.get(spec.get("model"))
+def check_judge(spec: JudgeExpect, ctx: CheckContext) -> list[CheckResult]:
+    judge = ctx.judges.get(spec.model)
     if judge is None:
-        return [_broken(f"no judge model for {spec.get('model') or 'this case'}")]
-    threshold = float(spec.get("threshold", DEFAULT_THRESHOLD))
-    messages = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": judge_prompt(spec["rubric"], ctx.trajectory)}]
+        return [_broken(f"no judge model for {spec.model or 'this case'}")]
+    threshold = DEFAULT_THRESHOLD if spec.threshold is None else float(spec.threshold)
+    messages = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": judge_prompt(spec.rubric, ctx.trajectory)}]
     try:
         reply = judge.create(ctx.case).complete(messages, [], ctx.deadline)
     except OutOfTime:
@@ -105,9 +106,9 @@ def resolve_judges(
     """
     judges: dict[str | None, ProviderSpec] = {}
     for case in cases:
-        if "judge" not in case.expect:
+        if case.expect.judge is None:
             continue
-        model = case.expect["judge"].get("model")
+        model = case.expect.judge.model
         if model is None and default is None:
             raise UserError(f"case {case.full_id} has expect.judge but no judge model",
                             hint="give --judge MODEL, judge: in tooltrial.yml, or expect.judge.model in the case")

@@ -11,6 +11,7 @@ from typing import Any, Mapping
 from runner.checks.base import CheckContext, CheckResult, as_list
 from runner.kinds import ErrorKind
 from runner.patterns import pattern_found, too_slow
+from runner.spec.expect import FileExpect
 from runner.tools.base import ToolError
 from runner.tools.files import MAX_FILE_BYTES
 from runner.tools.paths import resolve_inside
@@ -33,7 +34,7 @@ def check_verify(spec: Any, ctx: CheckContext) -> list[CheckResult]:
     return results
 
 
-def check_files(spec: Mapping[str, Mapping[str, Any]], ctx: CheckContext) -> list[CheckResult]:
+def check_files(spec: Mapping[str, FileExpect], ctx: CheckContext) -> list[CheckResult]:
     """Per path: ``files.exists`` (must exist: ``exists: true`` or any content rule),
     ``files.absent`` (``exists: false``), then ``files`` for each content rule of an existing file."""
     results: list[CheckResult] = []
@@ -44,19 +45,18 @@ def check_files(spec: Mapping[str, Mapping[str, Any]], ctx: CheckContext) -> lis
             results.append(CheckResult("files", False, f"{name}: {e}"))
             continue
         exists = path.is_file()
-        if rules.get("exists") is False:
+        if rules.exists is False:
             results.append(CheckResult("files.absent", not exists, f"{name} exists"))
-        content_rules = {k: v for k, v in rules.items() if k != "exists"}
-        if rules.get("exists") is True or (content_rules and not exists):
+        if rules.exists is True or (rules.content_rules and not exists):
             results.append(CheckResult("files.exists", exists, f"{name} does not exist"))
-        if not content_rules or not exists:
+        if not rules.content_rules or not exists:
             continue
         try:
             text = _read(path, name)
         except ValueError as e:
             results.append(CheckResult("files", False, str(e)))
             continue
-        results.extend(_content_checks(name, text, content_rules))
+        results.extend(_content_checks(name, text, rules))
     return results
 
 
@@ -81,16 +81,16 @@ def _read(path: Path, name: str) -> str:
         return f.read(FILE_CHECK_LIMIT).decode("utf-8", errors="replace")
 
 
-def _content_checks(name: str, text: str, rules: Mapping[str, Any]) -> list[CheckResult]:
+def _content_checks(name: str, text: str, rules: FileExpect) -> list[CheckResult]:
     results = []
-    for needle in as_list(rules.get("contains", [])):
+    for needle in rules.contains or ():
         results.append(CheckResult("files", needle in text, f'{name} missing "{needle}"'))
-    for needle in as_list(rules.get("not_contains", [])):
+    for needle in rules.not_contains or ():
         results.append(CheckResult("files", needle not in text, f'{name} contains "{needle}"'))
-    for pattern in as_list(rules.get("matches", [])):
+    for pattern in rules.matches or ():
         results.append(_match_check("files", pattern, text, f"{name} does not match /{pattern}/", name))
-    if "equals" in rules:
-        expected = rules["equals"]
+    if rules.equals is not None:
+        expected = rules.equals
         ok = text == expected
         results.append(CheckResult("files", ok, f"{name} differs from the expected content" + _diff(expected, text)))
     return results

@@ -59,9 +59,10 @@ CHECKS: dict[str, Check] = {name: _stamped(name) for name, kind in KINDS.items()
 
 
 def run_checks(ctx: CheckContext) -> list[CheckResult]:
-    """Run every per-turn check, then every check the case's ``expect`` names, in table order; all of them, always."""
+    """Run every per-turn check, then every check the case's ``expect`` writes, in table order; all of them, always."""
     results = check_turns(CHECKS, ctx)
     for key, check in CHECKS.items():
-        if key in ctx.case.expect:
-            results.extend(check(ctx.case.expect[key], ctx))
+        spec = ctx.case.expect.spec(key)
+        if spec is not None:
+            results.extend(check(spec, ctx))
     return results

@@ -21,11 +21,11 @@ from runner.kinds import ErrorKind, FailureCause, Status
 from runner.run.agent import Step
 from runner.run.record import ERROR, PASS, RunRecord
 from runner.spec.case import Case
+from runner.spec.expect import TraceExpect
 from runner.tools.registry import BUILTIN_NAMES
 
 FAILURE_CAUSES = tuple(FailureCause)  # in first-match order
 _TURN_PREFIX = re.compile(r"^turns\[\d+\]\.")
-_WANTS_CALLS = ("expected", "exact", "must_include", "order", "args")
 
 
 @dataclass(frozen=True)
@@ -48,10 +48,10 @@ def fill_metrics(case: Case, record: RunRecord) -> None:
 
 def score(case: Case, record: RunRecord) -> Metrics:
     """Every metric of ``record``, a finished run of ``case``."""
-    trace = case.expect.get("trace", {})
+    trace = case.expect.trace or TraceExpect()
     names = record.names
     return Metrics(
-        accuracy=accuracy(names, trace.get("expected")),
+        accuracy=accuracy(names, trace.expected),
         redundant=redundant(record.steps),
         errors=error_count(record.steps, record.status),
         outcome=outcome_score(record.checks),
@@ -107,22 +107,22 @@ def offered_tools(case: Case) -> frozenset[str]:
     return frozenset(BUILTIN_NAMES) | {mock["name"] for mock in case.mocks}
 
 
-def turn_traces(case: Case, steps: Sequence[Step]) -> list[tuple[Mapping[str, Any], list[str]]]:
+def turn_traces(case: Case, steps: Sequence[Step]) -> list[tuple[TraceExpect, list[str]]]:
     """Per turn whose ``expect`` has a ``trace``, in turn order: ``(that trace, the tool names called
     during that turn)``, the calls attributed by ``Step.turn`` as the per-turn checks see them
     (runner.checks.turns); a turn the run never reached has no calls."""
     return [
-        (expect["trace"], [step.name for step in steps if step.turn == index])
+        (expect.trace, [step.name for step in steps if step.turn == index])
         for index, expect in enumerate(case.turn_expect)
-        if "trace" in expect
+        if expect.trace is not None
     ]
 
 
 def process_score(
-    trace: Mapping[str, Any],
+    trace: TraceExpect,
     names: Sequence[str],
     offered: frozenset[str],
-    turns: Sequence[tuple[Mapping[str, Any], Sequence[str]]] = (),
+    turns: Sequence[tuple[TraceExpect, Sequence[str]]] = (),
 ) -> float | None:
     """The mean of every process component the case defines (ToolEval's process score), in [0, 1].
 
@@ -149,17 +149,17 @@ def process_score(
     return sum(parts) / len(parts) if parts else None
 
 
-def _process_components(trace: Mapping[str, Any], names: Sequence[str], offered: frozenset[str]) -> list[float]:
+def _process_components(trace: TraceExpect, names: Sequence[str], offered: frozenset[str]) -> list[float]:
     """The required, forbidden and efficiency components ``trace`` defines, evaluated on ``names``."""
     parts: list[float] = []
-    required = list(trace.get("must_include", ()))
+    required = list(trace.must_include or ())
     if required:
         parts.append(sum(tool in names for tool in required) / len(required))
-    forbidden = [tool for tool in trace.get("avoid", ()) if tool in offered]
+    forbidden = [tool for tool in trace.avoid or () if tool in offered]
     if forbidden:
         parts.append(sum(tool not in names for tool in forbidden) / len(forbidden))
-    if "minimal_calls" in trace:
-        parts.append(min(1.0, trace["minimal_calls"] / len(names)) if names else 0.0)
+    if trace.minimal_calls is not None:
+        parts.append(min(1.0, trace.minimal_calls / len(names)) if names else 0.0)
     return parts
 
 
@@ -197,8 +197,7 @@ def failure_cause(case: Case, record: RunRecord) -> FailureCause | None:
     if record.status == ERROR:
         return FailureCause.TURN_LIMIT if record.error_kind == ErrorKind.TURN_LIMIT else FailureCause.RUN_ERROR
     failed = {_TURN_PREFIX.sub("", c.check) for c in record.failed_checks}  # a per-turn check counts as its kind
-    trace = case.expect.get("trace", {})
-    if not record.steps and _wants_calls(trace):
+    if not record.steps and case.expect.trace is not None and case.expect.trace.wants_calls:
         return FailureCause.NO_TOOLS
     empty = not record.final_reply.strip()
     points = _points()
@@ -216,7 +215,3 @@ def failure_cause(case: Case, record: RunRecord) -> FailureCause | None:
 def _points() -> dict[str, Points]:
     """Result name -> the failure cause a failed result of that name points to (the check table's ``causes``)."""
     return {name: points for kind in KINDS.values() for name, points in kind.causes.items()}
-
-
-def _wants_calls(trace: Mapping[str, Any]) -> bool:
-    return any(trace.get(key) for key in _WANTS_CALLS) or trace.get("min_calls", 0) >= 1 or "minimal_calls" in trace

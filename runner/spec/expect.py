@@ -71,7 +71,7 @@ class JudgeExpect:
 class TurnExpect:
     """The checks a ``{content, expect}`` turn writes, on that turn's reply and calls only.
 
-    ``more`` maps a check-table kind with no field here to its normalised value.
+    ``more`` maps a check-table kind with no field here to its normalised value (a list as a tuple).
     """
 
     response_contains: tuple[str, ...] | None = None
@@ -154,7 +154,7 @@ def _build(cls: type[Specs], data: Mapping[str, Any]) -> Specs:
     values = normalised(data)
     own = _own_fields(cls)
     typed = {key: _PARTS.get(key, _plain)(value) for key, value in values.items() if key in own}
-    return cls(**typed, more={key: value for key, value in values.items() if key not in own})
+    return cls(**typed, more={key: _plain(value) for key, value in values.items() if key not in own})
 
 
 def _plain(value: Any) -> Any:
