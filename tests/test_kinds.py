@@ -130,3 +130,19 @@ def test_a_fixture_folder_gone_before_the_run_is_a_workspace_error(tmp_path: Pat
     with pytest.raises(WorkspaceError) as caught:
         Workspace.create(case, Sandbox())
     assert str(caught.value) == f"fixture folder 'gone' not found in {tmp_path}"
+
+
+def test_validate_refuses_a_fixture_that_cannot_be_copied_before_any_run(tmp_path: Path) -> None:
+    fixture = tmp_path / "fixtures" / "pipe"  # beside the cases folder: the fixtures the cases get
+    (fixture / "data").mkdir(parents=True)
+    (fixture / "data" / "ok.txt").write_text("fine\n")
+    os.mkfifo(fixture / "data" / "queue")
+    path = tmp_path / "cases" / "t.yml"
+    path.parent.mkdir()
+    path.write_text("- {id: c, turns: [Hi.], fixture: pipe, script: [{content: hi}]}\n")
+    for argv in (["validate", str(path)], ["run", str(path), "--results", str(tmp_path / "r")]):
+        code, out, err = cli_output(argv)
+        assert (code, out) == (4, "")
+        assert err == (f"error: {path}:1:34: fixture: fixture 'pipe' holds data/queue (a named pipe), which cannot be "
+                       "copied (remove it from the fixture folder, or make it with a setup command)\n")
+    assert not (tmp_path / "r").exists()

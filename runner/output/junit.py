@@ -23,7 +23,7 @@ import xml.etree.ElementTree as ET
 from typing import Sequence
 
 from runner.run.record import ERROR, FAIL, RunRecord
-from runner.kinds import Blame
+from runner.kinds import Blame, Status
 from runner.scoring.gates import Gate
 from runner.text import printable
 
@@ -59,7 +59,7 @@ def _testcase(suite: ET.Element, gate: Gate, runs: list[RunRecord], label_arm: b
     case = ET.SubElement(suite, "testcase", classname=group, name=name, time=_seconds(sum(r.duration for r in runs)))
     rate = f"{gate.passes}/{gate.runs} runs passed (needs {gate.threshold:.0%})"
     if gate.broken_by is Blame.AGENT:
-        failure = ET.SubElement(case, "failure", message=rate, type="fail")
+        failure = ET.SubElement(case, "failure", message=rate, type=Status.FAIL)
         failure.text = "\n".join(_failure_lines(r) for r in runs if r.status == FAIL or r.status == ERROR)
     elif gate.broken_by is not None:  # tooltrial, the case data or the infrastructure
         first = next(r for r in runs if r.status == ERROR)

@@ -1,6 +1,7 @@
 """The rules the case schema cannot say, each reported where the value was written.
 
-Ids are unique in a file; the fixture folder exists; every regex compiles
+Ids are unique in a file; the fixture folder exists and holds nothing the workspace copy
+refuses (named pipes, sockets, devices); every regex the check table names compiles
 (``matches`` in replies, files and argument matchers, per-turn ones too);
 ``tools``/``deny`` name builtin tools or the case's mocks; ``files`` paths stay
 inside the workspace; mocks have unique names, a valid ``parameters`` schema,
@@ -10,6 +11,8 @@ them without ``when``.
 
 from __future__ import annotations
 
+import os
+import stat
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -89,10 +92,34 @@ def _fixture_errors(fixture: str, spot: Spot, fixtures: Path) -> list[CaseFileEr
     if Path(fixture).is_absolute() or ".." in Path(fixture).parts:
         return [spot.error(f"fixture {fixture!r} must be a folder inside {fixtures}", ["fixture"])]
     if (fixtures / fixture).is_dir():
-        return []
+        special = _special_file(fixtures / fixture)
+        if special is None:
+            return []
+        hint = "remove it from the fixture folder, or make it with a setup command"
+        return [spot.error(f"fixture {fixture!r} holds {special}, which cannot be copied", ["fixture"], hint=hint)]
     known = [p.name for p in fixtures.iterdir() if p.is_dir()] if fixtures.is_dir() else []
     hint = did_you_mean(fixture, known, f"create the folder {fixtures / fixture}")
     return [spot.error(f"fixture folder {fixture!r} not found in {fixtures}", ["fixture"], hint=hint)]
+
+
+_SPECIAL = ((stat.S_ISFIFO, "a named pipe"), (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a device"),
+            (stat.S_ISBLK, "a device"))
+
+
+def _special_file(root: Path) -> str | None:
+    """``path (what it is)`` of the first entry below ``root``, in walk order, that is no regular
+    file, folder or symlink (a named pipe, socket or device: the workspace copy refuses it), else None."""
+    for folder, dirs, names in os.walk(root):
+        dirs.sort()
+        for name in sorted(names):
+            try:
+                mode = os.lstat(os.path.join(folder, name)).st_mode
+            except OSError:  # gone since the folder was read
+                continue
+            what = next((noun for test, noun in _SPECIAL if test(mode)), None)
+            if what is not None:
+                return f"{Path(folder, name).relative_to(root).as_posix()} ({what})"
+    return None
 
 
 def _mock_errors(case: dict[str, Any], spot: Spot, defaults: Spot | None) -> list[CaseFileError]:
