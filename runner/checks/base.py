@@ -62,7 +62,3 @@ class CheckContext:
 
 Check = Callable[[Any, CheckContext], list[CheckResult]]
 
-
-def as_list(value: Any) -> list[Any]:
-    """A spec value that may be one item or a list, as a list."""
-    return list(value) if isinstance(value, (list, tuple)) else [value]

@@ -15,7 +15,7 @@ ERROR, never a crash. The judge's request ends with the run's time
 from __future__ import annotations
 
 import json
-from typing import Any, Callable, Mapping, Sequence
+from typing import Callable, Sequence
 
 from runner.checks.base import CheckContext, CheckResult
 from runner.errors import UserError

@@ -6,9 +6,9 @@ import difflib
 import os
 import stat
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Mapping, Sequence
 
-from runner.checks.base import CheckContext, CheckResult, as_list
+from runner.checks.base import CheckContext, CheckResult
 from runner.kinds import ErrorKind
 from runner.patterns import pattern_found, too_slow
 from runner.spec.expect import FileExpect
@@ -20,9 +20,9 @@ FILE_CHECK_LIMIT = MAX_FILE_BYTES  # bytes of a file expect.files reads; a large
 DIFF_LIMIT = 200_000  # characters of expected and actual content past which a failed `equals` shows no diff
 
 
-def check_verify(spec: Any, ctx: CheckContext) -> list[CheckResult]:
+def check_verify(spec: Sequence[str], ctx: CheckContext) -> list[CheckResult]:
     results = []
-    for command in as_list(spec):
+    for command in spec:
         done = ctx.run_command(command)
         if done.timed_out:
             message = f"verify timed out after {done.duration:.0f}s: {command}"
@@ -104,19 +104,19 @@ def _diff(expected: str, actual: str, limit: int = 6) -> str:
     return (": " + " | ".join(shown)) if shown else " (whitespace at the end differs)"
 
 
-def check_response_contains(spec: Any, ctx: CheckContext) -> list[CheckResult]:
+def check_response_contains(spec: Sequence[str], ctx: CheckContext) -> list[CheckResult]:
     reply = ctx.trajectory.final_reply
-    return [CheckResult("response_contains", s in reply, f'response missing "{s}"') for s in as_list(spec)]
+    return [CheckResult("response_contains", s in reply, f'response missing "{s}"') for s in spec]
 
 
-def check_response_not_contains(spec: Any, ctx: CheckContext) -> list[CheckResult]:
+def check_response_not_contains(spec: Sequence[str], ctx: CheckContext) -> list[CheckResult]:
     reply = ctx.trajectory.final_reply
-    return [CheckResult("response_not_contains", s not in reply, f'response contains "{s}"') for s in as_list(spec)]
+    return [CheckResult("response_not_contains", s not in reply, f'response contains "{s}"') for s in spec]
 
 
-def check_response_matches(spec: Any, ctx: CheckContext) -> list[CheckResult]:
+def check_response_matches(spec: Sequence[str], ctx: CheckContext) -> list[CheckResult]:
     reply = ctx.trajectory.final_reply
-    return [_match_check("response_matches", p, reply, f"response does not match /{p}/", "response") for p in as_list(spec)]
+    return [_match_check("response_matches", p, reply, f"response does not match /{p}/", "response") for p in spec]
 
 
 def _match_check(check: str, pattern: str, text: str, failure: str, where: str) -> CheckResult:
