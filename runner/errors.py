@@ -1,9 +1,11 @@
 """User-facing errors and the one boundary that maps them to exit codes.
 
-Exit codes (DESIGN.md "CLI"): 0 all passed, 1 some failed or errored,
+Exit codes (DESIGN.md "CLI"): 0 all passed, 1 the agent failed some case,
 2 interrupted, partial results kept (Ctrl-C, an output closed during the runs, a
-results folder or report file that could not be written), 3 internal error,
-4 bad usage / config / case file, 5 no case selected.
+results folder or report file that could not be written), 3 tooltrial's own internal
+error, 4 bad usage / config / case file (a fixture that cannot be copied too), 5 no
+case selected, 6 infrastructure broke runs (provider or judge unreachable, setup
+failed). Which wins when runs break for several reasons: runner.scoring.gates.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ class ExitCode(IntEnum):
     INTERNAL = 3
     USAGE = 4
     NO_CASES = 5
+    INFRASTRUCTURE = 6
 
 
 @dataclass(frozen=True)

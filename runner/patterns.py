@@ -15,7 +15,6 @@ import re
 import regex
 
 PATTERN_TIMEOUT = 2.0  # seconds one search of a case's pattern may take (processor time, as regex counts it)
-TIMED_OUT = "pattern_timeout"  # the error_kind of a check whose pattern took longer than PATTERN_TIMEOUT
 
 # An unescaped "\z": preceded by an even number of backslashes (pairs are literal backslashes).
 _RUBY_END = re.compile(r"(?<!\\)((?:\\\\)*)\\z")

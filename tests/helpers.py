@@ -23,6 +23,7 @@ from runner.cli import main
 from runner.sandbox.bwrap import host_view
 from runner.sandbox.confine import namespace_prefix
 from runner.spec.case import Case
+from runner.spec.expect import expect_of, turn_expect_of
 
 ROOT = Path(__file__).resolve().parent.parent
 T = TypeVar("T")
@@ -78,7 +79,8 @@ BAD_RUN = """\
 
 
 def make_case(**fields: Any) -> Case:
-    """A Case with sensible defaults; any field can be overridden."""
+    """A Case with sensible defaults; any field can be overridden (``expect`` and each of ``turn_expect``
+    also as the mapping a case file writes)."""
     base: dict[str, Any] = {
         "group": "t",
         "id": "case",
@@ -94,6 +96,9 @@ def make_case(**fields: Any) -> Case:
         base["tools"] = tuple(base["tools"])
     if isinstance(base.get("script"), list):
         base["script"] = tuple(base["script"])
+    if isinstance(base.get("expect"), dict):  # written as in a case file
+        base["expect"] = expect_of(base["expect"])
+    base["turn_expect"] = tuple(turn_expect_of(t) if isinstance(t, dict) else t for t in base.get("turn_expect", ()))
     return Case(**base)
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from runner.checks.base import CheckResult
 from runner.run.record import ERROR, FAIL, PASS, RunRecord
 
-_KINDS = {"E": "provider_error", "T": "turn_limit"}
+_KINDS = {"E": "provider_error", "T": "turn_limit", "I": "internal", "W": "workspace"}
 
 
 def record(case: str, status: str, run: int = 0, prompt: str = "a", provider: str = "scripted", **fields) -> RunRecord:
@@ -19,7 +19,8 @@ def record(case: str, status: str, run: int = 0, prompt: str = "a", provider: st
 
 
 def runs(case: str, pattern: str, prompt: str = "a", **fields) -> list[RunRecord]:
-    """One record per letter of ``pattern``: P pass, F fail, E infrastructure error, T turn limit."""
+    """One record per letter of ``pattern``: P pass, F fail, E infrastructure error, T turn limit,
+    I internal error, W workspace (case data) error."""
     out = []
     for index, letter in enumerate(pattern):
         status = {"P": PASS, "F": FAIL}.get(letter, ERROR)

@@ -39,7 +39,8 @@ def test_every_group_of_the_issue_is_bundled_with_trace_expectations() -> None:
     assert {"fs", "calc", "research"} <= groups
     for case in CASES.values():
         if case.group in ("fs", "calc"):
-            assert "expected" in case.expect["trace"] and "minimal_calls" in case.expect["trace"], case.full_id
+            trace = case.expect.trace
+            assert trace is not None and trace.expected is not None and trace.minimal_calls is not None, case.full_id
 
 
 def test_inventing_a_paywalled_posting_fails_on_outcome() -> None:

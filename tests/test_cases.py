@@ -25,6 +25,7 @@ from runner.resources import bundled
 from runner.spec.case import Case
 from runner.spec.casefile import load_file, validate_file
 from runner.spec.discover import discover, load_cases, select
+from runner.spec.expect import Expect, FileExpect, JudgeExpect, TraceExpect
 from runner.spec.schema import case_schema
 
 BROKEN = Path(__file__).parent / "broken"
@@ -104,14 +105,10 @@ def test_list_form_loads_into_normalised_cases(tmp_path: Path) -> None:
     assert first.env == {"DEBUG": "1", "FAST": "true", "NAME": "x"}
     assert (first.system, first.tools, first.deny, first.timeout) == ("You are careful.", ("bash", "edit_file"), ("bash",), 60.0)
     assert first.fixtures_dir == (tmp_path / "fixtures").resolve()
-    assert first.expect["verify"] == ["python -m pytest -q"]
-    assert first.expect["files"]["calc.py"] == {
-        "contains": ["a + b"],
-        "not_contains": ["a - b"],
-        "matches": ["\\Adef"],
-        "exists": True,
-    }
-    assert first.expect["response_contains"] == ["add"]
+    assert first.expect.verify == ("python -m pytest -q",)
+    assert first.expect.files == {"calc.py": FileExpect(contains=("a + b",), not_contains=("a - b",), matches=("\\Adef",),
+                                                        exists=True)}
+    assert first.expect.response_contains == ("add",)
     assert first.max_turns == 10
     assert first.script is not None
     assert first.script[1] == {"tool_calls": [{"name": "list_dir", "arguments": {}}]}
@@ -156,19 +153,17 @@ cases:
 def test_defaults_merge_under_each_case(tmp_path: Path) -> None:
     inherits, overrides = load_file(write(tmp_path, "merge.yml", DEFAULTS_FORM))
     assert (inherits.tags, inherits.setup, inherits.turns) == (("base",), ("git init -q",), ("Default prompt.",))
-    assert inherits.expect == {
-        "max_turns": 5,
-        "trace": {"max_calls": 4, "avoid": ["write_file"]},
-        "files": {"a.txt": {"contains": ["x"]}},
-    }
+    assert inherits.expect == Expect(
+        max_turns=5, trace=TraceExpect(max_calls=4, avoid=("write_file",)), files={"a.txt": FileExpect(contains=("x",))}
+    )
     assert (overrides.tags, overrides.turns) == (("own",), ("Own prompt.",))
     assert overrides.env == {"A": "1", "B": "three"}
-    assert overrides.expect == {
-        "max_turns": 5,
-        "trace": {"max_calls": 8, "avoid": ["write_file"]},
-        "files": {"a.txt": {"contains": ["x"], "exists": True}, "b.txt": {"equals": ""}},
-    }
-    assert inherits.expect["trace"] is not overrides.expect["trace"]
+    assert overrides.expect == Expect(
+        max_turns=5,
+        trace=TraceExpect(max_calls=8, avoid=("write_file",)),
+        files={"a.txt": FileExpect(contains=("x",), exists=True), "b.txt": FileExpect(equals="")},
+    )
+    assert inherits.expect.trace is not overrides.expect.trace
 
 
 def test_required_keys_may_come_from_the_defaults(tmp_path: Path) -> None:
@@ -177,7 +172,7 @@ def test_required_keys_may_come_from_the_defaults(tmp_path: Path) -> None:
         "cases:\n  - {id: a, turns: [Hi.], expect: {judge: {threshold: 0.5}}}\n"
     )
     (case,) = load_file(write(tmp_path, "judged.yml", text))
-    assert case.expect["judge"] == {"rubric": "Names the bug.", "threshold": 0.5}
+    assert case.expect.judge == JudgeExpect(rubric="Names the bug.", threshold=0.5)
 
 
 def test_fixtures_dir_falls_back_to_the_bundled_fixtures(tmp_path: Path) -> None:

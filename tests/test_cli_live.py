@@ -60,7 +60,7 @@ def test_server_errors_then_the_next_case_runs_verbose(tmp_path: Path) -> None:
         done = run_cli("run", "cases/fix.yml", "-p", "local-openai", "--config", str(config(tmp_path, server.api_base)),
                        "-c", "fix/fix-failing-test", "--runs", "2", "-j", "1", "--output", "json", "--verbose",
                        "--results", str(tmp_path / "results"), env=env)
-    assert done.returncode == 3  # only an infrastructure error broke the gate
+    assert done.returncode == 6  # only an infrastructure error broke the gate
     assert "LiteLLM DEBUG" in done.stderr  # litellm's log goes to stderr; stdout stays one JSON document
     assert "sk-verbose-secret" not in done.stderr + done.stdout
     assert server.chats[0].headers["authorization"] == "Bearer sk-verbose-secret"

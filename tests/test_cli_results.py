@@ -94,11 +94,11 @@ def test_suite_min_pass_rate_fails_the_run(tmp_path: Path) -> None:
     assert "gate failed: good/answer [scripted · default]: 0/2 passed, needs 50% (agent)" in done.stdout.splitlines()
 
 
-def test_infrastructure_errors_alone_exit_3(tmp_path: Path) -> None:
+def test_infrastructure_errors_alone_exit_6(tmp_path: Path) -> None:
     (tmp_path / "down.yml").write_text(DOWN)
     (tmp_path / "good.yml").write_text(GOOD)
     only_down = run_cli("run", str(tmp_path / "down.yml"), "--results", str(tmp_path / "r"))
-    assert only_down.returncode == 3
+    assert only_down.returncode == 6
     assert only_down.stdout.splitlines()[0] == "ERROR down/no-setup: setup command failed (exit 7): exit 7"
     (tmp_path / "bad.yml").write_text(WRONG)
     with_failure = run_cli("run", str(tmp_path / "down.yml"), str(tmp_path / "bad.yml"), "--results", str(tmp_path / "r"))

@@ -7,7 +7,8 @@ import pytest
 from runner.run.record import Tokens
 from runner.scoring.aggregate import aggregate
 from runner.scoring.paired import compare_pairs
-from runner.scoring.gates import AGENT, INFRASTRUCTURE, evaluate, exit_code
+from runner.kinds import Blame
+from runner.scoring.gates import evaluate, exit_code
 from tests.records import matrix, runs
 
 
@@ -64,7 +65,7 @@ def test_identical_arms_and_infrastructure_errors_are_not_pairs() -> None:
 
 def test_default_gate_wants_every_run_to_pass() -> None:
     gates = evaluate(aggregate(runs("g/a", "PPP") + runs("g/b", "PFP")).cells, {})
-    assert [g.broken_by for g in gates] == [None, AGENT]
+    assert [g.broken_by for g in gates] == [None, Blame.AGENT]
     assert exit_code(gates) == 1
 
 
@@ -76,10 +77,21 @@ def test_min_pass_rate_gates_per_case_and_suite() -> None:
     assert exit_code(evaluate(cells, {}, default=0.6)) == 0
 
 
-def test_only_infrastructure_errors_exit_3() -> None:
+def test_only_infrastructure_errors_exit_6() -> None:
     gates = evaluate(aggregate(runs("g/a", "PPE") + runs("g/b", "PPP")).cells, {})
-    assert [g.broken_by for g in gates] == [INFRASTRUCTURE, None]
-    assert exit_code(gates) == 3
+    assert [g.broken_by for g in gates] == [Blame.INFRASTRUCTURE, None]
+    assert exit_code(gates) == 6
+
+
+def test_exit_code_takes_the_worst_blame_internal_case_agent_infrastructure() -> None:
+    internal, case, agent, outage = runs("g/i", "PI"), runs("g/w", "PW"), runs("g/f", "PF"), runs("g/e", "PE")
+    assert [g.broken_by for g in evaluate(aggregate(internal + case + agent + outage).cells, {})] == [
+        Blame.INTERNAL, Blame.CASE, Blame.AGENT, Blame.INFRASTRUCTURE]
+    assert exit_code(evaluate(aggregate(internal + outage).cells, {})) == 3
+    assert exit_code(evaluate(aggregate(case + agent + outage).cells, {})) == 4
+    assert exit_code(evaluate(aggregate(agent + outage).cells, {})) == 1
+    assert exit_code(evaluate(aggregate(runs("g/a", "PEWI")).cells, {}, 0.25)) == 0  # the gate holds: no blame at all
+    assert evaluate(aggregate(runs("g/a", "PEWI")).cells, {}, 0.5)[0].broken_by == Blame.INTERNAL  # the worst error in the cell
 
 
 def test_agent_failure_wins_over_infrastructure() -> None:
@@ -88,6 +100,6 @@ def test_agent_failure_wins_over_infrastructure() -> None:
 
 def test_gate_broken_by_infrastructure_only_when_errors_could_have_saved_it() -> None:
     # 3/5 passed, gate 0.8: one failure and one outage; even had the outage passed, 4/5 holds -> infrastructure
-    assert evaluate(aggregate(runs("g/a", "PPPFE")).cells, {}, 0.8)[0].broken_by == INFRASTRUCTURE
+    assert evaluate(aggregate(runs("g/a", "PPPFE")).cells, {}, 0.8)[0].broken_by == Blame.INFRASTRUCTURE
     # two failures: even had the outage passed, 3/5 < 80% -> agent
-    assert evaluate(aggregate(runs("g/a", "PPFFE")).cells, {}, 0.8)[0].broken_by == AGENT
+    assert evaluate(aggregate(runs("g/a", "PPFFE")).cells, {}, 0.8)[0].broken_by == Blame.AGENT

@@ -29,6 +29,7 @@ from runner.run.record import RunRecord
 from runner.sandbox.command import Sandbox
 from runner.spec.case import Case
 from runner.spec.casefile import load_file, validate_file
+from runner.spec.expect import Expect, TraceExpect
 from runner.spec.foreign.replio import to_case_mapping
 from tests.fake_servers import OpenAIServer, openai_reply
 from tests.helpers import run_cli
@@ -64,9 +65,9 @@ def test_replio_fixture_maps_onto_a_case() -> None:
     assert case.turns == ("Read src/app.py and report how many lines it has.",)
     assert case.files == {"src/app.py": "import sys\n\ndef main():\n    return 0\n"}
     assert case.deny == ("write_file", "edit_file", "bash")  # replio's defaults: edit and bash denied
-    assert case.expect == {
-        "trace": {"must_include": ["read_file"], "avoid": ["bash"], "max_calls": 2, "expected": ["read_file"]}
-    }
+    assert case.expect == Expect(
+        trace=TraceExpect(must_include=("read_file",), avoid=("bash",), max_calls=2, expected=("read_file",))
+    )
     assert case.script is None
 
 
@@ -94,7 +95,7 @@ def test_replio_fixture_runs_and_its_verifier_judges_the_trace() -> None:
 
 def test_replio_script_passthrough_runs_offline_from_the_cli(tmp_path: Path) -> None:
     done = run_cli("run", "tests/foreign/replio", "-p", "scripted", "--results", str(tmp_path))
-    assert done.returncode == 3  # a run that could not start is the infrastructure's failure, not the agent's
+    assert done.returncode == 6  # a run that could not start is the infrastructure's failure, not the agent's
     assert done.stdout.splitlines()[:3] == [
         "PASS replio/bump-version",
         "ERROR replio/read-file-lines: case replio/read-file-lines has no script: the scripted provider needs one",

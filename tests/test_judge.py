@@ -203,9 +203,9 @@ def test_cli_fail_prints_the_judge_message(tmp_path: Path) -> None:
     assert run_output(done).startswith("FAIL judged/polite\n  judge score 0.40 is below 0.70: Curt.\n0/1 passed\n")
 
 
-def test_cli_exit_3_when_only_the_judge_was_down(tmp_path: Path) -> None:
+def test_cli_exit_6_when_only_the_judge_was_down(tmp_path: Path) -> None:
     done, run = _cli(tmp_path, UNREACHABLE, "--judge", "local-judge")
-    assert done.returncode == 3, done.stderr
+    assert done.returncode == 6, done.stderr
     assert (run["status"], run["error_kind"]) == ("error", "judge_error")
     assert run_output(done).startswith("ERROR judged/polite: judge local-judge unreachable: local-judge: request failed after 2 attempts")
 

@@ -21,7 +21,7 @@ from pathlib import Path
 from tests.helpers import ROOT
 
 RUNNER = ROOT / "runner"
-SHARED = {"errors", "names", "patterns", "resources", "sums", "text"}  # modules at runner/ every stage may call
+SHARED = {"errors", "kinds", "names", "patterns", "resources", "sums", "text"}  # modules at runner/ every stage may call
 PACKAGES = ("spec", "sandbox", "providers", "tools", "checks", "scoring", "terminal", "output", "run", "cli")
 MAY_CALL = {  # package -> the other packages whose behaviour it may call
     "spec": set(),
@@ -115,5 +115,8 @@ def _loaded_by(module: str) -> list[str]:
 
 
 def test_the_seams_load_nothing_else() -> None:
-    assert _loaded_by("runner.providers.base") == ["runner", "runner.providers", "runner.providers.base"]
-    assert _loaded_by("runner.spec.case") == ["runner", "runner.spec", "runner.spec.case"]
+    # runner.kinds is the vocabulary (enums only): the error kinds a provider raises are its members
+    assert _loaded_by("runner.providers.base") == ["runner", "runner.kinds", "runner.providers", "runner.providers.base"]
+    # the case model reads the check table (data only) for its list keys, and nothing of the checks' code
+    assert _loaded_by("runner.spec.case") == ["runner", "runner.checks", "runner.checks.table", "runner.kinds",
+                                              "runner.spec", "runner.spec.case", "runner.spec.expect"]

@@ -11,7 +11,8 @@ import pytest
 
 from runner.providers.registry import resolve_provider
 from runner.run.engine import Interrupted, run_matrix
-from runner.run.execute import CANCELLED, execute
+from runner.kinds import ErrorKind
+from runner.run.execute import execute
 from runner.run.options import Arm, RunOptions
 from runner.run.prompts import load_prompt
 from runner.run.record import ERROR, PASS
@@ -51,7 +52,7 @@ def test_cancel_stops_a_run_at_its_next_step_and_the_matrix_reports_what_is_left
     options = RunOptions(Sandbox(), cancel=cancel)
     case = make_case(script=[{"content": "hi"}])
     record = execute(case, ARM, options)
-    assert (record.status, record.error_kind, record.checks) == (ERROR, CANCELLED, [])
+    assert (record.status, record.error_kind, record.checks) == (ERROR, ErrorKind.CANCELLED, [])
     with pytest.raises(Interrupted) as caught:
         run_matrix([case], [ARM], options, repeats=2)
     assert caught.value.records == []

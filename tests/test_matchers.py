@@ -95,7 +95,7 @@ def _steps(*calls: tuple[str, dict[str, Any] | None]) -> list[Step]:
 def _trace(spec: dict[str, Any], steps: list[Step]):
     case = make_case(expect={"trace": spec})
     ctx = CheckContext(case, Path("."), Trajectory(steps=steps), lambda command: None)  # type: ignore[arg-type]
-    return check_trace(spec, ctx)
+    return check_trace(case.expect.trace, ctx)
 
 
 def test_args_check_lists_the_calls_seen_and_the_parameter_that_differed() -> None:

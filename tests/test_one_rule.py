@@ -20,7 +20,7 @@ from runner.errors import CaseFileError, Location, UserError, UserErrors, in_fil
 from runner.names import ID_PATTERN, SCRIPTED, provider_form
 from runner.providers.registry import resolve_provider
 from runner.providers.settings import ModelSettings
-from runner.spec.case import as_list
+from runner.spec.expect import FileExpect, as_list
 from runner.spec.casefile import merge_defaults
 from runner.spec.config import Config, read_config
 from runner.spec.discover import load_cases
@@ -146,7 +146,7 @@ def test_a_recorded_case_is_the_case_the_loader_merged(tmp_path: Path, capsys: p
     fields = ("tags", "env", "vars", "expect", "turns", "description", "script")
     assert {f: getattr(recorded, f) for f in fields} == {f: getattr(loaded, f) for f in fields}
     assert loaded.vars == {"who": {"role": "guest", "name": "Ada"}, "list": [3]}
-    assert loaded.expect["files"] == {"b.txt": {"contains": ["b"]}, "a.txt": {"exists": True}}
+    assert loaded.expect.files == {"b.txt": FileExpect(contains=("b",)), "a.txt": FileExpect(exists=True)}
     text = (tmp_path / "rec/cases/merge.yml").read_text(encoding="utf-8")
     assert "\n  - id: one\n    description: Overrides some defaults, keeps the rest.\n    tags: [base]\n" in text
 

@@ -9,6 +9,8 @@ import pytest
 
 from runner import patterns
 from runner.checks.base import CheckContext
+from runner.kinds import ErrorKind
+from runner.spec.expect import expect_of
 from runner.checks.outcome import check_files, check_response_matches
 from runner.run.agent import Trajectory
 from runner.spec.matchers import value_mismatch
@@ -37,15 +39,15 @@ def test_a_slow_search_raises_timeout_error_soon() -> None:
 
 def test_a_slow_response_pattern_is_a_check_that_could_not_be_made(tmp_path: Path) -> None:
     [slow, fine] = check_response_matches([SLOW, "b$"], _context(tmp_path, LONG))
-    assert (slow.passed, slow.error_kind) == (False, patterns.TIMED_OUT)
+    assert (slow.passed, slow.error_kind) == (False, ErrorKind.PATTERN_TIMEOUT)
     assert slow.message == f"response: /{SLOW}/ took longer than 0.1 s to search; simplify the pattern"
     assert fine.passed and fine.error_kind is None
 
 
 def test_a_slow_file_pattern_is_a_check_that_could_not_be_made(tmp_path: Path) -> None:
     (tmp_path / "out.txt").write_text(LONG)
-    [result] = check_files({"out.txt": {"matches": [SLOW]}}, _context(tmp_path, ""))
-    assert (result.passed, result.error_kind) == (False, patterns.TIMED_OUT)
+    [result] = check_files(expect_of({"files": {"out.txt": {"matches": [SLOW]}}}).files, _context(tmp_path, ""))
+    assert (result.passed, result.error_kind) == (False, ErrorKind.PATTERN_TIMEOUT)
     assert result.message.startswith(f"out.txt: /{SLOW}/ took longer than 0.1 s")
 
 

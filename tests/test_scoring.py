@@ -27,6 +27,7 @@ from runner.scoring.metrics import (
     turn_traces,
 )
 from runner.spec.casefile import load_file
+from runner.spec.expect import TraceExpect
 from tests.helpers import make_case, run_cli
 
 
@@ -77,35 +78,40 @@ def test_outcome_is_the_fraction_of_outcome_checks_passed() -> None:
     assert outcome_score(checks[3:]) is None
 
 
+def _trace(written: dict[str, Any]) -> TraceExpect:
+    """The TraceExpect of an ``expect.trace`` mapping as a case file writes it."""
+    return TraceExpect(**{key: tuple(value) if isinstance(value, list) else value for key, value in written.items()})
+
+
 def test_process_is_the_mean_of_required_forbidden_where_offered_and_efficiency() -> None:
-    trace = {"must_include": ["glob", "read_file"], "avoid": ["bash", "web"], "minimal_calls": 2}
+    trace = _trace({"must_include": ["glob", "read_file"], "avoid": ["bash", "web"], "minimal_calls": 2})
     offered = frozenset({"glob", "read_file", "bash"})
     # required 1/2, forbidden: only bash was offered and it was called -> 0, efficiency 2/4
     names = ["glob", "glob", "bash", "glob"]
     assert process_score(trace, names, offered) == pytest.approx((0.5 + 0 + 0.5) / 3)
     # a 9-call solution to a 4-call problem scores 4/9 on efficiency (ToolEval's example)
-    assert process_score({"minimal_calls": 4}, ["x"] * 9, offered) == pytest.approx(4 / 9)
-    assert process_score({"minimal_calls": 4}, ["x"] * 2, offered) == 1.0
-    assert process_score({"minimal_calls": 1}, [], offered) == 0.0
+    assert process_score(_trace({"minimal_calls": 4}), ["x"] * 9, offered) == pytest.approx(4 / 9)
+    assert process_score(_trace({"minimal_calls": 4}), ["x"] * 2, offered) == 1.0
+    assert process_score(_trace({"minimal_calls": 1}), [], offered) == 0.0
     # an avoided tool that was not offered is no component at all
-    assert process_score({"avoid": ["web"]}, ["web"], offered) is None
-    assert process_score({"max_calls": 3}, ["glob"], offered) is None
+    assert process_score(_trace({"avoid": ["web"]}), ["web"], offered) is None
+    assert process_score(_trace({"max_calls": 3}), ["glob"], offered) is None
 
 
 def test_process_pools_each_turns_components_with_the_cases() -> None:
     offered = frozenset({"grep", "read_file", "bash"})
-    case_trace = {"must_include": ["grep"], "minimal_calls": 4}
+    case_trace = _trace({"must_include": ["grep"], "minimal_calls": 4})
     names = ["grep"] * 9
     # turn 2 had to read a file and did not: its required part is 0, pooled with the case's 1 and 4/9
-    skipped_read = [({"must_include": ["read_file"]}, ["grep"] * 5)]
+    skipped_read = [(_trace({"must_include": ["read_file"]}), ["grep"] * 5)]
     assert process_score(case_trace, names, offered, skipped_read) == pytest.approx((1 + 4 / 9 + 0) / 3)
     # each turn's parts see only its own calls: efficiency 1/2 on turn 1, a forbidden bash on turn 2
-    turns = [({"minimal_calls": 1}, ["grep", "grep"]),
-             ({"avoid": ["bash", "web"], "must_include": ["read_file"]}, ["bash", "read_file"])]
-    assert process_score({}, ["grep", "grep", "bash", "read_file"], offered, turns) == pytest.approx((0.5 + 1 + 0) / 3)
+    turns = [(_trace({"minimal_calls": 1}), ["grep", "grep"]),
+             (_trace({"avoid": ["bash", "web"], "must_include": ["read_file"]}), ["bash", "read_file"])]
+    assert process_score(_trace({}), ["grep", "grep", "bash", "read_file"], offered, turns) == pytest.approx((0.5 + 1 + 0) / 3)
     # a turn's trace alone defines the score; one with no process part adds nothing
-    assert process_score({"max_calls": 3}, ["grep"], offered, [({"must_include": ["grep"]}, [])]) == 0.0
-    assert process_score({}, ["grep"], offered, [({"max_calls": 1}, ["grep"])]) is None
+    assert process_score(_trace({"max_calls": 3}), ["grep"], offered, [(_trace({"must_include": ["grep"]}), [])]) == 0.0
+    assert process_score(_trace({}), ["grep"], offered, [(_trace({"max_calls": 1}), ["grep"])]) is None
 
 
 def test_turn_traces_pair_each_turns_trace_with_the_calls_made_during_that_turn() -> None:
@@ -117,9 +123,9 @@ def test_turn_traces_pair_each_turns_trace_with_the_calls_made_during_that_turn(
     )
     steps = [_step("list_dir", turn=0), _step("read_file", turn=2), _step("read_file", turn=2)]
     assert turn_traces(case, steps) == [
-        ({"minimal_calls": 1}, ["list_dir"]),
-        (read_twice, ["read_file", "read_file"]),
-        ({"must_include": ["grep"]}, []),
+        (_trace({"minimal_calls": 1}), ["list_dir"]),
+        (_trace(read_twice), ["read_file", "read_file"]),
+        (_trace({"must_include": ["grep"]}), []),
     ]
     assert turn_traces(make_case(), steps) == []
 

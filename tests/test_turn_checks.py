@@ -7,6 +7,7 @@ from pathlib import Path
 from runner.providers.registry import resolve_provider
 from runner.run.execute import execute
 from runner.run.options import Arm, RunOptions
+from runner.spec.expect import TurnExpect
 from runner.run.prompts import load_prompt
 from runner.run.record import FAIL, PASS
 from runner.sandbox.command import Sandbox
@@ -56,8 +57,8 @@ def _run(tmp_path: Path, script: str):
 def test_turns_load_as_text_with_their_checks(tmp_path: Path) -> None:
     case, _ = _run(tmp_path, GOOD)
     assert case.turns == ("Write notes.txt", "Now something else", "Count the notes")
-    assert case.turn_expect[1] == {}
-    assert case.turn_expect[0]["response_contains"] == ["notes.txt"]  # normalised to a list
+    assert case.turn_expect[1] == TurnExpect()
+    assert case.turn_expect[0].response_contains == ("notes.txt",)  # one string, loaded as a list
 
 
 def test_each_turn_sees_only_its_reply_and_calls(tmp_path: Path) -> None:

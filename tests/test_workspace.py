@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from runner.run.workspace import Changes, SetupError, Workspace
+from runner.run.workspace import Changes, SetupError, Workspace, WorkspaceError
 from runner.sandbox.command import Sandbox
 from runner.spec.case import Case
 
@@ -56,15 +56,16 @@ def test_create_copies_the_fixture_and_writes_inline_files(temp_root: Path, fixt
 
 @pytest.mark.parametrize("relative", ["../escape.txt", "/tmp/escape.txt", "a/../../escape.txt"])
 def test_inline_file_escaping_the_workspace_is_refused(temp_root: Path, relative: str) -> None:
-    with pytest.raises(ValueError, match="g/c: files: path escapes the workspace"):
+    with pytest.raises(WorkspaceError, match="^files: path escapes the workspace"):
         Workspace.create(_case(files={relative: "x"}), Sandbox())
     assert list(temp_root.iterdir()) == []
     assert not (temp_root.parent / "escape.txt").exists()
 
 
 def test_missing_fixture_is_refused(temp_root: Path, fixtures_dir: Path) -> None:
-    with pytest.raises(ValueError, match="g/c: fixture folder not found: nope"):
+    with pytest.raises(WorkspaceError) as caught:
         Workspace.create(_case(fixture="nope", fixtures_dir=fixtures_dir), Sandbox())
+    assert str(caught.value) == f"fixture folder 'nope' not found in {fixtures_dir}"
     assert list(temp_root.iterdir()) == []
 
 

@@ -6,21 +6,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
+from runner.kinds import Category, ErrorKind
 from runner.providers.base import Usage
 from runner.providers.registry import ProviderSpec
 from runner.run.agent import Trajectory
 from runner.sandbox.command import CommandResult
 from runner.spec.case import Case
 
-OUTCOME = "outcome"
-PROCESS = "process"
-BUDGET = "budget"
+OUTCOME, PROCESS, BUDGET = Category.OUTCOME, Category.PROCESS, Category.BUDGET
 
 
 @dataclass(frozen=True)
 class CheckResult:
     """One assertion: ``check`` names it (``verify``, ``files``, ``trace.avoid``...),
-    ``category`` is ``outcome`` or ``process``, ``message`` is the human line.
+    ``category`` is ``outcome``, ``process`` or ``budget`` (the registry stamps its kind's, from the
+    check table), ``message`` is the human line.
 
     ``score`` and ``reasoning`` are a judge's grade (0 to 1) and its explanation,
     ``usage`` the judge's own tokens and USD cost (None when it reported none;
@@ -33,11 +33,11 @@ class CheckResult:
     check: str
     passed: bool
     message: str
-    category: str = OUTCOME
+    category: Category = OUTCOME
     score: float | None = None
     reasoning: str | None = None
     usage: Usage | None = None
-    error_kind: str | None = None
+    error_kind: ErrorKind | None = None
 
 
 @dataclass(frozen=True)
@@ -61,3 +61,4 @@ class CheckContext:
 
 
 Check = Callable[[Any, CheckContext], list[CheckResult]]
+

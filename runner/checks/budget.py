@@ -9,18 +9,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from runner.checks.base import BUDGET, CheckContext, CheckResult
+from runner.checks.base import CheckContext, CheckResult
 
 
 def check_max_tokens(limit: Any, ctx: CheckContext) -> list[CheckResult]:
     if ctx.tokens is None:
-        return [CheckResult("max_tokens", True, f"token budget {limit:,} not checked: no usage reported", BUDGET)]
+        return [CheckResult("max_tokens", True, f"token budget {limit:,} not checked: no usage reported")]
     message = f"used {ctx.tokens:,} tokens, over the budget of {limit:,}"
-    return [CheckResult("max_tokens", ctx.tokens <= limit, message, BUDGET)]
+    return [CheckResult("max_tokens", ctx.tokens <= limit, message)]
 
 
 def check_max_cost(limit: Any, ctx: CheckContext) -> list[CheckResult]:
     if ctx.cost is None:
-        return [CheckResult("max_cost", True, f"cost budget ${limit} not checked: cost unknown", BUDGET)]
+        return [CheckResult("max_cost", True, f"cost budget ${limit} not checked: cost unknown")]
     message = f"cost ${ctx.cost:.4f}, over the budget of ${limit:.4f}"
-    return [CheckResult("max_cost", ctx.cost <= limit, message, BUDGET)]
+    return [CheckResult("max_cost", ctx.cost <= limit, message)]

@@ -15,18 +15,18 @@ ERROR, never a crash. The judge's request ends with the run's time
 from __future__ import annotations
 
 import json
-from typing import Any, Callable, Mapping, Sequence
+from typing import Callable, Sequence
 
 from runner.checks.base import CheckContext, CheckResult
 from runner.errors import UserError
+from runner.kinds import ErrorKind
 from runner.providers.base import OutOfTime, ProviderError, Usage
 from runner.providers.registry import ProviderSpec
 from runner.run.agent import Trajectory
 from runner.spec.case import Case
+from runner.spec.expect import JudgeExpect
 
 DEFAULT_THRESHOLD = 0.5
-JUDGE_ERROR = "judge_error"
-TIMEOUT = "timeout"  # error_kind of a judge the run's deadline cut short: the run is a timeout
 _RESULT_CHARS = 300
 _MOST_CALLS = 60
 
@@ -37,16 +37,16 @@ Judge only against the rubric. Answer with one JSON object and nothing else:
 A score of 1 means the rubric is fully met, 0 that it is not met at all."""
 
 
-def check_judge(spec: Mapping[str, Any], ctx: CheckContext) -> list[CheckResult]:
-    judge = ctx.judges.get(spec.get("model"))
+def check_judge(spec: JudgeExpect, ctx: CheckContext) -> list[CheckResult]:
+    judge = ctx.judges.get(spec.model)
     if judge is None:
-        return [_broken(f"no judge model for {spec.get('model') or 'this case'}")]
-    threshold = float(spec.get("threshold", DEFAULT_THRESHOLD))
-    messages = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": judge_prompt(spec["rubric"], ctx.trajectory)}]
+        return [_broken(f"no judge model for {spec.model or 'this case'}")]
+    threshold = DEFAULT_THRESHOLD if spec.threshold is None else float(spec.threshold)
+    messages = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": judge_prompt(spec.rubric, ctx.trajectory)}]
     try:
         reply = judge.create(ctx.case).complete(messages, [], ctx.deadline)
     except OutOfTime:
-        return [CheckResult("judge", False, f"waiting for the judge {judge.name}", error_kind=TIMEOUT)]
+        return [CheckResult("judge", False, f"waiting for the judge {judge.name}", error_kind=ErrorKind.TIMEOUT)]
     except ProviderError as e:
         return [_broken(f"judge {judge.name} unreachable: {e}")]
     try:
@@ -59,7 +59,7 @@ def check_judge(spec: Mapping[str, Any], ctx: CheckContext) -> list[CheckResult]
 
 
 def _broken(message: str, usage: Usage | None = None) -> CheckResult:
-    return CheckResult("judge", False, message, error_kind=JUDGE_ERROR, usage=usage)
+    return CheckResult("judge", False, message, error_kind=ErrorKind.JUDGE_ERROR, usage=usage)
 
 
 def judge_prompt(rubric: str, trajectory: Trajectory) -> str:
@@ -106,9 +106,9 @@ def resolve_judges(
     """
     judges: dict[str | None, ProviderSpec] = {}
     for case in cases:
-        if "judge" not in case.expect:
+        if case.expect.judge is None:
             continue
-        model = case.expect["judge"].get("model")
+        model = case.expect.judge.model
         if model is None and default is None:
             raise UserError(f"case {case.full_id} has expect.judge but no judge model",
                             hint="give --judge MODEL, judge: in tooltrial.yml, or expect.judge.model in the case")

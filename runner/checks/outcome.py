@@ -6,22 +6,23 @@ import difflib
 import os
 import stat
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Mapping, Sequence
 
 from runner.checks.base import CheckContext, CheckResult
-from runner.patterns import TIMED_OUT, pattern_found, too_slow
+from runner.kinds import ErrorKind
+from runner.patterns import pattern_found, too_slow
+from runner.spec.expect import FileExpect
 from runner.tools.base import ToolError
 from runner.tools.files import MAX_FILE_BYTES
-from runner.spec.case import as_list
 from runner.tools.paths import resolve_inside
 
 FILE_CHECK_LIMIT = MAX_FILE_BYTES  # bytes of a file expect.files reads; a larger one fails its content checks
 DIFF_LIMIT = 200_000  # characters of expected and actual content past which a failed `equals` shows no diff
 
 
-def check_verify(spec: Any, ctx: CheckContext) -> list[CheckResult]:
+def check_verify(spec: Sequence[str], ctx: CheckContext) -> list[CheckResult]:
     results = []
-    for command in as_list(spec):
+    for command in spec:
         done = ctx.run_command(command)
         if done.timed_out:
             message = f"verify timed out after {done.duration:.0f}s: {command}"
@@ -33,7 +34,7 @@ def check_verify(spec: Any, ctx: CheckContext) -> list[CheckResult]:
     return results
 
 
-def check_files(spec: Mapping[str, Mapping[str, Any]], ctx: CheckContext) -> list[CheckResult]:
+def check_files(spec: Mapping[str, FileExpect], ctx: CheckContext) -> list[CheckResult]:
     """Per path: ``files.exists`` (must exist: ``exists: true`` or any content rule),
     ``files.absent`` (``exists: false``), then ``files`` for each content rule of an existing file."""
     results: list[CheckResult] = []
@@ -44,19 +45,18 @@ def check_files(spec: Mapping[str, Mapping[str, Any]], ctx: CheckContext) -> lis
             results.append(CheckResult("files", False, f"{name}: {e}"))
             continue
         exists = path.is_file()
-        if rules.get("exists") is False:
+        if rules.exists is False:
             results.append(CheckResult("files.absent", not exists, f"{name} exists"))
-        content_rules = {k: v for k, v in rules.items() if k != "exists"}
-        if rules.get("exists") is True or (content_rules and not exists):
+        if rules.exists is True or (rules.content_rules and not exists):
             results.append(CheckResult("files.exists", exists, f"{name} does not exist"))
-        if not content_rules or not exists:
+        if not rules.content_rules or not exists:
             continue
         try:
             text = _read(path, name)
         except ValueError as e:
             results.append(CheckResult("files", False, str(e)))
             continue
-        results.extend(_content_checks(name, text, content_rules))
+        results.extend(_content_checks(name, text, rules))
     return results
 
 
@@ -81,16 +81,16 @@ def _read(path: Path, name: str) -> str:
         return f.read(FILE_CHECK_LIMIT).decode("utf-8", errors="replace")
 
 
-def _content_checks(name: str, text: str, rules: Mapping[str, Any]) -> list[CheckResult]:
+def _content_checks(name: str, text: str, rules: FileExpect) -> list[CheckResult]:
     results = []
-    for needle in as_list(rules.get("contains", [])):
+    for needle in rules.contains or ():
         results.append(CheckResult("files", needle in text, f'{name} missing "{needle}"'))
-    for needle in as_list(rules.get("not_contains", [])):
+    for needle in rules.not_contains or ():
         results.append(CheckResult("files", needle not in text, f'{name} contains "{needle}"'))
-    for pattern in as_list(rules.get("matches", [])):
+    for pattern in rules.matches or ():
         results.append(_match_check("files", pattern, text, f"{name} does not match /{pattern}/", name))
-    if "equals" in rules:
-        expected = rules["equals"]
+    if rules.equals is not None:
+        expected = rules.equals
         ok = text == expected
         results.append(CheckResult("files", ok, f"{name} differs from the expected content" + _diff(expected, text)))
     return results
@@ -104,25 +104,25 @@ def _diff(expected: str, actual: str, limit: int = 6) -> str:
     return (": " + " | ".join(shown)) if shown else " (whitespace at the end differs)"
 
 
-def check_response_contains(spec: Any, ctx: CheckContext) -> list[CheckResult]:
+def check_response_contains(spec: Sequence[str], ctx: CheckContext) -> list[CheckResult]:
     reply = ctx.trajectory.final_reply
-    return [CheckResult("response_contains", s in reply, f'response missing "{s}"') for s in as_list(spec)]
+    return [CheckResult("response_contains", s in reply, f'response missing "{s}"') for s in spec]
 
 
-def check_response_not_contains(spec: Any, ctx: CheckContext) -> list[CheckResult]:
+def check_response_not_contains(spec: Sequence[str], ctx: CheckContext) -> list[CheckResult]:
     reply = ctx.trajectory.final_reply
-    return [CheckResult("response_not_contains", s not in reply, f'response contains "{s}"') for s in as_list(spec)]
+    return [CheckResult("response_not_contains", s not in reply, f'response contains "{s}"') for s in spec]
 
 
-def check_response_matches(spec: Any, ctx: CheckContext) -> list[CheckResult]:
+def check_response_matches(spec: Sequence[str], ctx: CheckContext) -> list[CheckResult]:
     reply = ctx.trajectory.final_reply
-    return [_match_check("response_matches", p, reply, f"response does not match /{p}/", "response") for p in as_list(spec)]
+    return [_match_check("response_matches", p, reply, f"response does not match /{p}/", "response") for p in spec]
 
 
 def _match_check(check: str, pattern: str, text: str, failure: str, where: str) -> CheckResult:
     """Whether ``pattern`` matches in ``text``; a search over its time limit is a check that
-    could not be made (error kind TIMED_OUT), ``where`` naming the text searched."""
+    could not be made (error kind ``pattern_timeout``), ``where`` naming the text searched."""
     try:
         return CheckResult(check, pattern_found(pattern, text), failure)
     except TimeoutError:
-        return CheckResult(check, False, f"{where}: {too_slow(pattern)}", error_kind=TIMED_OUT)
+        return CheckResult(check, False, f"{where}: {too_slow(pattern)}", error_kind=ErrorKind.PATTERN_TIMEOUT)

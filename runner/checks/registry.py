@@ -1,6 +1,12 @@
-"""The check registry: ``expect`` key -> check function; adding a kind touches one place plus the schema."""
+"""The check registry: each check kind of the table (runner.checks.table) -> its function.
+
+The table says what a kind is (its ``expect`` key, category, list and regex keys, failure causes);
+this module only adds the function that makes its results, and stamps the kind's category on each.
+"""
 
 from __future__ import annotations
+
+import dataclasses
 
 from runner.checks.base import (
     BUDGET,
@@ -19,10 +25,11 @@ from runner.checks.outcome import (
     check_response_not_contains,
     check_verify,
 )
+from runner.checks.table import KINDS
 from runner.checks.trace import check_trace
 from runner.checks.turns import check_turns
 
-CHECKS: dict[str, Check] = {
+FUNCTIONS: dict[str, Check] = {
     "verify": check_verify,
     "files": check_files,
     "response_contains": check_response_contains,
@@ -37,10 +44,25 @@ CHECKS: dict[str, Check] = {
 __all__ = ["BUDGET", "CHECKS", "OUTCOME", "PROCESS", "CheckContext", "CheckResult", "run_checks"]
 
 
+def _stamped(name: str) -> Check:
+    """The function of kind ``name``, its results stamped with the table's category for the kind."""
+    check, category = FUNCTIONS[name], KINDS[name].category
+
+    def run(spec: object, ctx: CheckContext) -> list[CheckResult]:
+        return [dataclasses.replace(result, category=category) for result in check(spec, ctx)]
+
+    return run
+
+
+# In table order; a kind with no category (max_turns, a limit the run enforces) has no function.
+CHECKS: dict[str, Check] = {name: _stamped(name) for name, kind in KINDS.items() if kind.category is not None}
+
+
 def run_checks(ctx: CheckContext) -> list[CheckResult]:
-    """Run every per-turn check, then every check the case's ``expect`` names, in registry order; all of them, always."""
+    """Run every per-turn check, then every check the case's ``expect`` writes, in table order; all of them, always."""
     results = check_turns(CHECKS, ctx)
     for key, check in CHECKS.items():
-        if key in ctx.case.expect:
-            results.extend(check(ctx.case.expect[key], ctx))
+        spec = ctx.case.expect.spec(key)
+        if spec is not None:
+            results.extend(check(spec, ctx))
     return results

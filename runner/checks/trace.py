@@ -10,13 +10,14 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
-from runner.checks.base import PROCESS, CheckContext, CheckResult
+from runner.checks.base import CheckContext, CheckResult
 from runner.run.agent import Step
+from runner.spec.expect import TraceExpect
 from runner.spec.matchers import arguments_mismatch, show
 
 
 def _result(key: str, passed: bool, message: str) -> CheckResult:
-    return CheckResult(f"trace.{key}", passed, message, PROCESS)
+    return CheckResult(f"trace.{key}", passed, message)  # the registry stamps the category
 
 
 def is_subsequence(wanted: Sequence[str], names: Sequence[str]) -> bool:
@@ -25,32 +26,31 @@ def is_subsequence(wanted: Sequence[str], names: Sequence[str]) -> bool:
     return all(any(name == w for name in remaining) for w in wanted)
 
 
-def check_trace(spec: Mapping[str, Any], ctx: CheckContext) -> list[CheckResult]:
+def check_trace(spec: TraceExpect, ctx: CheckContext) -> list[CheckResult]:
     steps = ctx.trajectory.steps
     names = [s.name for s in steps]
     shown = ", ".join(names) or "no calls"
     results: list[CheckResult] = []
-    if "exact" in spec:
-        want = list(spec["exact"])
+    if spec.exact is not None:
+        want = list(spec.exact)
         results.append(_result("exact", names == want, f"tool calls were [{shown}], expected exactly [{', '.join(want)}]"))
-    for tool in spec.get("must_include", []):
+    for tool in spec.must_include or ():
         results.append(_result("must_include", tool in names, f"never called {tool} (calls: {shown})"))
-    for tool in spec.get("avoid", []):
+    for tool in spec.avoid or ():
         count = names.count(tool)
         results.append(_result("avoid", count == 0, f"called {tool} {count} time(s), which the case forbids"))
-    if "max_calls" in spec:
-        results.append(_result("max_calls", len(names) <= spec["max_calls"],
-                               f"{len(names)} tool calls, at most {spec['max_calls']} allowed"))
-    if "min_calls" in spec:
-        results.append(_result("min_calls", len(names) >= spec["min_calls"],
-                               f"{len(names)} tool calls, at least {spec['min_calls']} required"))
-    if "order" in spec:
-        want = list(spec["order"])
+    if spec.max_calls is not None:
+        results.append(_result("max_calls", len(names) <= spec.max_calls,
+                               f"{len(names)} tool calls, at most {spec.max_calls} allowed"))
+    if spec.min_calls is not None:
+        results.append(_result("min_calls", len(names) >= spec.min_calls,
+                               f"{len(names)} tool calls, at least {spec.min_calls} required"))
+    if spec.order is not None:
+        want = list(spec.order)
         results.append(_result("order", is_subsequence(want, names),
                                f"calls [{shown}] do not contain [{', '.join(want)}] in that order"))
-    exact = bool(spec.get("exact_args", False))
-    for tool, wanted in spec.get("args", {}).items():
-        results.append(_args_result(tool, wanted, steps, exact))
+    for tool, wanted in (spec.args or {}).items():
+        results.append(_args_result(tool, wanted, steps, spec.exact_args))
     return results
 
 

@@ -11,22 +11,23 @@ its checks with one ``turn N: never finished`` line.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Mapping
+from typing import Mapping
 
 from runner.checks.base import Check, CheckContext, CheckResult
 from runner.run.agent import Trajectory
+from runner.spec.expect import TurnExpect
 
 
 def check_turns(checks: Mapping[str, Check], ctx: CheckContext) -> list[CheckResult]:
     """Every per-turn check of the case, in turn order; ``checks`` is the registry to look kinds up in."""
     results: list[CheckResult] = []
     for index, expect in enumerate(ctx.case.turn_expect):
-        if expect:
+        if not expect.empty:
             results += _one_turn(index, expect, checks, ctx)
     return results
 
 
-def _one_turn(index: int, expect: Mapping[str, Any], checks: Mapping[str, Check], ctx: CheckContext) -> list[CheckResult]:
+def _one_turn(index: int, expect: TurnExpect, checks: Mapping[str, Check], ctx: CheckContext) -> list[CheckResult]:
     prefix = f"turn {index + 1}: "
     if index >= len(ctx.trajectory.replies):
         return [CheckResult(f"turns[{index}]", False, prefix + "never finished")]
@@ -39,6 +40,6 @@ def _one_turn(index: int, expect: Mapping[str, Any], checks: Mapping[str, Check]
     return [
         dataclasses.replace(result, check=f"turns[{index}].{result.check}", message=prefix + result.message)
         for key, check in checks.items()
-        if key in expect
-        for result in check(expect[key], turn_ctx)
+        if (spec := expect.spec(key)) is not None
+        for result in check(spec, turn_ctx)
     ]

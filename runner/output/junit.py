@@ -23,8 +23,9 @@ import xml.etree.ElementTree as ET
 from typing import Sequence
 
 from runner.run.record import ERROR, FAIL, RunRecord
+from runner.kinds import Blame, Status
 from runner.scoring.aggregate import Aggregate, Cell
-from runner.scoring.gates import AGENT, INFRASTRUCTURE, Gate
+from runner.scoring.gates import Gate
 from runner.text import first_line, printable
 
 
@@ -61,10 +62,10 @@ def _testcase(suite: ET.Element, cell: Cell, gate: Gate, runs: list[RunRecord], 
     name = f"{case_id} [{cell.arm}]" if label_arm else case_id
     case = ET.SubElement(suite, "testcase", classname=group, name=name, time=_seconds(cell.figures.duration_total))
     rate = f"{cell.figures.passed}/{cell.figures.runs} runs passed (needs {gate.threshold:.0%})"
-    if gate.broken_by == AGENT:
-        failure = ET.SubElement(case, "failure", message=rate, type="fail")
+    if gate.broken_by is Blame.AGENT:
+        failure = ET.SubElement(case, "failure", message=rate, type=Status.FAIL)
         failure.text = "\n".join(_failure_lines(r) for r in runs if r.status == FAIL or r.status == ERROR)
-    elif gate.broken_by == INFRASTRUCTURE:
+    elif gate.broken_by is not None:  # tooltrial, the case data or the infrastructure
         first = next(r for r in runs if r.status == ERROR)
         error = ET.SubElement(case, "error", message=f"{rate}: {first_line(first.cause, 'error')}", type=first.error_kind or "error")
         error.text = "\n".join(_failure_lines(r) for r in runs if r.status == ERROR)

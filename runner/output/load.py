@@ -6,6 +6,7 @@ is becomes an error naming the file and the key path, never a crash.
 from __future__ import annotations
 
 import dataclasses
+import enum
 import functools
 import json
 import types
@@ -169,6 +170,11 @@ def _convert(hint: Any, value: Any, where: list[str | int]) -> Any:
         raise Malformed(where, f"expected {_noun(hint)}, got {_json_kind(value)}")
     if dataclasses.is_dataclass(hint):
         return _build(hint, value, where)
+    if isinstance(hint, type) and issubclass(hint, enum.StrEnum):  # runner.kinds: Status, ErrorKind...
+        try:
+            return hint(value)
+        except ValueError as e:
+            raise Malformed(where, f"{value!r} is not one of {', '.join(map(repr, (m.value for m in hint)))}") from e
     if origin is list:
         return [_convert(args[0], item, [*where, i]) for i, item in enumerate(value)]
     if origin is dict:
@@ -186,6 +192,8 @@ def _fits(kind: Any, value: Any) -> bool:
     """Whether ``value`` is of ``kind``: a dataclass or a JSON type (an int is a number, a bool no integer)."""
     if dataclasses.is_dataclass(kind):
         return isinstance(value, dict)
+    if isinstance(kind, type) and issubclass(kind, enum.StrEnum):
+        return isinstance(value, str)
     if kind in (int, float) and isinstance(value, bool):
         return False
     return isinstance(value, (int, float) if kind is float else kind) if kind in _KINDS else True

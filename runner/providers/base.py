@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from runner.kinds import ErrorKind
+
 
 @dataclass(frozen=True)
 class ToolCall:
@@ -62,7 +64,7 @@ class Completion:
 class ProviderError(Exception):
     """A model request failed for good (after any retries); the run becomes an ERROR of ``kind``."""
 
-    kind = "provider_error"
+    kind = ErrorKind.PROVIDER_ERROR
 
 
 class OutOfTime(ProviderError):
@@ -71,7 +73,7 @@ class OutOfTime(ProviderError):
     The message says what was waited for (``waiting for the model: ...``).
     """
 
-    kind = "timeout"
+    kind = ErrorKind.TIMEOUT
 
 
 class Provider(Protocol):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
+from runner.kinds import ErrorKind
 from runner.names import SCRIPTED
 from runner.providers.base import Completion, ProviderError, ToolCall, Usage
 from runner.providers.parse import parse_arguments
@@ -18,7 +19,7 @@ from runner.providers.parse import parse_arguments
 class ScriptExhausted(ProviderError):
     """The agent asked for more replies than the script holds: the agent went off script, not the API down."""
 
-    kind = "script_exhausted"
+    kind = ErrorKind.SCRIPT_EXHAUSTED
 
 
 class ScriptedProvider:

@@ -13,6 +13,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
+from runner.kinds import StopReason
 from runner.providers.base import Completion, Provider, ProviderError, ToolCall
 from runner.providers.limits import TurnLimitExceeded
 from runner.tools.toolbox import Toolbox
@@ -47,8 +48,8 @@ class Trajectory:
         messages: the conversation in OpenAI chat shape, system prompt first.
         steps: every tool call with its result, in order.
         replies: the final reply text of each turn that finished.
-        stop: why the loop ended early (``turn_limit``, ``provider_error``, ``script_exhausted``,
-            ``timeout``, ``cancelled``) or None.
+        stop: why the loop ended early (runner.kinds.StopReason: ``turn_limit``, ``provider_error``,
+            ``script_exhausted``, ``timeout``, ``cancelled``) or None.
         stop_message: the human cause of that stop; for ``timeout``, what the run was
             doing when its time ran out (``waiting for the model ...``), or None.
     """
@@ -56,7 +57,7 @@ class Trajectory:
     messages: list[dict[str, Any]] = field(default_factory=list)
     steps: list[Step] = field(default_factory=list)
     replies: list[str] = field(default_factory=list)
-    stop: str | None = None
+    stop: StopReason | None = None
     stop_message: str | None = None
 
     @property
@@ -90,13 +91,13 @@ def run_agent(
             trajectory.messages.append({"role": "user", "content": turn})
             trajectory.replies.append(_run_turn(provider, toolbox, trajectory, index, deadline, cancel))
     except TurnLimitExceeded as e:
-        trajectory.stop, trajectory.stop_message = "turn_limit", str(e)
+        trajectory.stop, trajectory.stop_message = StopReason.TURN_LIMIT, str(e)
     except ProviderError as e:
-        trajectory.stop, trajectory.stop_message = e.kind, str(e)
+        trajectory.stop, trajectory.stop_message = StopReason(e.kind), str(e)
     except RunTimeout as e:
-        trajectory.stop, trajectory.stop_message = "timeout", str(e) or None
+        trajectory.stop, trajectory.stop_message = StopReason.TIMEOUT, str(e) or None
     except RunCancelled as e:
-        trajectory.stop, trajectory.stop_message = "cancelled", str(e)
+        trajectory.stop, trajectory.stop_message = StopReason.CANCELLED, str(e)
     return trajectory
 
 

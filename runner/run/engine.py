@@ -11,7 +11,8 @@ from functools import partial
 from typing import Callable, Iterable, Sequence
 
 from runner.errors import UserError, UserErrors
-from runner.run.execute import CANCELLED, execute, internal_error
+from runner.kinds import ErrorKind
+from runner.run.execute import execute, internal_error
 from runner.run.options import Arm, RunOptions
 from runner.run.pool import InOrder, run_pool
 from runner.run.prompts import (
@@ -95,13 +96,13 @@ def run_matrix(
         return execute(case, arm, options, run)
 
     def show(job: int, record: RunRecord) -> None:
-        if record.error_kind != CANCELLED:
+        if record.error_kind != ErrorKind.CANCELLED:
             on_record(record)
 
     in_order = InOrder(show)
 
     def finished(job: int, record: RunRecord) -> None:
-        if record.error_kind != CANCELLED:
+        if record.error_kind != ErrorKind.CANCELLED:
             try:
                 on_finish(record)
             except Exception as e:  # e.g. the record could not be written: save it as the run's internal error
@@ -111,7 +112,7 @@ def run_matrix(
 
     done = run_pool(work, len(todo), options.jobs, options.cancel, finished)
     in_order.flush()
-    records = {todo[job]: record for job, record in done.items() if record.error_kind != CANCELLED}
+    records = {todo[job]: record for job, record in done.items() if record.error_kind != ErrorKind.CANCELLED}
     records.update({i: reused[key] for i, key in enumerate(keys) if key in reused})
     in_plan_order = [records[i] for i in sorted(records)]
     if len(records) < len(plan):

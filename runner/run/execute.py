@@ -12,6 +12,7 @@ import traceback
 from runner.checks.base import CheckContext
 from runner.checks.registry import run_checks
 from runner.errors import UserError
+from runner.kinds import ErrorKind, FailureCause, StopReason
 from runner.providers.base import Completion, ProviderError, Usage
 from runner.providers.limits import TurnLimited
 from runner.providers.scripted import script_reply
@@ -23,7 +24,7 @@ from runner.run.prompts import (
     turn_prompts,
 )
 from runner.run.record import ERROR, FAIL, PASS, RequestStats, RunRecord, Tokens
-from runner.run.workspace import SetupError, SnapshotStopped, Workspace
+from runner.run.workspace import SetupError, SnapshotStopped, Workspace, WorkspaceError
 from runner.sandbox.command import CommandResult, budget
 from runner.scoring.metrics import fill_metrics
 from runner.spec.case import Case
@@ -31,12 +32,6 @@ from runner.sums import known_sum
 from runner.tools.base import ToolContext
 from runner.tools.mocks import mock_tools
 from runner.tools.toolbox import build_toolbox
-
-CANCELLED = "cancelled"  # error_kind of a run stopped by an interruption; it counts as not run
-
-
-INTERNAL = "internal"  # error_kind of a run that met a bug in tooltrial
-
 
 _KEPT = frozenset({"case", "provider", "prompt", "run", "duration", "sandbox"})  # what _clear keeps
 
@@ -64,8 +59,8 @@ def internal_error(record: RunRecord, error: Exception, clear: bool = False) -> 
     if clear:
         _clear(record)
     trace = "".join(traceback.format_exception(error))
-    _error(record, INTERNAL, f"internal error: {type(error).__name__}: {error}\n{trace}")
-    record.failure = "run_error"  # runner.scoring's cause of any error but the turn limit
+    _error(record, ErrorKind.INTERNAL, f"internal error: {type(error).__name__}: {error}\n{trace}")
+    record.failure = FailureCause.RUN_ERROR  # runner.scoring's cause of any error but the turn limit
 
 
 def _clear(record: RunRecord) -> None:
@@ -82,13 +77,15 @@ def _execute(case: Case, arm: Arm, options: RunOptions, record: RunRecord, start
         workspace = Workspace.create(case, options.sandbox)
         _run_in(workspace, case, arm, options, record, started)
     except RunTimeout as e:
-        _error(record, "timeout", str(e))
+        _error(record, ErrorKind.TIMEOUT, str(e))
     except SetupError as e:
-        _error(record, "setup", str(e))
+        _error(record, ErrorKind.SETUP, str(e))
+    except WorkspaceError as e:
+        _error(record, ErrorKind.WORKSPACE, str(e))
     except ProviderError as e:
         _error(record, e.kind, str(e))
     except UserError as e:
-        _error(record, "template", e.render())
+        _error(record, ErrorKind.TEMPLATE, e.render())
     except Exception as e:  # a bug in tooltrial must not stop the suite
         internal_error(record, e)
     finally:
@@ -123,11 +120,11 @@ def _run_in(workspace: Workspace, case: Case, arm: Arm, options: RunOptions, rec
     provider = TurnLimited(arm.provider.create(case), case.max_turns)
     trajectory = run_agent(provider, toolbox, system, turns, deadline=deadline, cancel=options.cancel)
     _account(record, provider, trajectory)
-    if trajectory.stop == CANCELLED:  # not a result: nothing to check
-        _error(record, CANCELLED, trajectory.stop_message or CANCELLED)
+    if trajectory.stop is StopReason.CANCELLED:  # not a result: nothing to check
+        _error(record, ErrorKind.CANCELLED, trajectory.stop_message or ErrorKind.CANCELLED)
         return
-    if trajectory.stop == "timeout":  # no time is left for the snapshot and the checks
-        _error(record, "timeout", _timed_out(timeout, trajectory.stop_message))
+    if trajectory.stop is StopReason.TIMEOUT:  # no time is left for the snapshot and the checks
+        _error(record, ErrorKind.TIMEOUT, _timed_out(timeout, trajectory.stop_message))
         return
     try:
         changes = workspace.changes(before, deadline, options.cancel)
@@ -143,13 +140,13 @@ def _run_in(workspace: Workspace, case: Case, arm: Arm, options: RunOptions, rec
                            record.cost, deadline)
     record.checks = run_checks(context)
     broken = next((c for c in record.checks if c.error_kind), None)
-    late = next((c for c in record.checks if c.error_kind == "timeout"), None)  # a judge cut short
+    late = next((c for c in record.checks if c.error_kind == ErrorKind.TIMEOUT), None)  # a judge cut short
     if options.cancel.is_set():  # a check may have been cut short: the run did not finish
-        _error(record, CANCELLED, "cancelled: the suite was interrupted")
+        _error(record, ErrorKind.CANCELLED, "cancelled: the suite was interrupted")
     elif trajectory.stop:
-        _error(record, trajectory.stop, trajectory.stop_message or trajectory.stop)
+        _error(record, trajectory.stop.error_kind, trajectory.stop_message or trajectory.stop)
     elif late is not None or time.monotonic() > deadline:
-        _error(record, "timeout", _timed_out(timeout, late.message if late else "in the checks"))
+        _error(record, ErrorKind.TIMEOUT, _timed_out(timeout, late.message if late else "in the checks"))
     elif broken is not None:
         _error(record, broken.error_kind, broken.message)
     else:
@@ -159,9 +156,9 @@ def _run_in(workspace: Workspace, case: Case, arm: Arm, options: RunOptions, rec
 def _stopped(record: RunRecord, options: RunOptions, timeout: float, error: SnapshotStopped) -> None:
     """Record a run whose workspace snapshot was stopped: cancelled by Ctrl-C, else out of time."""
     if options.cancel.is_set():
-        _error(record, CANCELLED, f"cancelled: {error}")
+        _error(record, ErrorKind.CANCELLED, f"cancelled: {error}")
     else:
-        _error(record, "timeout", _timed_out(timeout, "in the workspace snapshot"))
+        _error(record, ErrorKind.TIMEOUT, _timed_out(timeout, "in the workspace snapshot"))
 
 
 def _timed_out(timeout: float, doing: str | None) -> str:
@@ -187,5 +184,5 @@ def _stats(completion: Completion) -> RequestStats:
                         completion.latency, completion.finish_reason)
 
 
-def _error(record: RunRecord, kind: str, cause: str) -> None:
+def _error(record: RunRecord, kind: ErrorKind, cause: str) -> None:
     record.status, record.error_kind, record.cause = ERROR, kind, cause

@@ -7,12 +7,13 @@ from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from runner.checks.base import CheckResult
+from runner.kinds import ErrorKind, FailureCause, Status
 from runner.providers.base import Usage
 from runner.run.agent import Step
 from runner.sandbox.command import Confinement
 from runner.sums import known_sum
 
-PASS, FAIL, ERROR = "pass", "fail", "error"
+PASS, FAIL, ERROR = Status.PASS, Status.FAIL, Status.ERROR
 
 
 @dataclass(frozen=True)
@@ -53,8 +54,8 @@ class RunRecord:
     Attributes:
         status: ``pass`` (every check passed), ``fail`` (some check failed) or ``error``.
         cause: for an error, the human cause (``setup command failed (exit 2): make``...).
-        error_kind: for an error, its kind (``setup``, ``turn_limit``, ``provider_error``,
-            ``script_exhausted``, ``timeout``, ``judge_error``, ``template``, ``internal``).
+        error_kind: for an error, its kind (runner.kinds.ErrorKind: ``setup``, ``workspace``,
+            ``turn_limit``, ``provider_error``, ``script_exhausted``, ``timeout``, ``judge_error``...).
         requests: model requests made. duration: wall-clock seconds.
         tokens, cost: the agent's own usage (tokens; USD), each None when no request reported it;
             judges' usage is apart, in ``judge_tokens`` and ``judge_cost``.
@@ -77,9 +78,9 @@ class RunRecord:
     provider: str
     prompt: str
     run: int = 0
-    status: str = ERROR
+    status: Status = ERROR
     cause: str | None = None
-    error_kind: str | None = None
+    error_kind: ErrorKind | None = None
     checks: list[CheckResult] = field(default_factory=list)
     steps: list[Step] = field(default_factory=list)
     final_reply: str = ""
@@ -96,7 +97,7 @@ class RunRecord:
     accuracy: int | None = None
     redundant: int = 0
     errors: int = 0
-    failure: str | None = None
+    failure: FailureCause | None = None
     sandbox: Confinement | None = None
     script: list[dict[str, Any]] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)

@@ -39,6 +39,12 @@ class SetupError(Exception):
             super().__init__(f"setup command failed (exit {exit_code}): {command}")
 
 
+class WorkspaceError(Exception):
+    """The case's fixture or ``files`` could not be put into the workspace (the fixture folder is
+    gone, holds what cannot be copied, an inline file clashes with a folder); the run is an ERROR of
+    kind ``workspace``, the case's data to fix. The message names the fixture or file and the reason."""
+
+
 class SnapshotStopped(Exception):
     """A snapshot did not finish: its message says why (the run's time is up, the suite was interrupted)."""
 
@@ -64,8 +70,9 @@ class Workspace:
         """A fresh ``tooltrial-*`` temp dir holding the case's fixture (symlinks copied as links)
         and inline ``files`` (written as UTF-8, parents created).
 
-        Raises ValueError for a fixture that cannot be found or a file path escaping the
-        workspace; the temp dir is removed then.
+        Raises WorkspaceError for a fixture that cannot be found or copied, or a file that cannot be
+        written (its path escapes the workspace, or clashes with a file or folder there); the temp dir
+        is removed then.
         """
         workspace = cls(Path(tempfile.mkdtemp(prefix="tooltrial-")).resolve(), sandbox)
         try:
@@ -77,16 +84,27 @@ class Workspace:
 
     def _fill(self, case: Case) -> None:
         if case.fixture is not None:
-            if case.fixtures_dir is None or not (case.fixtures_dir / case.fixture).is_dir():
-                raise ValueError(f"{case.full_id}: fixture folder not found: {case.fixture}")
-            shutil.copytree(case.fixtures_dir / case.fixture, self.path, symlinks=True, dirs_exist_ok=True)
+            source = None if case.fixtures_dir is None else case.fixtures_dir / case.fixture
+            if source is None or not source.is_dir():
+                raise WorkspaceError(f"fixture folder {case.fixture!r} not found in {case.fixtures_dir}")
+            try:
+                shutil.copytree(source, self.path, symlinks=True, dirs_exist_ok=True)
+            except shutil.Error as e:  # one (source, target, reason) per entry that failed
+                failed = e.args[0]
+                where, _, why = failed[0] if isinstance(failed, list) and failed else ("", "", str(e))
+                more = f" (and {len(failed) - 1} more)" if isinstance(failed, list) and len(failed) > 1 else ""
+                raise WorkspaceError(f"fixture {case.fixture!r} cannot be copied: {where}: {why}{more}") from e
+            except OSError as e:
+                raise WorkspaceError(f"fixture {case.fixture!r} cannot be copied: {e}") from e
         for relative, content in case.files.items():
             try:
                 target = resolve_inside(self.path, relative)
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_bytes(content.encode("utf-8"))
             except ToolError as e:
-                raise ValueError(f"{case.full_id}: files: {e}") from e
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(content.encode("utf-8"))
+                raise WorkspaceError(f"files: {e}") from e
+            except OSError as e:
+                raise WorkspaceError(f"files: {relative} cannot be written: {e.strerror or e}") from e
 
     def env(self, case: Case) -> dict[str, str]:
         """The environment for commands of ``case`` in this workspace (see scrubbed_env)."""

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Sequence
 
 from runner.run.record import ERROR, FAIL, PASS, RunRecord
-from runner.scoring.gates import is_infrastructure_error
+from runner.scoring.gates import blame, is_infrastructure_error
 from runner.scoring.paired import Paired, compare_pairs, outcomes
 from runner.scoring.stats import is_flaky, mean_std, pass_at_k, pass_hat_k, wilson
 from runner.sums import known_mean, known_sum
@@ -29,7 +29,8 @@ class Figures:
     Counts of runs: ``runs``, ``passed``, ``failed``, ``errored`` (status error, whatever the cause)
     and ``infra_errors`` (the errored runs ended by infrastructure, runner.scoring.gates
     .is_infrastructure_error: they say nothing about the agent), ``unconfined`` (commands run without
-    bubblewrap); ``failures`` counts runs per failure cause. ``pass_rate`` (passed / runs) and its Wilson
+    bubblewrap); ``failures`` counts runs per failure cause, ``blames`` errored runs per blame (runner.kinds.Blame:
+    whose doing the error was; the gates read it). ``pass_rate`` (passed / runs) and its Wilson
     95% ``interval`` are fractions. ``accuracy_mean``, ``outcome_mean`` and ``process_mean`` (with sample
     standard deviations ``*_std``) are in [0, 1], over the runs where they are defined. ``calls``,
     ``redundant`` (repeated identical calls) and ``errors`` are counts per run, summed and averaged over
@@ -71,6 +72,7 @@ class Figures:
     duration_mean: float | None
     unconfined: int
     failures: dict[str, int] = field(default_factory=dict)
+    blames: dict[str, int] = field(default_factory=dict)
 
 
 def figures(records: Sequence[RunRecord]) -> Figures:
@@ -114,6 +116,7 @@ def figures(records: Sequence[RunRecord]) -> Figures:
         duration_mean=_mean(duration, n),
         unconfined=sum(r.sandbox is not None and r.sandbox.mode == "none" for r in records),
         failures=dict(Counter(r.failure for r in records if r.failure)),
+        blames=dict(Counter(str(b) for b in map(blame, records) if b is not None)),
     )
 
 

@@ -2,11 +2,17 @@
 
 Each case in each arm has a gate: its pass rate must reach the case's
 ``min_pass_rate``, else the suite's ``--min-pass-rate``, else 1.0 (every run
-passes). A failed gate is the agent's doing when the runs that failed a check,
-hit the turn limit, timed out or ran out of script alone break it; otherwise
-infrastructure errors (provider or judge unreachable, setup failure, internal
-error) broke it. Exit 1 for any gate the agent failed, else 3 for any broken by
-infrastructure, else 0, so CI can tell "the agent got worse" from "the API was down".
+passes). A broken gate is the agent's doing when it would break even if every run
+that ended in an error not of the agent's making (runner.kinds.ErrorKind.blame) had
+passed; otherwise it is down to the worst of those errors' blames: tooltrial's own
+bug (``internal``), then the case's data (``case``: a fixture that cannot be copied,
+a template that does not render), then the ``infrastructure`` (provider or judge
+unreachable, setup failed).
+
+The exit code takes the worst blame of any broken gate, in this order: 3 (internal)
+before 4 (case) before 1 (agent) before 6 (infrastructure), else 0. So CI tells
+"tooltrial's bug" (3) and "the case is wrong" (4) from "the agent got worse" (1),
+and that from "the API was down" (6), which it may retry.
 """
 
 from __future__ import annotations
@@ -15,27 +21,47 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Mapping, Sequence
 
 from runner.errors import ExitCode
+from runner.kinds import Blame, ErrorKind
 from runner.run.record import ERROR, RunRecord
 
 if TYPE_CHECKING:
     from runner.scoring.aggregate import Cell
 
-AGENT_ERRORS = frozenset({"turn_limit", "timeout", "script_exhausted"})
-AGENT, INFRASTRUCTURE = "agent", "infrastructure"
+# The exit code of a gate broken by each blame, worst first: the first found in any gate wins.
+EXIT_CODES: dict[Blame, ExitCode] = {
+    Blame.INTERNAL: ExitCode.INTERNAL,
+    Blame.CASE: ExitCode.USAGE,
+    Blame.AGENT: ExitCode.FAILED,
+    Blame.INFRASTRUCTURE: ExitCode.INFRASTRUCTURE,
+}
 _EPSILON = 1e-9
 
 
 def is_infrastructure_error(record: RunRecord) -> bool:
-    """Whether the run is an ERROR that says nothing about the agent (``error_kind`` not an agent stop)."""
-    return record.status == ERROR and record.error_kind not in AGENT_ERRORS
+    """Whether the run is an ERROR that says nothing about the agent: its ``error_kind`` is not an
+    agent stop (an internal, case data or infrastructure error); such a run counts as not run."""
+    return record.status == ERROR and blame(record) is not Blame.AGENT
+
+
+def blame(record: RunRecord) -> Blame | None:
+    """Who the error of an ERROR run is down to (runner.kinds.ErrorKind.blame), None for another run.
+
+    An error kind this tooltrial does not know (a results folder of a newer one) is infrastructure.
+    """
+    if record.status != ERROR:
+        return None
+    try:
+        return ErrorKind(record.error_kind).blame
+    except ValueError:
+        return Blame.INFRASTRUCTURE
 
 
 @dataclass(frozen=True)
 class Gate:
     """The gate of one case in one arm.
 
-    ``pass_rate`` and ``threshold`` are fractions in [0, 1]; ``broken_by`` is
-    ``agent``, ``infrastructure`` or None when the gate holds.
+    ``pass_rate`` and ``threshold`` are fractions in [0, 1]; ``broken_by`` is who broke
+    it (``internal``, ``case``, ``agent``, ``infrastructure``) or None when the gate holds.
     """
 
     case: str
@@ -43,7 +69,7 @@ class Gate:
     runs: int
     passes: int
     threshold: float
-    broken_by: str | None
+    broken_by: Blame | None
 
     @property
     def pass_rate(self) -> float:
@@ -64,8 +90,8 @@ def evaluate(cells: Sequence[Cell], thresholds: Mapping[str, float | None], defa
     for cell in cells:
         threshold = _first(thresholds.get(cell.case), default, 1.0)
         f = cell.figures
-        gates.append(Gate(cell.case, cell.arm, f.runs, f.passed, threshold,
-                          _broken_by(f.runs, f.passed, f.infra_errors, threshold)))
+        others = [Blame(b) for b, n in f.blames.items() if b != Blame.AGENT for _ in range(n)]
+        gates.append(Gate(cell.case, cell.arm, f.runs, f.passed, threshold, _broken_by(f.runs, f.passed, others, threshold)))
     return gates
 
 
@@ -73,18 +99,16 @@ def _first(*values: float | None) -> float:
     return next(float(v) for v in values if v is not None)
 
 
-def _broken_by(runs: int, passes: int, infra: int, threshold: float) -> str | None:
+def _broken_by(runs: int, passes: int, others: list[Blame], threshold: float) -> Blame | None:
+    """Who broke the gate; ``others`` are the blames of its runs' errors not of the agent's making."""
     if passes / runs >= threshold - _EPSILON:
         return None
-    if (passes + infra) / runs < threshold - _EPSILON:  # too few even if every infra error had passed
-        return AGENT
-    return INFRASTRUCTURE
+    if (passes + len(others)) / runs < threshold - _EPSILON:  # too few even if each of those had passed
+        return Blame.AGENT
+    return next(b for b in EXIT_CODES if b in others)
 
 
 def exit_code(gates: Sequence[Gate]) -> ExitCode:
-    """1 when the agent broke any gate, else 3 when infrastructure broke one, else 0."""
-    if any(g.broken_by == AGENT for g in gates):
-        return ExitCode.FAILED
-    if any(g.broken_by == INFRASTRUCTURE for g in gates):
-        return ExitCode.INTERNAL
-    return ExitCode.OK
+    """The code of the worst blame of any broken gate (EXIT_CODES: 3, then 4, then 1, then 6), else 0."""
+    broken = {g.broken_by for g in gates}
+    return next((code for who, code in EXIT_CODES.items() if who in broken), ExitCode.OK)

@@ -16,19 +16,16 @@ from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
 from runner.checks.base import OUTCOME, CheckResult
+from runner.checks.table import KINDS, Points
+from runner.kinds import ErrorKind, FailureCause, Status
 from runner.run.agent import Step
 from runner.run.record import ERROR, PASS, RunRecord
 from runner.spec.case import Case
+from runner.spec.expect import TraceExpect
 from runner.spec.offered import offered_tools
 
-FAILURE_CAUSES = (
-    "run_error", "turn_limit", "no_tools", "called_forbidden", "wrong_tool",
-    "missing_output", "wrong_args", "excessive_calls", "over_budget", "good_process_bad_outcome", "unknown",
-)
-_WRONG_TOOL_CHECKS = frozenset({"trace.must_include", "trace.exact", "trace.order", "trace.min_calls"})
-_REPLY_CHECKS = frozenset({"response_contains", "response_matches"})
+FAILURE_CAUSES = tuple(FailureCause)  # in first-match order
 _TURN_PREFIX = re.compile(r"^turns\[\d+\]\.")
-_WANTS_CALLS = ("expected", "exact", "must_include", "order", "args")
 
 
 @dataclass(frozen=True)
@@ -40,7 +37,7 @@ class Metrics:
     errors: int
     outcome: float | None
     process: float | None
-    failure: str | None
+    failure: FailureCause | None
 
 
 def fill_metrics(case: Case, record: RunRecord) -> None:
@@ -51,11 +48,11 @@ def fill_metrics(case: Case, record: RunRecord) -> None:
 
 def score(case: Case, record: RunRecord) -> Metrics:
     """Every metric of ``record``, a finished run of ``case``."""
-    trace = case.expect.get("trace", {})
+    trace = case.expect.trace or TraceExpect()
     names = record.names
     offered = frozenset(offered_tools(case.tools, (mock["name"] for mock in case.mocks)))
     return Metrics(
-        accuracy=accuracy(names, trace.get("expected")),
+        accuracy=accuracy(names, trace.expected),
         redundant=redundant(record.steps),
         errors=error_count(record.steps, record.status),
         outcome=outcome_score(record.checks),
@@ -89,7 +86,7 @@ def redundant(steps: Sequence[Step]) -> int:
     return count
 
 
-def error_count(steps: Sequence[Step], status: str) -> int:
+def error_count(steps: Sequence[Step], status: Status) -> int:
     """Loop errors plus error results: one per tool result that is an error (unknown or denied
     tool, arguments refused by the schema, a tool's failure, a mock's ``error``), plus one when
     the run itself ended in an error (setup, turn limit, provider, timeout...)."""
@@ -103,22 +100,22 @@ def outcome_score(checks: Sequence[CheckResult]) -> float | None:
     return sum(outcome) / len(outcome) if outcome else None
 
 
-def turn_traces(case: Case, steps: Sequence[Step]) -> list[tuple[Mapping[str, Any], list[str]]]:
+def turn_traces(case: Case, steps: Sequence[Step]) -> list[tuple[TraceExpect, list[str]]]:
     """Per turn whose ``expect`` has a ``trace``, in turn order: ``(that trace, the tool names called
     during that turn)``, the calls attributed by ``Step.turn`` as the per-turn checks see them
     (runner.checks.turns); a turn the run never reached has no calls."""
     return [
-        (expect["trace"], [step.name for step in steps if step.turn == index])
+        (expect.trace, [step.name for step in steps if step.turn == index])
         for index, expect in enumerate(case.turn_expect)
-        if "trace" in expect
+        if expect.trace is not None
     ]
 
 
 def process_score(
-    trace: Mapping[str, Any],
+    trace: TraceExpect,
     names: Sequence[str],
     offered: frozenset[str],
-    turns: Sequence[tuple[Mapping[str, Any], Sequence[str]]] = (),
+    turns: Sequence[tuple[TraceExpect, Sequence[str]]] = (),
 ) -> float | None:
     """The mean of every process component the case defines (ToolEval's process score), in [0, 1].
 
@@ -145,21 +142,21 @@ def process_score(
     return sum(parts) / len(parts) if parts else None
 
 
-def _process_components(trace: Mapping[str, Any], names: Sequence[str], offered: frozenset[str]) -> list[float]:
+def _process_components(trace: TraceExpect, names: Sequence[str], offered: frozenset[str]) -> list[float]:
     """The required, forbidden and efficiency components ``trace`` defines, evaluated on ``names``."""
     parts: list[float] = []
-    required = list(trace.get("must_include", ()))
+    required = list(trace.must_include or ())
     if required:
         parts.append(sum(tool in names for tool in required) / len(required))
-    forbidden = [tool for tool in trace.get("avoid", ()) if tool in offered]
+    forbidden = [tool for tool in trace.avoid or () if tool in offered]
     if forbidden:
         parts.append(sum(tool not in names for tool in forbidden) / len(forbidden))
-    if "minimal_calls" in trace:
-        parts.append(min(1.0, trace["minimal_calls"] / len(names)) if names else 0.0)
+    if trace.minimal_calls is not None:
+        parts.append(min(1.0, trace.minimal_calls / len(names)) if names else 0.0)
     return parts
 
 
-def failure_cause(case: Case, record: RunRecord) -> str | None:
+def failure_cause(case: Case, record: RunRecord) -> FailureCause | None:
     """The one failure cause of a non-passing run, None for a pass: the first of these that holds.
 
     1. ``run_error``: the run ended in an error other than the turn limit (setup command,
@@ -168,6 +165,9 @@ def failure_cause(case: Case, record: RunRecord) -> str | None:
     3. ``no_tools``: no tool call at all, where the case's trace wants some (``expected``,
        ``exact``, ``must_include``, ``order`` or ``args`` given, or ``min_calls`` / ``minimal_calls`` >= 1);
        ToolEval's do-nothing signature.
+    Causes 4 to 9 are those the failed results point to (runner.checks.table ``causes``), the first
+    in this order:
+
     4. ``called_forbidden``: a failed ``trace.avoid`` check, or a call to a tool in ``deny``.
     5. ``wrong_tool``: the calls were not the needed ones: a failed ``trace.must_include``,
        ``trace.exact``, ``trace.order`` or ``trace.min_calls`` check.
@@ -188,27 +188,23 @@ def failure_cause(case: Case, record: RunRecord) -> str | None:
     if record.status == PASS:
         return None
     if record.status == ERROR:
-        return "turn_limit" if record.error_kind == "turn_limit" else "run_error"
+        return FailureCause.TURN_LIMIT if record.error_kind == ErrorKind.TURN_LIMIT else FailureCause.RUN_ERROR
     failed = {_TURN_PREFIX.sub("", c.check) for c in record.failed_checks}  # a per-turn check counts as its kind
-    trace = case.expect.get("trace", {})
-    if not record.steps and _wants_calls(trace):
-        return "no_tools"
-    if "trace.avoid" in failed or set(case.deny) & set(record.names):
-        return "called_forbidden"
-    if failed & _WRONG_TOOL_CHECKS:
-        return "wrong_tool"
-    if "files.exists" in failed or (not record.final_reply.strip() and failed & _REPLY_CHECKS):
-        return "missing_output"
-    if "trace.args" in failed:
-        return "wrong_args"
-    if "trace.max_calls" in failed:
-        return "excessive_calls"
-    if {"max_tokens", "max_cost"} & failed:
-        return "over_budget"
+    if not record.steps and case.expect.trace is not None and case.expect.trace.wants_calls:
+        return FailureCause.NO_TOOLS
+    empty = not record.final_reply.strip()
+    points = _points()
+    pointed = {p.cause for name in failed if (p := points.get(name)) is not None and (empty or not p.empty_reply)}
+    if set(case.deny) & set(record.names):
+        pointed.add(FailureCause.CALLED_FORBIDDEN)
+    first = next((cause for cause in FailureCause if cause in pointed), None)  # the enum is in first-match order
+    if first is not None:
+        return first
     if {c.category for c in record.failed_checks} == {OUTCOME}:
-        return "good_process_bad_outcome"
-    return "unknown"
+        return FailureCause.GOOD_PROCESS_BAD_OUTCOME
+    return FailureCause.UNKNOWN
 
 
-def _wants_calls(trace: Mapping[str, Any]) -> bool:
-    return any(trace.get(key) for key in _WANTS_CALLS) or trace.get("min_calls", 0) >= 1 or "minimal_calls" in trace
+def _points() -> dict[str, Points]:
+    """Result name -> the failure cause a failed result of that name points to (the check table's ``causes``)."""
+    return {name: points for kind in KINDS.values() for name, points in kind.causes.items()}

@@ -6,12 +6,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, Sequence, TypeVar
+from typing import Any, Mapping
+
+from runner.spec.expect import Expect, TurnExpect, as_list, expect_of, turn_expect_of
 
 DEFAULT_MAX_TURNS = 30
-_LIST_EXPECTATIONS = ("verify", "response_contains", "response_not_contains", "response_matches")
-_LIST_FILE_EXPECTATIONS = ("contains", "not_contains", "matches")
-T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -24,9 +23,9 @@ class Case:
         source: the case file it came from.
         line: 1-based line of the case in ``source``.
         turns: prompt templates sent in order.
-        turn_expect: per turn, the checks written on it (``{content, expect}`` turns), ``{}`` for none;
-            empty when no turn has any.
-        expect: the validated ``expect`` mapping; check kinds read their own key.
+        turn_expect: per turn, the checks written on it (``{content, expect}`` turns), an empty
+            TurnExpect for none; () when no turn has any.
+        expect: the case's checks and turn limit, typed (runner.spec.expect); each check kind reads its own.
         script: the scripted provider's replies (``content`` / ``tool_calls``) or None.
         timeout: wall-clock seconds for the whole run, or None for the default.
         command_timeout: seconds allowed to each command (setup, tools, verify), or None for the default.
@@ -51,7 +50,7 @@ class Case:
     tools: tuple[str, ...] | None = None
     deny: tuple[str, ...] = ()
     mocks: tuple[Mapping[str, Any], ...] = ()
-    expect: Mapping[str, Any] = field(default_factory=dict)
+    expect: Expect = field(default_factory=Expect)
     timeout: float | None = None
     script: tuple[Mapping[str, Any], ...] | None = None
     fixtures_dir: Path | None = None
@@ -59,7 +58,7 @@ class Case:
     network: bool = False
     runs: int | None = None
     min_pass_rate: float | None = None
-    turn_expect: tuple[Mapping[str, Any], ...] = ()
+    turn_expect: tuple[TurnExpect, ...] = ()
 
     @property
     def full_id(self) -> str:
@@ -67,7 +66,7 @@ class Case:
 
     @property
     def max_turns(self) -> int:
-        return int(self.expect.get("max_turns", DEFAULT_MAX_TURNS))
+        return DEFAULT_MAX_TURNS if self.expect.max_turns is None else int(self.expect.max_turns)
 
 
 def build_case(path: Path, group: str, line: int, data: dict[str, Any], fixtures: Path) -> Case:
@@ -89,7 +88,7 @@ def build_case(path: Path, group: str, line: int, data: dict[str, Any], fixtures
         tools=tuple(data["tools"]) if "tools" in data else None,
         deny=tuple(data.get("deny", ())),
         mocks=tuple(_mock(mock) for mock in data.get("mocks", ())),
-        expect=_expect(data.get("expect", {})),
+        expect=expect_of(data.get("expect", {})),
         timeout=float(data["timeout"]) if "timeout" in data else None,
         script=tuple(_reply(reply) for reply in data["script"]) if "script" in data else None,
         fixtures_dir=fixtures,
@@ -101,38 +100,17 @@ def build_case(path: Path, group: str, line: int, data: dict[str, Any], fixtures
     )
 
 
-def _turn_expect(turns: list[str | dict[str, Any]]) -> tuple[dict[str, Any], ...]:
-    """Each turn's normalised ``expect`` (``{}`` for none); () when no turn has one."""
-    found = tuple(_expect(t.get("expect", {})) if isinstance(t, dict) else {} for t in turns)
-    return found if any(found) else ()
+def _turn_expect(turns: list[str | dict[str, Any]]) -> tuple[TurnExpect, ...]:
+    """Each turn's ``expect`` (an empty TurnExpect for none); () when no turn has one."""
+    found = tuple(turn_expect_of(t.get("expect", {}) if isinstance(t, dict) else {}) for t in turns)
+    return () if all(one.empty for one in found) else found
 
-
-def as_list(value: T | Sequence[T]) -> list[T]:
-    """A value written as one item or a list of them (``verify: make test`` or ``verify: [a, b]``), as a list:
-    a list or tuple is copied, anything else (a string) is one item. Case loading and the checks both read
-    string-or-list keys through this."""
-    return list(value) if isinstance(value, (list, tuple)) else [value]  # type: ignore[list-item]
 
 
 def _env_text(value: str | float | bool) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     return str(value)
-
-
-def _expect(expect: dict[str, Any]) -> dict[str, Any]:
-    """``expect`` with every string-or-list value as a list."""
-    out = dict(expect)
-    for key in _LIST_EXPECTATIONS:
-        if key in out:
-            out[key] = as_list(out[key])
-    if "files" in out:
-        out["files"] = {name: _file_expect(spec) for name, spec in out["files"].items()}
-    return out
-
-
-def _file_expect(spec: dict[str, Any]) -> dict[str, Any]:
-    return {key: as_list(value) if key in _LIST_FILE_EXPECTATIONS else value for key, value in spec.items()}
 
 
 def _mock(mock: dict[str, Any]) -> dict[str, Any]:

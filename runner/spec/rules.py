@@ -1,6 +1,7 @@
 """The rules the case schema cannot say, each reported where the value was written.
 
-Ids are unique in a file; the fixture folder exists; every regex compiles
+Ids are unique in a file; the fixture folder exists and holds nothing the workspace copy
+refuses (named pipes, sockets, devices); every regex the check table names compiles
 (``matches`` in replies, files and argument matchers, per-turn ones too);
 ``tools``/``deny`` name builtin tools or the case's mocks; ``files`` paths stay
 inside the workspace; mocks have unique names, a valid ``parameters`` schema,
@@ -10,11 +11,14 @@ them without ``when``.
 
 from __future__ import annotations
 
+import os
+import stat
 from pathlib import Path, PurePosixPath
 from typing import Any
 
 import regex
 
+from runner.checks.table import KINDS, KeyPath
 from runner.errors import CaseFileError, did_you_mean
 from runner.patterns import compile_pattern
 from runner.spec.offered import offered_tools
@@ -88,10 +92,34 @@ def _fixture_errors(fixture: str, spot: Spot, fixtures: Path) -> list[CaseFileEr
     if Path(fixture).is_absolute() or ".." in Path(fixture).parts:
         return [spot.error(f"fixture {fixture!r} must be a folder inside {fixtures}", ["fixture"])]
     if (fixtures / fixture).is_dir():
-        return []
+        special = _special_file(fixtures / fixture)
+        if special is None:
+            return []
+        hint = "remove it from the fixture folder, or make it with a setup command"
+        return [spot.error(f"fixture {fixture!r} holds {special}, which cannot be copied", ["fixture"], hint=hint)]
     known = [p.name for p in fixtures.iterdir() if p.is_dir()] if fixtures.is_dir() else []
     hint = did_you_mean(fixture, known, f"create the folder {fixtures / fixture}")
     return [spot.error(f"fixture folder {fixture!r} not found in {fixtures}", ["fixture"], hint=hint)]
+
+
+_SPECIAL = ((stat.S_ISFIFO, "a named pipe"), (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a device"),
+            (stat.S_ISBLK, "a device"))
+
+
+def _special_file(root: Path) -> str | None:
+    """``path (what it is)`` of the first entry below ``root``, in walk order, that is no regular
+    file, folder or symlink (a named pipe, socket or device: the workspace copy refuses it), else None."""
+    for folder, dirs, names in os.walk(root):
+        dirs.sort()
+        for name in sorted(names):
+            try:
+                mode = os.lstat(os.path.join(folder, name)).st_mode
+            except OSError:  # gone since the folder was read
+                continue
+            what = next((noun for test, noun in _SPECIAL if test(mode)), None)
+            if what is not None:
+                return f"{Path(folder, name).relative_to(root).as_posix()} ({what})"
+    return None
 
 
 def _mock_errors(case: dict[str, Any], spot: Spot, defaults: Spot | None) -> list[CaseFileError]:
@@ -151,15 +179,29 @@ def _regexes(case: dict[str, Any]) -> list[tuple[list[str | int], str]]:
 
 
 def _expect_regexes(expect: Any, at: list[str | int]) -> list[tuple[list[str | int], str]]:
+    """(path, pattern) of every regex the check table's kinds say ``expect`` holds: each string at
+    a kind's regex key, each ``{matches: ...}`` matcher below a kind's matcher key."""
     if not isinstance(expect, dict):
         return []
-    found = _strings(expect.get("response_matches"), [*at, "response_matches"])
-    files = expect.get("files")
-    for name, spec in files.items() if isinstance(files, dict) else ():
-        if isinstance(spec, dict):
-            found += _strings(spec.get("matches"), [*at, "files", name, "matches"])
-    trace = expect.get("trace") if isinstance(expect.get("trace"), dict) else {}
-    return found + _matcher_regexes(trace.get("args"), [*at, "trace", "args"])
+    found = []
+    for name, kind in KINDS.items():
+        if name in expect:
+            for keys in kind.regex_keys:
+                found += [hit for path, value in _at(expect[name], keys, [*at, name]) for hit in _strings(value, path)]
+            for keys in kind.matcher_keys:
+                found += [hit for path, value in _at(expect[name], keys, [*at, name]) for hit in _matcher_regexes(value, path)]
+    return found
+
+
+def _at(value: Any, keys: KeyPath, path: list[str | int]) -> list[tuple[list[str | int], Any]]:
+    """(path, value) of what lies at ``keys`` in ``value`` (``*``: every key of a mapping); a
+    value not shaped so is the schema's business and yields nothing."""
+    if not keys:
+        return [(path, value)]
+    if not isinstance(value, dict):
+        return []
+    names = list(value) if keys[0] == "*" else [keys[0]] if keys[0] in value else []
+    return [found for name in names for found in _at(value[name], keys[1:], [*path, name])]
 
 
 def _matcher_regexes(value: Any, path: list[str | int]) -> list[tuple[list[str | int], str]]:

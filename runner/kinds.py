@@ -1,0 +1,104 @@
+"""tooltrial's vocabulary: a run's status, an error's kind and who is to blame for it, why the agent
+loop stopped, a check's category, a failure's cause.
+
+Each is a ``StrEnum``: a member is its string, so run files, report.json, JUnit and the printed
+lines carry exactly these values, and a value read back from a file compares equal to its member.
+The schemas' enums (``schemas/run.schema.json``, ``schemas/report.schema.json``) list the same
+values; tests/test_kinds.py holds them together.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class Status(StrEnum):
+    """A run's status: every check passed, some check failed, or the run could not be judged."""
+
+    PASS = "pass"
+    FAIL = "fail"
+    ERROR = "error"
+
+
+class Blame(StrEnum):
+    """Who an error run, or a gate it broke, is down to, in the order the exit code takes them
+    (runner.scoring.gates.exit_code): tooltrial's own bug first (3), then the case's data (4), the
+    agent (1), and last the infrastructure: provider, judge, setup commands, the machine (6)."""
+
+    INTERNAL = "internal"
+    CASE = "case"
+    AGENT = "agent"
+    INFRASTRUCTURE = "infrastructure"
+
+
+class ErrorKind(StrEnum):
+    """What made a run an ERROR (``RunRecord.error_kind``), or a check one that could not be made
+    (``CheckResult.error_kind``)."""
+
+    SETUP = "setup"  # a setup command failed or timed out
+    WORKSPACE = "workspace"  # the case's fixture or files could not be put into the workspace
+    TEMPLATE = "template"  # a prompt template did not render
+    TURN_LIMIT = "turn_limit"  # more model requests than expect.max_turns
+    PROVIDER_ERROR = "provider_error"  # a model request failed for good
+    SCRIPT_EXHAUSTED = "script_exhausted"  # the agent asked the scripted provider for more replies than it holds
+    TIMEOUT = "timeout"  # the run's time ran out
+    JUDGE_ERROR = "judge_error"  # the judge was unreachable or gave no usable verdict
+    PATTERN_TIMEOUT = "pattern_timeout"  # a case's regex took too long to search: the case's pattern
+    CANCELLED = "cancelled"  # the suite was interrupted; such a run counts as not run
+    INTERNAL = "internal"  # a bug in tooltrial
+
+    @property
+    def blame(self) -> Blame:
+        """Who the error is down to: the agent for a stop of its own making (turn limit, timeout, an
+        exhausted script), the case for data it gives (fixture, files, templates, a pattern too slow
+        to search), tooltrial for its own bug, else the infrastructure (provider, judge, setup)."""
+        if self in _AGENT_STOPS:
+            return Blame.AGENT
+        if self in _CASE_DATA:
+            return Blame.CASE
+        return Blame.INTERNAL if self is ErrorKind.INTERNAL else Blame.INFRASTRUCTURE
+
+
+_AGENT_STOPS = frozenset({ErrorKind.TURN_LIMIT, ErrorKind.TIMEOUT, ErrorKind.SCRIPT_EXHAUSTED})
+_CASE_DATA = frozenset({ErrorKind.WORKSPACE, ErrorKind.TEMPLATE, ErrorKind.PATTERN_TIMEOUT})
+
+
+class StopReason(StrEnum):
+    """Why the agent loop ended before the last turn's reply (``Trajectory.stop``); each is the
+    ErrorKind of the same name that it makes the run."""
+
+    TURN_LIMIT = "turn_limit"
+    PROVIDER_ERROR = "provider_error"
+    SCRIPT_EXHAUSTED = "script_exhausted"
+    TIMEOUT = "timeout"
+    CANCELLED = "cancelled"
+
+    @property
+    def error_kind(self) -> ErrorKind:
+        """The ErrorKind of the same name: what the stop makes the run."""
+        return ErrorKind(self.value)
+
+
+class Category(StrEnum):
+    """What a check is about: the result of the work, how the tools were used, or what it cost."""
+
+    OUTCOME = "outcome"
+    PROCESS = "process"
+    BUDGET = "budget"
+
+
+class FailureCause(StrEnum):
+    """The one failure cause of a run that did not pass, in first-match order
+    (runner.scoring.metrics.failure_cause gives each its meaning)."""
+
+    RUN_ERROR = "run_error"
+    TURN_LIMIT = "turn_limit"
+    NO_TOOLS = "no_tools"
+    CALLED_FORBIDDEN = "called_forbidden"
+    WRONG_TOOL = "wrong_tool"
+    MISSING_OUTPUT = "missing_output"
+    WRONG_ARGS = "wrong_args"
+    EXCESSIVE_CALLS = "excessive_calls"
+    OVER_BUDGET = "over_budget"
+    GOOD_PROCESS_BAD_OUTCOME = "good_process_bad_outcome"
+    UNKNOWN = "unknown"

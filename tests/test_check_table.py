@@ -1,0 +1,134 @@
+"""A check kind in one place: the check table (runner.checks.table) is what the case schema, the
+loader's list normalisation, the extra rules' regex compilation, the registry and the scorer know."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+
+from runner.checks.base import CheckContext, CheckResult
+from runner.checks.registry import CHECKS, FUNCTIONS
+from runner.checks.table import KINDS, WHOLE, CheckKind, KeyPath, Points
+from runner.errors import CaseFileError
+from runner.kinds import Category, FailureCause
+from runner.spec import schema
+from runner.spec.casefile import load_file
+from tests.helpers import cli_output
+
+SCHEMA = schema.case_schema()
+EXPECT = SCHEMA["properties"]["expect"]["properties"]
+TURN_EXPECT = SCHEMA["$defs"]["turn"]["properties"]["expect"]["properties"]
+
+
+def test_the_schema_names_the_tables_kinds_in_its_order() -> None:
+    assert list(EXPECT) == list(KINDS)
+    assert list(TURN_EXPECT) == [name for name, kind in KINDS.items() if kind.per_turn]
+
+
+def test_the_registry_has_a_function_for_each_kind_that_is_a_check() -> None:
+    checks = [name for name, kind in KINDS.items() if kind.category is not None]
+    assert list(FUNCTIONS) == list(CHECKS) == checks == [name for name in KINDS if name != "max_turns"]
+
+
+def test_each_cause_is_a_result_of_its_kind() -> None:
+    for name, kind in KINDS.items():
+        assert all(result == name or result.startswith(f"{name}.") for result in kind.causes), name
+
+
+def _nest(keys: KeyPath, value: Any) -> Any:
+    """``value`` placed at ``keys`` ("*" becoming a file name) inside fresh mappings."""
+    return value if not keys else {("a.txt" if keys[0] == "*" else keys[0]): _nest(keys[1:], value)}
+
+
+def _dig(value: Any, keys: KeyPath) -> Any:
+    """What lies at ``keys`` in a typed expectation: a mapping's item ("*": the file name), a field."""
+    if not keys:
+        return value
+    inner = value["a.txt"] if keys[0] == "*" else getattr(value, keys[0])
+    return _dig(inner, keys[1:])
+
+
+def _case_file(tmp_path: Path, expect: dict[str, Any]) -> Path:
+    import json  # JSON is YAML: the value is written exactly
+
+    path = tmp_path / "t.yml"
+    path.write_text(json.dumps([{"id": "c", "turns": ["Hi."], "expect": expect}]), encoding="utf-8")
+    return path
+
+
+LIST_KEYS = [(name, keys) for name, kind in KINDS.items() for keys in kind.list_keys]
+REGEX_KEYS = [(name, keys) for name, kind in KINDS.items() for keys in kind.regex_keys]
+
+
+@pytest.mark.parametrize(("name", "keys"), LIST_KEYS, ids=[f"{n}{''.join('.' + k for k in p)}" for n, p in LIST_KEYS])
+def test_each_list_key_takes_a_string_or_a_list_and_loads_as_a_list(name: str, keys: KeyPath, tmp_path: Path) -> None:
+    for written in ("x", ["x", "y"]):
+        (case,) = load_file(_case_file(tmp_path, {name: _nest(keys, written)}))
+        assert _dig(case.expect.spec(name), keys) == (("x",) if written == "x" else ("x", "y"))
+
+
+@pytest.mark.parametrize(("name", "keys"), REGEX_KEYS, ids=[f"{n}{''.join('.' + k for k in p)}" for n, p in REGEX_KEYS])
+def test_each_regex_key_is_compiled_when_the_file_loads(name: str, keys: KeyPath, tmp_path: Path) -> None:
+    path = _case_file(tmp_path, {name: _nest(keys, ["ok", "(unclosed"])})
+    where = ".".join(["expect", name, *("a.txt" if k == "*" else k for k in keys)])
+    with pytest.raises(CaseFileError) as caught:
+        load_file(path)
+    assert caught.value.path == f"{where}[1]"
+    assert caught.value.message == "invalid regex '(unclosed': missing ) at position 9"
+
+
+def test_a_matcher_key_compiles_every_matcher_below_it(tmp_path: Path) -> None:
+    assert [(n, k.matcher_keys) for n, k in KINDS.items() if k.matcher_keys] == [("trace", (("args",),))]
+    path = _case_file(tmp_path, {"trace": {"args": {"bash": {"command": {"matches": "["}}}}})
+    with pytest.raises(CaseFileError) as caught:
+        load_file(path)
+    assert (caught.value.path, caught.value.message) == ("expect.trace.args.bash.command.matches",
+                                                         "invalid regex '[': unterminated character set at position 1")
+
+
+@pytest.fixture
+def shout(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """A made-up check kind ``shout`` (texts the reply must hold in capitals), added to the table,
+    the schema and the registry of this process only."""
+    def check_shout(spec: Any, ctx: CheckContext) -> list[CheckResult]:
+        return [CheckResult("shout", s.upper() in ctx.trajectory.final_reply, f"never shouted {s}") for s in spec]
+
+    kind = CheckKind("shout", Category.OUTCOME, list_keys=(WHOLE,), regex_keys=(WHOLE,),
+                     causes={"shout": Points(FailureCause.MISSING_OUTPUT)})
+    full = copy.deepcopy(SCHEMA)
+    full["properties"]["expect"]["properties"]["shout"] = {"$ref": "#/$defs/stringOrList"}
+    monkeypatch.setitem(KINDS, "shout", kind)
+    monkeypatch.setitem(FUNCTIONS, "shout", check_shout)
+    monkeypatch.setitem(CHECKS, "shout", check_shout)
+    monkeypatch.setattr(schema, "case_schema", lambda: copy.deepcopy(full))
+    caches = (schema._schemas, schema._validators, schema.compiled)
+    for cache in caches:
+        cache.cache_clear()
+    yield
+    for cache in caches:
+        cache.cache_clear()
+
+
+def test_a_kind_added_to_the_table_is_loaded_normalised_compiled_and_run(shout: None, tmp_path: Path) -> None:
+    path = _case_file(tmp_path, {"shout": "done"})
+    (case,) = load_file(path)
+    assert case.expect.spec("shout") == ("done",)
+    _case_file(tmp_path, {"shout": ["ok", "(bad"]})
+    code, out, err = cli_output(["validate", str(path)])
+    assert code == 4
+    assert err == (f"error: {path}:1:59: expect.shout[1]: invalid regex '(bad': "
+                   "missing ) at position 4\n")
+    path.write_text('- {id: c, turns: [Hi.], expect: {shout: done}, script: [{content: "DONE? no: done"}]}\n')
+    code, out, err = cli_output(["run", str(path), "--results", str(tmp_path / "r")])
+    assert (code, out.splitlines()[:2]) == (0, ["PASS t/c", "1/1 passed"])
+    path.write_text('- {id: c, turns: [Hi.], expect: {shout: done}, script: [{content: ""}]}\n')
+    code, out, err = cli_output(["run", str(path), "--output", "json", "--results", str(tmp_path / "r2")])
+    assert code == 1
+    import json
+
+    (run,) = json.loads(out)["runs"]
+    assert (run["failure"], [(c["check"], c["category"]) for c in run["checks"]]) == (
+        "missing_output", [("shout", "outcome")])
