@@ -94,13 +94,18 @@ def test_replio_fixture_runs_and_its_verifier_judges_the_trace() -> None:
 
 
 def test_replio_script_passthrough_runs_offline_from_the_cli(tmp_path: Path) -> None:
-    done = run_cli("run", "tests/foreign/replio", "-p", "scripted", "--results", str(tmp_path))
-    assert done.returncode == 6  # a run that could not start is the infrastructure's failure, not the agent's
-    assert done.stdout.splitlines()[:3] == [
-        "PASS replio/bump-version",
-        "ERROR replio/read-file-lines: case replio/read-file-lines has no script: the scripted provider needs one",
-        "1/2 passed",
-    ]
+    done = run_cli("run", "tests/foreign/replio", "-p", "scripted", "-c", "replio/bump-version", "--results", str(tmp_path))
+    assert done.returncode == 0
+    assert done.stdout.splitlines()[:2] == ["PASS replio/bump-version", "1/1 passed"]
+
+
+def test_a_fixture_without_script_is_refused_before_any_scripted_run(tmp_path: Path) -> None:
+    done = run_cli("run", "tests/foreign/replio", "-p", "scripted", "--results", str(tmp_path / "r"))
+    assert done.returncode == 4  # the case cannot run offline: the case's mistake, not the provider's outage
+    assert done.stdout == ""
+    assert done.stderr == ("error: tests/foreign/replio/read-file-lines.json:1: case replio/read-file-lines has no script: "
+                           "the scripted provider needs one (add a `script:` to the case, or run it with a live model: -p MODEL)\n")
+    assert not (tmp_path / "r").exists()
 
 
 def test_elelem_case_runs_unchanged() -> None:

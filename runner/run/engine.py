@@ -10,8 +10,9 @@ from __future__ import annotations
 from functools import partial
 from typing import Callable, Iterable, Sequence
 
-from runner.errors import UserError, UserErrors
+from runner.errors import Location, UserError, UserErrors
 from runner.kinds import ErrorKind
+from runner.names import SCRIPTED
 from runner.run.execute import execute, internal_error
 from runner.run.options import Arm, RunOptions
 from runner.run.pool import InOrder, run_pool
@@ -44,11 +45,17 @@ def preflight(cases: Sequence[Case], arms: Sequence[Arm]) -> None:
     """Render every prompt template against every case before anything runs.
 
     Raises UserErrors listing every template error (undefined variable, bad syntax), each
-    template rendered on its own so one error does not hide the next.
+    template rendered on its own so one error does not hide the next, and every case without a
+    ``script`` that a scripted arm would run.
     """
     errors: list[UserError] = []
     seen: set[str] = set()
+    scripted = any(arm.provider.name == SCRIPTED for arm in arms)
     for case in cases:
+        if scripted and case.script is None:
+            errors.append(UserError(f"case {case.full_id} has no script: the scripted provider needs one",
+                                    Location(str(case.source), case.line),
+                                    hint="add a `script:` to the case, or run it with a live model: -p MODEL"))
         for arm in arms:
             context = context_for(case, [], "/workspace")
             renders = [partial(system_prompt, arm.prompt, case, context),
