@@ -25,7 +25,7 @@ from runner.output.load import read_results
 from runner.output.replay import Recorder
 from runner.output.store import ResultsWriter
 from runner.providers.registry import resolve_provider
-from runner.run.engine import preflight
+from runner.run.engine import preflight, require_scripts
 from runner.run.options import DEFAULT_JOBS, Arm, RunOptions
 from runner.run.prompts import load_prompt
 from runner.run.session import run_live
@@ -109,6 +109,7 @@ def command(args: argparse.Namespace) -> int:
     providers = [resolve_provider(name, config, args.verbose) for name in names]
     prompts = [load_prompt(path) for path in (args.prompt or [None])]
     arms = [Arm(p, t) for p in providers for t in prompts]
+    require_scripts(cases, arms)
     preflight(cases, arms)
     judges = resolve_judges(cases, args.judge or config.judge, lambda name: resolve_provider(name, config, args.verbose))
     jobs = args.jobs or config.jobs or DEFAULT_JOBS

@@ -45,17 +45,11 @@ def preflight(cases: Sequence[Case], arms: Sequence[Arm]) -> None:
     """Render every prompt template against every case before anything runs.
 
     Raises UserErrors listing every template error (undefined variable, bad syntax), each
-    template rendered on its own so one error does not hide the next, and every case without a
-    ``script`` that a scripted arm would run.
+    template rendered on its own so one error does not hide the next.
     """
     errors: list[UserError] = []
     seen: set[str] = set()
-    scripted = any(arm.provider.name == SCRIPTED for arm in arms)
     for case in cases:
-        if scripted and case.script is None:
-            errors.append(UserError(f"case {case.full_id} has no script: the scripted provider needs one",
-                                    Location(str(case.source), case.line),
-                                    hint="add a `script:` to the case, or run it with a live model: -p MODEL"))
         for arm in arms:
             context = context_for(case, [], "/workspace")
             renders = [partial(system_prompt, arm.prompt, case, context),
@@ -67,6 +61,21 @@ def preflight(cases: Sequence[Case], arms: Sequence[Arm]) -> None:
                     if e.render() not in seen:
                         seen.add(e.render())
                         errors.append(e)
+    if errors:
+        raise UserErrors(errors)
+
+
+def require_scripts(cases: Sequence[Case], arms: Sequence[Arm]) -> None:
+    """Refuse, before anything runs, every case without a ``script`` when an arm is the scripted provider.
+
+    Raises UserErrors naming each such case's file and line.
+    """
+    if not any(arm.provider.name == SCRIPTED for arm in arms):
+        return
+    errors = [UserError(f"case {case.full_id} has no script: the scripted provider needs one",
+                        Location(str(case.source), case.line),
+                        hint="add a `script:` to the case, or run it with a live model: -p MODEL")
+              for case in cases if case.script is None]
     if errors:
         raise UserErrors(errors)
 
