@@ -7,7 +7,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.tooltrial-installed
 PIP    := PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_INPUT=1 $(BIN)/python -m pip --quiet
 
-.PHONY: run test venv lock clean
+.PHONY: run test venv docs lock clean
 
 run: $(STAMP)
 	$(BIN)/tooltrial run cases/
@@ -16,6 +16,11 @@ test: $(STAMP)
 	$(BIN)/python -m pytest
 
 venv: $(STAMP)
+
+# The docs/ pages as a site in site/; mkdocs comes from the docs extra, not the runtime lock.
+docs: $(STAMP)
+	@$(BIN)/python -c 'import mkdocs' 2>/dev/null || $(PIP) install --no-build-isolation -e '.[docs]'
+	$(BIN)/python -m mkdocs build --strict
 
 # The stamp is newer than the lock and pyproject.toml once the install succeeded.
 $(STAMP): requirements.lock pyproject.toml
@@ -39,5 +44,5 @@ lock:
 	fi
 
 clean:
-	rm -rf $(VENV) build dist *.egg-info .pytest_cache .hypothesis
+	rm -rf $(VENV) build dist site *.egg-info .pytest_cache .hypothesis
 	find . -name __pycache__ -type d -prune -exec rm -rf {} +
