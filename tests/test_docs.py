@@ -5,7 +5,8 @@ site's navigation; the README stays short.
 Pages mark their examples for these tests (docs/development.md, "These docs"): ``<!-- file: PATH -->`` before a
 YAML block writes it to PATH in the folder the page's commands run in, ``<!-- patch: PATH -->`` before a ``diff``
 block applies it there, ``<!-- not checked: why -->`` before a block leaves it out; a YAML block whose first line
-is ``# partial: ...`` (a fragment) or ``# other format: ...`` (a file for another program) is only parsed.
+is ``# partial: ...`` (a fragment) or ``# other format: ...`` (a file for another program) is only parsed, and
+one whose first line is ``# fails on purpose: ...`` is validated but its script is not expected to pass.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ PAGES = sorted(DOCS.rglob("*.md"))
 README = ROOT / "README.md"
 REGENERATE = ".venv/bin/python docs/gen_cli.py"
 FRAGMENT = ("# partial:", "# other format:")
+FAILS = "# fails on purpose:"
 CONFIG_KEYS = {"providers", "default_provider", "jobs", "results_dir", "judge"}
 BLOCK = re.compile(r"(?:^<!-- (?P<mark>[a-z ]+):\s*(?P<arg>.*?) -->\n)?^```(?P<lang>\w*)\n(?P<body>.*?)^```$",
                    re.M | re.S)
@@ -103,7 +105,7 @@ def test_each_example_validates_and_passes_with_its_script(
     cases = data["cases"] if isinstance(data, dict) else data
     assert (code, text) == (0, f"{len(cases)} cases in 1 files are valid\n"), block.where
     runnable = [c["id"] for c in cases if "script" in c and "judge" not in c.get("expect", {})]
-    if not runnable:
+    if not runnable or block.body.startswith(FAILS):
         return
     selection = [arg for case_id in runnable for arg in ("-c", f"{path.stem}/{case_id}")]
     report = tmp_path / "report.json"
