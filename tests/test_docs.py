@@ -56,6 +56,7 @@ class Block:
 
 
 def blocks(page: Path) -> list[Block]:
+    """Every fenced block of ``page``, in order, with the mark on the line before it."""
     text = page.read_text(encoding="utf-8")
     return [Block(page, text.count("\n", 0, m.start("lang")) + 1, m["lang"], m["body"], m["mark"] or "", m["arg"] or "")
             for m in BLOCK.finditer(text)]
@@ -191,7 +192,8 @@ def test_the_readme_is_short() -> None:
     assert len(README.read_text(encoding="utf-8").splitlines()) < 200
 
 
-def _nav(entries: list) -> list[str]:
+def _nav(entries: list[object]) -> list[str]:
+    """The page paths of an mkdocs `nav`, at every depth."""
     found = []
     for entry in entries:
         value = next(iter(entry.values())) if isinstance(entry, dict) else entry
