@@ -7,7 +7,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.tooltrial-installed
 PIP    := PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_INPUT=1 $(BIN)/python -m pip --quiet
 
-.PHONY: run test venv docs lock clean
+.PHONY: run test venv lock clean
 
 run: $(STAMP)
 	$(BIN)/tooltrial run cases/
@@ -18,6 +18,7 @@ test: $(STAMP)
 venv: $(STAMP)
 
 # The docs/ pages as a site in site/; mkdocs comes from the docs extra, not the runtime lock.
+.PHONY: docs
 docs: $(STAMP)
 	@$(BIN)/python -c 'import mkdocs' 2>/dev/null || $(PIP) install --no-build-isolation -e '.[docs]'
 	$(BIN)/python -m mkdocs build --strict
