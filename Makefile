@@ -21,6 +21,12 @@ test-fast: $(STAMP)
 
 venv: $(STAMP)
 
+# The docs/ pages as a site in site/; mkdocs comes from the docs extra, not the runtime lock.
+.PHONY: docs
+docs: $(STAMP)
+	@$(BIN)/python -c 'import mkdocs' 2>/dev/null || $(PIP) install --no-build-isolation -e '.[docs]'
+	$(BIN)/python -m mkdocs build --strict
+
 # The stamp is newer than the lock and pyproject.toml once the install succeeded.
 $(STAMP): requirements.lock pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || \
@@ -43,5 +49,5 @@ lock:
 	fi
 
 clean:
-	rm -rf $(VENV) build dist *.egg-info .pytest_cache .hypothesis
+	rm -rf $(VENV) build dist site *.egg-info .pytest_cache .hypothesis
 	find . -name __pycache__ -type d -prune -exec rm -rf {} +
