@@ -71,8 +71,8 @@ ROWS: list[tuple[str, Callable[[Figures], Number], Callable[[Number], str]]] = [
 
 
 def _top_k(arms: Sequence[Arm]) -> int:
-    """The largest k every arm has pass@k for; 0 when some arm has no scored run."""
-    return min(max(a.pass_hat_k, default=0) for a in arms)
+    """The largest k every arm with a scored run has pass@k for (an arm without shows ``—``); 0 when none has."""
+    return min((max(a.pass_hat_k) for a in arms if a.pass_hat_k), default=0)
 
 
 def _at(values: dict[int, float], k: int) -> str:
@@ -120,8 +120,8 @@ def print_comparison(console: Console, model: Aggregate) -> None:
     if infra:
         table.add_row("infra errors", *infra)
     table.add_row("pass rate (95% CI)", *(_rate(a.figures) for a in arms))
-    table.add_row(f"pass@{k}", *(_at(a.pass_at_k, k) for a in arms))
-    table.add_row(f"pass^{k}", *(_at(a.pass_hat_k, k) for a in arms))
+    table.add_row(f"pass@{k or 'k'}", *(_at(a.pass_at_k, k) for a in arms))
+    table.add_row(f"pass^{k or 'k'}", *(_at(a.pass_hat_k, k) for a in arms))
     for label, value, show in ROWS:
         table.add_row(label, *(show(value(a.figures)) for a in arms))
     console.print()
@@ -162,7 +162,7 @@ def print_regression(console: Console, regression: Regression, before: str, afte
         rate = old.figures.pass_rate, new.figures.pass_rate
         table.add_row("pass rate", _pct(rate[0]), _pct(rate[1]), _change(*rate, _points))
         hat = old.pass_hat_k.get(k), new.pass_hat_k.get(k)
-        table.add_row(f"pass^{k}", _fixed(2)(hat[0]), _fixed(2)(hat[1]), _change(*hat, _fixed(2)))
+        table.add_row(f"pass^{k or 'k'}", _fixed(2)(hat[0]), _fixed(2)(hat[1]), _change(*hat, _fixed(2)))
         for label, value, show in ROWS:
             a, b = value(old.figures), value(new.figures)
             table.add_row(label, show(a), show(b), _change(a, b, show))
