@@ -55,7 +55,8 @@ class RunPrinter:
 
     def totals(self, records: Sequence[RunRecord]) -> None:
         """``N/M passed``; then, when some runs ended by an error not of the agent's making, how many
-        were not scored and whose doing they were (``note: K of M runs not scored: infrastructure K``);
+        were not scored and whose doing they were (``note: K of M runs not scored, ended by errors not of
+        the agent's making: infrastructure K``, one count per blame, most frequent first);
         then, when some runs' commands ran without bubblewrap, how many and why."""
         passed = sum(r.status == PASS for r in records)
         self.console.print(Text(f"{passed}/{len(records)} passed", style="bold"))
