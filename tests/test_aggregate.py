@@ -63,8 +63,9 @@ ARM_B = {"runs": 6, "passed": 4, "failed": 2, "errored": 0, "infra_errors": 0, "
 OVERALL = {"runs": 12, "passed": 7, "failed": 4, "errored": 1, "infra_errors": 1, "calls_total": 25,
            "tokens_total": 1110, "prompt_tokens_total": 900, "completion_tokens_total": 210, "duration_total": 15.0,
            "failures": {"wrong_tool": 4, "run_error": 1}}
-# Means: arm a 12/6 calls and 7/6 s per run, pass rate 3/6 (Wilson 0.1876-0.8124); arm b 13/6, 8/6, 4/6 (0.3-0.9032).
-MEANS = {A: (2.0, 7 / 6, 0.5, (0.1876, 0.8124)), B: (13 / 6, 8 / 6, 4 / 6, (0.3, 0.9032))}
+# Means over the scored runs (arm a's infrastructure error is not scored): arm a 12/5 calls and 6.5/5 s per
+# run, pass rate 3/5 (Wilson 0.2307-0.8824); arm b 13/6, 8/6, 4/6 (0.3-0.9032).
+MEANS = {A: (2.4, 1.3, 0.6, (0.2307, 0.8824)), B: (13 / 6, 8 / 6, 4 / 6, (0.3, 0.9032))}
 # Cells: passes of 3, infrastructure errors, tool calls, seconds; the gate at --min-pass-rate 0.5: a/h-y's
 # 1 of 3 would reach it had its infrastructure error passed, b/h-y's would not.
 CELLS = {("g/x", A): (2, 0, 8, 5.0, None), ("h/y", A): (1, 1, 4, 2.0, "infrastructure"),
@@ -91,7 +92,9 @@ def test_a_hand_computed_matrix_reads_the_same_in_the_model_the_report_the_table
     assert model.arm(A).groups["h"].infra_errors == 1 and model.arm(B).groups["h"].calls_total == 7
     assert [(c.case, c.arm, c.figures.passed, c.figures.infra_errors, c.figures.calls_total, c.figures.duration_total)
             for c in model.cells] == [(case, arm, *figures[:4]) for (case, arm), figures in CELLS.items()]
-    assert (model.arm(A).pass_hat_k[3], model.arm(B).pass_hat_k[3], model.arm(B).pass_at_k[1]) == (0.0, 0.5, pytest.approx(2 / 3))
+    # a's h/y has 2 scored runs, so a's pass^k goes to k = 2: (1/3 for g/x + 0 for h/y) / 2
+    assert (model.arm(A).pass_hat_k, model.arm(B).pass_hat_k[3], model.arm(B).pass_at_k[1]) == (
+        {1: pytest.approx((2 / 3 + 1 / 2) / 2), 2: pytest.approx(1 / 6)}, 0.5, pytest.approx(2 / 3))
     paired = model.paired  # a's infrastructure error leaves h/y run 3 unpaired: 5 pairs, g/x #3 up, h/y #1 down
     assert paired is not None
     assert (paired.pairs, paired.a_passes, paired.b_passes, paired.pass_to_fail, paired.fail_to_pass) == (5, 3, 3, 1, 1)
@@ -130,21 +133,23 @@ def test_a_hand_computed_matrix_reads_the_same_in_the_model_the_report_the_table
     assert code == 0
     rows = [line.split() for line in out.splitlines()]
     assert "tokens: 900 prompt + 210 completion = 1,110 total".split() in rows
-    #        group  passed        accuracy outcome process calls redundant errors tokens time
-    arm_a = [["g", "2/3", "67%", "-", "-", "-", "8", "0", "0", "480", "5.0s"],
-             ["h", "1/3", "33%", "-", "-", "-", "4", "0", "0", "120", "2.0s"],
-             ["all", "3/6", "50%", "-", "-", "-", "12", "0", "0", "600", "7.0s"]]
+    #        group  passed (of the scored)  infra  accuracy outcome process calls redundant errors tokens time
+    arm_a = [["g", "2/3", "67%", "0", "-", "-", "-", "8", "0", "0", "480", "5.0s"],
+             ["h", "1/2", "50%", "1", "-", "-", "-", "4", "0", "0", "120", "2.0s"],
+             ["all", "3/5", "60%", "1", "-", "-", "-", "12", "0", "0", "600", "7.0s"]]
     arm_b = [["g", "3/3", "100%", "-", "-", "-", "6", "0", "0", "300", "3.0s"],
              ["h", "1/3", "33%", "-", "-", "-", "7", "0", "0", "210", "5.0s"],
              ["all", "4/6", "67%", "-", "-", "-", "13", "0", "0", "510", "8.0s"]]
     start_a, start_b = rows.index(["scripted", "·", "a"]), rows.index(["scripted", "·", "b"])
     assert rows[start_a + 3:start_a + 6] == arm_a and rows[start_b + 3:start_b + 6] == arm_b
     assert ["wrong_tool", "4"] in rows and ["run_error", "1"] in rows
-    assert ["h/y", "3", "33%", "(6%–79%)", "1.00", "0.00", "—", "—", "flaky"] in rows  # pass@3, pass^3
+    assert rows[start_a + 1] == "group passed infra accuracy outcome process calls redundant errors tokens time".split()
+    assert "infra" not in rows[start_b + 1]  # only an arm with runs not scored has the column
+    assert ["h/y", "3", "1", "50%", "(9%–91%)", "1.00", "0.00", "—", "—", "flaky"] in rows  # pass@2, pass^2 of 2 scored
     comparison = rows[rows.index(["Comparison"]):]
-    for row in (["pass", "rate", "(95%", "CI)", "50%", "(19%–81%)", "67%", "(30%–90%)"], ["pass^3", "0.00", "0.50"],
-                ["calls", "/", "run", "2.0", "2.2"], ["tokens", "/", "run", "120", "85"],
-                ["time", "/", "run", "1.17s", "1.33s"], ["tokens", "/", "pass", "200", "128"]):
+    for row in (["infra", "errors", "1", "0"], ["pass", "rate", "(95%", "CI)", "60%", "(23%–88%)", "67%", "(30%–90%)"],
+                ["pass^2", "0.17", "0.50"], ["calls", "/", "run", "2.4", "2.2"], ["tokens", "/", "run", "120", "85"],
+                ["time", "/", "run", "1.30s", "1.33s"], ["tokens", "/", "pass", "200", "128"]):
         assert row in comparison
     assert "gate failed: h/y [scripted · b]: 1/3 passed, needs 50% (agent)" in out.splitlines()
     assert "gate failed: h/y [scripted · a]: 1/3 passed, needs 50% (infrastructure)" in out.splitlines()

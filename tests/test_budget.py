@@ -48,4 +48,4 @@ def test_budget_without_usage_is_reported_as_not_checked(tmp_path: Path) -> None
     done = run_cli("run", str(tmp_path / "budget.yml"), "--output", "json", "--results", str(tmp_path / "r"))
     assert done.returncode == 0
     (run,) = json.loads(done.stdout)["runs"]
-    assert [c["message"] for c in run["checks"]] == ["token budget 5 not checked: no usage reported"]
+    assert [c["message"] for c in run["checks"]] == ["token budget 5 unchecked: usage unknown"]

@@ -55,11 +55,13 @@ def test_run_failures_and_errors_exit_1_with_one_line_per_failed_check(suite: Pa
         "ERROR bad/too-many-turns: turn limit 1 exceeded",
         "0/3 passed",
     ]
-    assert summary[3][:-1] == ["bad", "0/3", "0%", "-", "0.00", "-", "1", "0", "2", "-"]
-    assert summary[:3] + summary[4:] == [
+    # the setup error is not scored: of the 2 scored runs none passed, 1 run counted apart
+    assert summary[4][:-1] == ["bad", "0/2", "0%", "1", "-", "0.00", "-", "1", "0", "2", "-"]
+    assert summary[:4] + summary[5:] == [
+        "note: 1 of 3 runs not scored, ended by errors not of the agent's making: infrastructure 1".split(),
         [],
         ["scripted", "·", "default"],
-        HEADER,
+        [*HEADER[:2], "infra", *HEADER[2:]],
         [],
         ["failure", "cause", "runs"],
         ["missing_output", "1"],

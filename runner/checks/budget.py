@@ -2,7 +2,8 @@
 
 A budget can only be checked against what the provider reported: with no usage
 (the scripted provider, a server that sends none) the check passes and says it
-was not checked, since tooltrial never guesses token counts.
+was left unchecked, since tooltrial never guesses token counts. A message says what
+was used, within or over the budget.
 """
 
 from __future__ import annotations
@@ -14,13 +15,15 @@ from runner.checks.base import CheckContext, CheckResult
 
 def check_max_tokens(limit: Any, ctx: CheckContext) -> list[CheckResult]:
     if ctx.tokens is None:
-        return [CheckResult("max_tokens", True, f"token budget {limit:,} not checked: no usage reported")]
-    message = f"used {ctx.tokens:,} tokens, over the budget of {limit:,}"
-    return [CheckResult("max_tokens", ctx.tokens <= limit, message)]
+        return [CheckResult("max_tokens", True, f"token budget {limit:,} unchecked: usage unknown")]
+    within = ctx.tokens <= limit
+    message = f"used {ctx.tokens:,} tokens, {'within' if within else 'over'} the budget of {limit:,}"
+    return [CheckResult("max_tokens", within, message)]
 
 
 def check_max_cost(limit: Any, ctx: CheckContext) -> list[CheckResult]:
     if ctx.cost is None:
-        return [CheckResult("max_cost", True, f"cost budget ${limit} not checked: cost unknown")]
-    message = f"cost ${ctx.cost:.4f}, over the budget of ${limit:.4f}"
-    return [CheckResult("max_cost", ctx.cost <= limit, message)]
+        return [CheckResult("max_cost", True, f"cost budget ${limit} unchecked: cost unknown")]
+    within = ctx.cost <= limit
+    message = f"cost ${ctx.cost:.4f}, {'within' if within else 'over'} the budget of ${limit:.4f}"
+    return [CheckResult("max_cost", within, message)]

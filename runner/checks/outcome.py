@@ -1,4 +1,9 @@
-"""Outcome checks: the workspace after the run and the final reply."""
+"""Outcome checks: the workspace after the run and the final reply.
+
+Every result's message says what was found, passed or failed alike: a passing one states what
+satisfied the check (``response contains "split"``, ``out.txt is free of "TODO"``) and carries no
+failure wording; a failing one what was found instead (``response missing "split"``).
+"""
 
 from __future__ import annotations
 
@@ -46,9 +51,9 @@ def check_files(spec: Mapping[str, FileExpect], ctx: CheckContext) -> list[Check
             continue
         exists = path.is_file()
         if rules.exists is False:
-            results.append(CheckResult("files.absent", not exists, f"{name} exists"))
+            results.append(CheckResult("files.absent", not exists, f"{name} exists" if exists else f"{name} is absent"))
         if rules.exists is True or (rules.content_rules and not exists):
-            results.append(CheckResult("files.exists", exists, f"{name} does not exist"))
+            results.append(CheckResult("files.exists", exists, f"{name} exists" if exists else f"{name} does not exist"))
         if not rules.content_rules or not exists:
             continue
         try:
@@ -84,16 +89,30 @@ def _read(path: Path, name: str) -> str:
 def _content_checks(name: str, text: str, rules: FileExpect) -> list[CheckResult]:
     results = []
     for needle in rules.contains or ():
-        results.append(CheckResult("files", needle in text, f'{name} missing "{needle}"'))
+        results.append(_contains("files", name, needle, text))
     for needle in rules.not_contains or ():
-        results.append(CheckResult("files", needle not in text, f'{name} contains "{needle}"'))
+        results.append(_free_of("files", name, needle, text))
     for pattern in rules.matches or ():
-        results.append(_match_check("files", pattern, text, f"{name} does not match /{pattern}/", name))
+        results.append(_match_check("files", pattern, text, name))
     if rules.equals is not None:
         expected = rules.equals
         ok = text == expected
-        results.append(CheckResult("files", ok, f"{name} differs from the expected content" + _diff(expected, text)))
+        message = f"{name} equals the expected content" if ok else (
+            f"{name} differs from the expected content" + _diff(expected, text))
+        results.append(CheckResult("files", ok, message))
     return results
+
+
+def _contains(check: str, where: str, needle: str, text: str) -> CheckResult:
+    """Passes when ``needle`` is in ``text`` (``WHERE contains "x"``), else ``WHERE missing "x"``."""
+    found = needle in text
+    return CheckResult(check, found, f'{where} {"contains" if found else "missing"} "{needle}"')
+
+
+def _free_of(check: str, where: str, needle: str, text: str) -> CheckResult:
+    """Passes when ``needle`` is not in ``text`` (``WHERE is free of "x"``), else ``WHERE contains "x"``."""
+    found = needle in text
+    return CheckResult(check, not found, f'{where} {"contains" if found else "is free of"} "{needle}"')
 
 
 def _diff(expected: str, actual: str, limit: int = 6) -> str:
@@ -106,23 +125,25 @@ def _diff(expected: str, actual: str, limit: int = 6) -> str:
 
 def check_response_contains(spec: Sequence[str], ctx: CheckContext) -> list[CheckResult]:
     reply = ctx.trajectory.final_reply
-    return [CheckResult("response_contains", s in reply, f'response missing "{s}"') for s in spec]
+    return [_contains("response_contains", "response", s, reply) for s in spec]
 
 
 def check_response_not_contains(spec: Sequence[str], ctx: CheckContext) -> list[CheckResult]:
     reply = ctx.trajectory.final_reply
-    return [CheckResult("response_not_contains", s not in reply, f'response contains "{s}"') for s in spec]
+    return [_free_of("response_not_contains", "response", s, reply) for s in spec]
 
 
 def check_response_matches(spec: Sequence[str], ctx: CheckContext) -> list[CheckResult]:
     reply = ctx.trajectory.final_reply
-    return [_match_check("response_matches", p, reply, f"response does not match /{p}/", "response") for p in spec]
+    return [_match_check("response_matches", p, reply, "response") for p in spec]
 
 
-def _match_check(check: str, pattern: str, text: str, failure: str, where: str) -> CheckResult:
-    """Whether ``pattern`` matches in ``text``; a search over its time limit is a check that
-    could not be made (error kind ``pattern_timeout``), ``where`` naming the text searched."""
+def _match_check(check: str, pattern: str, text: str, where: str) -> CheckResult:
+    """Whether ``pattern`` matches in ``text`` (``WHERE matches /p/``, else ``WHERE does not match /p/``);
+    a search over its time limit is a check that could not be made (error kind ``pattern_timeout``),
+    ``where`` naming the text searched."""
     try:
-        return CheckResult(check, pattern_found(pattern, text), failure)
+        found = pattern_found(pattern, text)
+        return CheckResult(check, found, f"{where} {'matches' if found else 'does not match'} /{pattern}/")
     except TimeoutError:
         return CheckResult(check, False, f"{where}: {too_slow(pattern)}", error_kind=ErrorKind.PATTERN_TIMEOUT)

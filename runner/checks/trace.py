@@ -32,23 +32,31 @@ def check_trace(spec: TraceExpect, ctx: CheckContext) -> list[CheckResult]:
     shown = ", ".join(names) or "no calls"
     results: list[CheckResult] = []
     if spec.exact is not None:
-        want = list(spec.exact)
-        results.append(_result("exact", names == want, f"tool calls were [{shown}], expected exactly [{', '.join(want)}]"))
+        want, listed = list(spec.exact), ", ".join(spec.exact)
+        exact = names == want
+        results.append(_result("exact", exact, f"tool calls were exactly [{listed}]" if exact
+                               else f"tool calls were [{shown}], expected exactly [{listed}]"))
     for tool in spec.must_include or ():
-        results.append(_result("must_include", tool in names, f"never called {tool} (calls: {shown})"))
+        count = names.count(tool)
+        results.append(_result("must_include", count > 0, f"called {tool} {count} time(s)" if count
+                               else f"never called {tool} (calls: {shown})"))
     for tool in spec.avoid or ():
         count = names.count(tool)
-        results.append(_result("avoid", count == 0, f"called {tool} {count} time(s), which the case forbids"))
+        results.append(_result("avoid", count == 0, f"avoided {tool} (0 of {len(names)} calls)" if count == 0
+                               else f"called {tool} {count} time(s), which the case forbids"))
     if spec.max_calls is not None:
-        results.append(_result("max_calls", len(names) <= spec.max_calls,
-                               f"{len(names)} tool calls, at most {spec.max_calls} allowed"))
+        within = len(names) <= spec.max_calls
+        results.append(_result("max_calls", within, f"{len(names)} tool calls, within the limit of {spec.max_calls}"
+                               if within else f"{len(names)} tool calls, at most {spec.max_calls} allowed"))
     if spec.min_calls is not None:
-        results.append(_result("min_calls", len(names) >= spec.min_calls,
-                               f"{len(names)} tool calls, at least {spec.min_calls} required"))
+        enough = len(names) >= spec.min_calls
+        results.append(_result("min_calls", enough, f"{len(names)} tool calls, meeting the minimum of {spec.min_calls}"
+                               if enough else f"{len(names)} tool calls, at least {spec.min_calls} required"))
     if spec.order is not None:
-        want = list(spec.order)
-        results.append(_result("order", is_subsequence(want, names),
-                               f"calls [{shown}] do not contain [{', '.join(want)}] in that order"))
+        want = ", ".join(spec.order)
+        ordered = is_subsequence(list(spec.order), names)
+        results.append(_result("order", ordered, f"calls [{', '.join(names)}] contain [{want}] in that order"
+                               if ordered else f"calls [{shown}] do not contain [{want}] in that order"))
     for tool, wanted in (spec.args or {}).items():
         results.append(_args_result(tool, wanted, steps, spec.exact_args))
     return results

@@ -7,6 +7,13 @@ Every figure is computed here once, in ``Figures``, and every reader (the termin
 JSON report, JUnit, the gates, the regression view) takes it from here. Scores the scoring step
 has not filled (``outcome``, ``process``, ``accuracy``, tokens, cost left None) are left out of
 means and totals rather than counted as 0.
+
+A run ended by an error not of the agent's making (runner.scoring.gates.is_infrastructure_error:
+provider or judge failed, setup, the case's data, tooltrial's own bug) is **not scored**: it is
+counted apart (``infra_errors``, ``blames``) and left out of every mean, of the pass rate and its
+interval, and of pass@k and pass^k, whatever scores its record holds (a results folder of an older
+tooltrial). Totals (calls, errors, tokens, cost, time) still count it: they are what was spent. The
+gates (runner.scoring.gates) read ``runs``, ``passed`` and ``blames``, all runs included.
 """
 
 from __future__ import annotations
@@ -27,18 +34,21 @@ class Figures:
     """What a non-empty group of runs did; each figure is named once, totals ``*_total``, means ``*_mean``.
 
     Counts of runs: ``runs``, ``passed``, ``failed``, ``errored`` (status error, whatever the cause)
-    and ``infra_errors`` (the errored runs ended by infrastructure, runner.scoring.gates
-    .is_infrastructure_error: they say nothing about the agent), ``unconfined`` (commands run without
+    and ``infra_errors`` (the errored runs ended by an error not of the agent's making, runner.scoring
+    .gates.is_infrastructure_error: they say nothing about the agent and are not scored; the other
+    ``runs - infra_errors`` runs are the *scored* ones), ``unconfined`` (commands run without
     bubblewrap); ``failures`` counts runs per failure cause, ``blames`` errored runs per blame (runner.kinds.Blame:
-    whose doing the error was; the gates read it). ``pass_rate`` (passed / runs) and its Wilson
-    95% ``interval`` are fractions. ``accuracy_mean``, ``outcome_mean`` and ``process_mean`` (with sample
-    standard deviations ``*_std``) are in [0, 1], over the runs where they are defined. ``calls``,
-    ``redundant`` (repeated identical calls) and ``errors`` are counts per run, summed and averaged over
-    all runs. Tokens are the agents' own: ``prompt_tokens_total``, ``completion_tokens_total``,
-    ``tokens_total``, ``tokens_mean`` (over the runs that reported tokens); ``cost_total`` is USD; the
-    judges' usage is apart (``judge_tokens_total``, ``judge_cost_total`` USD). ``duration_total`` and
-    ``duration_mean`` are wall-clock seconds. ``tokens_per_pass`` and ``cost_per_pass`` divide the totals
-    by the passes. None means no run reported the value (a mean: there was no run; per pass: no run passed).
+    whose doing the error was; the gates read it). ``pass_rate`` (passed / scored runs) and its Wilson
+    95% ``interval`` are fractions; ``pass_rate`` is None when no run was scored. ``accuracy_mean``,
+    ``outcome_mean`` and ``process_mean`` (with sample standard deviations ``*_std``) are in [0, 1], over
+    the scored runs where they are defined. ``calls``, ``redundant`` (repeated identical calls) and
+    ``errors`` are counts per run, summed over all runs and averaged over the scored runs. Tokens are the
+    agents' own: ``prompt_tokens_total``, ``completion_tokens_total``, ``tokens_total`` (all runs),
+    ``tokens_mean`` (over the scored runs that reported tokens); ``cost_total`` is USD; the judges' usage
+    is apart (``judge_tokens_total``, ``judge_cost_total`` USD). ``duration_total`` (all runs) and
+    ``duration_mean`` (scored runs) are wall-clock seconds. ``tokens_per_pass`` and ``cost_per_pass``
+    divide the totals by the passes. None means no run reported the value (a mean: no run was scored;
+    per pass: no run passed).
     """
 
     runs: int
@@ -46,7 +56,7 @@ class Figures:
     failed: int
     errored: int
     infra_errors: int
-    pass_rate: float
+    pass_rate: float | None
     interval: tuple[float, float]
     accuracy_mean: float | None
     outcome_mean: float | None
@@ -74,60 +84,62 @@ class Figures:
     failures: dict[str, int] = field(default_factory=dict)
     blames: dict[str, int] = field(default_factory=dict)
 
+    @property
+    def scored(self) -> int:
+        """How many runs were scored: all but the ``infra_errors``."""
+        return self.runs - self.infra_errors
+
 
 def figures(records: Sequence[RunRecord]) -> Figures:
-    """The Figures of ``records``; of no records, counts are 0, ``pass_rate`` 0.0 and means None."""
+    """The Figures of ``records``; of no records (or none scored), counts are 0 and means and
+    ``pass_rate`` None, the interval (0.0, 1.0)."""
     n, passed = len(records), sum(r.status == PASS for r in records)
-    outcome, outcome_std = mean_std(r.outcome for r in records)
-    process, process_std = mean_std(r.process for r in records)
+    scored = [r for r in records if not is_infrastructure_error(r)]
+    outcome, outcome_std = mean_std(r.outcome for r in scored)
+    process, process_std = mean_std(r.process for r in scored)
     calls, redundant, errors = (sum(getattr(r, name) for r in records) for name in ("calls", "redundant", "errors"))
     tokens = known_sum(r.tokens.total for r in records)
     cost = known_sum(r.cost for r in records)
-    duration = sum(r.duration for r in records)
     return Figures(
         runs=n,
         passed=passed,
         failed=sum(r.status == FAIL for r in records),
         errored=sum(r.status == ERROR for r in records),
-        infra_errors=sum(is_infrastructure_error(r) for r in records),
-        pass_rate=passed / n if n else 0.0,
-        interval=wilson(passed, n),
-        accuracy_mean=known_mean(r.accuracy for r in records),
+        infra_errors=n - len(scored),
+        pass_rate=passed / len(scored) if scored else None,
+        interval=wilson(passed, len(scored)),
+        accuracy_mean=known_mean(r.accuracy for r in scored),
         outcome_mean=outcome,
         outcome_std=outcome_std,
         process_mean=process,
         process_std=process_std,
         calls_total=calls,
-        calls_mean=_mean(calls, n),
+        calls_mean=known_mean(r.calls for r in scored),
         redundant_total=redundant,
-        redundant_mean=_mean(redundant, n),
+        redundant_mean=known_mean(r.redundant for r in scored),
         errors_total=errors,
-        errors_mean=_mean(errors, n),
+        errors_mean=known_mean(r.errors for r in scored),
         prompt_tokens_total=known_sum(r.tokens.prompt for r in records),
         completion_tokens_total=known_sum(r.tokens.completion for r in records),
         tokens_total=tokens,
-        tokens_mean=known_mean(r.tokens.total for r in records),
+        tokens_mean=known_mean(r.tokens.total for r in scored),
         tokens_per_pass=tokens / passed if tokens is not None and passed else None,
         cost_total=cost,
         cost_per_pass=cost / passed if cost is not None and passed else None,
         judge_tokens_total=known_sum(r.judge_tokens.total for r in records),
         judge_cost_total=known_sum(r.judge_cost for r in records),
-        duration_total=duration,
-        duration_mean=_mean(duration, n),
+        duration_total=sum(r.duration for r in records),
+        duration_mean=known_mean(r.duration for r in scored),
         unconfined=sum(r.sandbox is not None and r.sandbox.mode == "none" for r in records),
         failures=dict(Counter(r.failure for r in records if r.failure)),
         blames=dict(Counter(str(b) for b in map(blame, records) if b is not None)),
     )
 
 
-def _mean(total: float, runs: int) -> float | None:
-    return total / runs if runs else None
-
-
 @dataclass(frozen=True)
 class Cell:
-    """One case in one arm. ``pass_at_k`` / ``pass_hat_k`` map k = 1..runs to the estimate; ``flaky``
-    when some runs passed and some did not."""
+    """One case in one arm. ``pass_at_k`` / ``pass_hat_k`` map k = 1..scored runs to the estimate over
+    the scored runs (empty when none was); ``flaky`` when some scored runs passed and some did not."""
 
     case: str
     arm: str
@@ -141,7 +153,8 @@ class Cell:
 class Arm:
     """One arm (``label`` is ``provider · prompt``) over all its runs, and per case group in first-seen order.
 
-    ``pass_at_k`` / ``pass_hat_k`` are the means over the arm's cells for k = 1..the fewest runs of a cell.
+    ``pass_at_k`` / ``pass_hat_k`` are the means over the arm's cells with a scored run, for k = 1..the
+    fewest scored runs of such a cell (empty when no run of the arm was scored).
     """
 
     label: str
@@ -195,12 +208,12 @@ def aggregate(records: Sequence[RunRecord]) -> Aggregate:
 
 def _cell(case: str, arm: str, runs: list[RunRecord]) -> Cell:
     f = figures(runs)
-    ks = range(1, f.runs + 1)
+    ks = range(1, f.scored + 1)
     return Cell(
         case, arm, f,
-        pass_at_k={k: pass_at_k(f.runs, f.passed, k) for k in ks},
-        pass_hat_k={k: pass_hat_k(f.runs, f.passed, k) for k in ks},
-        flaky=is_flaky(f.runs, f.passed),
+        pass_at_k={k: pass_at_k(f.scored, f.passed, k) for k in ks},
+        pass_hat_k={k: pass_hat_k(f.scored, f.passed, k) for k in ks},
+        flaky=is_flaky(f.scored, f.passed),
     )
 
 
@@ -208,10 +221,11 @@ def _arm(runs: list[RunRecord], cells: list[Cell]) -> Arm:
     groups: dict[str, list[RunRecord]] = {}
     for record in runs:
         groups.setdefault(record.case.split("/", 1)[0], []).append(record)
-    ks = range(1, min(c.figures.runs for c in cells) + 1)
+    scored = [c for c in cells if c.figures.scored]
+    ks = range(1, min((c.figures.scored for c in scored), default=0) + 1)
     return Arm(
         runs[0].arm, runs[0].provider, runs[0].prompt, figures(runs),
         groups={name: figures(group) for name, group in groups.items()},
-        pass_at_k={k: sum(c.pass_at_k[k] for c in cells) / len(cells) for k in ks},
-        pass_hat_k={k: sum(c.pass_hat_k[k] for c in cells) / len(cells) for k in ks},
+        pass_at_k={k: sum(c.pass_at_k[k] for c in scored) / len(scored) for k in ks},
+        pass_hat_k={k: sum(c.pass_hat_k[k] for c in scored) / len(scored) for k in ks},
     )

@@ -1,7 +1,10 @@
 """Metrics of one run: accuracy, redundant calls, errors, outcome and process scores, failure cause.
 
 Everything here is a pure function of the Case and its finished RunRecord; the
-engine calls ``fill_metrics`` once per run, whatever its status. The split of
+engine calls ``fill_metrics`` once per run, whatever its status. A run ended by an error not of
+the agent's making (runner.scoring.gates.is_infrastructure_error: provider or judge failed, setup,
+the case's data, tooltrial's own bug) is not scored: its accuracy, outcome and process are None,
+whatever checks did run, so no mean or pass rate counts it. The split of
 a run's quality into an *outcome* score and a *process* score, the efficiency
 ratio, and the first-match failure taxonomy follow ToolEval (an agent-agnostic
 tool-use harness: "outcome vs process, variance, failure cause"); the trace
@@ -20,6 +23,7 @@ from runner.checks.table import KINDS, Points
 from runner.kinds import ErrorKind, FailureCause, Status
 from runner.run.agent import Step
 from runner.run.record import ERROR, PASS, RunRecord
+from runner.scoring.gates import is_infrastructure_error
 from runner.spec.case import Case
 from runner.spec.expect import TraceExpect
 from runner.spec.offered import offered_tools
@@ -47,16 +51,19 @@ def fill_metrics(case: Case, record: RunRecord) -> None:
 
 
 def score(case: Case, record: RunRecord) -> Metrics:
-    """Every metric of ``record``, a finished run of ``case``."""
+    """Every metric of ``record``, a finished run of ``case``; accuracy, outcome and process are None
+    for a run ended by an error not of the agent's making (``is_infrastructure_error``)."""
     trace = case.expect.trace or TraceExpect()
     names = record.names
     offered = frozenset(offered_tools(case.tools, (mock["name"] for mock in case.mocks)))
+    scored = not is_infrastructure_error(record)
     return Metrics(
-        accuracy=accuracy(names, trace.expected),
+        accuracy=accuracy(names, trace.expected) if scored else None,
         redundant=redundant(record.steps),
         errors=error_count(record.steps, record.status),
-        outcome=outcome_score(record.checks),
-        process=(process_score(trace, names, offered, turn_traces(case, record.steps)) if record.requests else None),
+        outcome=outcome_score(record.checks) if scored else None,
+        process=(process_score(trace, names, offered, turn_traces(case, record.steps))
+                 if scored and record.requests else None),
         failure=failure_cause(case, record),
     )
 

@@ -22,12 +22,13 @@ from runner.scoring.paired import Paired, compare_pairs, outcomes
 
 @dataclass(frozen=True)
 class CaseChange:
-    """One case in one matched arm (named as before) whose pass rate changed; rates are fractions."""
+    """One case in one matched arm (named as before) whose pass rate changed; rates are fractions
+    of the scored runs, None where no run was scored (such a case is never a change)."""
 
     case: str
     arm: str
-    before: float
-    after: float
+    before: float | None
+    after: float | None
 
 
 @dataclass(frozen=True)
@@ -68,8 +69,8 @@ def regression(before: Sequence[RunRecord], after: Sequence[RunRecord]) -> Regre
     label = (lambda case, arm: case) if len(matched) == 1 else (lambda case, arm: f"{case} [{arm}]")
     return Regression(
         arms=[(old.arm(o), new.arm(n)) for o, n in matched if o in old.labels],
-        pass_to_fail=[c for c in changes if c.after < c.before],
-        fail_to_pass=[c for c in changes if c.after > c.before],
+        pass_to_fail=[c for c in changes if c.before is not None and c.after is not None and c.after < c.before],
+        fail_to_pass=[c for c in changes if c.before is not None and c.after is not None and c.after > c.before],
         only_before=_unmatched(before, common, same),
         only_after=_unmatched(after, common, to_old),
         paired=compare_pairs("before", _outcomes(old_cells, common, label), "after", _outcomes(new_cells, common, label)),
@@ -101,7 +102,7 @@ def _cells(records: Sequence[RunRecord], label: dict[str, str]) -> Cells:
     return cells
 
 
-def _rates(side: Aggregate, label: dict[str, str]) -> dict[tuple[str, str], float]:
+def _rates(side: Aggregate, label: dict[str, str]) -> dict[tuple[str, str], float | None]:
     """Each cell's pass rate, keyed by case and the before-side arm label."""
     return {(c.case, label[c.arm]): c.figures.pass_rate for c in side.cells}
 

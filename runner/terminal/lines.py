@@ -4,6 +4,7 @@ the case lists of ``tooltrial list``. Untrusted text goes through runner.termina
 
 from __future__ import annotations
 
+from collections import Counter
 from pathlib import Path
 from typing import Sequence
 
@@ -11,6 +12,7 @@ from rich.console import Console
 from rich.text import Text
 
 from runner.run.record import ERROR, FAIL, PASS, RunRecord
+from runner.scoring.gates import blame, is_infrastructure_error
 from runner.spec.case import Case
 from runner.spec.discover import Sourced
 from runner.terminal.console import shown
@@ -52,9 +54,17 @@ class RunPrinter:
             self.console.print(shown(f"  workspace kept: {record.workspace}", style="dim"))
 
     def totals(self, records: Sequence[RunRecord]) -> None:
-        """``N/M passed``; then, when some runs' commands ran without bubblewrap, how many and why."""
+        """``N/M passed``; then, when some runs ended by an error not of the agent's making, how many
+        were not scored and whose doing they were (``note: K of M runs not scored, ended by errors not of
+        the agent's making: infrastructure K``, one count per blame, most frequent first);
+        then, when some runs' commands ran without bubblewrap, how many and why."""
         passed = sum(r.status == PASS for r in records)
         self.console.print(Text(f"{passed}/{len(records)} passed", style="bold"))
+        blames = Counter(str(blame(r)) for r in records if is_infrastructure_error(r))
+        if blames:
+            who = ", ".join(f"{name} {count}" for name, count in blames.most_common())
+            self.console.print(Text(f"note: {blames.total()} of {len(records)} runs not scored, "
+                                    f"ended by errors not of the agent's making: {who}", style="yellow"))
         unconfined = [r.sandbox for r in records if r.sandbox is not None and r.sandbox.mode == "none"]
         if unconfined:
             notes = "; ".join(dict.fromkeys(s.note for s in unconfined if s.note))

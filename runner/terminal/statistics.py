@@ -1,7 +1,9 @@
 """Rich tables of repeated runs, arm comparisons, paired verdicts, failed gates and regressions.
 
-Values a run did not report show as ``—``. Pass rates are percentages with
-the Wilson 95% interval in parentheses; ``±`` is the sample standard deviation.
+Values a run did not report show as ``—``. Pass rates are percentages of the scored runs with
+the Wilson 95% interval in parentheses; ``±`` is the sample standard deviation. Runs ended by an
+error not of the agent's making are not scored (runner.scoring.aggregate): where there are any,
+an ``infra`` column or ``infra errors`` row counts them.
 """
 
 from __future__ import annotations
@@ -42,6 +44,8 @@ def _secs(value: Number) -> str:
 
 
 def _rate(m: Figures) -> str:
+    if m.pass_rate is None:  # no run was scored: no rate, and no interval worth showing
+        return "—"
     low, high = m.interval
     return f"{_pct(m.pass_rate)} ({_pct(low)}–{_pct(high)})"
 
@@ -67,21 +71,36 @@ ROWS: list[tuple[str, Callable[[Figures], Number], Callable[[Number], str]]] = [
 
 
 def _top_k(arms: Sequence[Arm]) -> int:
-    return min(max(a.pass_hat_k) for a in arms)
+    """The largest k every arm with a scored run has pass@k for (an arm without shows ``—``); 0 when none has."""
+    return min((max(a.pass_hat_k) for a in arms if a.pass_hat_k), default=0)
+
+
+def _at(values: dict[int, float], k: int) -> str:
+    """The estimate at ``k`` to 2 decimals; ``—`` without one (k = 0: no scored run)."""
+    return f"{values[k]:.2f}" if k in values else "—"
+
+
+def _infra_row(figures: Sequence[Figures]) -> list[str]:
+    """The ``infra errors`` row's cells, or none when no run of ``figures`` went unscored."""
+    return [str(f.infra_errors) for f in figures] if any(f.infra_errors for f in figures) else []
 
 
 def print_cells(console: Console, model: Aggregate) -> None:
-    """Per arm, one row per case: runs, pass rate and interval, pass@k and pass^k at k = runs, outcome, process, flaky."""
+    """Per arm, one row per case: runs, pass rate and interval, pass@k and pass^k at k = scored runs,
+    outcome, process, flaky; an ``infra`` column after ``runs`` counts the runs not scored, when any."""
+    infra = model.overall.infra_errors > 0
     for arm in model.labels:
         title = "Runs per case" + (f": {arm}" if len(model.arms) > 1 else "")
         table = plain_table(title)
-        for header in ("case", "runs", "pass rate (95% CI)", "pass@k", "pass^k", "outcome", "process", "flaky"):
+        headers = ("case", "runs", *(("infra",) if infra else ()),
+                   "pass rate (95% CI)", "pass@k", "pass^k", "outcome", "process", "flaky")
+        for header in headers:
             table.add_column(header, justify="left" if header == "case" else "right", overflow="fold")
         for cell in (c for c in model.cells if c.arm == arm):
-            m, k = cell.figures, cell.figures.runs
+            m, k = cell.figures, cell.figures.scored
             table.add_row(
-                shown(cell.case), str(k), _rate(m),
-                f"{cell.pass_at_k[k]:.2f}", f"{cell.pass_hat_k[k]:.2f}",
+                shown(cell.case), str(m.runs), *([str(m.infra_errors)] if infra else []), _rate(m),
+                _at(cell.pass_at_k, k), _at(cell.pass_hat_k, k),
                 _spread(m.outcome_mean, m.outcome_std), _spread(m.process_mean, m.process_std),
                 "flaky" if cell.flaky else "",
             )
@@ -97,9 +116,12 @@ def print_comparison(console: Console, model: Aggregate) -> None:
     table.add_column("metric", overflow="fold")
     for arm in arms:
         table.add_column(shown(arm.label), justify="right", overflow="fold")
+    infra = _infra_row([a.figures for a in arms])
+    if infra:
+        table.add_row("infra errors", *infra)
     table.add_row("pass rate (95% CI)", *(_rate(a.figures) for a in arms))
-    table.add_row(f"pass@{k}", *(f"{a.pass_at_k[k]:.2f}" for a in arms))
-    table.add_row(f"pass^{k}", *(f"{a.pass_hat_k[k]:.2f}" for a in arms))
+    table.add_row(f"pass@{k or 'k'}", *(_at(a.pass_at_k, k) for a in arms))
+    table.add_row(f"pass^{k or 'k'}", *(_at(a.pass_hat_k, k) for a in arms))
     for label, value, show in ROWS:
         table.add_row(label, *(show(value(a.figures)) for a in arms))
     console.print()
@@ -134,10 +156,13 @@ def print_regression(console: Console, regression: Regression, before: str, afte
         table = plain_table(title)
         for header in ("metric", "before", "after", "change"):
             table.add_column(header, justify="left" if header == "metric" else "right", overflow="fold")
+        infra = _infra_row([old.figures, new.figures])
+        if infra:
+            table.add_row("infra errors", *infra, "")
         rate = old.figures.pass_rate, new.figures.pass_rate
         table.add_row("pass rate", _pct(rate[0]), _pct(rate[1]), _change(*rate, _points))
-        hat = old.pass_hat_k[k], new.pass_hat_k[k]
-        table.add_row(f"pass^{k}", f"{hat[0]:.2f}", f"{hat[1]:.2f}", _change(*hat, _fixed(2)))
+        hat = old.pass_hat_k.get(k), new.pass_hat_k.get(k)
+        table.add_row(f"pass^{k or 'k'}", _fixed(2)(hat[0]), _fixed(2)(hat[1]), _change(*hat, _fixed(2)))
         for label, value, show in ROWS:
             a, b = value(old.figures), value(new.figures)
             table.add_row(label, show(a), show(b), _change(a, b, show))

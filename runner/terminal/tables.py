@@ -11,27 +11,35 @@ from runner.terminal.console import shown
 
 _COLUMNS = ("group", "passed", "accuracy", "outcome", "process", "calls", "redundant", "errors", "tokens", "time")
 _JUDGE_COLUMN = "judge tokens"
+_INFRA_COLUMN = "infra"
 _UNLIMITED = 10_000  # columns
-_SHORT = {"accuracy": "acc", "outcome": "outc", "process": "proc", "redundant": "redund", "errors": "errs",
+_SHORT = {"accuracy": "acc", "outcome": "outc", "process": "proc", "redundant": "redun", "errors": "errs",
           _JUDGE_COLUMN: "judge tok"}  # headers of a table too wide for the terminal
 
 
 def arm_table(arm: Arm, short: bool = False) -> Table:
-    """A row per case group and, when there are several, an ``all`` row: passes, means to 2 decimals
-    (``-`` when undefined), then totals of calls, redundant calls, errors, tokens and seconds.
+    """A row per case group and, when there are several, an ``all`` row: passes of the scored runs
+    (``passed/scored rate``), means to 2 decimals (``-`` when undefined), then totals of calls,
+    redundant calls, errors, tokens and seconds.
 
-    A ``judge tokens`` column follows ``tokens`` when some judge of the arm reported tokens.
-    ``short`` abbreviates the longer headers (``acc``, ``outc``, ``proc``, ...) for narrow terminals.
+    An ``infra`` column after ``passed`` counts the runs that were not scored (ended by an error not of
+    the agent's making: runner.scoring.aggregate) when the arm has any; a ``judge tokens`` column follows
+    ``tokens`` when some judge of the arm reported tokens. ``short`` abbreviates the longer headers
+    (``acc``, ``outc``, ``proc``, ...) for narrow terminals.
     """
     judged = arm.figures.judge_tokens_total is not None
+    infra = arm.figures.infra_errors > 0
     columns = (*_COLUMNS[:-1], _JUDGE_COLUMN, _COLUMNS[-1]) if judged else _COLUMNS
+    if infra:
+        columns = (*columns[:2], _INFRA_COLUMN, *columns[2:])
     table = plain_table()
     for name in columns:
-        table.add_column(_SHORT.get(name, name) if short else name, justify="left" if name == "group" else "right")
+        table.add_column(_SHORT.get(name, name) if short else name, justify="left" if name == "group" else "right",
+                         no_wrap=name == "passed")
     for group, figures in arm.groups.items():
-        table.add_row(shown(group), *_cells(figures, judged))
+        table.add_row(shown(group), *_cells(figures, judged, infra))
     if len(arm.groups) > 1:
-        table.add_row("all", *_cells(arm.figures, judged), style="bold")
+        table.add_row("all", *_cells(arm.figures, judged, infra), style="bold")
     return table
 
 
@@ -77,10 +85,13 @@ def _natural_width(console: Console, table: Table) -> int:
     return console.measure(table, options=console.options.update_width(_UNLIMITED)).maximum
 
 
-def _cells(figures: Figures, judged: bool) -> list[str]:
-    """The row's cells in column order; ``judged`` adds the judge tokens cell."""
+def _cells(figures: Figures, judged: bool, infra: bool) -> list[str]:
+    """The row's cells in column order; ``judged`` adds the judge tokens cell, ``infra`` the count of
+    runs not scored."""
+    rate = "-" if figures.pass_rate is None else f"{figures.pass_rate:.0%}"
     return [
-        f"{figures.passed}/{figures.runs} {figures.pass_rate:.0%}",
+        f"{figures.passed}/{figures.scored} {rate}",
+        *([str(figures.infra_errors)] if infra else []),
         _score(figures.accuracy_mean),
         _score(figures.outcome_mean),
         _score(figures.process_mean),
