@@ -25,9 +25,12 @@ from typing import Any, Iterator, Mapping
 from urllib.parse import urlparse
 
 from runner.providers.base import Completion, OutOfTime, ProviderError, Usage
-from runner.providers.parse import as_dict, parse_completion, parse_usage
+from runner.providers.history import provider_message, reasoning_text
+from runner.providers.parse import as_dict, parse_completion
 from runner.providers.retry import is_retryable, retrying
 from runner.providers.settings import ModelSettings
+from runner.providers.stream import PastDeadline, collect
+from runner.providers.tokens import reported_in, usage_from
 
 LOCAL_DUMMY_KEY = "tooltrial-local"  # sent to loopback servers so the OpenAI client does not refuse
 _LOCAL_HOSTS = {"localhost", "127.0.0.1", "::1", "0.0.0.0"}
@@ -164,7 +167,7 @@ class LiteLLMProvider:
         retry = retrying(self.settings.retry, deadline)
         started = time.monotonic()
         try:
-            response, raw = retry(self._send, messages, tools, deadline)
+            response, raw, reported, ttft = retry(self._send, messages, tools, deadline)
         except _CutShort as e:
             raise self._out_of_time(retry) from e.__cause__
         except openai.OpenAIError as e:
@@ -174,10 +177,14 @@ class LiteLLMProvider:
             after = f" after {attempts} attempts" if attempts > 1 else ""
             raise ProviderError(f"{self.name}: request failed{after}: {_first_line(e)}") from e
         latency = time.monotonic() - started
-        # Tokens come from the provider's own body: litellm fills a missing usage block with zeros
-        # or its own estimate. Without a raw body (litellm kept none) its figures are all there is.
-        usage = parse_usage(raw) if raw is not None else parse_usage(as_dict(response))
-        return parse_completion(response, latency=latency, usage=self._costed(usage, response))
+        body = as_dict(response)
+        if reported is None:
+            reported = reported_in(raw, body.get("usage") or {})
+        usage = usage_from(body.get("usage"), reported, raw, anthropic=route(self.settings.model).startswith("anthropic/"))
+        parsed = parse_completion(body, latency=latency, usage=self._costed(usage, response))
+        message = body["choices"][0]["message"]  # parse_completion made sure there is one
+        return replace(parsed, message=provider_message(message, parsed.tool_calls),
+                       reasoning=reasoning_text(message), ttft=ttft, streamed=self.settings.stream)
 
     def _out_of_time(self, retry: Any) -> OutOfTime:
         attempts = retry.statistics.get("attempt_number", 1)
@@ -185,11 +192,13 @@ class LiteLLMProvider:
 
     def _send(
         self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], deadline: float | None
-    ) -> tuple[Any, dict[str, Any] | None]:
-        """One attempt: the ModelResponse and the raw response body (None when litellm kept none).
+    ) -> tuple[Any, dict[str, Any] | None, bool | None, float | None]:
+        """One attempt: the ModelResponse, the raw response body (None when litellm kept none or the
+        reply streamed), whether a stream reported usage (None unstreamed: the body tells) and a
+        stream's time to first token in seconds.
 
         Its timeout is ``settings.timeout`` or the time left before ``deadline``, whichever is
-        less; raises _CutShort when no time is left or the deadline cut it short.
+        less (for a stream, per read); raises _CutShort when no time is left or the deadline cut it short.
         """
         import openai
 
@@ -204,13 +213,19 @@ class LiteLLMProvider:
             if details.get("log_event_type") == "post_api_call":
                 bodies.append(details.get("original_response"))
 
+        started = time.monotonic()
         try:
             response = self._litellm.completion(**self.request(messages, tools, timeout), logger_fn=capture)
+            if self.settings.stream:
+                streamed = collect(response, self._litellm.stream_chunk_builder, started, deadline)
+                return streamed.response, None, streamed.usage_reported, streamed.ttft
         except openai.APITimeoutError as e:
             if timeout < self.settings.timeout:
                 raise _CutShort() from e
             raise
-        return response, _json_object(bodies[-1] if bodies else None)
+        except PastDeadline as e:
+            raise _CutShort() from e
+        return response, _json_object(bodies[-1] if bodies else None), None, None
 
     def request(
         self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], timeout: float | None = None
@@ -220,7 +235,9 @@ class LiteLLMProvider:
         s = self.settings
         kwargs: dict[str, Any] = {**s.params, "model": route(s.model), "messages": messages,
                                   "timeout": s.timeout if timeout is None else timeout, "num_retries": 0,
-                                  "max_retries": 0, "stream": False}
+                                  "max_retries": 0, "stream": s.stream}
+        if s.stream:  # litellm asks for usage by itself only from OpenAI's own host
+            kwargs["stream_options"] = {"include_usage": True}
         if tools:
             kwargs["tools"] = tools
         optional = {"api_base": s.api_base, "api_key": api_key(s), "temperature": s.temperature,

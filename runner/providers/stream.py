@@ -1,0 +1,94 @@
+"""Reading a streamed reply: chunks in, one litellm ``ModelResponse`` out, assembled by litellm.
+
+litellm's ``stream_chunk_builder`` joins argument fragments, thinking deltas and
+their ``signature_delta``, usage-only chunks and the rest, but it drops every tool
+call whose first fragment has no id (streamed Ollama sends its first call so; some
+OpenAI-compatible servers send none): such calls get a ``call_<n>`` id first. It
+also makes up token counts when the provider sent none, so whether usage was
+reported is read from the stream wrapper's own list of provider chunks.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any, Callable
+
+
+class PastDeadline(Exception):
+    """The run's deadline passed while the reply was still streaming in."""
+
+
+@dataclass(frozen=True)
+class Streamed:
+    """A whole streamed reply: ``response`` (litellm's ModelResponse), whether the provider
+    reported usage in some chunk, and ``ttft``, the seconds from ``started`` to the first chunk
+    with content, reasoning or a tool call (None when none came)."""
+
+    response: Any
+    usage_reported: bool
+    ttft: float | None
+
+
+def collect(wrapper: Any, build: Callable[[list[Any]], Any], started: float, deadline: float | None) -> Streamed:
+    """Read every chunk of ``wrapper`` (litellm's CustomStreamWrapper) and assemble them with
+    ``build`` (``litellm.stream_chunk_builder``).
+
+    ``started`` and ``deadline`` are ``time.monotonic()`` values. Raises PastDeadline when
+    the deadline passes mid-stream (the stream is closed), and whatever litellm raises for an
+    error the provider sent after its HTTP 200 (a ``MidStreamFallbackError``, a timeout).
+    """
+    chunks: list[Any] = []
+    ttft: float | None = None
+    for chunk in wrapper:
+        if ttft is None and _has_payload(chunk):
+            ttft = time.monotonic() - started
+        chunks.append(chunk)
+        if deadline is not None and time.monotonic() > deadline:
+            _close(wrapper)
+            raise PastDeadline()
+    fill_missing_ids(chunks)
+    reported = any(_get(c, "usage") is not None for c in getattr(wrapper, "chunks", None) or ())
+    return Streamed(build(chunks), reported, ttft)
+
+
+def fill_missing_ids(chunks: list[Any]) -> None:
+    """Give each streamed tool call whose first fragment has no id the id ``call_<n>`` (n counting
+    from 1, skipping ids the stream already uses), in place; later fragments of the same call keep
+    theirs, as the chunk builder takes the first id of each call index."""
+    deltas = [(choice.index, call) for chunk in chunks for choice in chunk.choices or ()
+              for call in (getattr(choice.delta, "tool_calls", None) or ())]
+    taken = {call.id for _, call in deltas if call.id}
+    seen: set[tuple[int, int]] = set()
+    counter = 0
+    for choice_index, call in deltas:
+        key = (choice_index, call.index)
+        if key in seen:
+            continue
+        seen.add(key)
+        if not call.id:
+            counter += 1
+            while f"call_{counter}" in taken:
+                counter += 1
+            call.id = f"call_{counter}"
+            taken.add(call.id)
+
+
+def _has_payload(chunk: Any) -> bool:
+    """Whether ``chunk`` carries some of the reply: text, reasoning, thinking or a tool call (not only
+    a role, a finish reason or usage)."""
+    for choice in chunk.choices or ():
+        delta = choice.delta
+        if any(getattr(delta, name, None) for name in ("content", "reasoning_content", "thinking_blocks", "tool_calls")):
+            return True
+    return False
+
+
+def _get(chunk: Any, key: str) -> Any:
+    return chunk.get(key) if hasattr(chunk, "get") else getattr(chunk, key, None)
+
+
+def _close(wrapper: Any) -> None:
+    close = getattr(getattr(wrapper, "completion_stream", None), "close", None)
+    if callable(close):
+        close()
