@@ -29,7 +29,7 @@ from runner.providers.history import provider_message, reasoning_text
 from runner.providers.parse import as_dict, parse_completion
 from runner.providers.retry import is_retryable, retrying
 from runner.providers.settings import ModelSettings
-from runner.providers.stream import PastDeadline, collect
+from runner.providers.stream import PastDeadline, Streamed, collect
 from runner.providers.tokens import reported_in, usage_from
 
 LOCAL_DUMMY_KEY = "tooltrial-local"  # sent to loopback servers so the OpenAI client does not refuse
@@ -167,7 +167,7 @@ class LiteLLMProvider:
         retry = retrying(self.settings.retry, deadline)
         started = time.monotonic()
         try:
-            response, raw, reported, ttft = retry(self._send, messages, tools, deadline)
+            response, raw, streamed = retry(self._send, messages, tools, deadline)
         except _CutShort as e:
             raise self._out_of_time(retry) from e.__cause__
         except openai.OpenAIError as e:
@@ -178,13 +178,17 @@ class LiteLLMProvider:
             raise ProviderError(f"{self.name}: request failed{after}: {_first_line(e)}") from e
         latency = time.monotonic() - started
         body = as_dict(response)
-        if reported is None:
-            reported = reported_in(raw, body.get("usage") or {})
-        usage = usage_from(body.get("usage"), reported, raw, anthropic=route(self.settings.model).startswith("anthropic/"))
+        # Tokens as litellm normalised them, but only when the provider reported some: litellm fills a
+        # missing usage block with zeros or its own estimate. A stream's come from the provider's chunks.
+        if streamed is not None:
+            reported, counts = streamed.usage is not None, streamed.usage
+        else:
+            reported, counts = reported_in(raw, body.get("usage") or {}), body.get("usage")
+        usage = usage_from(counts, reported, raw, anthropic=route(self.settings.model).startswith("anthropic/"))
         parsed = parse_completion(body, latency=latency, usage=self._costed(usage, response))
         message = body["choices"][0]["message"]  # parse_completion made sure there is one
-        return replace(parsed, message=provider_message(message, parsed.tool_calls),
-                       reasoning=reasoning_text(message), ttft=ttft, streamed=self.settings.stream)
+        return replace(parsed, message=provider_message(message, parsed.tool_calls), reasoning=reasoning_text(message),
+                       ttft=streamed.ttft if streamed else None, streamed=streamed is not None)
 
     def _out_of_time(self, retry: Any) -> OutOfTime:
         attempts = retry.statistics.get("attempt_number", 1)
@@ -192,10 +196,9 @@ class LiteLLMProvider:
 
     def _send(
         self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], deadline: float | None
-    ) -> tuple[Any, dict[str, Any] | None, bool | None, float | None]:
+    ) -> tuple[Any, dict[str, Any] | None, Streamed | None]:
         """One attempt: the ModelResponse, the raw response body (None when litellm kept none or the
-        reply streamed), whether a stream reported usage (None unstreamed: the body tells) and a
-        stream's time to first token in seconds.
+        reply streamed) and, for a stream, what else it told (usage reported, time to first token).
 
         Its timeout is ``settings.timeout`` or the time left before ``deadline``, whichever is
         less (for a stream, per read); raises _CutShort when no time is left or the deadline cut it short.
@@ -218,14 +221,14 @@ class LiteLLMProvider:
             response = self._litellm.completion(**self.request(messages, tools, timeout), logger_fn=capture)
             if self.settings.stream:
                 streamed = collect(response, self._litellm.stream_chunk_builder, started, deadline)
-                return streamed.response, None, streamed.usage_reported, streamed.ttft
+                return streamed.response, None, streamed
         except openai.APITimeoutError as e:
             if timeout < self.settings.timeout:
                 raise _CutShort() from e
             raise
         except PastDeadline as e:
             raise _CutShort() from e
-        return response, _json_object(bodies[-1] if bodies else None), None, None
+        return response, _json_object(bodies[-1] if bodies else None), None
 
     def request(
         self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], timeout: float | None = None

@@ -21,12 +21,13 @@ class PastDeadline(Exception):
 
 @dataclass(frozen=True)
 class Streamed:
-    """A whole streamed reply: ``response`` (litellm's ModelResponse), whether the provider
-    reported usage in some chunk, and ``ttft``, the seconds from ``started`` to the first chunk
-    with content, reasoning or a tool call (None when none came)."""
+    """A whole streamed reply: ``response`` (litellm's ModelResponse), ``usage``, the last usage the
+    provider reported in a chunk (litellm's ``Usage`` shape as a dict; None when it reported none:
+    the response's own usage is then litellm's estimate), and ``ttft``, the seconds from ``started``
+    to the first chunk with content, reasoning or a tool call (None when none came)."""
 
     response: Any
-    usage_reported: bool
+    usage: dict[str, Any] | None
     ttft: float | None
 
 
@@ -48,30 +49,42 @@ def collect(wrapper: Any, build: Callable[[list[Any]], Any], started: float, dea
             _close(wrapper)
             raise PastDeadline()
     fill_missing_ids(chunks)
-    reported = any(_get(c, "usage") is not None for c in getattr(wrapper, "chunks", None) or ())
-    return Streamed(build(chunks), reported, ttft)
+    reported = [u for u in (_get(c, "usage") for c in getattr(wrapper, "chunks", None) or ()) if u is not None]
+    usage = reported[-1] if reported else None  # the provider's running totals: the last is the whole reply's
+    return Streamed(build(chunks), usage.model_dump() if hasattr(usage, "model_dump") else usage, ttft)
 
 
 def fill_missing_ids(chunks: list[Any]) -> None:
-    """Give each streamed tool call whose first fragment has no id the id ``call_<n>`` (n counting
-    from 1, skipping ids the stream already uses), in place; later fragments of the same call keep
-    theirs, as the chunk builder takes the first id of each call index."""
+    """Give every streamed tool call an index and an id of its own, in place, for the chunk builder,
+    which joins fragments by index and drops a call whose first fragment has no id.
+
+    A fragment with a function name starts a call unless it carries the id of the call already at its
+    index (Ollama sends each call whole, all at index 0, the first without an id); other fragments
+    continue the call at their index. A call without an id gets ``call_<n>`` (n from 1, skipping ids
+    the stream uses); its later fragments keep theirs, as the builder takes the first id of a call.
+    """
     deltas = [(choice.index, call) for chunk in chunks for choice in chunk.choices or ()
               for call in (getattr(choice.delta, "tool_calls", None) or ())]
     taken = {call.id for _, call in deltas if call.id}
-    seen: set[tuple[int, int]] = set()
+    started: dict[tuple[int, int], tuple[int, str | None]] = {}  # (choice, index as sent) -> (index, id)
+    used: dict[int, int] = {}  # choice -> indexes given out
     counter = 0
     for choice_index, call in deltas:
-        key = (choice_index, call.index)
-        if key in seen:
+        key = (choice_index, call.index or 0)
+        name = getattr(call.function, "name", None) if call.function is not None else None
+        current = started.get(key)
+        if current is not None and not (name and call.id != current[1]):
+            call.index = current[0]
             continue
-        seen.add(key)
+        call.index = used.get(choice_index, 0)
+        used[choice_index] = call.index + 1
         if not call.id:
             counter += 1
             while f"call_{counter}" in taken:
                 counter += 1
             call.id = f"call_{counter}"
             taken.add(call.id)
+        started[key] = (call.index, call.id)
 
 
 def _has_payload(chunk: Any) -> bool:
