@@ -49,6 +49,7 @@ def test_gemini_thought_tokens_count_in_completion_and_on_their_own(tmp_path: Pa
                                                        "totalTokenCount": 152}))
         code, err, (run,) = run_case(tmp_path, server, f"gemini/{GEMINI_MODEL}")
     assert code == 0, err
+    assert run["model_requests"][0]["completion"] == 64  # 15 candidates + 49 thoughts, as litellm counts them
     assert _request(run, 0) == (132, 64, 196, 49, 100, None)
     assert _request(run, 1) == (150, 2, 152, None, None, None)
     assert _totals(run) == (282, 66, 348, 49, 100, None, 0)
@@ -63,6 +64,7 @@ def test_anthropic_cache_reads_and_writes_are_prompt_tokens_and_its_reasoning_es
                     anthropic_reply([text("Done.")], {"input_tokens": 30, "output_tokens": 3}))
         code, err, (run,) = run_case(tmp_path, server, f"anthropic/{ANTHROPIC_MODEL}")
     assert code == 0, err
+    assert run["model_requests"][0]["prompt"] == 125  # 20 input + 100 cache read + 5 cache write
     assert _request(run, 0) == (125, 42, 167, None, 100, 5)
     assert _request(run, 1)[:3] == (30, 3, 33)
     assert _totals(run)[:6] == (155, 45, 200, None, 100, 5)
@@ -76,6 +78,7 @@ def test_openai_details_and_a_request_that_reported_none(tmp_path: Path) -> None
         server.push(detailed, openai_reply("Done.", usage=None))
         code, err, (run,) = run_case(tmp_path, server, "openai/fake")
     assert code == 0, err
+    assert run["tokens"]["unreported"] == 1  # the totals say one request reported nothing
     assert _request(run, 0) == (40, 30, 70, 24, 32, None)
     assert _request(run, 1) == (None,) * 6  # not litellm's zeros
     assert _totals(run) == (40, 30, 70, 24, 32, None, 1)  # the totals say one request reported nothing
