@@ -31,7 +31,8 @@ class Reply:
     """One queued HTTP response. ``body`` is JSON-encoded unless it is a str; ``delay`` is seconds before answering.
 
     With ``chunks`` (already framed text: SSE events, NDJSON lines) the body is those, sent one by
-    one with ``Transfer-Encoding: chunked`` as ``content_type``, the way a streaming server sends them.
+    one with ``Transfer-Encoding: chunked`` as ``content_type``, the way a streaming server sends them,
+    ``pause`` seconds apart.
     """
 
     body: Any = None
@@ -40,6 +41,7 @@ class Reply:
     delay: float = 0.0
     chunks: tuple[str, ...] | None = None
     content_type: str = "application/json"
+    pause: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -158,7 +160,9 @@ class FakeServer:
                     for name, value in reply.headers.items():
                         self.send_header(name, value)
                     self.end_headers()
-                    for chunk in reply.chunks or ():
+                    for index, chunk in enumerate(reply.chunks or ()):
+                        if index and reply.pause:
+                            time.sleep(reply.pause)
                         data = chunk.encode()
                         self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
                         self.wfile.flush()

@@ -144,6 +144,18 @@ def test_an_anthropic_error_event_after_200_is_retried(tmp_path: Path) -> None:
     assert len(server.chats) == 3 and run["final_reply"] == "ok"
 
 
+def test_a_stream_still_coming_at_the_run_deadline_is_cut_there(tmp_path: Path) -> None:
+    words = sse([_chunk({"role": "assistant", "content": "word "}) for _ in range(10)] + ["[DONE]"])
+    slow = Reply(chunks=words.chunks, content_type=words.content_type, pause=0.4)  # each chunk in time, not the whole
+    case = "- id: slow\n  timeout: 1.5\n  turns: [Say something]\n"
+    with OpenAIServer() as server:
+        server.push(slow)
+        code, err, (run,) = run_case(tmp_path, server, "openai/fake", case=case, stream=STREAM)
+    assert (run["status"], run["error_kind"]) == ("error", "timeout"), err
+    assert run["cause"] == "run timed out after 1.5s, waiting for the model fake (1 attempt)"
+    assert run["duration"] < 3.5  # a hang guard: the stream (4 s) is not read to its end
+
+
 def _conversation(kind: str) -> tuple[type, str, list[Reply]]:
     """The same two-request conversation (text + two calls, then a final reply) in one provider's JSON shape."""
     if kind == "openai":
