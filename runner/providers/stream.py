@@ -3,9 +3,10 @@
 litellm's ``stream_chunk_builder`` joins argument fragments, thinking deltas and
 their ``signature_delta``, usage-only chunks and the rest, but it drops every tool
 call whose first fragment has no id (streamed Ollama sends its first call so; some
-OpenAI-compatible servers send none): such calls get a ``call_<n>`` id first. It
-also makes up token counts when the provider sent none, so whether usage was
-reported is read from the stream wrapper's own list of provider chunks.
+OpenAI-compatible servers send none), and Ollama sends every call at index 0:
+each call gets an index and an id of its own first. The builder also makes up
+token counts when the provider sent none, so the usage recorded is the last one
+the provider sent in a chunk, from the stream wrapper's own list of them.
 """
 
 from __future__ import annotations
@@ -102,6 +103,7 @@ def _get(chunk: Any, key: str) -> Any:
 
 
 def _close(wrapper: Any) -> None:
-    close = getattr(getattr(wrapper, "completion_stream", None), "close", None)
+    """Close the stream's HTTP response (``CustomStreamWrapper.close``), so the server stops sending."""
+    close = getattr(wrapper, "close", None)
     if callable(close):
         close()
