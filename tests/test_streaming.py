@@ -12,8 +12,11 @@ import re
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from runner.errors import UserErrors
+from runner.providers.stream import fill_missing_ids
 from runner.spec.config import read_config
 from tests.fake_servers import OllamaServer, OpenAIServer, Reply, openai_reply, ollama_reply
 from tests.fake_wire import (
@@ -32,6 +35,7 @@ from tests.fake_wire import (
     thinking,
     tool_use,
 )
+from tests.helpers import load_litellm_once
 from tests.wire_runs import run_case, untimed
 
 HI = {"path": "out.txt", "content": "hi"}
@@ -215,3 +219,40 @@ def test_stream_in_params_is_refused_with_the_key_to_use(tmp_path: Path) -> None
     with pytest.raises(UserErrors) as caught:
         read_config(path)
     assert "providers.x.stream" in caught.value.errors[0].render()
+
+
+NAMES = st.sampled_from(["list_dir", "read_file", "write_file"])
+ARGUMENTS = st.dictionaries(st.sampled_from(["path", "content", "n"]), st.text(max_size=6) | st.integers(), max_size=3)
+
+
+@settings(max_examples=60, deadline=None)
+@given(calls=st.lists(st.tuples(NAMES, ARGUMENTS, st.booleans()), min_size=1, max_size=4),
+       cuts=st.lists(st.integers(0, 30), max_size=3), whole=st.booleans())
+def test_every_streamed_call_survives_assembly_whatever_its_fragments_and_ids(calls, cuts, whole) -> None:
+    """Calls streamed OpenAI-style (split at ``cuts``) or Ollama-style (``whole``: each in one chunk, all at
+    index 0), with or without ids, come out of litellm's builder as the same calls, each with an id of its own."""
+    load_litellm_once()
+    from litellm import stream_chunk_builder
+    from litellm.types.utils import ModelResponseStream
+
+    def chunk(delta: dict, finish: str | None = None) -> ModelResponseStream:
+        return ModelResponseStream(id="c", created=1, model="m", choices=[{"index": 0, "delta": delta, "finish_reason": finish}])
+
+    chunks = [chunk({"role": "assistant", "content": ""})]
+    for index, (name, arguments, has_id) in enumerate(calls):
+        text = json.dumps(arguments)
+        ident = {"id": f"given_{index}"} if has_id else {}
+        if whole:
+            chunks.append(chunk({"tool_calls": [{"index": 0, **ident, "function": {"name": name, "arguments": text}}]}))
+            continue
+        chunks.append(chunk({"tool_calls": [{"index": index, **ident, "function": {"name": name, "arguments": ""}}]}))
+        bounds = [0, *sorted({min(c, len(text)) for c in cuts}), len(text)]
+        chunks += [chunk({"tool_calls": [{"index": index, "function": {"arguments": text[a:b]}}]})
+                   for a, b in zip(bounds, bounds[1:]) if b > a]
+    chunks.append(chunk({}, "tool_calls"))
+    fill_missing_ids(chunks)
+    built = stream_chunk_builder(chunks).choices[0].message.tool_calls
+    assert [(c.function.name, json.loads(c.function.arguments)) for c in built] == [(n, a) for n, a, _ in calls]
+    ids = [c.id for c in built]
+    assert len(set(ids)) == len(ids) and all(ids)
+    assert [i for i, (_, _, has_id) in zip(ids, calls) if has_id] == [f"given_{n}" for n, c in enumerate(calls) if c[2]]
