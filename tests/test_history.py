@@ -7,6 +7,7 @@ what it recorded.
 
 from __future__ import annotations
 
+import copy
 import json
 from pathlib import Path
 
@@ -14,7 +15,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from runner.providers.history import provider_message
+from runner.providers.litellm import LiteLLMProvider, ModelSettings
 from runner.providers.parse import parse_tool_calls
+from runner.providers.retry import RetryPolicy
 from tests.fake_servers import OpenAIServer, openai_reply
 from tests.fake_wire import (
     ANTHROPIC_MODEL,
@@ -153,3 +156,20 @@ def test_arguments_go_back_as_sent_when_they_are_an_object_else_as_an_empty_one(
         assert arguments == sent  # byte for byte
     else:
         assert arguments == "{}"
+
+
+def test_sending_the_history_leaves_it_as_it_was() -> None:
+    blocks = [thinking("Think.", "SIG=="), text("Writing."), tool_use("toolu_1", "write_file", HI)]
+    tools = [{"type": "function", "function": {"name": "write_file", "parameters": {"type": "object"}}}]
+    with AnthropicServer() as server:
+        server.push(anthropic_reply(blocks), anthropic_reply([text("Done.")]))
+        provider = LiteLLMProvider(ModelSettings(model=f"anthropic/{ANTHROPIC_MODEL}", api_base=server.api_base,
+                                                 retry=RetryPolicy(attempts=1)))
+        messages = [{"role": "system", "content": "sys"}, {"role": "user", "content": "Write hi"}]
+        first = provider.complete(messages, tools)
+        assert first.message is not None and first.reasoning == "Think."
+        messages += [dict(first.message), {"role": "tool", "tool_call_id": "toolu_1", "name": "write_file", "content": "ok"}]
+        before = copy.deepcopy(messages)
+        provider.complete(messages, tools)
+    assert messages == before
+    assert server.chats[1].body["messages"][1]["content"] == blocks
