@@ -89,6 +89,7 @@ def test_a_stream_without_usage_records_none_not_litellms_estimate(tmp_path: Pat
     assert code == 0, err
     assert [(r["prompt"], r["completion"], r["total"]) for r in run["model_requests"]] == [
         (None, None, None), (40, 2, 42)]
+    assert [r["usage_reported"] for r in run["model_requests"]] == [False, True]
     assert (run["tokens"]["prompt"], run["tokens"]["total"], run["tokens"]["unreported"]) == (40, 42, 1)
 
 

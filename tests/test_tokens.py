@@ -81,6 +81,7 @@ def test_openai_details_and_a_request_that_reported_none(tmp_path: Path) -> None
     assert run["tokens"]["unreported"] == 1  # the totals say one request reported nothing
     assert _request(run, 0) == (40, 30, 70, 24, 32, None)
     assert _request(run, 1) == (None,) * 6  # not litellm's zeros
+    assert [r["usage_reported"] for r in run["model_requests"]] == [True, False]
     assert _totals(run) == (40, 30, 70, 24, 32, None, 1)  # the totals say one request reported nothing
     (results,) = (tmp_path / "try0" / "results").iterdir()
     report = json.loads((results / "report.json").read_text(encoding="utf-8"))

@@ -184,7 +184,7 @@ def _stats(completion: Completion) -> RequestStats:
     usage = completion.usage or Usage()
     return RequestStats(usage.prompt_tokens, usage.completion_tokens, usage.total_tokens, usage.cost,
                         completion.latency, completion.finish_reason, usage.reasoning_tokens, usage.cached_tokens,
-                        usage.cache_write_tokens, completion.ttft, completion.streamed)
+                        usage.cache_write_tokens, completion.ttft, completion.streamed, completion.usage is not None)
 
 
 def _error(record: RunRecord, kind: str, cause: str) -> None:

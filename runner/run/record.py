@@ -53,7 +53,8 @@ class RequestStats:
     """One model request: tokens (None when not reported; ``prompt`` includes ``cached_tokens`` and
     ``cache_write_tokens``, ``completion`` includes ``reasoning_tokens``), cost in USD (None when
     unknown), latency in seconds (retries and their waits included), the provider's finish reason,
-    whether the reply ``streamed``, and for a stream ``ttft``: seconds to its first content or call."""
+    whether the reply ``streamed``, and for a stream ``ttft``: seconds to its first content or call.
+    ``usage_reported`` says whether the provider reported any usage (None in records of earlier versions)."""
 
     prompt: int | None = None
     completion: int | None = None
@@ -66,6 +67,7 @@ class RequestStats:
     cache_write_tokens: int | None = None
     ttft: float | None = None
     streamed: bool = False
+    usage_reported: bool | None = None
 
 
 @dataclass
