@@ -28,12 +28,20 @@ Call = tuple[str, Any]  # (tool name, arguments as a dict or a raw JSON string)
 
 @dataclass(frozen=True)
 class Reply:
-    """One queued HTTP response. ``body`` is JSON-encoded unless it is a str; ``delay`` is seconds before answering."""
+    """One queued HTTP response. ``body`` is JSON-encoded unless it is a str; ``delay`` is seconds before answering.
+
+    With ``chunks`` (already framed text: SSE events, NDJSON lines) the body is those, sent one by
+    one with ``Transfer-Encoding: chunked`` as ``content_type``, the way a streaming server sends them,
+    ``pause`` seconds apart.
+    """
 
     body: Any = None
     status: int = 200
     headers: dict[str, str] = field(default_factory=dict)
     delay: float = 0.0
+    chunks: tuple[str, ...] | None = None
+    content_type: str = "application/json"
+    pause: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -75,7 +83,11 @@ class FakeServer:
     @property
     def chats(self) -> list[Received]:
         """The requests made to the chat route (not e.g. model-info probes)."""
-        return [r for r in self.requests if r.path == self.route]
+        return [r for r in self.requests if self.is_chat(r.path)]
+
+    def is_chat(self, path: str) -> bool:
+        """Whether a request to ``path`` (query included) is a chat request."""
+        return path == self.route
 
     def push(self, *replies: Reply) -> "FakeServer":
         self.replies.extend(replies)
@@ -98,7 +110,7 @@ class FakeServer:
     def _next(self, received: Received) -> Reply:
         with self._lock:
             self.requests.append(received)
-            if received.path != self.route:
+            if not self.is_chat(received.path):
                 return self.static.get(received.path) or Reply({"error": f"no route {received.path}"}, status=404)
             if self.replies:
                 return self.replies.popleft()
@@ -126,6 +138,8 @@ class FakeServer:
                 reply = server._next(Received(self.command, self.path, headers, body))
                 if reply.delay:
                     time.sleep(reply.delay)
+                if reply.chunks is not None:
+                    return self._stream(reply)
                 data = (reply.body if isinstance(reply.body, str) else json.dumps(reply.body)).encode()
                 try:
                     self.send_response(reply.status)
@@ -136,6 +150,24 @@ class FakeServer:
                     self.end_headers()
                     self.wfile.write(data)
                 except (BrokenPipeError, ConnectionResetError):  # the client gave up (timeout test)
+                    pass
+
+            def _stream(self, reply: Reply) -> None:
+                try:
+                    self.send_response(reply.status)
+                    self.send_header("Content-Type", reply.content_type)
+                    self.send_header("Transfer-Encoding", "chunked")
+                    for name, value in reply.headers.items():
+                        self.send_header(name, value)
+                    self.end_headers()
+                    for index, chunk in enumerate(reply.chunks or ()):
+                        if index and reply.pause:
+                            time.sleep(reply.pause)
+                        data = chunk.encode()
+                        self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+                        self.wfile.flush()
+                    self.wfile.write(b"0\r\n\r\n")
+                except (BrokenPipeError, ConnectionResetError):
                     pass
 
             do_POST = do_GET = _serve

@@ -42,7 +42,7 @@ def test_a_bundled_case_over_http_recorded_as_json(tmp_path: Path) -> None:
     (record,) = json.loads(done.stdout)["runs"]
     assert (record["case"], record["provider"], record["status"]) == ("fix/fix-failing-test", "local-openai", "pass")
     assert [s["name"] for s in record["trace"]] == ["bash", "read_file", "edit_file", "bash"]
-    assert record["tokens"] == {"prompt": 600, "completion": 150, "total": 750}
+    assert record["tokens"] == {"prompt": 600, "completion": 150, "total": 750, "reasoning": None, "cached": None, "cache_write": None, "unreported": 0}
     assert record["requests"] == 5 and record["cost"] is None
     assert [r["total"] for r in record["model_requests"]] == [150] * 5
     assert record["latency"] > 0
@@ -68,7 +68,8 @@ def test_server_errors_then_the_next_case_runs_verbose(tmp_path: Path) -> None:
     assert (first["status"], first["error_kind"]) == ("error", "provider_error")
     assert "after 3 attempts" in first["cause"] and "model is loading" in first["cause"]
     assert second["status"] == "pass"
-    assert second["tokens"] == {"prompt": None, "completion": None, "total": None}
+    assert second["tokens"] == {"prompt": None, "completion": None, "total": None, "reasoning": None, "cached": None, "cache_write": None,
+                                "unreported": 5}  # 5 requests, none reported usage
     assert "ERROR fix/fix-failing-test #1: local-openai: request failed after 3 attempts" in done.stderr
     assert "tokens:" not in done.stderr  # no run reported any
 

@@ -93,7 +93,7 @@ def test_what_goes_back_to_the_model_is_utf8(tmp_path: Path, monkeypatch: pytest
                                      str(config(tmp_path, server.api_base)), "--results", str(tmp_path / "r"), "--output", "json"])
     assert code == 0, err
     listing, written = server.chats[1].body["messages"][-2:]
-    assert listing == {"role": "tool", "tool_call_id": "call_0", "content": "bad\\xff"}
+    assert listing == {"role": "tool", "tool_call_id": "call_0", "name": "list_dir", "content": "bad\\xff"}
     assert written["content"].startswith("Error: ") and "\ud800" not in written["content"]
     (run,) = json.loads(out)["runs"]
     assert run["status"] == "pass" and run["trace"][1]["arguments"] == {"path": "x\ud800.txt", "content": "a"}

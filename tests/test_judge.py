@@ -94,7 +94,7 @@ def test_judge_passes_and_its_grade_is_recorded(tmp_path: Path) -> None:
     assert judged.message == "judge score 0.90 reached 0.70: Warm greeting."
     assert (judged.usage.prompt_tokens, judged.usage.completion_tokens, judged.usage.total_tokens) == (10, 5, 15)
     assert judged.usage.cost == pytest.approx(10 * 0.15e-6 + 5 * 0.6e-6)  # gpt-4o-mini's price per token
-    assert (record.tokens, record.cost) == (Tokens(), None)  # grading is not the agent's usage
+    assert (record.tokens, record.cost) == (Tokens(unreported=2), None)  # grading is not the agent's usage
     assert (record.judge_tokens, record.judge_cost) == (Tokens(10, 5, 15), judged.usage.cost)
     (request,) = server.chats
     assert request.body["model"] == "gpt-4o-mini" and "tools" not in request.body
@@ -161,7 +161,8 @@ def test_cli_pass_records_the_grade_and_the_judge_usage_in_the_json(tmp_path: Pa
     usage = judged["usage"]
     assert (usage["prompt_tokens"], usage["completion_tokens"], usage["total_tokens"]) == (200, 20, 220)
     assert usage["cost"] == pytest.approx(200 * 0.15e-6 + 20 * 0.6e-6)
-    assert run["tokens"] == {"prompt": None, "completion": None, "total": None} and run["cost"] is None
+    assert run["tokens"] == {"prompt": None, "completion": None, "total": None, "reasoning": None, "cached": None, "cache_write": None, "unreported": 2}
+    assert run["cost"] is None
     assert run_output(done).startswith("PASS judged/polite\n1/1 passed\ntokens: none reported; judges: 220 tokens, $0.0000\n")
 
 
@@ -175,9 +176,9 @@ def test_cli_counts_the_judge_usage_apart_from_the_agent_and_outside_its_budgets
     report = json.loads(done.stdout)
     Draft202012Validator(json.loads((ROOT / "schemas" / "report.schema.json").read_text())).validate(report)
     agent_cost, judge_cost = 300 * 0.15e-6 + 30 * 0.6e-6, 20_000 * 0.15e-6 + 2_000 * 0.6e-6
-    assert run["tokens"] == {"prompt": 300, "completion": 30, "total": 330}
+    assert run["tokens"] == {"prompt": 300, "completion": 30, "total": 330, "reasoning": None, "cached": None, "cache_write": None, "unreported": 0}
     assert run["cost"] == pytest.approx(agent_cost)
-    assert run["judge_tokens"] == {"prompt": 20_000, "completion": 2_000, "total": 22_000}
+    assert run["judge_tokens"] == {"prompt": 20_000, "completion": 2_000, "total": 22_000, "reasoning": None, "cached": None, "cache_write": None, "unreported": 0}
     assert run["judge_cost"] == pytest.approx(judge_cost)
     budgets = {c["check"]: c["passed"] for c in run["checks"] if c["category"] == "budget"}
     assert budgets == {"max_tokens": True, "max_cost": True}  # 330 tokens and $0.00006 are the agent's; the judge's are not

@@ -77,7 +77,7 @@ def test_a_live_run_recorded_then_replayed_offline_is_the_same_run(tmp_path: Pat
     assert [(s["name"], s["is_error"]) for s in live_run["trace"]] == [
         ("list_dir", False), ("read_file", False), ("read_file", True), ("bash", False), ("write_file", False)
     ]
-    assert live_run["tokens"] == {"prompt": 1810, "completion": 107, "total": 1917}
+    assert live_run["tokens"] == {"prompt": 1810, "completion": 107, "total": 1917, "reasoning": None, "cached": None, "cache_write": None, "unreported": 0}
     assert live_run["model_requests"][-1]["finish_reason"] == "length"
     assert (live_run["provider"], replayed_run["provider"]) == ("live", "scripted")
     assert comparable(replayed_run) == comparable(live_run)

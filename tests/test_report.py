@@ -78,10 +78,11 @@ def test_report_validates_against_its_schema_and_caps_trace_results() -> None:
     assert "steps" not in first and first["names"] == ["read_file"] and first["calls"] == 1
     assert len(first["trace"][0]["result"]) < TRACE_RESULT_LIMIT + 100
     judged = first["checks"][1]
-    assert judged["usage"] == {"prompt_tokens": 40, "completion_tokens": 8, "total_tokens": 48, "cost": None}
+    assert judged["usage"] == {"prompt_tokens": 40, "completion_tokens": 8, "total_tokens": 48, "cost": None,
+                               "reasoning_tokens": None, "cached_tokens": None, "cache_write_tokens": None}
     assert first["tokens"]["total"] == 15  # the judge's tokens are its own, not the agent's
-    assert (first["judge_tokens"], first["judge_cost"]) == ({"prompt": 40, "completion": 8, "total": 48}, None)
-    assert report["runs"][1]["judge_tokens"] == {"prompt": None, "completion": None, "total": None}
+    assert (first["judge_tokens"], first["judge_cost"]) == ({"prompt": 40, "completion": 8, "total": 48, "reasoning": None, "cached": None, "cache_write": None, "unreported": 0}, None)
+    assert report["runs"][1]["judge_tokens"] == {"prompt": None, "completion": None, "total": None, "reasoning": None, "cached": None, "cache_write": None, "unreported": 0}
     scripted = report["arms"][0]
     judged = (scripted["judge_tokens_total"], scripted["groups"]["fs"]["judge_tokens_total"],
               scripted["groups"]["calc"]["judge_tokens_total"])

@@ -57,6 +57,7 @@ def add(sub: argparse._SubParsersAction) -> None:
     run.add_argument("--report", type=Path, metavar="FILE", help="also write the JSON report to FILE")
     run.add_argument("--junit", type=Path, metavar="FILE", help="write JUnit XML to FILE")
     run.add_argument("--keep", action="store_true", help="keep each workspace and print its path")
+    run.add_argument("--stream", action="store_true", help="ask every live provider for its replies as streams, and record each request's time to first token")
     run.add_argument("--timeout", type=seconds, metavar="S", help="wall-clock seconds per run (overrides the cases)")
     run.add_argument("-l", "--list", action="store_true", help="list the selected cases without running them")
     run.add_argument("--record", type=Path, metavar="DIR", help="write each run as a case whose script is what the model did, to DIR/cases")
@@ -106,7 +107,7 @@ def command(args: argparse.Namespace) -> int:
         return ExitCode.NO_CASES
     config = load_config(args.config)
     names = args.provider or [config.default_provider or SCRIPTED]
-    providers = [resolve_provider(name, config, args.verbose) for name in names]
+    providers = [resolve_provider(name, config, args.verbose, args.stream) for name in names]
     prompts = [load_prompt(path) for path in (args.prompt or [None])]
     arms = [Arm(p, t) for p in providers for t in prompts]
     require_scripts(cases, arms)

@@ -8,7 +8,7 @@ for every provider.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Mapping, Protocol
 
 from runner.kinds import ErrorKind
 
@@ -34,12 +34,20 @@ class ToolCall:
 
 @dataclass(frozen=True)
 class Usage:
-    """Token counts of one model request; None means the provider did not say."""
+    """Token counts of one model request; None means the provider did not say.
+
+    ``prompt_tokens`` includes cached ones, ``completion_tokens`` includes reasoning ones (as litellm
+    reports them); ``reasoning_tokens``, ``cached_tokens`` (prompt tokens read from the provider's
+    cache) and ``cache_write_tokens`` (prompt tokens written to it) are those parts on their own.
+    """
 
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
     total_tokens: int | None = None
     cost: float | None = None  # USD, from litellm's cost table when the model is known
+    reasoning_tokens: int | None = None
+    cached_tokens: int | None = None
+    cache_write_tokens: int | None = None
 
 
 @dataclass(frozen=True)
@@ -52,6 +60,12 @@ class Completion:
         finish_reason: the provider's finish reason (``stop``, ``tool_calls``, ``length``...).
         usage: token counts, or None when the provider reported none.
         latency: seconds the request took.
+        message: the assistant message as the provider returned it (OpenAI chat shape, with the
+            provider's extra fields: thinking blocks and their signatures, thought signatures), ready
+            to go back in the history; None for a provider that has none (scripted).
+        reasoning: the reasoning or thinking text the model sent beside its reply, else None.
+        ttft: seconds from sending a streamed request to its first content or call; None unstreamed.
+        streamed: whether the reply came as a stream.
     """
 
     content: str | None
@@ -59,6 +73,10 @@ class Completion:
     finish_reason: str | None = None
     usage: Usage | None = None
     latency: float = 0.0
+    message: Mapping[str, Any] | None = None
+    reasoning: str | None = None
+    ttft: float | None = None
+    streamed: bool = False
 
 
 class ProviderError(Exception):

@@ -28,9 +28,12 @@ from typing import Any, Mapping
 from urllib.parse import urlparse
 
 from runner.providers.base import Completion, OutOfTime, ProviderError, Usage
-from runner.providers.parse import as_dict, parse_completion, parse_usage
+from runner.providers.history import provider_message, reasoning_text
+from runner.providers.parse import as_dict, parse_completion
 from runner.providers.retry import is_retryable, retrying
 from runner.providers.settings import ModelSettings
+from runner.providers.stream import PastDeadline, Streamed, collect
+from runner.providers.tokens import reported_in, usage_from
 from runner.text import first_line
 
 LOCAL_DUMMY_KEY = "tooltrial-local"  # sent to loopback servers so the OpenAI client does not refuse
@@ -176,7 +179,7 @@ class LiteLLMProvider:
         retry = retrying(self.settings.retry, deadline)
         started = time.monotonic()
         try:
-            response, raw = retry(self._send, messages, tools, deadline)
+            response, raw, streamed = retry(self._send, messages, tools, deadline)
         except _CutShort as e:
             raise self._out_of_time(retry) from e.__cause__
         except openai.OpenAIError as e:
@@ -187,10 +190,18 @@ class LiteLLMProvider:
             reason = first_line(str(e).strip(), type(e).__name__)
             raise ProviderError(f"{self.name}: request failed{after}: {reason}") from e
         latency = time.monotonic() - started
-        # Tokens come from the provider's own body: litellm fills a missing usage block with zeros
-        # or its own estimate. Without a raw body (litellm kept none) its figures are all there is.
-        usage = parse_usage(raw) if raw is not None else parse_usage(as_dict(response))
-        return parse_completion(response, latency=latency, usage=self._costed(usage, response))
+        body = as_dict(response)
+        # Tokens as litellm normalised them, but only when the provider reported some: litellm fills a
+        # missing usage block with zeros or its own estimate. A stream's come from the provider's chunks.
+        if streamed is not None:
+            reported, counts = streamed.usage is not None, streamed.usage
+        else:
+            reported, counts = reported_in(raw, body.get("usage") or {}), body.get("usage")
+        usage = usage_from(counts, reported, raw, anthropic=route(self.settings.model).startswith("anthropic/"))
+        parsed = parse_completion(body, latency=latency, usage=self._costed(usage, response))
+        message = body["choices"][0]["message"]  # parse_completion made sure there is one
+        return replace(parsed, message=provider_message(message, parsed.tool_calls), reasoning=reasoning_text(message),
+                       ttft=streamed.ttft if streamed else None, streamed=streamed is not None)
 
     def _out_of_time(self, retry: Any) -> OutOfTime:
         attempts = retry.statistics.get("attempt_number", 1)
@@ -198,11 +209,12 @@ class LiteLLMProvider:
 
     def _send(
         self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], deadline: float | None
-    ) -> tuple[Any, dict[str, Any] | None]:
-        """One attempt: the ModelResponse and the raw response body (None when litellm kept none).
+    ) -> tuple[Any, dict[str, Any] | None, Streamed | None]:
+        """One attempt: the ModelResponse, the raw response body (None when litellm kept none or the
+        reply streamed) and, for a stream, what else it told (usage reported, time to first token).
 
         Its timeout is ``settings.timeout`` or the time left before ``deadline``, whichever is
-        less; raises _CutShort when no time is left or the deadline cut it short.
+        less (for a stream, per read); raises _CutShort when no time is left or the deadline cut it short.
         """
         import openai
 
@@ -217,13 +229,19 @@ class LiteLLMProvider:
             if details.get("log_event_type") == "post_api_call":
                 bodies.append(details.get("original_response"))
 
+        started = time.monotonic()
         try:
             response = self._litellm.completion(**self.request(messages, tools, timeout), logger_fn=capture)
+            if self.settings.stream:
+                streamed = collect(response, self._litellm.stream_chunk_builder, started, deadline)
+                return streamed.response, None, streamed
         except openai.APITimeoutError as e:
             if timeout < self.settings.timeout:
                 raise _CutShort() from e
             raise
-        return response, _json_object(bodies[-1] if bodies else None)
+        except PastDeadline as e:
+            raise _CutShort() from e
+        return response, _json_object(bodies[-1] if bodies else None), None
 
     def request(
         self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], timeout: float | None = None
@@ -233,7 +251,9 @@ class LiteLLMProvider:
         s = self.settings
         kwargs: dict[str, Any] = {**s.params, "model": route(s.model), "messages": messages,
                                   "timeout": s.timeout if timeout is None else timeout, "num_retries": 0,
-                                  "max_retries": 0, "stream": False}
+                                  "max_retries": 0, "stream": s.stream}
+        if s.stream:  # litellm asks for usage by itself only from OpenAI's own host
+            kwargs["stream_options"] = {"include_usage": True}
         if tools:
             kwargs["tools"] = tools
         optional = {"api_base": s.api_base, "api_key": api_key(s), "temperature": s.temperature,

@@ -8,6 +8,7 @@ Resolving a live one imports litellm (the run is going to use it); resolving
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable
 
@@ -38,8 +39,10 @@ def _scripted(case: Case) -> Provider:
     return ScriptedProvider(case.script)
 
 
-def resolve_provider(name: str, config: Config | None = None, verbose: bool = False) -> ProviderSpec:
-    """Turn a ``-p`` value into a ProviderSpec.
+def resolve_provider(name: str, config: Config | None = None, verbose: bool = False,
+                     stream: bool = False) -> ProviderSpec:
+    """Turn a ``-p`` value into a ProviderSpec; with ``stream`` a live model streams its replies
+    whatever its alias says (``run --stream``).
 
     Order (runner.names.provider_form): ``scripted``; an alias under ``providers:``
     in ``config``; a model string with a ``/``; a bare name litellm knows as a model (``gpt-4o``).
@@ -61,7 +64,7 @@ def resolve_provider(name: str, config: Config | None = None, verbose: bool = Fa
         problem = model_problem(settings, verbose)
         if problem:
             raise config.error(problem, ["providers", name, "model"], hint=_fix(problem))
-        return _live(name, settings, verbose)
+        return _live(name, settings, verbose, stream)
     if form == "bare":
         if is_provider_name(name, verbose):
             raise UserError(f"provider {name!r} needs a model",
@@ -73,12 +76,14 @@ def resolve_provider(name: str, config: Config | None = None, verbose: bool = Fa
     problem = model_problem(settings, verbose)
     if problem:
         raise UserError(f"cannot use provider {name!r}: {problem}", hint=_fix(problem))
-    return _live(name, settings, verbose)
+    return _live(name, settings, verbose, stream)
 
 
-def _live(name: str, settings: ModelSettings, verbose: bool) -> ProviderSpec:
+def _live(name: str, settings: ModelSettings, verbose: bool, stream: bool) -> ProviderSpec:
     from runner.providers.litellm import LiteLLMProvider
 
+    if stream:
+        settings = dataclasses.replace(settings, stream=True)
     return ProviderSpec(name, lambda case: LiteLLMProvider(settings, name, verbose))
 
 

@@ -26,6 +26,8 @@ class ModelSettings:
         timeout: seconds per request attempt.
         params: extra litellm keyword arguments, sent as given.
         retry: how transient failures (429, 5xx, timeouts) are retried.
+        stream: ask for the reply as a stream (server-sent events, Ollama's NDJSON), which
+            records each request's time to first token.
     """
 
     model: str
@@ -36,3 +38,4 @@ class ModelSettings:
     timeout: float = DEFAULT_TIMEOUT
     params: Mapping[str, Any] = field(default_factory=dict)
     retry: RetryPolicy = field(default_factory=RetryPolicy)
+    stream: bool = False

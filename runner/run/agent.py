@@ -7,7 +7,6 @@ is recorded on the trajectory, never raised to the caller.
 
 from __future__ import annotations
 
-import json
 import threading
 import time
 from dataclasses import dataclass, field
@@ -15,6 +14,7 @@ from typing import Any, Sequence
 
 from runner.kinds import StopReason
 from runner.providers.base import Completion, Provider, ProviderError, ToolCall
+from runner.providers.history import arguments_for
 from runner.providers.limits import TurnLimitExceeded
 from runner.tools.toolbox import Toolbox
 
@@ -113,7 +113,9 @@ def _run_turn(
     while True:
         _check_stop(deadline, cancel)
         completion = provider.complete(trajectory.messages, specs, deadline)
-        trajectory.messages.append(_assistant_message(completion))
+        message = completion.message if completion.message is not None else _assistant_message(completion)
+        if message.get("content") or message.get("tool_calls"):  # litellm would drop or fill in an empty one
+            trajectory.messages.append(dict(message))
         if not completion.tool_calls:
             return completion.content or ""
         for call in completion.tool_calls:
@@ -123,7 +125,8 @@ def _run_turn(
             step = Step(turn, call.id, call.name, call.arguments, result.content, result.is_error,
                         time.monotonic() - started)
             trajectory.steps.append(step)
-            trajectory.messages.append({"role": "tool", "tool_call_id": call.id, "content": result.content})
+            trajectory.messages.append({"role": "tool", "tool_call_id": call.id, "name": call.name,
+                                        "content": result.content})
 
 
 def _check_stop(deadline: float | None, cancel: threading.Event | None) -> None:
@@ -134,12 +137,16 @@ def _check_stop(deadline: float | None, cancel: threading.Event | None) -> None:
 
 
 def _assistant_message(completion: Completion) -> dict[str, Any]:
-    message: dict[str, Any] = {"role": "assistant", "content": completion.content or ""}
+    """The history entry of a reply that carries no provider message (scripted): content only when
+    there is some, the calls as ``runner.providers.history`` sends a provider's back."""
+    message: dict[str, Any] = {"role": "assistant"}
+    if completion.content:
+        message["content"] = completion.content
     if completion.tool_calls:
         message["tool_calls"] = [_wire_call(c) for c in completion.tool_calls]
     return message
 
 
 def _wire_call(call: ToolCall) -> dict[str, Any]:
-    arguments = call.raw_arguments if call.arguments is None else json.dumps(call.arguments)
-    return {"id": call.id, "type": "function", "function": {"name": call.name, "arguments": arguments or "{}"}}
+    arguments = arguments_for(call, call.raw_arguments)
+    return {"id": call.id, "type": "function", "function": {"name": call.name, "arguments": arguments}}

@@ -171,9 +171,8 @@ def _account(record: RunRecord, provider: TurnLimited, trajectory: Trajectory) -
     record.final_reply = trajectory.final_reply
     record.requests = provider.requests
     record.script = [script_reply(c) for c in provider.completions]
-    usages = [c.usage for c in provider.completions if c.usage is not None]
-    record.tokens = Tokens.of(usages)
-    record.cost = known_sum(u.cost for u in usages)
+    record.tokens = Tokens.of([c.usage for c in provider.completions])
+    record.cost = known_sum(c.usage.cost for c in provider.completions if c.usage is not None)
     record.model_requests = [_stats(c) for c in provider.completions]
     record.latency = known_sum(c.latency for c in provider.completions)
 
@@ -181,7 +180,8 @@ def _account(record: RunRecord, provider: TurnLimited, trajectory: Trajectory) -
 def _stats(completion: Completion) -> RequestStats:
     usage = completion.usage or Usage()
     return RequestStats(usage.prompt_tokens, usage.completion_tokens, usage.total_tokens, usage.cost,
-                        completion.latency, completion.finish_reason)
+                        completion.latency, completion.finish_reason, usage.reasoning_tokens, usage.cached_tokens,
+                        usage.cache_write_tokens, completion.ttft, completion.streamed, completion.usage is not None)
 
 
 def _error(record: RunRecord, kind: ErrorKind, cause: str) -> None:

@@ -18,26 +18,44 @@ PASS, FAIL, ERROR = Status.PASS, Status.FAIL, Status.ERROR
 
 @dataclass(frozen=True)
 class Tokens:
-    """Token totals of a run; a field is None when no request reported it."""
+    """Token totals of a run; a field is None when no request reported it.
+
+    ``prompt`` includes ``cached`` (read from the provider's cache) and ``cache_write`` (written to
+    it); ``completion`` includes ``reasoning``. ``unreported`` is how many requests reported no
+    usage at all, so a total over fewer requests than were made says so.
+    """
 
     prompt: int | None = None
     completion: int | None = None
     total: int | None = None
+    reasoning: int | None = None
+    cached: int | None = None
+    cache_write: int | None = None
+    unreported: int = 0
 
     @classmethod
-    def of(cls, usages: Sequence[Usage]) -> Tokens:
-        """The token counts of ``usages`` summed field by field; a field stays None when no usage reported it."""
+    def of(cls, usages: Sequence[Usage | None]) -> Tokens:
+        """The token counts of ``usages`` summed field by field (a None usage is a request that reported
+        none, counted in ``unreported``); a field stays None when no usage reported it."""
+        known = [u for u in usages if u is not None]
         return cls(
-            prompt=known_sum(u.prompt_tokens for u in usages),
-            completion=known_sum(u.completion_tokens for u in usages),
-            total=known_sum(u.total_tokens for u in usages),
+            prompt=known_sum(u.prompt_tokens for u in known),
+            completion=known_sum(u.completion_tokens for u in known),
+            total=known_sum(u.total_tokens for u in known),
+            reasoning=known_sum(u.reasoning_tokens for u in known),
+            cached=known_sum(u.cached_tokens for u in known),
+            cache_write=known_sum(u.cache_write_tokens for u in known),
+            unreported=len(usages) - len(known),
         )
 
 
 @dataclass(frozen=True)
 class RequestStats:
-    """One model request: tokens (None when not reported), cost in USD (None when unknown),
-    latency in seconds (retries and their waits included), and the provider's finish reason."""
+    """One model request: tokens (None when not reported; ``prompt`` includes ``cached_tokens`` and
+    ``cache_write_tokens``, ``completion`` includes ``reasoning_tokens``), cost in USD (None when
+    unknown), latency in seconds (retries and their waits included), the provider's finish reason,
+    whether the reply ``streamed``, and for a stream ``ttft``: seconds to its first content or call.
+    ``usage_reported`` says whether the provider reported any usage (None in records of earlier versions)."""
 
     prompt: int | None = None
     completion: int | None = None
@@ -45,6 +63,12 @@ class RequestStats:
     cost: float | None = None
     latency: float = 0.0
     finish_reason: str | None = None
+    reasoning_tokens: int | None = None
+    cached_tokens: int | None = None
+    cache_write_tokens: int | None = None
+    ttft: float | None = None
+    streamed: bool = False
+    usage_reported: bool | None = None
 
 
 @dataclass

@@ -13,6 +13,7 @@ as case files. Command-line flags override what it says. Example::
         timeout: 30                 # seconds per request attempt
         retries: {attempts: 4, backoff: 1}
         params: {top_p: 1}          # passed to litellm.completion as given
+        stream: true                # replies as streams; each request's time to first token is recorded
     default_provider: local-openai
     jobs: 4
     results_dir: results
@@ -49,7 +50,7 @@ if TYPE_CHECKING:
 CONFIG_NAME = "tooltrial.yml"
 # litellm.completion arguments that tooltrial sets itself, and the config key to use instead.
 _RESERVED_PARAMS = {
-    "model": "model", "messages": "", "tools": "", "stream": "", "logger_fn": "",
+    "model": "model", "messages": "", "tools": "", "stream": "stream", "stream_options": "", "logger_fn": "",
     "api_base": "api_base", "base_url": "api_base", "api_key": "api_key_env", "timeout": "timeout",
     "temperature": "temperature", "max_tokens": "max_tokens", "num_retries": "retries", "max_retries": "retries",
 }
@@ -147,7 +148,8 @@ def read_config(path: Path) -> Config:
 
 def _settings(entry: Mapping[str, Any]) -> ModelSettings:
     retry = RetryPolicy(**entry.get("retries", {}))
-    known = {k: entry[k] for k in ("model", "api_base", "api_key_env", "temperature", "max_tokens", "timeout") if k in entry}
+    known = {k: entry[k] for k in ("model", "api_base", "api_key_env", "temperature", "max_tokens", "timeout", "stream")
+             if k in entry}
     return ModelSettings(**known, params=dict(entry.get("params", {})), retry=retry)
 
 

@@ -1,0 +1,109 @@
+"""Reading a streamed reply: chunks in, one litellm ``ModelResponse`` out, assembled by litellm.
+
+litellm's ``stream_chunk_builder`` joins argument fragments, thinking deltas and
+their ``signature_delta``, usage-only chunks and the rest, but it drops every tool
+call whose first fragment has no id (streamed Ollama sends its first call so; some
+OpenAI-compatible servers send none), and Ollama sends every call at index 0:
+each call gets an index and an id of its own first. The builder also makes up
+token counts when the provider sent none, so the usage recorded is the last one
+the provider sent in a chunk, from the stream wrapper's own list of them.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any, Callable
+
+
+class PastDeadline(Exception):
+    """The run's deadline passed while the reply was still streaming in."""
+
+
+@dataclass(frozen=True)
+class Streamed:
+    """A whole streamed reply: ``response`` (litellm's ModelResponse), ``usage``, the last usage the
+    provider reported in a chunk (litellm's ``Usage`` shape as a dict; None when it reported none:
+    the response's own usage is then litellm's estimate), and ``ttft``, the seconds from ``started``
+    to the first chunk with content, reasoning or a tool call (None when none came)."""
+
+    response: Any
+    usage: dict[str, Any] | None
+    ttft: float | None
+
+
+def collect(wrapper: Any, build: Callable[[list[Any]], Any], started: float, deadline: float | None) -> Streamed:
+    """Read every chunk of ``wrapper`` (litellm's CustomStreamWrapper) and assemble them with
+    ``build`` (``litellm.stream_chunk_builder``).
+
+    ``started`` and ``deadline`` are ``time.monotonic()`` values. Raises PastDeadline when
+    the deadline passes mid-stream (the stream is closed), and whatever litellm raises for an
+    error the provider sent after its HTTP 200 (a ``MidStreamFallbackError``, a timeout).
+    """
+    chunks: list[Any] = []
+    ttft: float | None = None
+    for chunk in wrapper:
+        if ttft is None and _has_payload(chunk):
+            ttft = time.monotonic() - started
+        chunks.append(chunk)
+        if deadline is not None and time.monotonic() > deadline:
+            _close(wrapper)
+            raise PastDeadline()
+    fill_missing_ids(chunks)
+    reported = [u for u in (_get(c, "usage") for c in getattr(wrapper, "chunks", None) or ()) if u is not None]
+    usage = reported[-1] if reported else None  # the provider's running totals: the last is the whole reply's
+    return Streamed(build(chunks), usage.model_dump() if hasattr(usage, "model_dump") else usage, ttft)
+
+
+def fill_missing_ids(chunks: list[Any]) -> None:
+    """Give every streamed tool call an index and an id of its own, in place, for the chunk builder,
+    which joins fragments by index and drops a call whose first fragment has no id.
+
+    A fragment with a function name starts a call unless it carries the id of the call already at its
+    index (Ollama sends each call whole, all at index 0, the first without an id); other fragments
+    continue the call at their index. A call without an id gets ``call_<n>`` (n from 1, skipping ids
+    the stream uses); its later fragments keep theirs, as the builder takes the first id of a call.
+    """
+    deltas = [(choice.index, call) for chunk in chunks for choice in chunk.choices or ()
+              for call in (getattr(choice.delta, "tool_calls", None) or ())]
+    taken = {call.id for _, call in deltas if call.id}
+    started: dict[tuple[int, int], tuple[int, str | None]] = {}  # (choice, index as sent) -> (index, id)
+    used: dict[int, int] = {}  # choice -> indexes given out
+    counter = 0
+    for choice_index, call in deltas:
+        key = (choice_index, call.index or 0)
+        name = getattr(call.function, "name", None) if call.function is not None else None
+        current = started.get(key)
+        if current is not None and not (name and call.id != current[1]):
+            call.index = current[0]
+            continue
+        call.index = used.get(choice_index, 0)
+        used[choice_index] = call.index + 1
+        if not call.id:
+            counter += 1
+            while f"call_{counter}" in taken:
+                counter += 1
+            call.id = f"call_{counter}"
+            taken.add(call.id)
+        started[key] = (call.index, call.id)
+
+
+def _has_payload(chunk: Any) -> bool:
+    """Whether ``chunk`` carries some of the reply: text, reasoning, thinking or a tool call (not only
+    a role, a finish reason or usage)."""
+    for choice in chunk.choices or ():
+        delta = choice.delta
+        if any(getattr(delta, name, None) for name in ("content", "reasoning_content", "thinking_blocks", "tool_calls")):
+            return True
+    return False
+
+
+def _get(chunk: Any, key: str) -> Any:
+    return chunk.get(key) if hasattr(chunk, "get") else getattr(chunk, key, None)
+
+
+def _close(wrapper: Any) -> None:
+    """Close the stream's HTTP response (``CustomStreamWrapper.close``), so the server stops sending."""
+    close = getattr(wrapper, "close", None)
+    if callable(close):
+        close()

@@ -1,0 +1,175 @@
+"""What goes back to the provider: its own assistant message, empty content left out, tool names, arguments as sent.
+
+Each test runs a case through the CLI against a loopback fake of that provider's wire
+shape, litellm for real, and asserts on the request bodies tooltrial sent back and on
+what it recorded.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from runner.providers.history import provider_message
+from runner.providers.litellm import LiteLLMProvider, ModelSettings
+from runner.providers.parse import parse_tool_calls
+from runner.providers.retry import RetryPolicy
+from tests.fake_servers import OpenAIServer, openai_reply
+from tests.fake_wire import (
+    ANTHROPIC_MODEL,
+    GEMINI_MODEL,
+    AnthropicServer,
+    GeminiServer,
+    anthropic_reply,
+    anthropic_stream,
+    gemini_reply,
+    sse,
+    text,
+    thinking,
+    tool_use,
+)
+from tests.wire_runs import run_case
+
+HI = {"path": "out.txt", "content": "hi"}
+TWO_TURNS = """\
+- id: two-turns
+  turns: [Write hi to out.txt, Now say nothing more]
+  expect:
+    files: {out.txt: {equals: hi}}
+"""
+
+
+def test_anthropic_thinking_and_redacted_thinking_go_back_as_they_came(tmp_path: Path) -> None:
+    blocks = [thinking("The user wants a file.", "SIG123=="), {"type": "redacted_thinking", "data": "REDACTED=="},
+              text("Writing it."), tool_use("toolu_01A", "write_file", HI)]
+    with AnthropicServer() as server:
+        server.push(anthropic_reply(blocks), anthropic_reply([text("Done.")]))
+        code, err, (run,) = run_case(tmp_path, server, f"anthropic/{ANTHROPIC_MODEL}")
+    assert code == 0, err
+    assistant, result = server.chats[1].body["messages"][1:3]
+    assert assistant == {"role": "assistant", "content": blocks}  # byte for byte what the first reply held
+    assert result["content"][0]["tool_use_id"] == "toolu_01A"
+    assert run["steps"][0]["arguments"] == HI and run["final_reply"] == "Done."
+
+
+def test_gemini_thought_signature_and_the_function_name_go_back(tmp_path: Path) -> None:
+    signature = "CiQB" + "s" * 300  # real ones run to hundreds of characters
+    with GeminiServer() as server:
+        server.push(gemini_reply([{"functionCall": {"name": "write_file", "args": HI}, "thoughtSignature": signature}]),
+                    gemini_reply([{"text": "Done."}]))
+        code, err, (run,) = run_case(tmp_path, server, f"gemini/{GEMINI_MODEL}")
+    assert code == 0, err
+    model_turn, answer = server.chats[1].body["contents"][1:3]
+    assert model_turn["role"] == "model"
+    # no empty {"text": ""} part for the reply's missing text
+    assert model_turn["parts"] == [{"function_call": {"name": "write_file", "args": HI}, "thoughtSignature": signature}]
+    assert answer["parts"][0]["function_response"]["name"] == "write_file"
+    assert run["steps"][0]["call_id"].endswith("__thought__" + signature)  # the id is kept whole
+
+
+def test_extra_content_on_an_openai_compatible_call_goes_back(tmp_path: Path) -> None:
+    reply = openai_reply(tool_calls=[("write_file", HI)])
+    reply.body["choices"][0]["message"]["tool_calls"][0]["extra_content"] = {"google": {"thought_signature": "TS=="}}
+    with OpenAIServer() as server:
+        server.push(reply, openai_reply("Done."))
+        code, err, _ = run_case(tmp_path, server, "openai/fake")
+    assert code == 0, err
+    (call,) = server.chats[1].body["messages"][2]["tool_calls"]
+    assert call["extra_content"] == {"google": {"thought_signature": "TS=="}}
+
+
+def test_an_empty_anthropic_reply_is_not_sent_back_as_invented_text(tmp_path: Path) -> None:
+    with AnthropicServer() as server:
+        server.push(anthropic_reply([tool_use("toolu_1", "write_file", HI)]), anthropic_reply([]),
+                    anthropic_reply([text("Nothing more.")]))
+        code, err, (run,) = run_case(tmp_path, server, f"anthropic/{ANTHROPIC_MODEL}", case=TWO_TURNS)
+    assert code == 0, err
+    sent = json.dumps(server.chats[2].body)
+    assert "Empty message content" not in sent and "[System:" not in sent
+    roles = [m["role"] for m in server.chats[2].body["messages"]]
+    assert roles == ["user", "assistant", "user"]  # the empty reply is left out (litellm joins the user turns)
+    assert [b["type"] for b in server.chats[2].body["messages"][2]["content"]] == ["tool_result", "text"]
+    assert server.chats[2].body["messages"][1]["content"] == [
+        {"type": "tool_use", "id": "toolu_1", "name": "write_file", "input": HI}]  # no empty text block either
+    assert run["final_reply"] == "Nothing more."
+
+
+def test_openai_tool_results_carry_the_name_and_arguments_go_back_as_sent(tmp_path: Path) -> None:
+    spaced = '{"content": "hi",   "path":"out.txt"}'  # key order and spacing as the model wrote them
+    with OpenAIServer() as server:
+        server.push(openai_reply(tool_calls=[("write_file", spaced)]), openai_reply("Done."))
+        code, err, (run,) = run_case(tmp_path, server, "openai/fake")
+    assert code == 0, err
+    assistant, result = server.chats[1].body["messages"][2:4]
+    assert "content" not in assistant  # no "" for a reply that was only a call
+    assert assistant["tool_calls"] == [{"id": "call_0", "type": "function",
+                                        "function": {"name": "write_file", "arguments": spaced}}]
+    assert result == {"role": "tool", "tool_call_id": "call_0", "name": "write_file",
+                      "content": "wrote 2 bytes to out.txt"}
+    assert run["steps"][0]["arguments"] == HI
+
+
+def test_invalid_arguments_go_back_as_an_empty_object_so_anthropic_accepts_the_next_request(tmp_path: Path) -> None:
+    cut = '{"path": "out.txt", "content": "h'
+    with AnthropicServer() as server:
+        # a streamed tool_use whose input JSON never closes, then a good call and a final reply
+        start = {"type": "message_start", "message": {"id": "m", "type": "message", "role": "assistant",
+                 "model": ANTHROPIC_MODEL, "content": [], "stop_reason": None, "usage": {"input_tokens": 5, "output_tokens": 1}}}
+        events = [("message_start", start),
+                  ("content_block_start", {"type": "content_block_start", "index": 0, "content_block": {
+                      "type": "tool_use", "id": "toolu_cut", "name": "write_file", "input": {}}}),
+                  ("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": {
+                      "type": "input_json_delta", "partial_json": cut}}),
+                  ("content_block_stop", {"type": "content_block_stop", "index": 0}),
+                  ("message_delta", {"type": "message_delta", "delta": {"stop_reason": "tool_use"},
+                                     "usage": {"output_tokens": 9}}),
+                  ("message_stop", {"type": "message_stop"})]
+        server.push(sse(events), anthropic_stream(anthropic_reply([tool_use("toolu_ok", "write_file", HI)])),
+                    anthropic_stream(anthropic_reply([text("Done.")])))
+        code, err, (run,) = run_case(tmp_path, server, f"anthropic/{ANTHROPIC_MODEL}", stream="stream: true")
+    assert code == 0, err
+    assert len(server.chats) == 3  # litellm refuses to convert unparsable arguments: no request would be sent
+    first = server.chats[1].body["messages"][1]["content"]
+    assert first == [{"type": "tool_use", "id": "toolu_cut", "name": "write_file", "input": {}}]
+    assert run["steps"][0]["is_error"] and run["steps"][0]["result"].startswith("Error: invalid JSON arguments")
+    assert run["script"][0]["tool_calls"][0]["arguments"] == cut  # the record keeps what the model sent
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.one_of(st.text(max_size=40), st.from_regex(r'\{"[a-z]{1,3}": ?(1|"[^"\\]{0,5}"|\[\])( , "b":2)?\}', fullmatch=True)))
+def test_arguments_go_back_as_sent_when_they_are_an_object_else_as_an_empty_one(sent: str) -> None:
+    (call,) = parse_tool_calls([{"id": "c", "function": {"name": "write_file", "arguments": sent}}])
+    message = provider_message({"role": "assistant", "content": "", "tool_calls": [
+        {"id": "c", "type": "function", "index": 0, "function": {"name": "write_file", "arguments": sent}}]}, [call])
+    assert message is not None and "content" not in message
+    (back,) = message["tool_calls"]
+    assert "index" not in back and back["id"] == "c"
+    arguments = back["function"]["arguments"]
+    assert isinstance(json.loads(arguments), dict)  # the next request can always be converted
+    if call.arguments is None:
+        assert arguments == "{}"
+    elif sent.strip():
+        assert arguments == sent  # byte for byte
+    else:
+        assert arguments == "{}"
+
+
+def test_sending_the_history_leaves_it_as_it_was() -> None:
+    blocks = [thinking("Think.", "SIG=="), text("Writing."), tool_use("toolu_1", "write_file", HI)]
+    tools = [{"type": "function", "function": {"name": "write_file", "parameters": {"type": "object"}}}]
+    with AnthropicServer() as server:
+        server.push(anthropic_reply(blocks), anthropic_reply([text("Done.")]))
+        provider = LiteLLMProvider(ModelSettings(model=f"anthropic/{ANTHROPIC_MODEL}", api_base=server.api_base,
+                                                 retry=RetryPolicy(attempts=1)))
+        messages = [{"role": "system", "content": "sys"}, {"role": "user", "content": "Write hi"}]
+        first = provider.complete(messages, tools)
+        assert first.message is not None and first.reasoning == "Think."
+        messages += [dict(first.message), {"role": "tool", "tool_call_id": "toolu_1", "name": "write_file", "content": "ok"}]
+        before = copy.deepcopy(messages)
+        provider.complete(messages, tools)
+    assert messages == before
+    assert server.chats[1].body["messages"][1]["content"] == blocks
