@@ -14,6 +14,8 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import pytest
+
 from runner.providers.history import provider_message
 from runner.providers.litellm import LiteLLMProvider, ModelSettings
 from runner.providers.parse import parse_tool_calls
@@ -33,6 +35,8 @@ from tests.fake_wire import (
     tool_use,
 )
 from tests.wire_runs import run_case
+
+pytestmark = pytest.mark.usefixtures("litellm_loaded")  # litellm's log handlers follow run_cli's streams
 
 HI = {"path": "out.txt", "content": "hi"}
 TWO_TURNS = """\

@@ -19,6 +19,8 @@ from runner.spec.discover import load_cases
 from tests.fake_servers import OpenAIServer, openai_reply
 from tests.helpers import ROOT, cli_output, config
 
+pytestmark = pytest.mark.usefixtures("litellm_loaded")  # litellm's log handlers follow run_cli's streams
+
 # Raw: YAML reads "\ud800" as a lone surrogate, and bash gets $'bad\xff'.
 TEXT = r"""
 - id: names

@@ -47,6 +47,8 @@ from tests.fake_servers import (
 )
 from tests.helpers import config, make_case
 
+pytestmark = pytest.mark.usefixtures("litellm_loaded")  # litellm's log handlers follow run_cli's streams
+
 ROOT = Path(__file__).resolve().parent.parent
 FAST = RetryPolicy(attempts=3, backoff=0.05, max_backoff=0.1)
 FIX = next(c for c in load_file(ROOT / "cases" / "fix.yml") if c.id == "fix-failing-test")

@@ -38,6 +38,8 @@ from tests.fake_wire import (
 from tests.helpers import load_litellm_once
 from tests.wire_runs import run_case, untimed
 
+pytestmark = pytest.mark.usefixtures("litellm_loaded")  # litellm's log handlers follow run_cli's streams
+
 HI = {"path": "out.txt", "content": "hi"}
 STREAM = "stream: true"
 

@@ -11,6 +11,8 @@ from pathlib import Path
 
 from jsonschema import Draft202012Validator
 
+import pytest
+
 from tests.fake_servers import OpenAIServer, openai_reply
 from tests.fake_wire import (
     ANTHROPIC_MODEL,
@@ -23,8 +25,10 @@ from tests.fake_wire import (
     thinking,
     tool_use,
 )
-from tests.helpers import ROOT
+from tests.helpers import ROOT, cli_output
 from tests.wire_runs import run_case
+
+pytestmark = pytest.mark.usefixtures("litellm_loaded")  # litellm's log handlers follow run_cli's streams
 
 HI = {"path": "out.txt", "content": "hi"}
 PARTS = ("prompt", "completion", "total", "reasoning_tokens", "cached_tokens", "cache_write_tokens")
@@ -87,3 +91,9 @@ def test_openai_details_and_a_request_that_reported_none(tmp_path: Path) -> None
     report = json.loads((results / "report.json").read_text(encoding="utf-8"))
     Draft202012Validator(json.loads((ROOT / "schemas" / "report.schema.json").read_text())).validate(report)
     assert report["runs"][0]["tokens"]["unreported"] == 1
+    overall = report["overall"]
+    assert (overall["prompt_tokens_total"], overall["completion_tokens_total"], overall["tokens_total"],
+            overall["reasoning_tokens_total"], overall["cached_tokens_total"], overall["unreported_requests"]) == (
+        40, 30, 70, 24, 32, 1)
+    code, out, _ = cli_output(["report", str(results)])
+    assert "tokens: 40 prompt (32 cached) + 30 completion (24 reasoning) = 70 total; 1 request reported no usage\n" in out

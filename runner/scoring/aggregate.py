@@ -43,7 +43,9 @@ class Figures:
     ``outcome_mean`` and ``process_mean`` (with sample standard deviations ``*_std``) are in [0, 1], over
     the scored runs where they are defined. ``calls``, ``redundant`` (repeated identical calls) and
     ``errors`` are counts per run, summed over all runs and averaged over the scored runs. Tokens are the
-    agents' own: ``prompt_tokens_total``, ``completion_tokens_total``, ``tokens_total`` (all runs),
+    agents' own: ``prompt_tokens_total`` (cached included), ``completion_tokens_total`` (reasoning
+    included), ``tokens_total`` (all runs), of them ``reasoning_tokens_total`` and ``cached_tokens_total``,
+    ``unreported_requests`` (model requests that reported no usage, so the totals miss them),
     ``tokens_mean`` (over the scored runs that reported tokens); ``cost_total`` is USD; the judges' usage
     is apart (``judge_tokens_total``, ``judge_cost_total`` USD). ``duration_total`` (all runs) and
     ``duration_mean`` (scored runs) are wall-clock seconds. ``tokens_per_pass`` and ``cost_per_pass``
@@ -72,6 +74,9 @@ class Figures:
     prompt_tokens_total: int | None
     completion_tokens_total: int | None
     tokens_total: int | None
+    reasoning_tokens_total: int | None
+    cached_tokens_total: int | None
+    unreported_requests: int
     tokens_mean: float | None
     tokens_per_pass: float | None
     cost_total: float | None
@@ -122,6 +127,9 @@ def figures(records: Sequence[RunRecord]) -> Figures:
         prompt_tokens_total=known_sum(r.tokens.prompt for r in records),
         completion_tokens_total=known_sum(r.tokens.completion for r in records),
         tokens_total=tokens,
+        reasoning_tokens_total=known_sum(r.tokens.reasoning for r in records),
+        cached_tokens_total=known_sum(r.tokens.cached for r in records),
+        unreported_requests=sum(r.tokens.unreported for r in records),
         tokens_mean=known_mean(r.tokens.total for r in scored),
         tokens_per_pass=tokens / passed if tokens is not None and passed else None,
         cost_total=cost,

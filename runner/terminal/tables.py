@@ -116,7 +116,8 @@ def usage_line(overall: Figures) -> str:
     """The usage of every run (``overall``, the aggregation's figures of them all) on one line;
     "" when neither an agent nor a judge reported any.
 
-    ``tokens: P prompt + C completion = T total, cost $X`` is the agents' (``none reported``
+    ``tokens: P prompt (K cached) + C completion (R reasoning) = T total, cost $X; N requests reported
+    no usage`` is the agents' (each bracket and the last part only when not zero; ``none reported``
     when no agent reported tokens); ``; judges: N tokens, $Y`` follows when some judge
     reported usage, each of its parts only when known. Cost is USD.
     """
@@ -131,8 +132,14 @@ def _agent_usage(f: Figures) -> str:
     prompt, completion, tokens = f.prompt_tokens_total, f.completion_tokens_total, f.tokens_total
     if tokens is None and prompt is None and completion is None:
         return ""
-    text = f"{prompt or 0:,} prompt + {completion or 0:,} completion = {tokens or 0:,} total"
-    return text + (f", cost ${f.cost_total:.4f}" if f.cost_total is not None else "")
+    cached = f" ({f.cached_tokens_total:,} cached)" if f.cached_tokens_total else ""
+    reasoning = f" ({f.reasoning_tokens_total:,} reasoning)" if f.reasoning_tokens_total else ""
+    text = f"{prompt or 0:,} prompt{cached} + {completion or 0:,} completion{reasoning} = {tokens or 0:,} total"
+    text += f", cost ${f.cost_total:.4f}" if f.cost_total is not None else ""
+    if f.unreported_requests:
+        n = f.unreported_requests
+        text += f"; {n} request{'' if n == 1 else 's'} reported no usage"
+    return text
 
 
 def _judge_usage(f: Figures) -> str:
