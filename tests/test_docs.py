@@ -208,3 +208,15 @@ def test_every_page_is_in_the_navigation_and_every_link_leads_to_a_file() -> Non
     for page in [README, *PAGES]:
         for target in re.findall(r"\]\(([^)#:\s]+)(?:#[^)]*)?\)", page.read_text(encoding="utf-8")):
             assert (page.parent / target).exists(), f"{page.relative_to(ROOT)} links to {target}, which is missing"
+
+
+def test_the_architecture_page_names_every_module_in_its_package() -> None:
+    rows, package = set(), ""
+    for line in (DOCS / "architecture.md").read_text(encoding="utf-8").split("## The tree", 1)[1].splitlines():
+        first = line.split("|")[1].strip() if line.startswith("|") else ""
+        if first.startswith("**") and first.endswith("/**"):
+            package = first.strip("*/")
+        rows |= {f"{package}/{name}".lstrip("/") for name in re.findall(r"`([\w/]+\.py)`", first)}
+    modules = {str(path.relative_to(ROOT / "runner")) for path in (ROOT / "runner").rglob("*.py")
+               if path.name != "__init__.py" or path.parent == ROOT / "runner"}
+    assert sorted(modules - rows) == [] and sorted(rows - modules) == []
