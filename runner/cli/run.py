@@ -26,8 +26,8 @@ from runner.output.replay import Recorder
 from runner.output.store import ResultsWriter
 from runner.providers.registry import resolve_provider
 from runner.run.engine import preflight, require_scripts
-from runner.run.options import DEFAULT_JOBS, Arm, RunOptions
-from runner.run.prompts import load_prompt
+from runner.run.options import DEFAULT_JOBS, RunOptions, make_arms
+from runner.run.prompts import load_prompts
 from runner.run.session import run_live
 from runner.sandbox.command import MODES, choose_sandbox
 from runner.spec.config import load_config
@@ -107,9 +107,9 @@ def command(args: argparse.Namespace) -> int:
         return ExitCode.NO_CASES
     config = load_config(args.config)
     names = args.provider or [config.default_provider or SCRIPTED]
+    prompts = load_prompts(args.prompt)
     providers = [resolve_provider(name, config, args.verbose, args.stream) for name in names]
-    prompts = [load_prompt(path) for path in (args.prompt or [None])]
-    arms = [Arm(p, t) for p in providers for t in prompts]
+    arms = make_arms(providers, prompts)
     require_scripts(cases, arms)
     preflight(cases, arms)
     judges = resolve_judges(cases, args.judge or config.judge, lambda name: resolve_provider(name, config, args.verbose))
