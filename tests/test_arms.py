@@ -107,3 +107,19 @@ def test_names_that_read_alike_once_joined_are_refused() -> None:
     with pytest.raises(UserError) as caught:
         make_arms([spec("m · a"), spec("m")], [PromptTemplate("b", "b.j2", ""), PromptTemplate("a · b", "x.j2", "")])
     assert caught.value.render() == "two arms would both be labelled 'm · a · b' (rename a prompt file or an alias)"
+
+
+def test_a_case_pattern_without_a_group_says_that_c_matches_group_and_id(suite: Path) -> None:
+    (suite / "cases" / "more.yml").write_text(GOOD)
+    done = run_cli("run", "cases", "-c", "count-lines", "-c", "nothing*", "--results", "results", cwd=suite)
+    assert (done.returncode, done.stdout) == (ExitCode.NO_CASES, "")
+    assert done.stderr.splitlines() == [
+        "no case selected: -c count-lines is matched against group/id, not the id alone "
+        "(did you mean -c good/count-lines or -c more/count-lines, or -c '*/count-lines' for every group?)",
+        "no case selected: -c nothing* is matched against group/id, and no case's id matches it either "
+        "('tooltrial list' shows them)",
+    ]
+    listed = run_cli("list", "cases/good.yml", "-c", "count-*", cwd=suite)
+    assert (listed.returncode, listed.stdout) == (ExitCode.NO_CASES, "")
+    assert listed.stderr == ("no case selected: -c count-* is matched against group/id, not the id alone "
+                             "(did you mean -c good/count-lines, or -c '*/count-*' for every group?)\n")
