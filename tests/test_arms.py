@@ -123,3 +123,25 @@ def test_a_case_pattern_without_a_group_says_that_c_matches_group_and_id(suite: 
     assert (listed.returncode, listed.stdout) == (ExitCode.NO_CASES, "")
     assert listed.stderr == ("no case selected: -c count-* is matched against group/id, not the id alone "
                              "(did you mean -c good/count-lines, or -c '*/count-*' for every group?)\n")
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["run", "--foo"], "error: unrecognized arguments: --foo (see 'tooltrial run --help')"),
+    (["list", "cases", "--bar=1"], "error: unrecognized arguments: --bar=1 (see 'tooltrial list --help')"),
+    (["runn", "cases"], "error: unknown command 'runn' (did you mean 'run'? see 'tooltrial --help')"),
+    (["xyzzy"], "error: unknown command 'xyzzy' (choose from run, list, validate, report, schema, new; "
+                "see 'tooltrial --help')"),
+])
+def test_usage_errors_point_at_the_help_of_the_subcommand_they_were_given_to(suite: Path, argv: list[str],
+                                                                               message: str) -> None:
+    done = run_cli(*argv, cwd=suite)
+    assert (done.returncode, done.stdout, done.stderr) == (ExitCode.USAGE, "", message + "\n")
+
+
+def test_tooltrial_alone_prints_its_usage_and_subcommands(suite: Path) -> None:
+    done = run_cli(cwd=suite)
+    assert (done.returncode, done.stdout) == (ExitCode.USAGE, "")
+    lines = done.stderr.splitlines()
+    assert lines[0] == "usage: tooltrial [-h] [--version] {run,list,validate,report,schema,new} ..."
+    assert [line.split()[0] for line in lines[lines.index("  {run,list,validate,report,schema,new}") + 1:][:6]] == [
+        "run", "list", "validate", "report", "schema", "new"]
