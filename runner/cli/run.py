@@ -32,7 +32,7 @@ from runner.run.session import run_live
 from runner.sandbox.command import MODES, choose_sandbox
 from runner.spec.config import load_config
 from runner.terminal.console import make_console
-from runner.terminal.lines import RunPrinter
+from runner.terminal.lines import RunPrinter, plural
 
 
 def add(sub: argparse._SubParsersAction) -> None:
@@ -130,8 +130,9 @@ def command(args: argparse.Namespace) -> int:
     notes = live.warnings
     if recorder is not None:
         left_out = f" ({recorder.left_out} that the provider failed left out)" if recorder.left_out else ""
-        notes = [*notes, f"recorded {recorder.recorded} runs in {recorder.cases_dir}{left_out}; replay them offline with: "
-                         f"tooltrial run {recorder.cases_dir} -p scripted"]
+        them = "it" if recorder.recorded == 1 else "them"
+        notes = [*notes, f"recorded {plural(recorder.recorded, 'run')} in {recorder.cases_dir}{left_out}; "
+                         f"replay {them} offline with: tooltrial run {recorder.cases_dir} -p scripted"]
     try:  # every result is written: a closed output (| head) only cuts the printing short
         show_ending(ending, printer, as_json, notes, [live.refused] if live.refused else [])
     except BrokenPipeError:
