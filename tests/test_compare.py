@@ -60,7 +60,7 @@ def test_identical_arms_and_infrastructure_errors_are_not_pairs() -> None:
     records = matrix({("g/a", "x"): "PEP", ("g/a", "y"): "PPE"})
     paired = aggregate(records).paired
     assert paired is not None and paired.pairs == 1  # runs 1 and 2 each have an error on one side
-    assert paired.verdict == "scripted · y vs scripted · x: same result on all 1 paired runs: no difference"
+    assert paired.verdict == "scripted · y vs scripted · x: same result on the 1 paired run: no difference"
 
 
 def test_default_gate_wants_every_run_to_pass() -> None:

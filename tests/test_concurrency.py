@@ -162,7 +162,7 @@ def test_ctrl_c_stops_runs_keeps_what_finished_and_resume_runs_the_rest(tmp_path
     assert proc.returncode == 2
     lines = out.splitlines()
     (folder,) = (tmp_path / "results").iterdir()
-    assert (first, lines[0]) == ("PASS slow/quick\n", "1/1 passed")
+    assert (first, lines[0]) == ("PASS slow/quick\n", "1/1 passed (4 runs not finished: interrupted)")
     assert lines[-2:] == [
         "interrupted: 4 runs did not finish (cases: slow/slow-1, slow/slow-2, slow/slow-3, slow/slow-4)",
         f"to run just those: tooltrial run <the same arguments> --resume {folder}",
@@ -177,6 +177,7 @@ def test_ctrl_c_stops_runs_keeps_what_finished_and_resume_runs_the_rest(tmp_path
     shown = run_cli("report", str(folder))
     assert shown.returncode == 0, shown.stderr
     assert "\ninterrupted: 4 runs did not finish (cases: slow/slow-1, slow/slow-2, slow/slow-3, slow/slow-4)\n" in shown.stdout
+    assert "1/1 passed (4 runs not finished: interrupted)" in shown.stdout.splitlines()
     shown_json = json.loads(run_cli("report", str(folder), "--output", "json").stdout)
     assert (shown_json["exit_code"], shown_json["unfinished"]) == (2, report["unfinished"])
     assert (shown_json["overall"], shown_json["arms"]) == (report["overall"], report["arms"])

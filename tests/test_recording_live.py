@@ -67,7 +67,7 @@ def test_a_live_run_recorded_then_replayed_offline_is_the_same_run(tmp_path: Pat
         live = run_cli("run", "cases", "-p", "live", "--record", "recorded", "--output", "json", cwd=tmp_path)
     assert live.returncode == 0, live.stderr
     assert live.stderr.splitlines()[-1] == (
-        "recorded 1 runs in recorded/cases; replay them offline with: tooltrial run recorded/cases -p scripted"
+        "recorded 1 run in recorded/cases; replay it offline with: tooltrial run recorded/cases -p scripted"
     )
     replay = run_cli("run", "recorded/cases", "-p", "scripted", "--output", "json", cwd=tmp_path)
     assert replay.returncode == 0, replay.stderr

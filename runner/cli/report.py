@@ -69,7 +69,7 @@ def _show_one(results: Results, as_json: bool, console: Console) -> dict[str, An
         printer = RunPrinter(console, len(model.arms) > 1, any(r.run for r in records))
         for record in records:
             printer.record(record)
-        printer.totals(records)
+        printer.totals(records, len(unfinished))
         print_summary(console, model)
         print_statistics(console, model, gates)
         if unfinished:

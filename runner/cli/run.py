@@ -26,13 +26,13 @@ from runner.output.replay import Recorder
 from runner.output.store import ResultsWriter
 from runner.providers.registry import resolve_provider
 from runner.run.engine import preflight, require_scripts
-from runner.run.options import DEFAULT_JOBS, Arm, RunOptions
-from runner.run.prompts import load_prompt
+from runner.run.options import DEFAULT_JOBS, RunOptions, make_arms
+from runner.run.prompts import load_prompts
 from runner.run.session import run_live
 from runner.sandbox.command import MODES, choose_sandbox
 from runner.spec.config import load_config
 from runner.terminal.console import make_console
-from runner.terminal.lines import RunPrinter
+from runner.terminal.lines import RunPrinter, plural
 
 
 def add(sub: argparse._SubParsersAction) -> None:
@@ -107,9 +107,9 @@ def command(args: argparse.Namespace) -> int:
         return ExitCode.NO_CASES
     config = load_config(args.config)
     names = args.provider or [config.default_provider or SCRIPTED]
+    prompts = load_prompts(args.prompt)
     providers = [resolve_provider(name, config, args.verbose, args.stream) for name in names]
-    prompts = [load_prompt(path) for path in (args.prompt or [None])]
-    arms = [Arm(p, t) for p in providers for t in prompts]
+    arms = make_arms(providers, prompts)
     require_scripts(cases, arms)
     preflight(cases, arms)
     judges = resolve_judges(cases, args.judge or config.judge, lambda name: resolve_provider(name, config, args.verbose))
@@ -130,8 +130,9 @@ def command(args: argparse.Namespace) -> int:
     notes = live.warnings
     if recorder is not None:
         left_out = f" ({recorder.left_out} that the provider failed left out)" if recorder.left_out else ""
-        notes = [*notes, f"recorded {recorder.recorded} runs in {recorder.cases_dir}{left_out}; replay them offline with: "
-                         f"tooltrial run {recorder.cases_dir} -p scripted"]
+        them = "it" if recorder.recorded == 1 else "them"
+        notes = [*notes, f"recorded {plural(recorder.recorded, 'run')} in {recorder.cases_dir}{left_out}; "
+                         f"replay {them} offline with: tooltrial run {recorder.cases_dir} -p scripted"]
     try:  # every result is written: a closed output (| head) only cuts the printing short
         show_ending(ending, printer, as_json, notes, [live.refused] if live.refused else [])
     except BrokenPipeError:

@@ -121,7 +121,7 @@ def show_ending(
     """
     out = stdout or sys.stdout
     console, records, document = printer.console, ending.records, ending.document
-    printer.totals(records)
+    printer.totals(records, len(document.get("unfinished") or []))
     print_summary(console, ending.model)
     for note in notes:
         print(printable(note), file=sys.stderr)

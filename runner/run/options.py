@@ -4,13 +4,17 @@
 from __future__ import annotations
 
 import threading
+from collections import Counter
 from dataclasses import dataclass, field
-from typing import Mapping
+from typing import Mapping, Sequence
+
+from runner.errors import UserError
 
 from runner.providers.registry import ProviderSpec
 from runner.run.prompts import (
     PromptTemplate,
 )
+from runner.run.record import arm_label
 from runner.sandbox.command import Sandbox
 
 DEFAULT_RUN_TIMEOUT = 600.0
@@ -28,6 +32,30 @@ class Arm:
 
     provider: ProviderSpec
     prompt: PromptTemplate
+
+    @property
+    def label(self) -> str:
+        """``provider · prompt``, as every run of the arm records it (RunRecord.arm)."""
+        return arm_label(self.provider.name, self.prompt.name)
+
+
+def make_arms(providers: Sequence[ProviderSpec], prompts: Sequence[PromptTemplate]) -> list[Arm]:
+    """Every provider with every prompt, by provider then prompt.
+
+    Raises UserError when two arms would share a label (runs, results and report rows are told
+    apart by it): a provider given twice, two prompts named alike (runner.run.prompts.load_prompts
+    names different files apart), or names that read alike joined (``a · b`` with ``c``, ``a`` with ``b · c``).
+    """
+    for names, flag, what in (([p.name for p in providers], "-p", "provider"), ([t.name for t in prompts], "-P", "prompt")):
+        twice = next((name for name, count in Counter(names).items() if count > 1), None)
+        if twice is not None:
+            raise UserError(f"{what} {twice!r} is given twice with {flag}",
+                            hint=f"give each {flag} once; to run each case more often, use --runs N")
+    arms = [Arm(p, t) for p in providers for t in prompts]
+    twice = next((label for label, count in Counter(a.label for a in arms).items() if count > 1), None)
+    if twice is not None:
+        raise UserError(f"two arms would both be labelled {twice!r}", hint="rename a prompt file or an alias")
+    return arms
 
 
 @dataclass(frozen=True)

@@ -9,10 +9,13 @@ macro calling itself forever, a limit) is a TemplateError at its place.
 
 from __future__ import annotations
 
+import dataclasses
+import os
 import traceback
+from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import Any, Mapping, Sequence
 
 import jinja2
@@ -54,6 +57,57 @@ def load_prompt(path: str | None) -> PromptTemplate:
     except OSError as e:
         raise UserError(f"cannot read prompt template: {e.strerror}", Location(str(file))) from e
     return PromptTemplate(name=file.stem if path else DEFAULT_PROMPT, origin=str(path or file), source=source)
+
+
+def load_prompts(paths: Sequence[str]) -> list[PromptTemplate]:
+    """Read every ``-P`` template, each named by ``prompt_labels``; no paths gives the bundled default.
+
+    Raises UserError when a file cannot be read, or when one file is given twice (under any
+    spelling: ``prompts/a.j2`` and ``./prompts/a.j2``, a link, a hard link).
+    """
+    if not paths:
+        return [load_prompt(None)]
+    templates = [load_prompt(path) for path in paths]
+    first_of: dict[tuple[int, int], str] = {}  # (device, inode): the -P that named that file first
+    for path in paths:
+        try:
+            info = os.stat(path)
+        except OSError as e:
+            raise UserError(f"cannot read prompt template: {e.strerror}", Location(path)) from e
+        first = first_of.get((info.st_dev, info.st_ino))
+        if first is not None:
+            spelled = f" (as {first} and {path})" if first != path else ""
+            raise UserError(f"prompt template {first} is given twice with -P{spelled}",
+                            hint="give each -P file once; to run each case more often, use --runs N")
+        first_of[(info.st_dev, info.st_ino)] = path
+    return [dataclasses.replace(t, name=label) for t, label in zip(templates, prompt_labels(paths))]
+
+
+def prompt_labels(paths: Sequence[str]) -> list[str]:
+    """A distinct label for each of ``paths`` (different files): the file's stem (``prompts/terse.j2``
+    is ``terse``), or where stems are shared, the shortest ending of the path that tells them apart
+    (``v1/system.j2`` and ``v2/system.j2`` are ``v1/system`` and ``v2/system``; ``terse.j2`` and
+    ``terse.txt`` keep their extensions). Paths are made absolute first (``..`` resolved by name).
+    """
+    endings = [_endings(path) for path in paths]
+    level = [0] * len(paths)
+    while True:
+        labels = [ending[at] for ending, at in zip(endings, level)]
+        shared = {label for label, count in Counter(labels).items() if count > 1}
+        longer = [i for i, label in enumerate(labels) if label in shared and level[i] + 1 < len(endings[i])]
+        if not longer:  # the longest endings are the absolute paths themselves, which differ
+            return labels
+        for i in longer:
+            level[i] += 1
+
+
+def _endings(path: str) -> list[str]:
+    """The labels ``path`` may take, shortest first: ``terse``, ``terse.j2``, ``prompts/terse``,
+    ``prompts/terse.j2``, ... up to the absolute path."""
+    whole = PurePath(os.path.abspath(path))
+    bare, named = whole.with_name(whole.stem).parts, whole.parts
+    return list(dict.fromkeys(PurePath(*parts[len(parts) - k:]).as_posix()
+                              for k in range(1, len(named) + 1) for parts in (bare, named)))
 
 
 @lru_cache(maxsize=1)

@@ -71,6 +71,11 @@ class RequestStats:
     usage_reported: bool | None = None
 
 
+def arm_label(provider: str, prompt: str) -> str:
+    """How output, reports and run files name an arm: ``provider · prompt``."""
+    return f"{provider} · {prompt}"
+
+
 @dataclass
 class RunRecord:
     """One run of one case in one arm (provider x prompt).
@@ -155,7 +160,7 @@ class RunRecord:
 
     @property
     def arm(self) -> str:
-        return f"{self.provider} · {self.prompt}"
+        return arm_label(self.provider, self.prompt)
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict of every field, with ``judge_tokens`` ({prompt, completion, total}) and ``judge_cost`` (USD)."""

@@ -50,12 +50,13 @@ class Paired:
         if not self.pairs:
             return f"{self.b} vs {self.a}: no paired runs to compare"
         if not self.pass_to_fail and not self.fail_to_pass:
-            return f"{self.b} vs {self.a}: same result on all {self.pairs} paired runs: no difference"
+            every = "the 1 paired run" if self.pairs == 1 else f"all {self.pairs} paired runs"
+            return f"{self.b} vs {self.a}: same result on {every}: no difference"
         delta = 100 * (self.b_passes - self.a_passes) / self.pairs
         level = f"significant at {ALPHA:g}"
         meaning = level if self.significant else f"not {level}, the difference may be chance"
         return (
-            f"{self.b} vs {self.a}: {delta:+.0f} pts pass rate over {self.pairs} paired runs "
+            f"{self.b} vs {self.a}: {delta:+.0f} pts pass rate over {self.pairs} paired run{'s' if self.pairs > 1 else ''} "
             f"({self.fail_to_pass} fail→pass, {self.pass_to_fail} pass→fail); "
             f"exact McNemar p = {self.p_value:.3g}: {meaning}"
         )

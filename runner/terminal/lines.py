@@ -53,13 +53,15 @@ class RunPrinter:
         if record.workspace:
             self.console.print(shown(f"  workspace kept: {record.workspace}", style="dim"))
 
-    def totals(self, records: Sequence[RunRecord]) -> None:
-        """``N/M passed``; then, when some runs ended by an error not of the agent's making, how many
+    def totals(self, records: Sequence[RunRecord], unfinished: int = 0) -> None:
+        """``N/M passed``, with ``(K runs not finished: interrupted)`` when ``unfinished`` runs of the
+        plan did not finish (Ctrl-C, a results folder that refused a run); then, when some runs ended by an error not of the agent's making, how many
         were not scored and whose doing they were (``note: K of M runs not scored, ended by errors not of
         the agent's making: infrastructure K``, one count per blame, most frequent first);
         then, when some runs' commands ran without bubblewrap, how many and why."""
         passed = sum(r.status == PASS for r in records)
-        self.console.print(Text(f"{passed}/{len(records)} passed", style="bold"))
+        left = f" ({plural(unfinished, 'run')} not finished: interrupted)" if unfinished else ""
+        self.console.print(Text(f"{passed}/{len(records)} passed{left}", style="bold"))
         blames = Counter(str(blame(r)) for r in records if is_infrastructure_error(r))
         if blames:
             who = ", ".join(f"{name} {count}" for name, count in blames.most_common())
@@ -71,6 +73,11 @@ class RunPrinter:
             why = f" ({notes})" if notes else ""
             self.console.print(Text(f"note: {len(unconfined)} of {len(records)} runs ran without bubblewrap{why}",
                                     style="yellow"))
+
+
+def plural(count: int, noun: str) -> str:
+    """``1 run``, ``0 runs``, ``2 runs``: ``count`` and ``noun`` (that takes an ``s``) agreeing."""
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
 
 
 def print_case_list(console: Console, cases: Sequence[Case]) -> None:
@@ -107,7 +114,7 @@ def _short(path: Path, cwd: Path) -> str:
 def print_interrupted(console: Console, left: Sequence[tuple[str, str, str, int]], folder: Path, finished: int) -> None:
     """Say which runs did not finish and how to run just those."""
     cases = ", ".join(dict.fromkeys(case for case, _, _, _ in left))
-    console.print(shown(f"interrupted: {len(left)} runs did not finish (cases: {cases})"))
+    console.print(shown(f"interrupted: {plural(len(left), 'run')} did not finish (cases: {cases})"))
     if finished:
         console.print(shown(f"to run just those: tooltrial run <the same arguments> --resume {folder}"))
     else:
