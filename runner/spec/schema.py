@@ -46,6 +46,12 @@ def case_schema() -> dict[str, Any]:
     return json.loads((bundled("schemas") / "case.schema.json").read_text(encoding="utf-8"))
 
 
+def case_file_schema() -> dict[str, Any]:
+    """The case-file JSON Schema (draft 2020-12), read afresh from the bundled ``schemas/case-file.schema.json``:
+    a list of cases or ``{defaults, cases}``, each case by ``$ref`` to ``case.schema.json`` beside it."""
+    return json.loads((bundled("schemas") / "case-file.schema.json").read_text(encoding="utf-8"))
+
+
 @functools.cache
 def _schemas() -> tuple[dict[str, Any], dict[str, Any], frozenset[tuple[str, ...]]]:
     """(full schema, partial schema, schema paths of the ``required`` the partial one lacks)."""

@@ -1,0 +1,98 @@
+"""What a first-time case author meets: the editor header's schema takes every real case file, misspelt tool
+names in checks are errors, misplaced keys say where they go, YAML errors carry a fix, a missing fixture names
+the folders searched."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from jsonschema import Draft202012Validator
+from referencing import Registry, Resource
+from ruamel.yaml import YAML
+
+from runner.resources import bundled
+from runner.spec.schema import case_schema
+from tests.helpers import ROOT, run_cli
+
+HEADER = "# yaml-language-server: $schema=../schemas/case-file.schema.json"
+
+
+def _file_validator() -> Draft202012Validator:
+    """The case-file schema, its ``$ref``s to case.schema.json resolved from the bundled copy."""
+    case = case_schema()
+    registry = Registry().with_resource(case["$id"], Resource.from_contents(case))
+    file_schema = json.loads((bundled("schemas") / "case-file.schema.json").read_text(encoding="utf-8"))
+    return Draft202012Validator(file_schema, registry=registry)
+
+
+def _load(text: str) -> Any:
+    return YAML(typ="safe", pure=True).load(text)
+
+
+BUNDLED = sorted((ROOT / "cases").glob("*.yml"))
+_YAML_BLOCK = re.compile(r"^```yaml\n(.*?)^```$", re.M | re.S)
+_NOT_CASES = ("# partial:", "# other format:")  # docs/development.md: fragments and other programs' files
+_CONFIG_KEYS = {"providers", "default_provider", "jobs", "results_dir", "judge"}
+DOC_CASES = [
+    (f"{page.relative_to(ROOT)}:{text.count(chr(10), 0, m.start()) + 1}", m[1])
+    for page in [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+    for text in [page.read_text(encoding="utf-8")]
+    for m in _YAML_BLOCK.finditer(text)
+    if not m[1].startswith(_NOT_CASES) and not (isinstance(_load(m[1]), dict) and set(_load(m[1])) <= _CONFIG_KEYS)
+]
+
+
+@pytest.mark.parametrize("path", BUNDLED, ids=lambda p: p.name)
+def test_every_bundled_case_file_names_and_meets_the_case_file_schema(path: Path) -> None:
+    text = path.read_text(encoding="utf-8")
+    assert text.splitlines()[0] == HEADER
+    assert [e.message for e in _file_validator().iter_errors(_load(text))] == []
+
+
+@pytest.mark.parametrize(("where", "body"), DOC_CASES, ids=[where for where, _ in DOC_CASES])
+def test_every_case_file_in_the_docs_meets_the_case_file_schema(where: str, body: str) -> None:
+    assert [e.message for e in _file_validator().iter_errors(_load(body))] == [], where
+
+
+def test_the_docs_case_files_with_a_header_name_the_case_file_schema() -> None:
+    headers = {where: body.splitlines()[0] for where, body in DOC_CASES if body.startswith("# yaml-language-server")}
+    assert len(DOC_CASES) >= 8 and len(headers) >= 2 and set(headers.values()) == {HEADER}
+
+
+@pytest.mark.parametrize(
+    ("text", "wrong"),
+    [
+        ("- id: a\n  turns: [hi]\n  expect: {max_calls: 1}\n", "max_calls"),
+        ("- id: a\n", "turns"),
+        ("defaults: {id: a}\ncases: [{id: b, turns: [hi]}]\n", "id"),
+        ("defaults: {turns: [hi]}\ncases: [{turns: [hi]}]\n", "id"),
+        ("id: a\nturns: [hi]\n", "id"),
+        ("[]\n", "[]"),
+    ],
+)
+def test_a_wrong_file_fails_the_case_file_schema(text: str, wrong: str) -> None:
+    errors = list(_file_validator().iter_errors(_load(text)))
+    assert errors and wrong in " ".join(str(e) for e in errors)
+
+
+def test_defaults_may_give_what_each_case_leaves_out() -> None:
+    data = _load("defaults: {turns: [hi], tags: [smoke]}\ncases: [{id: a}, {id: b, turns: [bye]}]\n")
+    assert list(_file_validator().iter_errors(data)) == []
+
+
+def test_the_defaults_and_cases_name_every_case_key_by_reference() -> None:
+    defs = json.loads((bundled("schemas") / "case-file.schema.json").read_text(encoding="utf-8"))["$defs"]
+    keys = list(case_schema()["properties"])
+    assert defs["partialCase"]["properties"] == {k: {"$ref": f"case.schema.json#/properties/{k}"} for k in keys}
+    assert list(defs["defaults"]["properties"]) == [k for k in keys if k != "id"]
+
+
+def test_schema_file_prints_the_case_file_schema() -> None:
+    done = run_cli("schema", "--file")
+    assert (done.returncode, done.stderr) == (0, "")
+    assert json.loads(done.stdout) == json.loads((ROOT / "schemas" / "case-file.schema.json").read_text())
+
