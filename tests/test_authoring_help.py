@@ -96,3 +96,41 @@ def test_schema_file_prints_the_case_file_schema() -> None:
     assert (done.returncode, done.stderr) == (0, "")
     assert json.loads(done.stdout) == json.loads((ROOT / "schemas" / "case-file.schema.json").read_text())
 
+
+
+TRACE_TYPOS = """\
+- id: a
+  turns: [hi]
+  expect: {trace: {avoid: [writefile], args: {raed_file: {path: x}}}}
+  script: [{content: x}]
+- id: b
+  turns: [hi, {content: again, expect: {trace: {must_include: [grpe], order: [bash, lookup]}}}]
+  mocks: [{name: lookup, responses: [{result: ok}]}]
+  script: [{tool_calls: [{name: no_such_tool, arguments: {}}]}, {content: x}]
+"""
+
+
+@pytest.mark.parametrize("command", ["validate", "run"])
+def test_a_misspelt_tool_in_a_trace_check_is_a_positioned_error(command: str, tmp_path: Path) -> None:
+    path = tmp_path / "cases" / "t.yml"
+    path.parent.mkdir()
+    path.write_text(TRACE_TYPOS, encoding="utf-8")
+    extra = ["-p", "scripted", "--results", str(tmp_path / "results")] if command == "run" else []
+    done = run_cli(command, str(path), *extra)
+    assert done.returncode == 4
+    assert done.stderr.splitlines() == [
+        f"error: {path}:3:28: expect.trace.avoid[0]: unknown tool 'writefile' (did you mean 'write_file'?)",
+        f"error: {path}:3:47: expect.trace.args: unknown tool 'raed_file' (did you mean 'read_file'?)",
+        f"error: {path}:6:64: turns[1].expect.trace.must_include[0]: unknown tool 'grpe' (did you mean 'grep'?)",
+    ]
+    assert not (tmp_path / "results").exists()
+
+
+def test_defaults_trace_names_are_checked_against_each_cases_mocks(tmp_path: Path) -> None:
+    path = tmp_path / "d.yml"
+    path.write_text("defaults:\n  expect: {trace: {exact: [lookup]}}\ncases:\n"
+                    "  - {id: a, turns: [hi], mocks: [{name: lookup, responses: [{result: ok}]}]}\n"
+                    "  - {id: b, turns: [hi]}\n", encoding="utf-8")
+    done = run_cli("validate", str(path))
+    assert (done.returncode, done.stderr.splitlines()) == (4, [
+        f"error: {path}:2:28: defaults.expect.trace.exact[0]: unknown tool 'lookup' (known tools: read_file, write_file, edit_file, list_dir, glob, grep, bash)"])
