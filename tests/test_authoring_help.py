@@ -134,3 +134,41 @@ def test_defaults_trace_names_are_checked_against_each_cases_mocks(tmp_path: Pat
     done = run_cli("validate", str(path))
     assert (done.returncode, done.stderr.splitlines()) == (4, [
         f"error: {path}:2:28: defaults.expect.trace.exact[0]: unknown tool 'lookup' (known tools: read_file, write_file, edit_file, list_dir, glob, grep, bash)"])
+
+
+@pytest.mark.parametrize(
+    ("case", "error"),
+    [
+        ("  expect: {max_calls: 1}\n", "3:12: expect: unknown key 'max_calls' ('max_calls' belongs under expect.trace)"),
+        ("  expect: {trace: {max_turns: 3}}\n",
+         "3:20: expect.trace: unknown key 'max_turns' ('max_turns' belongs under expect)"),
+        ("  expect: {files: {a.txt: {max_calls: 2}}}\n",
+         "3:28: expect.files.a.txt: unknown key 'max_calls' ('max_calls' belongs under expect.trace)"),
+        ("  expect: {timeout: 3}\n", "3:12: expect: unknown key 'timeout' ('timeout' belongs at the case's top level)"),
+        ("  must_include: [bash]\n", "3:3: unknown key 'must_include' ('must_include' belongs under expect.trace)"),
+        ("  expect: {trace: {files: {}}}\n",
+         "3:20: expect.trace: unknown key 'files' ('files' belongs under expect or at the case's top level)"),
+        ("  expect: {max_cots: 1}\n", "3:12: expect: unknown key 'max_cots' (did you mean 'max_cost'?)"),
+    ],
+)
+def test_a_key_of_a_neighbouring_level_says_where_it_belongs(case: str, error: str, tmp_path: Path) -> None:
+    path = tmp_path / "k.yml"
+    path.write_text("- id: a\n  turns: [hi]\n" + case, encoding="utf-8")
+    done = run_cli("validate", str(path))
+    assert (done.returncode, done.stderr) == (4, f"error: {path}:{error}\n")
+
+
+def test_a_misplaced_key_in_a_turn_or_the_defaults_says_where_it_belongs(tmp_path: Path) -> None:
+    path = tmp_path / "k.yml"
+    path.write_text("defaults: {expect: {max_calls: 1}}\n"
+                    "cases: [{id: a, turns: [hi, {content: x, expect: {max_calls: 1, trace: {max_turns: 2}}}]}]\n",
+                    encoding="utf-8")
+    done = run_cli("validate", str(path))
+    assert done.returncode == 4
+    assert done.stderr.splitlines() == [
+        f"error: {path}:1:21: defaults.expect: unknown key 'max_calls' ('max_calls' belongs under expect.trace)",
+        f"error: {path}:2:51: turns[1].expect: unknown key 'max_calls'"
+        " ('max_calls' belongs under turns[1].expect.trace or under the case's expect.trace)",
+        f"error: {path}:2:73: turns[1].expect.trace: unknown key 'max_turns'"
+        " ('max_turns' belongs under the case's expect)",
+    ]
