@@ -172,3 +172,44 @@ def test_a_misplaced_key_in_a_turn_or_the_defaults_says_where_it_belongs(tmp_pat
         f"error: {path}:2:73: turns[1].expect.trace: unknown key 'max_turns'"
         " ('max_turns' belongs under the case's expect)",
     ]
+
+
+@pytest.mark.parametrize(
+    ("text", "error"),
+    [
+        ("- id: a\n  turns: [x]\n   expect: {}\n",
+         "3:4: invalid YAML: this line is indented unlike the lines around it"
+         " (indent this line like its siblings at column 3)"),
+        ("defaults:\n  timeout: 3\n cases:\n  - id: a\n",
+         "3:2: invalid YAML: this line is indented unlike the lines around it"
+         " (indent this line like its siblings at column 1)"),
+        ("- id: a\n  turns:\n    - x\n   - y\n",
+         "4:4: invalid YAML: this line is indented unlike the lines around it"
+         " (indent this line like its siblings at column 5)"),
+        ("- id: a\n    turns: [x]\n",
+         "2:10: invalid YAML: a ':' where no key can start"
+         " (indent this line like its siblings at column 3, or put a value that holds ': ' in quotes)"),
+        ("- id: a\n  turns: [x]\n  description: note: this\n",
+         "3:20: invalid YAML: a ':' where no key can start (put a value that holds ': ' in quotes)"),
+        ("- id: a\n  turns [x]\n  expect: {}\n",
+         "2:3: invalid YAML: a key without its ':'"
+         " (write 'key: value', with ': ' after the key, or quote the text if it is no key)"),
+        ("- id: a\n  turns:\n  - x\n  - \"y\n  - z\n",
+         "4:5: invalid YAML: the quote '\"' opened here is never closed (end the text with '\"', or write it without quotes)"),
+        ("- id: a\n  turns: {a: [x]\n  expect: {}\n",
+         "2:10: invalid YAML: '{' is not closed"
+         " (close it with '}' before line 3, column 3, and separate its items with ', ')"),
+        ("- id: a\n  turns: [x\n",
+         "2:10: invalid YAML: '[' is not closed"
+         " (close it with ']' before line 3, column 1, and separate its items with ', ')"),
+        ("- id: a\n\tturns: [x]\n",
+         "2:1: invalid YAML: found character '\\t' that cannot start any token (indent with spaces, not tabs)"),
+    ],
+)
+def test_a_yaml_syntax_error_says_where_and_how_to_fix_it(text: str, error: str, tmp_path: Path) -> None:
+    path = tmp_path / "y.yml"
+    path.write_text(text, encoding="utf-8")
+    for command in ("validate", "run"):
+        done = run_cli(command, str(path), *(["--results", str(tmp_path / "results")] if command == "run" else []))
+        assert (done.returncode, done.stderr) == (4, f"error: {path}:{error}\n")
+    assert not (tmp_path / "results").exists()
