@@ -213,3 +213,39 @@ def test_a_yaml_syntax_error_says_where_and_how_to_fix_it(text: str, error: str,
         done = run_cli(command, str(path), *(["--results", str(tmp_path / "results")] if command == "run" else []))
         assert (done.returncode, done.stderr) == (4, f"error: {path}:{error}\n")
     assert not (tmp_path / "results").exists()
+
+
+def _missing_fixture(root: Path, *extra: str) -> tuple[Path, str]:
+    path = root / "cases" / "f.yml"
+    path.parent.mkdir(parents=True)
+    path.write_text("- id: a\n  turns: [hi]\n  fixture: nosuch\n  script: [{content: x}]\n", encoding="utf-8")
+    done = run_cli("validate", str(path), *extra)
+    assert done.returncode == 4
+    return path, done.stderr
+
+
+def test_a_missing_fixture_outside_the_checkout_names_the_folders_searched_and_the_fixes(tmp_path: Path) -> None:
+    path, stderr = _missing_fixture(tmp_path)
+    assert stderr == (
+        f"error: {path}:3:12: fixture: fixture folder 'nosuch' not found: there is no {tmp_path / 'fixtures'}"
+        f" beside the cases folder, and the bundled fixtures ({bundled('fixtures')}) have none"
+        f" (create the folder {tmp_path / 'fixtures' / 'nosuch'}, or give --fixtures-dir FOLDER that holds nosuch/)\n")
+
+
+def test_a_missing_fixture_names_the_fixtures_folder_beside_the_cases(tmp_path: Path) -> None:
+    (tmp_path / "fixtures" / "other").mkdir(parents=True)
+    path, stderr = _missing_fixture(tmp_path)
+    folder = tmp_path / "fixtures"
+    assert stderr == (
+        f"error: {path}:3:12: fixture: fixture folder 'nosuch' not found in {folder}"
+        f" (the fixtures folder beside the cases folder)"
+        f" (create the folder {folder / 'nosuch'}, or give --fixtures-dir FOLDER)\n")
+
+
+def test_a_missing_fixture_names_the_fixtures_dir_folder(tmp_path: Path) -> None:
+    folder = tmp_path / "elsewhere"
+    folder.mkdir()
+    path, stderr = _missing_fixture(tmp_path, "--fixtures-dir", str(folder))
+    assert stderr == (
+        f"error: {path}:3:12: fixture: fixture folder 'nosuch' not found in {folder} (the --fixtures-dir folder)"
+        f" (create the folder {folder / 'nosuch'}, or point --fixtures-dir at the folder that holds it)\n")

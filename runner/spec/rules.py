@@ -22,6 +22,7 @@ import regex
 from runner.checks.table import KINDS, KeyPath
 from runner.errors import CaseFileError, did_you_mean
 from runner.patterns import compile_pattern
+from runner.resources import bundled
 from runner.spec.offered import offered_tools
 from runner.spec.positions import Spot, position, written
 
@@ -129,8 +130,26 @@ def _fixture_errors(fixture: str, spot: Spot, fixtures: Path) -> list[CaseFileEr
         hint = "remove it from the fixture folder, or make it with a setup command"
         return [spot.error(f"fixture {fixture!r} holds {special}, which cannot be copied", ["fixture"], hint=hint)]
     known = [p.name for p in fixtures.iterdir() if p.is_dir()] if fixtures.is_dir() else []
-    hint = did_you_mean(fixture, known, f"create the folder {fixtures / fixture}")
-    return [spot.error(f"fixture folder {fixture!r} not found in {fixtures}", ["fixture"], hint=hint)]
+    message, fix = _fixture_search(fixture, Path(spot.file), fixtures)
+    return [spot.error(message, ["fixture"], hint=did_you_mean(fixture, known, fix))]
+
+
+def _fixture_search(fixture: str, case_file: Path, fixtures: Path) -> tuple[str, str]:
+    """(message, fix) for a fixture found in no folder searched: ``fixtures``, which is the
+    ``fixtures`` folder beside the case file's folder, the bundled fixtures when that folder does
+    not exist (runner.spec.casefile), or the folder ``--fixtures-dir`` gave."""
+    beside = case_file.resolve().parent.parent / "fixtures"
+    home = bundled("fixtures")
+    if fixtures.resolve() == beside:
+        where = f"{fixtures} (the fixtures folder beside the cases folder)"
+        fix = f"create the folder {fixtures / fixture}, or give --fixtures-dir FOLDER"
+        return f"fixture folder {fixture!r} not found in {where}", fix
+    if fixtures.resolve() == home.resolve():
+        message = (f"fixture folder {fixture!r} not found: there is no {beside} beside the cases folder,"
+                   f" and the bundled fixtures ({home}) have none")
+        return message, f"create the folder {beside / fixture}, or give --fixtures-dir FOLDER that holds {fixture}/"
+    message = f"fixture folder {fixture!r} not found in {fixtures} (the --fixtures-dir folder)"
+    return message, f"create the folder {fixtures / fixture}, or point --fixtures-dir at the folder that holds it"
 
 
 _SPECIAL = ((stat.S_ISFIFO, "a named pipe"), (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a device"),
