@@ -10,12 +10,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 from referencing import Registry, Resource
 from ruamel.yaml import YAML
 
+from runner.errors import CaseFileError
 from runner.resources import bundled
 from runner.spec.schema import case_schema
+from runner.spec.source import parse
 from tests.helpers import ROOT, run_cli
 
 HEADER = "# yaml-language-server: $schema=../schemas/case-file.schema.json"
@@ -249,3 +253,16 @@ def test_a_missing_fixture_names_the_fixtures_dir_folder(tmp_path: Path) -> None
     assert stderr == (
         f"error: {path}:3:12: fixture: fixture folder 'nosuch' not found in {folder} (the --fixtures-dir folder)"
         f" (create the folder {folder / 'nosuch'}, or point --fixtures-dir at the folder that holds it)\n")
+
+
+_YAMLISH = st.lists(st.sampled_from(["- ", "id", ": ", "a", "  ", " ", "\n", "\r", "\u2028", "[", "]", "{", "}", ",",
+                                     "'", '"', "#", "\t", ":", "x y"]), max_size=30).map("".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_YAMLISH)
+def test_any_broken_yaml_is_a_positioned_case_file_error_never_a_crash(text: str) -> None:
+    try:
+        parse(text, "f.yml")
+    except CaseFileError as e:
+        assert e.render().startswith("f.yml")

@@ -47,7 +47,8 @@ def explain(error: MarkedYAMLError, text: str) -> Explained | None:
         return Explained("invalid YAML: a key without its ':'", (opened.line, opened.column),
                          "write 'key: value', with ': ' after the key, or quote the text if it is no key")
     if context.startswith("while scanning a quoted scalar") and opened is not None:
-        quote = text.splitlines()[opened.line][opened.column] if opened.line < len(text.splitlines()) else '"'
+        index = opened.index
+        quote = text[index] if 0 <= index < len(text) and text[index] in "'\"" else '"'
         return Explained(f"invalid YAML: the quote {quote!r} opened here is never closed", (opened.line, opened.column),
                          f"end the text with {quote!r}, or write it without quotes")
     for kind, (start, end) in _CLOSERS.items():
