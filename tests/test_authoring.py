@@ -27,7 +27,7 @@ def test_new_starts_a_group_file_that_validates_and_passes_offline(tmp_path: Pat
         f"try it offline: tooltrial run {path} -c mine/first",
     ]
     assert path.read_text(encoding="utf-8").startswith(
-        f"# yaml-language-server: $schema={(bundled('schemas') / 'case.schema.json').resolve().as_uri()}\n\n- id: first\n"
+        f"# yaml-language-server: $schema={(bundled('schemas') / 'case-file.schema.json').resolve().as_uri()}\n\n- id: first\n"
     )
     assert validate_file(path) == []
     assert main(["run", str(path), "-p", "scripted", "--results", str(tmp_path / "results")]) == 0

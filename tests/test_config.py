@@ -128,7 +128,8 @@ judge: nobody
 def test_yaml_syntax_and_duplicate_keys_are_positioned(tmp_path: Path) -> None:
     broken = write(tmp_path, "providers:\n  a: {model: [x\n", "broken.yml")
     (only,) = errors_of(broken)
-    assert only.startswith(f"{broken}:3:1: invalid YAML")
+    assert only == (f"{broken}:2:14: invalid YAML: '[' is not closed"
+                    " (close it with ']' before line 3, column 1, and separate its items with ', ')")
     twice = write(tmp_path, "jobs: 1\njobs: 2\n", "twice.yml")
     assert errors_of(twice) == [f"{twice}:2:1: duplicate key 'jobs' (a key may appear once per mapping)"]
 

@@ -174,9 +174,10 @@ cases:
     script: [{content: Order 7 has shipped.}]
   - id: called-forbidden
     turns: [What does a.txt say?]
+    tools: [read_file, bash, grep]
     expect:
       response_contains: [alpha]
-      trace: {must_include: [read_file], avoid: [bash, web_search], minimal_calls: 1}
+      trace: {must_include: [read_file], avoid: [bash, write_file], minimal_calls: 1}
     script:
       - tool_calls: [{name: bash, arguments: {command: cat a.txt}}]
       - tool_calls: [{name: read_file, arguments: {path: a.txt}}]

@@ -1,4 +1,4 @@
-"""``tooltrial schema``: the case file JSON Schema, for editors and other tools."""
+"""``tooltrial schema``: the case JSON Schema, or the case-file schema, for editors and other tools."""
 
 from __future__ import annotations
 
@@ -6,15 +6,21 @@ import argparse
 import json
 
 from runner.errors import ExitCode
-from runner.spec.schema import case_schema
+from runner.spec.schema import case_file_schema, case_schema
 
 
 def add(sub: argparse._SubParsersAction) -> None:
     """The ``schema`` subcommand's parser."""
-    sub.add_parser("schema", help="print the case file JSON Schema")
+    parser = sub.add_parser("schema", help="print the case JSON Schema (or, with --file, the case-file schema)")
+    parser.add_argument(
+        "--file",
+        action="store_true",
+        help="print the schema of a whole case file (a list of cases, or {defaults, cases}), the one editor "
+        "headers name; it refers to case.schema.json beside it for each case",
+    )
 
 
 def command(args: argparse.Namespace) -> int:
     """Print the schema (draft 2020-12) on stdout."""
-    print(json.dumps(case_schema(), indent=2))
+    print(json.dumps(case_file_schema() if args.file else case_schema(), indent=2))
     return ExitCode.OK

@@ -135,8 +135,8 @@ def _fixture_folder(cases_dir: Path, name: str) -> Path | None:
 
 
 def _schema_url(path: Path) -> str:
-    """The case schema as the YAML language server should find it from ``path``: relative when it can be."""
-    schema = (bundled("schemas") / "case.schema.json").resolve()
+    """The case-file schema as the YAML language server should find it from ``path``: relative when it can be."""
+    schema = (bundled("schemas") / "case-file.schema.json").resolve()
     try:
         up = path.parent.resolve().relative_to(schema.parent.parent)
     except ValueError:

@@ -3,7 +3,8 @@
 Ids are unique in a file; the fixture folder exists and holds nothing the workspace copy
 refuses (named pipes, sockets, devices); every regex the check table names compiles
 (``matches`` in replies, files and argument matchers, per-turn ones too);
-``tools``/``deny`` name builtin tools or the case's mocks; ``files`` paths stay
+``tools``/``deny`` and the trace checks (``expected``, ``exact``, ``must_include``, ``avoid``,
+``order``, ``args`` keys; per-turn ones too) name builtin tools or the case's mocks; ``files`` paths stay
 inside the workspace; mocks have unique names, a valid ``parameters`` schema,
 and responses that give exactly one of ``result``/``error``, at most one of
 them without ``when``.
@@ -21,6 +22,7 @@ import regex
 from runner.checks.table import KINDS, KeyPath
 from runner.errors import CaseFileError, did_you_mean
 from runner.patterns import compile_pattern
+from runner.resources import bundled
 from runner.spec.offered import offered_tools
 from runner.spec.positions import Spot, position, written
 
@@ -61,17 +63,47 @@ def _rules(checked: Checked, defaults: Spot | None, fixtures: Path) -> list[Case
     return errors
 
 
+# The trace keys whose list items name tools; ``args`` names them by its keys.
+_TRACE_TOOL_LISTS = ("expected", "exact", "must_include", "avoid", "order")
+
+
 def _tool_name_errors(case: dict[str, Any], spot: Spot, defaults: Spot | None) -> list[CaseFileError]:
+    """Every tool ``tools``, ``deny`` and the trace checks (the case's and each turn's) name is a
+    builtin or one of the case's mocks. A script's tool calls may name any tool: a model may too."""
     mocks = case.get("mocks") if isinstance(case.get("mocks"), list) else []
     known = offered_tools(None, (m["name"] for m in mocks if isinstance(m, dict) and isinstance(m.get("name"), str)))
     errors = []
-    for key in ("tools", "deny"):
-        names = case.get(key) if isinstance(case.get(key), list) else []
-        for i, name in enumerate(names):
-            if isinstance(name, str) and name not in known:
-                hint = did_you_mean(name, known, "known tools: " + ", ".join(known))
-                errors.append(written([key, i], spot, defaults).error(f"unknown tool {name!r}", [key, i], hint=hint))
+    for path, name, key in _named_tools(case):
+        if name not in known:
+            hint = did_you_mean(name, known, "known tools: " + ", ".join(known))
+            at = written(path, spot, defaults)
+            errors.append(at.error(f"unknown tool {name!r}", path[:-1] if key else path, at=path, key=key, hint=hint))
     return errors
+
+
+def _named_tools(case: dict[str, Any]) -> list[tuple[list[str | int], str, bool]]:
+    """(path, tool name, whether the name is a mapping key) of each tool name the case writes."""
+    found: list[tuple[list[str | int], str, bool]] = []
+    for key in ("tools", "deny"):
+        found += [(path, name, False) for path, name in _strings(_list(case.get(key)), [key])]
+    traces: list[tuple[list[str | int], Any]] = [(["expect", "trace"], _get(case.get("expect"), "trace"))]
+    for i, turn in enumerate(_list(case.get("turns"))):
+        traces.append((["turns", i, "expect", "trace"], _get(_get(turn, "expect"), "trace")))
+    for at, trace in traces:
+        for key in _TRACE_TOOL_LISTS:
+            found += [(path, name, False) for path, name in _strings(_list(_get(trace, key)), [*at, key])]
+        args = _get(trace, "args")
+        found += [([*at, "args", name], name, True) for name in args if isinstance(name, str)] if isinstance(args, dict) else []
+    return found
+
+
+def _get(value: Any, key: str) -> Any:
+    """``value[key]`` when ``value`` is a mapping; else None (a wrong shape is the schema's business)."""
+    return value.get(key) if isinstance(value, dict) else None
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
 
 
 def _file_path_errors(case: dict[str, Any], spot: Spot, defaults: Spot | None) -> list[CaseFileError]:
@@ -98,8 +130,26 @@ def _fixture_errors(fixture: str, spot: Spot, fixtures: Path) -> list[CaseFileEr
         hint = "remove it from the fixture folder, or make it with a setup command"
         return [spot.error(f"fixture {fixture!r} holds {special}, which cannot be copied", ["fixture"], hint=hint)]
     known = [p.name for p in fixtures.iterdir() if p.is_dir()] if fixtures.is_dir() else []
-    hint = did_you_mean(fixture, known, f"create the folder {fixtures / fixture}")
-    return [spot.error(f"fixture folder {fixture!r} not found in {fixtures}", ["fixture"], hint=hint)]
+    message, fix = _fixture_search(fixture, Path(spot.file), fixtures)
+    return [spot.error(message, ["fixture"], hint=did_you_mean(fixture, known, fix))]
+
+
+def _fixture_search(fixture: str, case_file: Path, fixtures: Path) -> tuple[str, str]:
+    """(message, fix) for a fixture found in no folder searched: ``fixtures``, which is the
+    ``fixtures`` folder beside the case file's folder, the bundled fixtures when that folder does
+    not exist (runner.spec.casefile), or the folder ``--fixtures-dir`` gave."""
+    beside = case_file.resolve().parent.parent / "fixtures"
+    home = bundled("fixtures")
+    if fixtures.resolve() == beside:
+        where = f"{fixtures} (the fixtures folder beside the cases folder)"
+        fix = f"create the folder {fixtures / fixture}, or give --fixtures-dir FOLDER"
+        return f"fixture folder {fixture!r} not found in {where}", fix
+    if fixtures.resolve() == home.resolve():
+        message = (f"fixture folder {fixture!r} not found: there is no {beside} beside the cases folder,"
+                   f" and the bundled fixtures ({home}) have none")
+        return message, f"create the folder {beside / fixture}, or give --fixtures-dir FOLDER that holds {fixture}/"
+    message = f"fixture folder {fixture!r} not found in {fixtures} (the --fixtures-dir folder)"
+    return message, f"create the folder {fixtures / fixture}, or point --fixtures-dir at the folder that holds it"
 
 
 _SPECIAL = ((stat.S_ISFIFO, "a named pipe"), (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a device"),

@@ -29,6 +29,7 @@ from runner.errors import CaseFileError, did_you_mean
 from runner.names import ID_PATTERN
 from runner.patterns import compile_schema_pattern
 from runner.resources import bundled
+from runner.spec.homes import home_hint
 from runner.spec.positions import Spot, describe, kind_of, written
 
 if TYPE_CHECKING:
@@ -44,6 +45,12 @@ _NAME_RULES = {
 def case_schema() -> dict[str, Any]:
     """The case JSON Schema (draft 2020-12), read afresh from the bundled ``schemas/case.schema.json``."""
     return json.loads((bundled("schemas") / "case.schema.json").read_text(encoding="utf-8"))
+
+
+def case_file_schema() -> dict[str, Any]:
+    """The case-file JSON Schema (draft 2020-12), read afresh from the bundled ``schemas/case-file.schema.json``:
+    a list of cases or ``{defaults, cases}``, each case by ``$ref`` to ``case.schema.json`` beside it."""
+    return json.loads((bundled("schemas") / "case-file.schema.json").read_text(encoding="utf-8"))
 
 
 @functools.cache
@@ -149,7 +156,8 @@ def _unknown_key(key: str, path: list[str | int], schema: dict[str, Any], spot: 
     allowed = schema.get("properties", {})
     homes = [name for name, sub in allowed.items() if key in sub.get("properties", {})]
     otherwise = f"{key!r} goes under {homes[0]!r}" if homes else "allowed: " + ", ".join(allowed)
-    hint = did_you_mean(key, allowed, otherwise)
+    # A key of a neighbouring level is misplaced rather than misspelt.
+    hint = home_hint(key, path, _schemas()[0]) or did_you_mean(key, allowed, otherwise)
     return spot.error(f"unknown key {key!r}", path, at=[*path, key], key=True, hint=hint)
 
 

@@ -22,6 +22,7 @@ from ruamel.yaml.reader import ReaderError
 
 from runner.errors import CaseFileError, Location
 from runner.spec.positions import item_at, key_at, kind_of
+from runner.spec.yamlhints import explain
 from runner.spec.yamllimits import LimitedComposer, Refused
 from runner.text import first_line
 
@@ -90,6 +91,9 @@ def parse(text: str, file: str) -> Any:
         column = e.position - text.rfind("\n", 0, e.position)
         raise CaseFileError(f"invalid YAML: {first_line(str(e), 'not YAML')}", Location(file, line, column)) from e
     except MarkedYAMLError as e:
+        worded = explain(e, text)
+        if worded is not None:
+            raise CaseFileError(worded.message, _location(file, worded.at), hint=worded.hint) from e
         where = _mark(file, e.problem_mark or e.context_mark)
         tabs = "indent with spaces, not tabs" if "'\\t'" in str(e.problem) else ""
         raise CaseFileError(f"invalid YAML: {e.problem}", where, hint=_context(e) or tabs) from e
