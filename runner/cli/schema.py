@@ -11,7 +11,7 @@ from runner.spec.schema import case_file_schema, case_schema
 
 def add(sub: argparse._SubParsersAction) -> None:
     """The ``schema`` subcommand's parser."""
-    parser = sub.add_parser("schema", help="print the case JSON Schema (or, with --file, the case-file schema)")
+    parser = sub.add_parser("schema", help="print the JSON Schema of a case (--file: of a case file)")
     parser.add_argument(
         "--file",
         action="store_true",
