@@ -11,7 +11,7 @@ from runner.spec.schema import case_file_schema, case_schema
 
 def add(sub: argparse._SubParsersAction) -> None:
     """The ``schema`` subcommand's parser."""
-    parser = sub.add_parser("schema", help="print the JSON Schema of a case (--file: of a case file)")
+    parser = sub.add_parser("schema", help="print a case's JSON Schema (--file: a case file's)")
     parser.add_argument(
         "--file",
         action="store_true",
