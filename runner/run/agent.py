@@ -16,6 +16,8 @@ from runner.kinds import StopReason
 from runner.providers.base import Completion, Provider, ProviderError, ToolCall
 from runner.providers.history import arguments_for
 from runner.providers.limits import TurnLimitExceeded
+from runner.providers.parse import ReplyKind, reply_kind
+from runner.providers.textcalls import find_text_calls
 from runner.tools.toolbox import Toolbox
 
 
@@ -27,9 +29,26 @@ class RunCancelled(Exception):
     """The suite was interrupted (Ctrl-C): the run stops before its next step."""
 
 
+class _Stopped(Exception):
+    """The replies themselves end the run: truncated, empty or malformed too often."""
+
+    def __init__(self, reason: StopReason, message: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+
+
+TRUNCATED_LIMIT = 2  # consecutive replies cut off at the output limit that stop the run
+EMPTY_RETRIES = 2  # re-requests of an empty or malformed-call reply before the run stops
+CUT_OFF = ("not run: your reply was cut off at the output limit (max_tokens), so this call may be incomplete. "
+           "Send it again, shorter, or split the work.")
+
+
 @dataclass(frozen=True)
 class Step:
-    """One executed tool call. ``duration`` is in seconds; ``turn`` is 0-based."""
+    """One tool call the model made. ``duration`` is in seconds; ``turn`` is 0-based; ``request`` is the
+    0-based index of the model request whose reply held the call (None in records of earlier versions):
+    parallel calls share one. ``status``: ``executed``, ``invalid`` (its arguments did not parse, the
+    model got the error) or ``truncated`` (not run: its reply was cut off at the output limit)."""
 
     turn: int
     call_id: str
@@ -38,6 +57,8 @@ class Step:
     result: str
     is_error: bool
     duration: float
+    request: int | None = None
+    status: str = "executed"
 
 
 @dataclass
@@ -49,9 +70,13 @@ class Trajectory:
         steps: every tool call with its result, in order.
         replies: the final reply text of each turn that finished.
         stop: why the loop ended early (runner.kinds.StopReason: ``turn_limit``, ``provider_error``,
-            ``script_exhausted``, ``timeout``, ``cancelled``) or None.
+            ``script_exhausted``, ``timeout``, ``cancelled``, ``truncated``, ``empty_reply``,
+            ``malformed_call``) or None.
         stop_message: the human cause of that stop; for ``timeout``, what the run was
             doing when its time ran out (``waiting for the model ...``), or None.
+        request_turns: the 0-based case turn of each model request that got a reply, in order.
+        text_calls: per request index, the tool calls its reply wrote as text instead of calling
+            (runner.providers.textcalls), found in replies without native calls; never run.
     """
 
     messages: list[dict[str, Any]] = field(default_factory=list)
@@ -59,6 +84,8 @@ class Trajectory:
     replies: list[str] = field(default_factory=list)
     stop: StopReason | None = None
     stop_message: str | None = None
+    request_turns: list[int] = field(default_factory=list)
+    text_calls: dict[int, tuple[ToolCall, ...]] = field(default_factory=dict)
 
     @property
     def final_reply(self) -> str:
@@ -98,6 +125,8 @@ def run_agent(
         trajectory.stop, trajectory.stop_message = StopReason.TIMEOUT, str(e) or None
     except RunCancelled as e:
         trajectory.stop, trajectory.stop_message = StopReason.CANCELLED, str(e)
+    except _Stopped as e:
+        trajectory.stop, trajectory.stop_message = e.reason, str(e)
     return trajectory
 
 
@@ -110,23 +139,58 @@ def _run_turn(
     cancel: threading.Event | None,
 ) -> str:
     specs = toolbox.specs()
+    empty = truncated = 0  # replies in a row that were empty or malformed; cut off at the output limit
     while True:
         _check_stop(deadline, cancel)
         completion = provider.complete(trajectory.messages, specs, deadline)
+        request = len(trajectory.request_turns)
+        trajectory.request_turns.append(turn)
+        kind = reply_kind(completion)
+        if kind in (ReplyKind.EMPTY, ReplyKind.MALFORMED_CALL):  # not an answer: ask again, the history unchanged
+            empty += 1
+            if empty > EMPTY_RETRIES:
+                raise _Stopped(*_no_reply(kind, empty, completion))
+            continue
+        empty = 0
+        truncated = truncated + 1 if kind is ReplyKind.TRUNCATED else 0
         message = completion.message if completion.message is not None else _assistant_message(completion)
         if message.get("content") or message.get("tool_calls"):  # litellm would drop or fill in an empty one
             trajectory.messages.append(dict(message))
-        if not completion.tool_calls:
-            return completion.content or ""
+        if not completion.tool_calls and (kind is not ReplyKind.TRUNCATED or (completion.content or "").strip()):
+            written = find_text_calls(completion.content, [s["function"]["name"] for s in specs])
+            if written:
+                trajectory.text_calls[request] = written
+            return completion.content or ""  # a reply cut off in its text still ends the turn with that text
         for call in completion.tool_calls:
             _check_stop(deadline, cancel)
-            started = time.monotonic()
-            result = toolbox.call(call.name, call.arguments, call.error)
-            step = Step(turn, call.id, call.name, call.arguments, result.content, result.is_error,
-                        time.monotonic() - started)
+            step = _cut_off(call, turn, request) if kind is ReplyKind.TRUNCATED else _run_call(toolbox, call, turn,
+                                                                                                request)
             trajectory.steps.append(step)
             trajectory.messages.append({"role": "tool", "tool_call_id": call.id, "name": call.name,
-                                        "content": result.content})
+                                        "content": step.result})
+        if truncated >= TRUNCATED_LIMIT:
+            raise _Stopped(StopReason.TRUNCATED, f"{truncated} replies in a row were cut off at the output limit "
+                                                 f"(finish reason {completion.native_finish_reason or completion.finish_reason})")
+
+
+def _run_call(toolbox: Toolbox, call: ToolCall, turn: int, request: int) -> Step:
+    started = time.monotonic()
+    result = toolbox.call(call.name, call.arguments, call.error)
+    return Step(turn, call.id, call.name, call.arguments, result.content, result.is_error, time.monotonic() - started,
+                request, "invalid" if call.error else "executed")
+
+
+def _cut_off(call: ToolCall, turn: int, request: int) -> Step:
+    """A call from a truncated reply: not run, whether or not its arguments parse (they may be cut short
+    where they still parse); the model is told why."""
+    return Step(turn, call.id, call.name, call.arguments, CUT_OFF, True, 0.0, request, "truncated")
+
+
+def _no_reply(kind: ReplyKind, times: int, completion: Completion) -> tuple[StopReason, str]:
+    reason = completion.native_finish_reason or completion.finish_reason or "no choices"
+    if kind is ReplyKind.MALFORMED_CALL:
+        return StopReason.MALFORMED_CALL, f"the provider rejected the model's tool call {times} times in a row ({reason})"
+    return StopReason.EMPTY_REPLY, f"{times} replies in a row held no text and no tool call (finish reason {reason})"
 
 
 def _check_stop(deadline: float | None, cancel: threading.Event | None) -> None:
