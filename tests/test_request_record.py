@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from runner.providers.textcalls import find_text_calls
 
 from tests.fake_servers import OpenAIServer, Reply, openai_reply
-from tests.fake_wire import openai_stream
+from tests.fake_wire import GEMINI_MODEL, GeminiServer, gemini_reply, openai_stream
 from tests.wire_runs import run_case
 
 pytestmark = pytest.mark.usefixtures("litellm_loaded")  # litellm's log handlers follow run_cli's streams
@@ -115,3 +115,19 @@ def test_text_call_forms(text: str, found: list[tuple[str, Any]]) -> None:
 def test_finding_text_calls_never_raises(text: str) -> None:
     for call in find_text_calls(text, ["bash", "b"]):
         assert call.name in {"bash", "b"} and (call.arguments is None) == (call.error is not None)
+
+
+def test_a_long_gemini_call_id_is_kept_whole_in_the_record_and_shown_nowhere_in_ci_output(tmp_path: Path) -> None:
+    signature = "CiQB" + "s" * 400  # litellm folds Gemini's thought signature into the call id
+    junit = tmp_path / "junit.xml"
+    with GeminiServer() as server:
+        server.push(gemini_reply([{"functionCall": {"name": "list_dir", "args": {}}, "thoughtSignature": signature}]),
+                    gemini_reply([{"text": "Nothing written."}]))
+        code, err, (run,) = run_case(tmp_path, server, f"gemini/{GEMINI_MODEL}", flags=["--junit", str(junit)])
+    assert code == 1, err  # out.txt was never written: the failure is printed and in the JUnit file
+    call_id = run["steps"][0]["call_id"]
+    assert call_id.endswith("__thought__" + signature) and len(call_id) > 400
+    (results,) = (tmp_path / "try0" / "results").iterdir()
+    (reported,) = json.loads((results / "report.json").read_text(encoding="utf-8"))["runs"]
+    assert reported["trace"][0]["call_id"] == reported["model_requests"][0]["tool_calls"][0]["id"] == call_id
+    assert signature not in junit.read_text(encoding="utf-8") and signature not in err
