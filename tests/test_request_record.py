@@ -131,3 +131,17 @@ def test_a_long_gemini_call_id_is_kept_whole_in_the_record_and_shown_nowhere_in_
     (reported,) = json.loads((results / "report.json").read_text(encoding="utf-8"))["runs"]
     assert reported["trace"][0]["call_id"] == reported["model_requests"][0]["tool_calls"][0]["id"] == call_id
     assert signature not in junit.read_text(encoding="utf-8") and signature not in err
+
+
+def test_calls_written_as_text_run_when_the_alias_recovers_them(tmp_path: Path) -> None:
+    with OpenAIServer() as server:
+        server.push(openai_reply(TAGGED), openai_reply("Done."))
+        code, err, (run,) = run_case(tmp_path, server, "openai/fake", stream="recover_text_calls: true")
+    assert code == 0, err
+    assert [(s["call_id"], s["status"], s["request"], s["result"]) for s in run["steps"]] == [
+        ("text_0_1", "recovered", 0, "wrote 2 bytes to out.txt")]
+    second = server.chats[1].body["messages"]
+    assert second[-2] == {"role": "assistant", "content": TAGGED}  # as the model wrote it, no invented tool_calls
+    assert second[-1] == {"role": "user", "content": "Results of the tool calls in your last message:\n\n"
+                                                     "write_file: wrote 2 bytes to out.txt"}
+    assert (run["status"], run["failure"]) == ("pass", None)

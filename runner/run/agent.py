@@ -1,7 +1,8 @@
 """The agent loop: turn -> model -> tool calls -> tool results -> ... -> reply.
 
 It records the whole trajectory. A stop (turn limit, provider failure, run
-timeout, cancellation by Ctrl-C) ends the loop early; what happened up to then is kept and the stop
+timeout, cancellation by Ctrl-C, replies cut off at the output limit, empty or with a call the
+provider could not parse, again and again) ends the loop early; what happened up to then is kept and the stop
 is recorded on the trajectory, never raised to the caller.
 """
 
@@ -9,7 +10,7 @@ from __future__ import annotations
 
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Sequence
 
 from runner.kinds import StopReason
@@ -39,6 +40,7 @@ class _Stopped(Exception):
 
 TRUNCATED_LIMIT = 2  # consecutive replies cut off at the output limit that stop the run
 EMPTY_RETRIES = 2  # re-requests of an empty or malformed-call reply before the run stops
+RECOVERED = "Results of the tool calls in your last message:\n\n"
 CUT_OFF = ("not run: your reply was cut off at the output limit (max_tokens), so this call may be incomplete. "
            "Send it again, shorter, or split the work.")
 
@@ -48,7 +50,9 @@ class Step:
     """One tool call the model made. ``duration`` is in seconds; ``turn`` is 0-based; ``request`` is the
     0-based index of the model request whose reply held the call (None in records of earlier versions):
     parallel calls share one. ``status``: ``executed``, ``invalid`` (its arguments did not parse, the
-    model got the error) or ``truncated`` (not run: its reply was cut off at the output limit)."""
+    model got the error), ``truncated`` (not run: its reply was cut off at the output limit) or
+    ``recovered`` (written as text in the reply's content, run because the alias says
+    ``recover_text_calls``)."""
 
     turn: int
     call_id: str
@@ -99,6 +103,7 @@ def run_agent(
     turns: Sequence[str],
     deadline: float | None = None,
     cancel: threading.Event | None = None,
+    recover_text_calls: bool = False,
 ) -> Trajectory:
     """Send each turn and serve tool calls until the model replies without any.
 
@@ -111,12 +116,15 @@ def run_agent(
             requests are cut short there too (the provider raises OutOfTime, kind ``timeout``).
         cancel: once set, the run stops with ``cancelled`` before its next model request
             or tool call.
+        recover_text_calls: run the calls a reply wrote as text (steps ``recovered``, ids
+            ``text_<request>_<n>``), their results sent back as one user message; else only record them.
     """
     trajectory = Trajectory(messages=[{"role": "system", "content": system}])
     try:
         for index, turn in enumerate(turns):
             trajectory.messages.append({"role": "user", "content": turn})
-            trajectory.replies.append(_run_turn(provider, toolbox, trajectory, index, deadline, cancel))
+            trajectory.replies.append(_run_turn(provider, toolbox, trajectory, index, deadline, cancel,
+                                                recover_text_calls))
     except TurnLimitExceeded as e:
         trajectory.stop, trajectory.stop_message = StopReason.TURN_LIMIT, str(e)
     except ProviderError as e:
@@ -137,6 +145,7 @@ def _run_turn(
     turn: int,
     deadline: float | None,
     cancel: threading.Event | None,
+    recover: bool,
 ) -> str:
     specs = toolbox.specs()
     empty = truncated = 0  # replies in a row that were empty or malformed; cut off at the output limit
@@ -160,24 +169,44 @@ def _run_turn(
             written = find_text_calls(completion.content, [s["function"]["name"] for s in specs])
             if written:
                 trajectory.text_calls[request] = written
+            if written and recover:
+                _recover(toolbox, trajectory, written, turn, request, deadline, cancel)
+                continue
             return completion.content or ""  # a reply cut off in its text still ends the turn with that text
         for call in completion.tool_calls:
             _check_stop(deadline, cancel)
-            step = _cut_off(call, turn, request) if kind is ReplyKind.TRUNCATED else _run_call(toolbox, call, turn,
-                                                                                                request)
+            if kind is ReplyKind.TRUNCATED:
+                step = _cut_off(call, turn, request)
+            else:
+                step = _run_call(toolbox, call, turn, request)
             trajectory.steps.append(step)
             trajectory.messages.append({"role": "tool", "tool_call_id": call.id, "name": call.name,
                                         "content": step.result})
         if truncated >= TRUNCATED_LIMIT:
-            raise _Stopped(StopReason.TRUNCATED, f"{truncated} replies in a row were cut off at the output limit "
-                                                 f"(finish reason {completion.native_finish_reason or completion.finish_reason})")
+            reason = completion.native_finish_reason or completion.finish_reason
+            raise _Stopped(StopReason.TRUNCATED,
+                           f"{truncated} replies in a row were cut off at the output limit (finish reason {reason})")
 
 
 def _run_call(toolbox: Toolbox, call: ToolCall, turn: int, request: int) -> Step:
     started = time.monotonic()
     result = toolbox.call(call.name, call.arguments, call.error)
-    return Step(turn, call.id, call.name, call.arguments, result.content, result.is_error, time.monotonic() - started,
-                request, "invalid" if call.error else "executed")
+    return Step(turn, call.id, call.name, call.arguments, result.content, result.is_error,
+                time.monotonic() - started, request, "invalid" if call.error else "executed")
+
+
+def _recover(toolbox: Toolbox, trajectory: Trajectory, calls: Sequence[ToolCall], turn: int, request: int,
+             deadline: float | None, cancel: threading.Event | None) -> None:
+    """Run calls written as text. The model's message stays as it wrote it, so no ``tool`` message can
+    answer them: their results go back in one user message."""
+    results = []
+    for n, call in enumerate(calls, 1):
+        _check_stop(deadline, cancel)
+        step = _run_call(toolbox, replace(call, id=f"text_{request}_{n}"), turn, request)
+        step = replace(step, status="recovered")
+        trajectory.steps.append(step)
+        results.append(f"{call.name}: {step.result}")
+    trajectory.messages.append({"role": "user", "content": RECOVERED + "\n\n".join(results)})
 
 
 def _cut_off(call: ToolCall, turn: int, request: int) -> Step:

@@ -117,8 +117,11 @@ def _run_in(workspace: Workspace, case: Case, arm: Arm, options: RunOptions, rec
     toolbox = build_toolbox(case, tool_context, mock_tools(case.mocks))
     context = context_for(case, toolbox.specs(), str(workspace.path))
     system, turns = system_prompt(arm.prompt, case, context), turn_prompts(case, context)
-    provider = TurnLimited(arm.provider.create(case), case.max_turns)
-    trajectory = run_agent(provider, toolbox, system, turns, deadline=deadline, cancel=options.cancel)
+    model = arm.provider.create(case)
+    recover = bool(getattr(getattr(model, "settings", None), "recover_text_calls", False))  # a litellm alias's key
+    provider = TurnLimited(model, case.max_turns)
+    trajectory = run_agent(provider, toolbox, system, turns, deadline=deadline, cancel=options.cancel,
+                           recover_text_calls=recover)
     _account(record, provider, trajectory)
     if trajectory.stop is StopReason.CANCELLED:  # not a result: nothing to check
         _error(record, ErrorKind.CANCELLED, trajectory.stop_message or ErrorKind.CANCELLED)
@@ -174,8 +177,9 @@ def _account(record: RunRecord, provider: TurnLimited, trajectory: Trajectory) -
     record.tokens = Tokens.of([c.usage for c in provider.completions])
     record.cost = known_sum(c.usage.cost for c in provider.completions if c.usage is not None)
     turns = trajectory.request_turns
-    record.model_requests = [request_stats(i, c, turns[i] if i < len(turns) else None, trajectory.steps,
-                                           trajectory.text_calls.get(i, ())) for i, c in enumerate(provider.completions)]
+    record.model_requests = [
+        request_stats(i, c, turns[i] if i < len(turns) else None, trajectory.steps, trajectory.text_calls.get(i, ()))
+        for i, c in enumerate(provider.completions)]
     record.latency = known_sum(c.latency for c in provider.completions)
 
 
