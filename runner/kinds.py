@@ -45,12 +45,15 @@ class ErrorKind(StrEnum):
     JUDGE_ERROR = "judge_error"  # the judge was unreachable or gave no usable verdict
     PATTERN_TIMEOUT = "pattern_timeout"  # a case's regex took too long to search: the case's pattern
     CANCELLED = "cancelled"  # the suite was interrupted; such a run counts as not run
+    TRUNCATED = "truncated"  # replies cut off at the output limit, twice in a row
+    EMPTY_REPLY = "empty_reply"  # the provider kept sending replies with no text and no calls
+    MALFORMED_CALL = "malformed_call"  # the provider kept rejecting the model's call as malformed (Gemini)
     INTERNAL = "internal"  # a bug in tooltrial
 
     @property
     def blame(self) -> Blame:
         """Who the error is down to: the agent for a stop of its own making (turn limit, timeout, an
-        exhausted script), the case for data it gives (fixture, files, templates, a pattern too slow
+        exhausted script, replies truncated or calls malformed again and again), the case for data it gives (fixture, files, templates, a pattern too slow
         to search), tooltrial for its own bug, else the infrastructure (provider, judge, setup)."""
         if self in _AGENT_STOPS:
             return Blame.AGENT
@@ -59,7 +62,8 @@ class ErrorKind(StrEnum):
         return Blame.INTERNAL if self is ErrorKind.INTERNAL else Blame.INFRASTRUCTURE
 
 
-_AGENT_STOPS = frozenset({ErrorKind.TURN_LIMIT, ErrorKind.TIMEOUT, ErrorKind.SCRIPT_EXHAUSTED})
+_AGENT_STOPS = frozenset({ErrorKind.TURN_LIMIT, ErrorKind.TIMEOUT, ErrorKind.SCRIPT_EXHAUSTED, ErrorKind.TRUNCATED,
+                          ErrorKind.MALFORMED_CALL})
 _CASE_DATA = frozenset({ErrorKind.WORKSPACE, ErrorKind.TEMPLATE, ErrorKind.PATTERN_TIMEOUT})
 
 
@@ -72,6 +76,9 @@ class StopReason(StrEnum):
     SCRIPT_EXHAUSTED = "script_exhausted"
     TIMEOUT = "timeout"
     CANCELLED = "cancelled"
+    TRUNCATED = "truncated"
+    EMPTY_REPLY = "empty_reply"
+    MALFORMED_CALL = "malformed_call"
 
     @property
     def error_kind(self) -> ErrorKind:
@@ -93,6 +100,9 @@ class FailureCause(StrEnum):
 
     RUN_ERROR = "run_error"
     TURN_LIMIT = "turn_limit"
+    TRUNCATED = "truncated"
+    MALFORMED_CALL = "malformed_call"
+    CALLS_AS_TEXT = "calls_as_text"
     NO_TOOLS = "no_tools"
     CALLED_FORBIDDEN = "called_forbidden"
     WRONG_TOOL = "wrong_tool"

@@ -124,7 +124,7 @@ def test_a_kind_added_to_the_table_is_loaded_normalised_compiled_and_run(shout: 
     path.write_text('- {id: c, turns: [Hi.], expect: {shout: done}, script: [{content: "DONE? no: done"}]}\n')
     code, out, err = cli_output(["run", str(path), "--results", str(tmp_path / "r")])
     assert (code, out.splitlines()[:2]) == (0, ["PASS t/c", "1/1 passed"])
-    path.write_text('- {id: c, turns: [Hi.], expect: {shout: done}, script: [{content: ""}]}\n')
+    path.write_text('- {id: c, turns: [Hi.], expect: {shout: done}, script: [{content: "", finish_reason: content_filter}]}\n')
     code, out, err = cli_output(["run", str(path), "--output", "json", "--results", str(tmp_path / "r2")])
     assert code == 1
     import json

@@ -89,16 +89,17 @@ def test_extra_content_on_an_openai_compatible_call_goes_back(tmp_path: Path) ->
 def test_an_empty_anthropic_reply_is_not_sent_back_as_invented_text(tmp_path: Path) -> None:
     with AnthropicServer() as server:
         server.push(anthropic_reply([tool_use("toolu_1", "write_file", HI)]), anthropic_reply([]),
-                    anthropic_reply([text("Nothing more.")]))
+                    anthropic_reply([text("Done.")]), anthropic_reply([text("Nothing more.")]))
         code, err, (run,) = run_case(tmp_path, server, f"anthropic/{ANTHROPIC_MODEL}", case=TWO_TURNS)
     assert code == 0, err
-    sent = json.dumps(server.chats[2].body)
+    assert server.chats[2].body == server.chats[1].body  # the empty reply is asked again, nothing added for it
+    sent = json.dumps(server.chats[3].body)
     assert "Empty message content" not in sent and "[System:" not in sent
-    roles = [m["role"] for m in server.chats[2].body["messages"]]
-    assert roles == ["user", "assistant", "user"]  # the empty reply is left out (litellm joins the user turns)
-    assert [b["type"] for b in server.chats[2].body["messages"][2]["content"]] == ["tool_result", "text"]
-    assert server.chats[2].body["messages"][1]["content"] == [
+    roles = [m["role"] for m in server.chats[3].body["messages"]]
+    assert roles == ["user", "assistant", "user", "assistant", "user"]
+    assert server.chats[3].body["messages"][1]["content"] == [
         {"type": "tool_use", "id": "toolu_1", "name": "write_file", "input": HI}]  # no empty text block either
+    assert [m["outcome"] for m in run["model_requests"]] == ["reply", "empty", "reply", "reply"]
     assert run["final_reply"] == "Nothing more."
 
 

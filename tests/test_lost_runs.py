@@ -27,7 +27,7 @@ from runner.run.workspace import Workspace
 from runner.terminal.lines import RunPrinter
 from tests.helpers import ROOT, cli_output, private_mounts
 
-BIG = "x" * 30_000  # a reply this long makes a run file of about 60 KB
+BIG = "x" * 20_000  # a reply this long makes a run file of about 60 KB (the reply, its script item, its request)
 
 
 def _big_cases(folder: Path, count: int) -> Path:

@@ -135,10 +135,15 @@ def test_accepts_objects_with_model_dump() -> None:
     assert parse_completion(_Model(body({"content": "ok"}))).content == "ok"
 
 
-@pytest.mark.parametrize("raw", [{}, {"choices": []}, {"choices": [{"message": None}]}, ["x"], "text"])
+@pytest.mark.parametrize("raw", [{}, {"choices": [{"message": None}]}, ["x"], "text"])
 def test_responses_without_a_message_are_a_provider_error(raw) -> None:
     with pytest.raises(ProviderError):
         parse_completion(raw)
+
+
+def test_no_choice_at_all_is_an_empty_reply_not_an_error() -> None:
+    completion = parse_completion({"choices": []})
+    assert (completion.content, completion.tool_calls, completion.finish_reason) == (None, (), None)
 
 
 _ARGUMENTS = st.sampled_from([None, "", "{}", '{"a": 1}', "[1]", "{bad", "null", 3, [1], {"a": 1}, {}]) | st.text(max_size=8)

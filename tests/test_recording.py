@@ -94,6 +94,8 @@ def same_run(record: RunRecord) -> dict[str, Any]:
         step.pop("call_id")
     for request in data["model_requests"]:
         request.pop("latency")
+        for call in request["tool_calls"]:
+            call.pop("id")
     return data
 
 

@@ -204,7 +204,7 @@ cases:
       response_contains: [alpha]
     script:
       - tool_calls: [{name: read_file, arguments: {path: a.txt}}]
-      - content: ""
+      - {content: "", finish_reason: content_filter}  # an empty reply that is final: the provider filtered it
   - id: wrong-args
     turns: [What is the status of order 7?]
     expect:
@@ -277,8 +277,11 @@ def test_each_wrong_script_gets_exactly_its_failure_cause_and_metrics(case_id: s
 
 
 def test_every_cause_is_covered() -> None:
-    # over_budget needs reported usage, so tests/test_budget.py covers it over a loopback provider
-    covered = {expected[0] for expected in EXPECTED.values()} | {"unknown", "over_budget"}
+    # over_budget needs reported usage, so tests/test_budget.py covers it over a loopback provider; truncated and
+    # malformed_call need a provider's finish reasons, so tests/test_truncation.py covers them over loopback fakes;
+    # tests/test_request_record.py covers calls_as_text
+    covered = {expected[0] for expected in EXPECTED.values()} | {"unknown", "over_budget", "truncated", "malformed_call",
+                                                                "calls_as_text"}
     assert covered == set(FAILURE_CAUSES) | {None}
 
 

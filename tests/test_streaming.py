@@ -204,8 +204,10 @@ def test_streamed_and_json_replies_give_the_same_record(tmp_path: Path, kind: st
     assert streamed_run["model_requests"][0]["ttft"] > 0 and plain["model_requests"][0]["ttft"] is None
     if kind == "gemini":  # litellm makes up Gemini's call ids (call_<uuid>): only their order is the provider's
         for run in records:
-            for n, step in enumerate(run["steps"]):
+            calls = [c for r in run["model_requests"] for c in r["tool_calls"]]
+            for n, (step, call) in enumerate(zip(run["steps"], calls, strict=True)):
                 step["call_id"] = step["call_id"].replace(step["call_id"].split("__")[0], f"id{n}")
+                call["id"] = call["id"].replace(call["id"].split("__")[0], f"id{n}")
     assert untimed(streamed_run) == untimed(plain)
     assert sent[0] == sent[1]  # what went back to the provider, too
     assert len(plain["steps"]) == 2 and plain["status"] == "pass"

@@ -64,12 +64,14 @@ def report_document(
 def run_dict(record: RunRecord) -> dict[str, Any]:
     """One run as a JSON-ready dict: the record's fields, ``names``/``calls``, and ``trace``
     (each tool call with its result cut to TRACE_RESULT_LIMIT characters) in place of ``steps``;
-    ``script`` (what ``--record`` writes) is left out, ``trace`` and ``model_requests`` tell it."""
+    ``script`` (what ``--record`` writes) is left out, ``trace`` and ``model_requests`` tell it. A trace
+    entry names the model request its call came from (``request``) and the call's full ``call_id``."""
     data = record.to_dict()
     del data["steps"], data["script"]
     trace = [
-        {"turn": s.turn, "name": s.name, "arguments": s.arguments, "result": cap_text(s.result, TRACE_RESULT_LIMIT),
-         "is_error": s.is_error, "duration": s.duration}
+        {"turn": s.turn, "request": s.request, "call_id": s.call_id, "status": s.status, "name": s.name,
+         "arguments": s.arguments, "result": cap_text(s.result, TRACE_RESULT_LIMIT), "is_error": s.is_error,
+         "duration": s.duration}
         for s in record.steps
     ]
     return {**data, "names": record.names, "calls": record.calls, "trace": trace}

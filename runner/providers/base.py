@@ -66,6 +66,8 @@ class Completion:
         reasoning: the reasoning or thinking text the model sent beside its reply, else None.
         ttft: seconds from sending a streamed request to its first content or call; None unstreamed.
         streamed: whether the reply came as a stream.
+        native_finish_reason: the provider's own finish reason where litellm's hides it (Gemini
+            ``MALFORMED_FUNCTION_CALL``, Anthropic ``max_tokens``), else None; unknown for a stream.
     """
 
     content: str | None
@@ -77,6 +79,7 @@ class Completion:
     reasoning: str | None = None
     ttft: float | None = None
     streamed: bool = False
+    native_finish_reason: str | None = None
 
 
 class ProviderError(Exception):

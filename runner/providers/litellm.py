@@ -198,7 +198,9 @@ class LiteLLMProvider:
         else:
             reported, counts = reported_in(raw, body.get("usage") or {}), body.get("usage")
         usage = usage_from(counts, reported, raw, anthropic=route(self.settings.model).startswith("anthropic/"))
-        parsed = parse_completion(body, latency=latency, usage=self._costed(usage, response))
+        parsed = parse_completion(body, latency=latency, usage=self._costed(usage, response), raw=raw)
+        if not body.get("choices"):  # no choice at all: an empty reply, no message for the history
+            return replace(parsed, ttft=streamed.ttft if streamed else None, streamed=streamed is not None)
         message = body["choices"][0]["message"]  # parse_completion made sure there is one
         return replace(parsed, message=provider_message(message, parsed.tool_calls), reasoning=reasoning_text(message),
                        ttft=streamed.ttft if streamed else None, streamed=streamed is not None)

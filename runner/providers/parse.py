@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping
+from enum import StrEnum
 from typing import Any
 
 from runner.providers.base import Completion, ProviderError, ToolCall, Usage
@@ -20,7 +21,8 @@ from runner.providers.base import Completion, ProviderError, ToolCall, Usage
 _UNSET: Any = object()
 
 
-def parse_completion(response: Any, *, latency: float = 0.0, usage: Usage | None = _UNSET) -> Completion:
+def parse_completion(response: Any, *, latency: float = 0.0, usage: Usage | None = _UNSET,
+                     raw: Mapping[str, Any] | None = None) -> Completion:
     """The first choice of ``response`` as a Completion.
 
     Args:
@@ -29,12 +31,18 @@ def parse_completion(response: Any, *, latency: float = 0.0, usage: Usage | None
         latency: seconds the request took, stored as is.
         usage: token counts to record instead of reading them from ``response``
             (the provider passes what the raw HTTP body said, cost included).
+        raw: the provider's raw response body, where its own finish reason is read
+            (Anthropic ``stop_reason``, Gemini ``finishReason``); None when there is none (a stream).
 
-    Raises ProviderError when the response has no choice or no message at all.
+    A response with no choice (``choices: []``) is an empty reply: content None, no calls, finish
+    reason None (``reply_kind`` says ``empty``). Raises ProviderError when a choice has no message.
     """
     body = as_dict(response)
     choices = body.get("choices")
-    if not isinstance(choices, list) or not choices or not isinstance(choices[0], Mapping):
+    recorded = parse_usage(body) if usage is _UNSET else usage
+    if isinstance(choices, list) and not choices:
+        return Completion(content=None, usage=recorded, latency=latency, native_finish_reason=_native(None, raw))
+    if not isinstance(choices, list) or not isinstance(choices[0], Mapping):
         raise ProviderError(f"the model's response has no choices: {_preview(body)}")
     choice = choices[0]
     message = choice.get("message")
@@ -45,9 +53,63 @@ def parse_completion(response: Any, *, latency: float = 0.0, usage: Usage | None
         content=_content(message.get("content")),
         tool_calls=parse_tool_calls(_raw_calls(message)),
         finish_reason=str(finish) if finish is not None else None,
-        usage=parse_usage(body) if usage is _UNSET else usage,
+        usage=recorded,
         latency=latency,
+        native_finish_reason=_native(choice, raw),
     )
+
+
+class ReplyKind(StrEnum):
+    """What a reply is to the agent loop (``ModelRequest.outcome``): an answer or calls to run
+    (``reply``), one cut off at the output limit (``truncated``), one the provider blocked
+    (``filtered``), one with no text and no calls (``empty``), or a call the provider could not
+    parse (``malformed_call``, Gemini's ``MALFORMED_FUNCTION_CALL``...)."""
+
+    REPLY = "reply"
+    TRUNCATED = "truncated"
+    MALFORMED_CALL = "malformed_call"
+    FILTERED = "filtered"
+    EMPTY = "empty"
+
+
+# Gemini's finish reasons for a call it could not take; litellm maps them all to "stop".
+MALFORMED_REASONS = frozenset({"MALFORMED_FUNCTION_CALL", "UNEXPECTED_TOOL_CALL", "TOO_MANY_TOOL_CALLS",
+                               "MALFORMED_RESPONSE"})
+_TRUNCATED_REASONS = frozenset({"MAX_TOKENS", "max_tokens", "length"})
+
+
+def reply_kind(completion: Completion) -> ReplyKind:
+    """The kind of ``completion``, first match: ``truncated`` (finish reason ``length``, or a native
+    ``MAX_TOKENS`` / ``max_tokens``, which litellm reports as ``tool_calls`` beside a call),
+    ``malformed_call`` (a native reason in MALFORMED_REASONS, with no call), ``filtered``
+    (``content_filter``), ``empty`` (no text, no call), else ``reply``."""
+    if completion.finish_reason == "length" or completion.native_finish_reason in _TRUNCATED_REASONS:
+        return ReplyKind.TRUNCATED
+    if completion.native_finish_reason in MALFORMED_REASONS and not completion.tool_calls:
+        return ReplyKind.MALFORMED_CALL
+    if completion.finish_reason == "content_filter":
+        return ReplyKind.FILTERED
+    if not (completion.content or "").strip() and not completion.tool_calls:
+        return ReplyKind.EMPTY
+    return ReplyKind.REPLY
+
+
+def _native(choice: Mapping[str, Any] | None, raw: Mapping[str, Any] | None) -> str | None:
+    """The provider's own finish reason: litellm's ``provider_specific_fields.native_finish_reason``
+    (Gemini), else the raw body's Anthropic ``stop_reason``, Gemini ``candidates[0].finishReason`` or
+    OpenAI ``choices[0].finish_reason``; None when none says."""
+    fields = choice.get("provider_specific_fields") if choice is not None else None
+    if isinstance(fields, Mapping) and isinstance(fields.get("native_finish_reason"), str):
+        return str(fields["native_finish_reason"])
+    if not isinstance(raw, Mapping):
+        return None
+    if isinstance(raw.get("stop_reason"), str):
+        return str(raw["stop_reason"])
+    for key, field in (("candidates", "finishReason"), ("choices", "finish_reason")):
+        first = raw.get(key)
+        if isinstance(first, list) and first and isinstance(first[0], Mapping) and isinstance(first[0].get(field), str):
+            return str(first[0][field])
+    return None
 
 
 def as_dict(response: Any) -> dict[str, Any]:

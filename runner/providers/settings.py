@@ -28,6 +28,8 @@ class ModelSettings:
         retry: how transient failures (429, 5xx, timeouts) are retried.
         stream: ask for the reply as a stream (server-sent events, Ollama's NDJSON), which
             records each request's time to first token.
+        recover_text_calls: run the tool calls a reply wrote as text in its content
+            (runner.providers.textcalls) instead of only recording them; the trace marks them ``recovered``.
     """
 
     model: str
@@ -39,3 +41,4 @@ class ModelSettings:
     params: Mapping[str, Any] = field(default_factory=dict)
     retry: RetryPolicy = field(default_factory=RetryPolicy)
     stream: bool = False
+    recover_text_calls: bool = False

@@ -1,7 +1,8 @@
 """The agent loop: turn -> model -> tool calls -> tool results -> ... -> reply.
 
 It records the whole trajectory. A stop (turn limit, provider failure, run
-timeout, cancellation by Ctrl-C) ends the loop early; what happened up to then is kept and the stop
+timeout, cancellation by Ctrl-C, replies cut off at the output limit, empty or with a call the
+provider could not parse, again and again) ends the loop early; what happened up to then is kept and the stop
 is recorded on the trajectory, never raised to the caller.
 """
 
@@ -9,13 +10,15 @@ from __future__ import annotations
 
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Sequence
 
 from runner.kinds import StopReason
 from runner.providers.base import Completion, Provider, ProviderError, ToolCall
 from runner.providers.history import arguments_for
 from runner.providers.limits import TurnLimitExceeded
+from runner.providers.parse import ReplyKind, reply_kind
+from runner.providers.textcalls import find_text_calls
 from runner.tools.toolbox import Toolbox
 
 
@@ -27,9 +30,29 @@ class RunCancelled(Exception):
     """The suite was interrupted (Ctrl-C): the run stops before its next step."""
 
 
+class _Stopped(Exception):
+    """The replies themselves end the run: truncated, empty or malformed too often."""
+
+    def __init__(self, reason: StopReason, message: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+
+
+TRUNCATED_LIMIT = 2  # consecutive replies cut off at the output limit that stop the run
+EMPTY_RETRIES = 2  # re-requests of an empty or malformed-call reply before the run stops
+RECOVERED = "Results of the tool calls in your last message:\n\n"
+CUT_OFF = ("not run: your reply was cut off at the output limit (max_tokens), so this call may be incomplete. "
+           "Send it again, shorter, or split the work.")
+
+
 @dataclass(frozen=True)
 class Step:
-    """One executed tool call. ``duration`` is in seconds; ``turn`` is 0-based."""
+    """One tool call the model made. ``duration`` is in seconds; ``turn`` is 0-based; ``request`` is the
+    0-based index of the model request whose reply held the call (None in records of earlier versions):
+    parallel calls share one. ``status``: ``executed``, ``invalid`` (its arguments did not parse, the
+    model got the error), ``truncated`` (not run: its reply was cut off at the output limit) or
+    ``recovered`` (written as text in the reply's content, run because the alias says
+    ``recover_text_calls``)."""
 
     turn: int
     call_id: str
@@ -38,6 +61,8 @@ class Step:
     result: str
     is_error: bool
     duration: float
+    request: int | None = None
+    status: str = "executed"
 
 
 @dataclass
@@ -49,9 +74,13 @@ class Trajectory:
         steps: every tool call with its result, in order.
         replies: the final reply text of each turn that finished.
         stop: why the loop ended early (runner.kinds.StopReason: ``turn_limit``, ``provider_error``,
-            ``script_exhausted``, ``timeout``, ``cancelled``) or None.
+            ``script_exhausted``, ``timeout``, ``cancelled``, ``truncated``, ``empty_reply``,
+            ``malformed_call``) or None.
         stop_message: the human cause of that stop; for ``timeout``, what the run was
             doing when its time ran out (``waiting for the model ...``), or None.
+        request_turns: the 0-based case turn of each model request that got a reply, in order.
+        text_calls: per request index, the tool calls its reply wrote as text instead of calling
+            (runner.providers.textcalls), found in replies without native calls; never run.
     """
 
     messages: list[dict[str, Any]] = field(default_factory=list)
@@ -59,6 +88,8 @@ class Trajectory:
     replies: list[str] = field(default_factory=list)
     stop: StopReason | None = None
     stop_message: str | None = None
+    request_turns: list[int] = field(default_factory=list)
+    text_calls: dict[int, tuple[ToolCall, ...]] = field(default_factory=dict)
 
     @property
     def final_reply(self) -> str:
@@ -72,6 +103,7 @@ def run_agent(
     turns: Sequence[str],
     deadline: float | None = None,
     cancel: threading.Event | None = None,
+    recover_text_calls: bool = False,
 ) -> Trajectory:
     """Send each turn and serve tool calls until the model replies without any.
 
@@ -84,12 +116,15 @@ def run_agent(
             requests are cut short there too (the provider raises OutOfTime, kind ``timeout``).
         cancel: once set, the run stops with ``cancelled`` before its next model request
             or tool call.
+        recover_text_calls: run the calls a reply wrote as text (steps ``recovered``, ids
+            ``text_<request>_<n>``), their results sent back as one user message; else only record them.
     """
     trajectory = Trajectory(messages=[{"role": "system", "content": system}])
     try:
         for index, turn in enumerate(turns):
             trajectory.messages.append({"role": "user", "content": turn})
-            trajectory.replies.append(_run_turn(provider, toolbox, trajectory, index, deadline, cancel))
+            trajectory.replies.append(_run_turn(provider, toolbox, trajectory, index, deadline, cancel,
+                                                recover_text_calls))
     except TurnLimitExceeded as e:
         trajectory.stop, trajectory.stop_message = StopReason.TURN_LIMIT, str(e)
     except ProviderError as e:
@@ -98,6 +133,8 @@ def run_agent(
         trajectory.stop, trajectory.stop_message = StopReason.TIMEOUT, str(e) or None
     except RunCancelled as e:
         trajectory.stop, trajectory.stop_message = StopReason.CANCELLED, str(e)
+    except _Stopped as e:
+        trajectory.stop, trajectory.stop_message = e.reason, str(e)
     return trajectory
 
 
@@ -108,25 +145,81 @@ def _run_turn(
     turn: int,
     deadline: float | None,
     cancel: threading.Event | None,
+    recover: bool,
 ) -> str:
     specs = toolbox.specs()
+    empty = truncated = 0  # replies in a row that were empty or malformed; cut off at the output limit
     while True:
         _check_stop(deadline, cancel)
         completion = provider.complete(trajectory.messages, specs, deadline)
+        request = len(trajectory.request_turns)
+        trajectory.request_turns.append(turn)
+        kind = reply_kind(completion)
+        if kind in (ReplyKind.EMPTY, ReplyKind.MALFORMED_CALL):  # not an answer: ask again, the history unchanged
+            empty += 1
+            if empty > EMPTY_RETRIES:
+                raise _Stopped(*_no_reply(kind, empty, completion))
+            continue
+        empty = 0
+        truncated = truncated + 1 if kind is ReplyKind.TRUNCATED else 0
         message = completion.message if completion.message is not None else _assistant_message(completion)
         if message.get("content") or message.get("tool_calls"):  # litellm would drop or fill in an empty one
             trajectory.messages.append(dict(message))
-        if not completion.tool_calls:
-            return completion.content or ""
+        if not completion.tool_calls and (kind is not ReplyKind.TRUNCATED or (completion.content or "").strip()):
+            written = find_text_calls(completion.content, [s["function"]["name"] for s in specs])
+            if written:
+                trajectory.text_calls[request] = written
+            if written and recover:
+                _recover(toolbox, trajectory, written, turn, request, deadline, cancel)
+                continue
+            return completion.content or ""  # a reply cut off in its text still ends the turn with that text
         for call in completion.tool_calls:
             _check_stop(deadline, cancel)
-            started = time.monotonic()
-            result = toolbox.call(call.name, call.arguments, call.error)
-            step = Step(turn, call.id, call.name, call.arguments, result.content, result.is_error,
-                        time.monotonic() - started)
+            if kind is ReplyKind.TRUNCATED:
+                step = _cut_off(call, turn, request)
+            else:
+                step = _run_call(toolbox, call, turn, request)
             trajectory.steps.append(step)
             trajectory.messages.append({"role": "tool", "tool_call_id": call.id, "name": call.name,
-                                        "content": result.content})
+                                        "content": step.result})
+        if truncated >= TRUNCATED_LIMIT:
+            reason = completion.native_finish_reason or completion.finish_reason
+            raise _Stopped(StopReason.TRUNCATED,
+                           f"{truncated} replies in a row were cut off at the output limit (finish reason {reason})")
+
+
+def _run_call(toolbox: Toolbox, call: ToolCall, turn: int, request: int) -> Step:
+    started = time.monotonic()
+    result = toolbox.call(call.name, call.arguments, call.error)
+    return Step(turn, call.id, call.name, call.arguments, result.content, result.is_error,
+                time.monotonic() - started, request, "invalid" if call.error else "executed")
+
+
+def _recover(toolbox: Toolbox, trajectory: Trajectory, calls: Sequence[ToolCall], turn: int, request: int,
+             deadline: float | None, cancel: threading.Event | None) -> None:
+    """Run calls written as text. The model's message stays as it wrote it, so no ``tool`` message can
+    answer them: their results go back in one user message."""
+    results = []
+    for n, call in enumerate(calls, 1):
+        _check_stop(deadline, cancel)
+        step = _run_call(toolbox, replace(call, id=f"text_{request}_{n}"), turn, request)
+        step = replace(step, status="recovered")
+        trajectory.steps.append(step)
+        results.append(f"{call.name}: {step.result}")
+    trajectory.messages.append({"role": "user", "content": RECOVERED + "\n\n".join(results)})
+
+
+def _cut_off(call: ToolCall, turn: int, request: int) -> Step:
+    """A call from a truncated reply: not run, whether or not its arguments parse (they may be cut short
+    where they still parse); the model is told why."""
+    return Step(turn, call.id, call.name, call.arguments, CUT_OFF, True, 0.0, request, "truncated")
+
+
+def _no_reply(kind: ReplyKind, times: int, completion: Completion) -> tuple[StopReason, str]:
+    reason = completion.native_finish_reason or completion.finish_reason or "no choices"
+    if kind is ReplyKind.MALFORMED_CALL:
+        return StopReason.MALFORMED_CALL, f"the provider rejected the model's tool call {times} times in a row ({reason})"
+    return StopReason.EMPTY_REPLY, f"{times} replies in a row held no text and no tool call (finish reason {reason})"
 
 
 def _check_stop(deadline: float | None, cancel: threading.Event | None) -> None:

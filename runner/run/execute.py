@@ -13,7 +13,7 @@ from runner.checks.base import CheckContext
 from runner.checks.registry import run_checks
 from runner.errors import UserError
 from runner.kinds import ErrorKind, FailureCause, StopReason
-from runner.providers.base import Completion, ProviderError, Usage
+from runner.providers.base import ProviderError
 from runner.providers.limits import TurnLimited
 from runner.providers.scripted import script_reply
 from runner.run.agent import RunTimeout, Trajectory, run_agent
@@ -23,7 +23,7 @@ from runner.run.prompts import (
     system_prompt,
     turn_prompts,
 )
-from runner.run.record import ERROR, FAIL, PASS, RequestStats, RunRecord, Tokens
+from runner.run.record import ERROR, FAIL, PASS, RunRecord, Tokens, request_stats
 from runner.run.workspace import SetupError, SnapshotStopped, Workspace, WorkspaceError
 from runner.sandbox.command import CommandResult, budget
 from runner.scoring.metrics import fill_metrics
@@ -117,8 +117,11 @@ def _run_in(workspace: Workspace, case: Case, arm: Arm, options: RunOptions, rec
     toolbox = build_toolbox(case, tool_context, mock_tools(case.mocks))
     context = context_for(case, toolbox.specs(), str(workspace.path))
     system, turns = system_prompt(arm.prompt, case, context), turn_prompts(case, context)
-    provider = TurnLimited(arm.provider.create(case), case.max_turns)
-    trajectory = run_agent(provider, toolbox, system, turns, deadline=deadline, cancel=options.cancel)
+    model = arm.provider.create(case)
+    recover = bool(getattr(getattr(model, "settings", None), "recover_text_calls", False))  # a litellm alias's key
+    provider = TurnLimited(model, case.max_turns)
+    trajectory = run_agent(provider, toolbox, system, turns, deadline=deadline, cancel=options.cancel,
+                           recover_text_calls=recover)
     _account(record, provider, trajectory)
     if trajectory.stop is StopReason.CANCELLED:  # not a result: nothing to check
         _error(record, ErrorKind.CANCELLED, trajectory.stop_message or ErrorKind.CANCELLED)
@@ -173,15 +176,11 @@ def _account(record: RunRecord, provider: TurnLimited, trajectory: Trajectory) -
     record.script = [script_reply(c) for c in provider.completions]
     record.tokens = Tokens.of([c.usage for c in provider.completions])
     record.cost = known_sum(c.usage.cost for c in provider.completions if c.usage is not None)
-    record.model_requests = [_stats(c) for c in provider.completions]
+    turns = trajectory.request_turns
+    record.model_requests = [
+        request_stats(i, c, turns[i] if i < len(turns) else None, trajectory.steps, trajectory.text_calls.get(i, ()))
+        for i, c in enumerate(provider.completions)]
     record.latency = known_sum(c.latency for c in provider.completions)
-
-
-def _stats(completion: Completion) -> RequestStats:
-    usage = completion.usage or Usage()
-    return RequestStats(usage.prompt_tokens, usage.completion_tokens, usage.total_tokens, usage.cost,
-                        completion.latency, completion.finish_reason, usage.reasoning_tokens, usage.cached_tokens,
-                        usage.cache_write_tokens, completion.ttft, completion.streamed, completion.usage is not None)
 
 
 def _error(record: RunRecord, kind: ErrorKind, cause: str) -> None:

@@ -8,7 +8,8 @@ from typing import Any, Sequence
 
 from runner.checks.base import CheckResult
 from runner.kinds import ErrorKind, FailureCause, Status
-from runner.providers.base import Usage
+from runner.providers.base import Completion, ToolCall, Usage
+from runner.providers.parse import reply_kind
 from runner.run.agent import Step
 from runner.sandbox.command import Confinement
 from runner.sums import known_sum
@@ -55,7 +56,17 @@ class RequestStats:
     ``cache_write_tokens``, ``completion`` includes ``reasoning_tokens``), cost in USD (None when
     unknown), latency in seconds (retries and their waits included), the provider's finish reason,
     whether the reply ``streamed``, and for a stream ``ttft``: seconds to its first content or call.
-    ``usage_reported`` says whether the provider reported any usage (None in records of earlier versions)."""
+    ``usage_reported`` says whether the provider reported any usage (None in records of earlier versions).
+
+    What the reply was (each None or empty in records of earlier versions): ``index`` (0-based, in the
+    run) and ``turn`` (0-based case turn it served); ``outcome`` (runner.providers.parse.ReplyKind:
+    ``reply``, ``truncated``, ``filtered``, ``empty``, ``malformed_call``); ``native_finish_reason``,
+    the provider's own where known (not for a stream); ``text``, its content (None for none or "");
+    ``reasoning``, its thinking text (never part of the final reply); ``tool_calls``, each ``{id,
+    name, arguments, raw_arguments, error, status}``: the full provider id, the text as sent for
+    arguments that did not parse (else None), ``status`` as on the step (``executed``, ``invalid``,
+    ``truncated``) or ``not_run`` when the run stopped first; ``text_calls``, calls written as text
+    in the content, ``{name, arguments}`` each, never run."""
 
     prompt: int | None = None
     completion: int | None = None
@@ -69,6 +80,36 @@ class RequestStats:
     ttft: float | None = None
     streamed: bool = False
     usage_reported: bool | None = None
+    index: int = 0
+    turn: int | None = None
+    outcome: str | None = None
+    native_finish_reason: str | None = None
+    text: str | None = None
+    reasoning: str | None = None
+    tool_calls: list[dict[str, Any]] = field(default_factory=list)
+    text_calls: list[dict[str, Any]] = field(default_factory=list)
+
+
+def request_stats(index: int, completion: Completion, turn: int | None, steps: Sequence[Step],
+                  text_calls: Sequence[ToolCall] = ()) -> RequestStats:
+    """The record of model request ``index`` (0-based) whose reply is ``completion``, made in case turn
+    ``turn``; ``steps`` are the run's, which say what became of each of its calls; ``text_calls`` are
+    those its reply wrote as text (runner.run.agent.Trajectory.text_calls)."""
+    usage = completion.usage or Usage()
+    status = {s.call_id: s.status for s in steps if s.request == index}
+    return RequestStats(
+        usage.prompt_tokens, usage.completion_tokens, usage.total_tokens, usage.cost, completion.latency,
+        completion.finish_reason, usage.reasoning_tokens, usage.cached_tokens, usage.cache_write_tokens,
+        completion.ttft, completion.streamed, completion.usage is not None, index=index, turn=turn,
+        outcome=reply_kind(completion), native_finish_reason=completion.native_finish_reason,
+        text=completion.content or None, reasoning=completion.reasoning or None,
+        tool_calls=[{**_call(c), "status": status.get(c.id, "not_run")} for c in completion.tool_calls],
+        text_calls=[{"name": c.name, "arguments": c.arguments} for c in text_calls])
+
+
+def _call(call: ToolCall) -> dict[str, Any]:
+    raw = call.raw_arguments if call.error else None  # a valid one's text is its arguments (and a replay has none)
+    return {"id": call.id, "name": call.name, "arguments": call.arguments, "raw_arguments": raw, "error": call.error}
 
 
 def arm_label(provider: str, prompt: str) -> str:

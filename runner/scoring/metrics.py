@@ -163,13 +163,21 @@ def _process_components(trace: TraceExpect, names: Sequence[str], offered: froze
     return parts
 
 
+_ERROR_CAUSES = {ErrorKind.TURN_LIMIT: FailureCause.TURN_LIMIT, ErrorKind.TRUNCATED: FailureCause.TRUNCATED,
+                 ErrorKind.MALFORMED_CALL: FailureCause.MALFORMED_CALL}
+
+
 def failure_cause(case: Case, record: RunRecord) -> FailureCause | None:
     """The one failure cause of a non-passing run, None for a pass: the first of these that holds.
 
-    1. ``run_error``: the run ended in an error other than the turn limit (setup command,
-       provider failure, script exhausted, timeout, template or internal error).
-    2. ``turn_limit``: the model made more requests than ``expect.max_turns``.
-    3. ``no_tools``: no tool call at all, where the case's trace wants some (``expected``,
+    1. ``run_error``: the run ended in an error other than those of 2 (setup command,
+       provider failure, empty replies, script exhausted, timeout, template or internal error).
+    2. ``turn_limit``: the model made more requests than ``expect.max_turns``; ``truncated``: its
+       replies were cut off at the output limit twice in a row; ``malformed_call``: the provider
+       kept rejecting its calls as malformed (the run's error kind of the same name, each).
+    3. ``calls_as_text``: no tool call at all, but some reply wrote calls of offered tools as text
+       in its content (``<tool_call>...</tool_call>`` and the like; runner.providers.textcalls), never
+       run; else ``no_tools``: no tool call at all, where the case's trace wants some (``expected``,
        ``exact``, ``must_include``, ``order`` or ``args`` given, or ``min_calls`` / ``minimal_calls`` >= 1);
        ToolEval's do-nothing signature.
     Causes 4 to 9 are those the failed results point to (runner.checks.table ``causes``), the first
@@ -195,8 +203,11 @@ def failure_cause(case: Case, record: RunRecord) -> FailureCause | None:
     if record.status == PASS:
         return None
     if record.status == ERROR:
-        return FailureCause.TURN_LIMIT if record.error_kind == ErrorKind.TURN_LIMIT else FailureCause.RUN_ERROR
+        cause = _ERROR_CAUSES.get(record.error_kind) if record.error_kind is not None else None
+        return cause or FailureCause.RUN_ERROR
     failed = {_TURN_PREFIX.sub("", c.check) for c in record.failed_checks}  # a per-turn check counts as its kind
+    if not record.steps and any(r.text_calls for r in record.model_requests):
+        return FailureCause.CALLS_AS_TEXT
     if not record.steps and case.expect.trace is not None and case.expect.trace.wants_calls:
         return FailureCause.NO_TOOLS
     empty = not record.final_reply.strip()

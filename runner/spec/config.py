@@ -14,6 +14,7 @@ as case files. Command-line flags override what it says. Example::
         retries: {attempts: 4, backoff: 1}
         params: {top_p: 1}          # passed to litellm.completion as given
         stream: true                # replies as streams; each request's time to first token is recorded
+        recover_text_calls: true    # run tool calls the model wrote as text (<tool_call>...</tool_call>)
     default_provider: local-openai
     jobs: 4
     results_dir: results
@@ -148,8 +149,8 @@ def read_config(path: Path) -> Config:
 
 def _settings(entry: Mapping[str, Any]) -> ModelSettings:
     retry = RetryPolicy(**entry.get("retries", {}))
-    known = {k: entry[k] for k in ("model", "api_base", "api_key_env", "temperature", "max_tokens", "timeout", "stream")
-             if k in entry}
+    keys = ("model", "api_base", "api_key_env", "temperature", "max_tokens", "timeout", "stream", "recover_text_calls")
+    known = {k: entry[k] for k in keys if k in entry}
     return ModelSettings(**known, params=dict(entry.get("params", {})), retry=retry)
 
 
