@@ -49,10 +49,12 @@ REPLIES = [
 
 
 def comparable(run: dict[str, Any]) -> dict[str, Any]:
-    """A run of the JSON report without what differs between a live run and its replay: timings, the provider."""
+    """A run of the JSON report without what differs between a live run and its replay: timings, the provider
+    and the tries it took (a scripted reply takes none)."""
     run = {k: v for k, v in run.items() if k not in ("provider", "duration", "latency", "workspace")}
     run["trace"] = [{k: v for k, v in step.items() if k != "duration"} for step in run["trace"]]
-    run["model_requests"] = [{k: v for k, v in r.items() if k != "latency"} for r in run["model_requests"]]
+    run["model_requests"] = [{k: v for k, v in r.items() if k not in ("latency", "attempts")}
+                             for r in run["model_requests"]]
     return run
 
 

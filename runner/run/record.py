@@ -8,7 +8,7 @@ from typing import Any, Sequence
 
 from runner.checks.base import CheckResult
 from runner.kinds import ErrorKind, FailureCause, Status
-from runner.providers.base import Usage
+from runner.providers.base import Attempt, Usage
 from runner.run.agent import Step
 from runner.sandbox.command import Confinement
 from runner.sums import known_sum
@@ -55,7 +55,9 @@ class RequestStats:
     ``cache_write_tokens``, ``completion`` includes ``reasoning_tokens``), cost in USD (None when
     unknown), latency in seconds (retries and their waits included), the provider's finish reason,
     whether the reply ``streamed``, and for a stream ``ttft``: seconds to its first content or call.
-    ``usage_reported`` says whether the provider reported any usage (None in records of earlier versions)."""
+    ``usage_reported`` says whether the provider reported any usage (None in records of earlier versions).
+    ``attempts``: every try the request took (runner.providers.base.Attempt), the last the one that
+    answered, or for a request that failed for good (``finish_reason`` None) the one that failed last."""
 
     prompt: int | None = None
     completion: int | None = None
@@ -69,6 +71,7 @@ class RequestStats:
     ttft: float | None = None
     streamed: bool = False
     usage_reported: bool | None = None
+    attempts: list[Attempt] = field(default_factory=list)
 
 
 @dataclass
@@ -80,11 +83,13 @@ class RunRecord:
         cause: for an error, the human cause (``setup command failed (exit 2): make``...).
         error_kind: for an error, its kind (runner.kinds.ErrorKind: ``setup``, ``workspace``,
             ``turn_limit``, ``provider_error``, ``script_exhausted``, ``timeout``, ``judge_error``...).
-        requests: model requests made. duration: wall-clock seconds.
+        requests: model requests sent: every try counts, retries included (each model request's
+            ``attempts`` lists them). duration: wall-clock seconds.
         tokens, cost: the agent's own usage (tokens; USD), each None when no request reported it;
             judges' usage is apart, in ``judge_tokens`` and ``judge_cost``.
         latency: seconds spent waiting on the model, summed over requests (None before any request).
-        model_requests: per-request tokens, cost, latency and finish reason, in order.
+        model_requests: per-request tokens, cost, latency, finish reason and tries, in order; a request
+            that failed for good is the last, with no finish reason.
         changes: workspace paths ``{"added": [...], "changed": [...], "deleted": [...]}``.
         outcome, process: scores in [0, 1] (runner.scoring), None when the case has no such checks.
         accuracy: 1/0 against ``expect.trace.expected``, None without it.
