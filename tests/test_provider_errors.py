@@ -8,12 +8,15 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from email.utils import formatdate
 from pathlib import Path
 from typing import Any, Callable
 
 import pytest
 import regex
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from runner.providers.errors import classify, retry_hint
 from tests.fake_servers import FakeServer, OpenAIServer, Received, Reply, error_reply, openai_reply
@@ -181,7 +184,7 @@ def test_the_wait_the_provider_asks_for_is_honoured_capped_and_every_try_recorde
         if not first:
             return openai_reply("done")
         headers, message, _, _ = HINTS[row]
-        headers = {k: formatdate(__import__("time").time() + 2, usegmt=True) if v == "DATE" else v
+        headers = {k: formatdate(time.time() + 2, usegmt=True) if v == "DATE" else v
                    for k, v in headers.items()}
         return error_reply(429, message, headers)
 
@@ -221,3 +224,21 @@ def test_a_hint_no_retry_after_can_read_is_no_hint() -> None:
     for value in ("soon", "-3", "Sun, 99 Foo 2026 99:99:99 GMT"):
         error = _Failed(429, value)
         assert retry_hint(error, classify(error)) is None
+
+
+@settings(max_examples=200, deadline=None)
+@given(value=st.text(max_size=40), status=st.one_of(st.none(), st.integers(100, 599)))
+def test_any_retry_after_value_is_a_wait_of_zero_or_more_or_none(value: str, status: int | None) -> None:
+    error = _Failed(status, value)
+    failure = classify(error)
+    hint = retry_hint(error, failure, now=0.0)
+    assert hint is None or (hint[0] >= 0 and hint[1] in ("retry-after", "http-date"))
+    assert failure.retryable == (failure.kind in ("rate_limit", "server_error", "provider_timeout", "connection",
+                                                  "malformed_response"))
+
+
+@settings(max_examples=100, deadline=None)
+@given(seconds=st.floats(0, 1e6, allow_nan=False))
+def test_retry_after_seconds_are_read_as_sent(seconds: float) -> None:
+    error = _Failed(429, repr(seconds))
+    assert retry_hint(error, classify(error)) == (seconds, "retry-after")
