@@ -44,6 +44,7 @@ class Slammer:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        self.sock.shutdown(socket.SHUT_RDWR)  # wakes the accept() under way; close() alone would not
         self.sock.close()
         self._thread.join(timeout=5)
 
