@@ -19,6 +19,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from runner.providers.errors import classify, retry_hint
+from runner.providers.litellm import LiteLLMProvider, ModelSettings
+from runner.providers.retry import RetryPolicy
 from tests.fake_servers import FakeServer, OpenAIServer, Received, Reply, error_reply, openai_reply
 from tests.fake_wire import ANTHROPIC_MODEL, GEMINI_MODEL, AnthropicServer, GeminiServer
 from tests.helpers import cli_output
@@ -242,3 +244,16 @@ def test_any_retry_after_value_is_a_wait_of_zero_or_more_or_none(value: str, sta
 def test_retry_after_seconds_are_read_as_sent(seconds: float) -> None:
     error = _Failed(429, repr(seconds))
     assert retry_hint(error, classify(error)) == (seconds, "retry-after")
+
+
+def test_a_long_asked_wait_is_capped_at_max_retry_after_without_sleeping_for_it() -> None:
+    slept: list[float] = []
+    with OpenAIServer() as server:
+        server.push(error_reply(429, "slow down", {"Retry-After": "120"}), error_reply(429, "slow down", {"Retry-After": "7"}),
+                    openai_reply("done"))
+        settings = ModelSettings("openai/gpt-x", api_base=server.api_base, retry=RetryPolicy(attempts=3, backoff=0))
+        reply = LiteLLMProvider(settings, sleep=slept.append).complete([{"role": "user", "content": "hi"}], [])
+    assert slept == [60.0, 7.0]  # the default cap, then the wait as asked
+    assert [(a.number, a.error_kind, a.status, a.wait, a.wait_source) for a in reply.attempts] == [
+        (1, "rate_limit", 429, 60.0, "retry-after"), (2, "rate_limit", 429, 7.0, "retry-after"), (3, None, None, None, None)]
+    assert reply.content == "done"

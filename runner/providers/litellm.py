@@ -28,7 +28,7 @@ from typing import Any, Callable, Mapping
 from urllib.parse import urlparse
 
 from runner.kinds import ErrorKind
-from runner.providers.base import Completion, OutOfTime, ProviderError, Usage
+from runner.providers.base import Completion, ProviderError, Usage
 from runner.providers.history import provider_message, reasoning_text
 from runner.providers.parse import as_dict, parse_completion
 from runner.providers.retry import Retrier
