@@ -257,3 +257,21 @@ def test_a_long_asked_wait_is_capped_at_max_retry_after_without_sleeping_for_it(
     assert [(a.number, a.error_kind, a.status, a.wait, a.wait_source) for a in reply.attempts] == [
         (1, "rate_limit", 429, 60.0, "retry-after"), (2, "rate_limit", 429, 7.0, "retry-after"), (3, None, None, None, None)]
     assert reply.content == "done"
+
+
+@pytest.mark.parametrize("model", ["gemini/gemini-2.5-flash", f"anthropic/{ANTHROPIC_MODEL}"])
+def test_a_history_litellm_cannot_convert_is_a_bad_request_not_retried(model: str) -> None:
+    """litellm refuses, before sending anything, a tool call whose arguments are not JSON; retrying
+    the same history cannot help (no server listens on port 9: nothing is sent)."""
+    import litellm
+    import openai
+
+    history = [{"role": "user", "content": "hi"},
+               {"role": "assistant", "content": None, "tool_calls": [
+                   {"id": "c1", "type": "function", "function": {"name": "bash", "arguments": "{not json"}}]},
+               {"role": "tool", "tool_call_id": "c1", "name": "bash", "content": "x"}]
+    with pytest.raises(openai.OpenAIError) as raised:
+        litellm.completion(model=model, api_base="http://127.0.0.1:9", api_key="x", messages=history,
+                           num_retries=0, max_retries=0, timeout=2)
+    failure = classify(raised.value)
+    assert (failure.kind, failure.retryable) == ("bad_request", False)

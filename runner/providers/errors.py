@@ -79,7 +79,11 @@ def _kind(error: BaseException, chain: list[BaseException], answered: bool, stat
             return ErrorKind.PROVIDER_TIMEOUT
         if names & {"ConnectError", "ConnectionError", "RemoteProtocolError", "NetworkError"}:
             return ErrorKind.CONNECTION
-        if names & {"JSONDecodeError", "KeyError", "ValueError", "TypeError"} or "expecting value" in text:
+        if "unable to convert" in text:  # litellm could not turn the history into Gemini's shape: nothing was sent
+            return ErrorKind.BAD_REQUEST
+        client_side = status is not None and 400 <= status < 500  # litellm refused the request before sending it
+        if not client_side and (names & {"JSONDecodeError", "KeyError", "ValueError", "TypeError"}
+                                or "expecting value" in text):
             return ErrorKind.MALFORMED_RESPONSE
     if "ContextWindowExceededError" in names or (status in (400, 413, None) and _CONTEXT.search(text)):
         return ErrorKind.CONTEXT_OVERFLOW
