@@ -39,7 +39,16 @@ class ErrorKind(StrEnum):
     WORKSPACE = "workspace"  # the case's fixture or files could not be put into the workspace
     TEMPLATE = "template"  # a prompt template did not render
     TURN_LIMIT = "turn_limit"  # more model requests than expect.max_turns
-    PROVIDER_ERROR = "provider_error"  # a model request failed for good
+    PROVIDER_ERROR = "provider_error"  # a model request failed for good, for none of the reasons below
+    RATE_LIMIT = "rate_limit"  # the provider kept answering 429: too many requests or tokens for now
+    QUOTA_EXHAUSTED = "quota_exhausted"  # the account's quota, credit or daily limit is used up
+    CONTEXT_OVERFLOW = "context_overflow"  # the conversation outgrew the model's context window
+    AUTH = "auth"  # the key was refused (401, 403, an invalid key)
+    BAD_REQUEST = "bad_request"  # the provider refused the request as sent (400, 404, 413, 422)
+    SERVER_ERROR = "server_error"  # the provider failed (5xx, 529 overloaded, an error mid-stream)
+    PROVIDER_TIMEOUT = "provider_timeout"  # the provider did not answer within the request timeout
+    CONNECTION = "connection"  # the provider could not be reached
+    MALFORMED_RESPONSE = "malformed_response"  # the provider answered with something that is not a reply
     SCRIPT_EXHAUSTED = "script_exhausted"  # the agent asked the scripted provider for more replies than it holds
     TIMEOUT = "timeout"  # the run's time ran out
     JUDGE_ERROR = "judge_error"  # the judge was unreachable or gave no usable verdict
@@ -53,7 +62,8 @@ class ErrorKind(StrEnum):
     @property
     def blame(self) -> Blame:
         """Who the error is down to: the agent for a stop of its own making (turn limit, timeout, an
-        exhausted script, replies truncated or calls malformed again and again), the case for data it gives (fixture, files, templates, a pattern too slow
+        exhausted script, replies truncated or calls malformed again and again, a conversation grown past the
+        context window), the case for data it gives (fixture, files, templates, a pattern too slow
         to search), tooltrial for its own bug, else the infrastructure (provider, judge, setup)."""
         if self in _AGENT_STOPS:
             return Blame.AGENT
@@ -61,18 +71,37 @@ class ErrorKind(StrEnum):
             return Blame.CASE
         return Blame.INTERNAL if self is ErrorKind.INTERNAL else Blame.INFRASTRUCTURE
 
+    @property
+    def from_provider(self) -> bool:
+        """Whether a model request failing for good makes a run an error of this kind."""
+        return self in _PROVIDER_FAILURES
+
 
 _AGENT_STOPS = frozenset({ErrorKind.TURN_LIMIT, ErrorKind.TIMEOUT, ErrorKind.SCRIPT_EXHAUSTED, ErrorKind.TRUNCATED,
-                          ErrorKind.MALFORMED_CALL})
+                          ErrorKind.MALFORMED_CALL, ErrorKind.CONTEXT_OVERFLOW})
+_PROVIDER_FAILURES = frozenset({
+    ErrorKind.PROVIDER_ERROR, ErrorKind.RATE_LIMIT, ErrorKind.QUOTA_EXHAUSTED, ErrorKind.CONTEXT_OVERFLOW,
+    ErrorKind.AUTH, ErrorKind.BAD_REQUEST, ErrorKind.SERVER_ERROR, ErrorKind.PROVIDER_TIMEOUT, ErrorKind.CONNECTION,
+    ErrorKind.MALFORMED_RESPONSE})
 _CASE_DATA = frozenset({ErrorKind.WORKSPACE, ErrorKind.TEMPLATE, ErrorKind.PATTERN_TIMEOUT})
 
 
 class StopReason(StrEnum):
     """Why the agent loop ended before the last turn's reply (``Trajectory.stop``); each is the
-    ErrorKind of the same name that it makes the run."""
+    ErrorKind of the same name that it makes the run (a failed model request stops it with the
+    request's kind)."""
 
     TURN_LIMIT = "turn_limit"
     PROVIDER_ERROR = "provider_error"
+    RATE_LIMIT = "rate_limit"
+    QUOTA_EXHAUSTED = "quota_exhausted"
+    CONTEXT_OVERFLOW = "context_overflow"
+    AUTH = "auth"
+    BAD_REQUEST = "bad_request"
+    SERVER_ERROR = "server_error"
+    PROVIDER_TIMEOUT = "provider_timeout"
+    CONNECTION = "connection"
+    MALFORMED_RESPONSE = "malformed_response"
     SCRIPT_EXHAUSTED = "script_exhausted"
     TIMEOUT = "timeout"
     CANCELLED = "cancelled"

@@ -65,12 +65,12 @@ def test_server_errors_then_the_next_case_runs_verbose(tmp_path: Path) -> None:
     assert "sk-verbose-secret" not in done.stderr + done.stdout
     assert server.chats[0].headers["authorization"] == "Bearer sk-verbose-secret"
     first, second = json.loads(done.stdout)["runs"]
-    assert (first["status"], first["error_kind"]) == ("error", "provider_error")
+    assert (first["status"], first["error_kind"]) == ("error", "server_error")
     assert "after 3 attempts" in first["cause"] and "model is loading" in first["cause"]
     assert second["status"] == "pass"
     assert second["tokens"] == {"prompt": None, "completion": None, "total": None, "reasoning": None, "cached": None, "cache_write": None,
                                 "unreported": 5}  # 5 requests, none reported usage
-    assert "ERROR fix/fix-failing-test #1: local-openai: request failed after 3 attempts" in done.stderr
+    assert "ERROR fix/fix-failing-test #1: local-openai: server_error (HTTP 503) after 3 attempts" in done.stderr
     assert "tokens:" not in done.stderr  # no run reported any
 
 

@@ -91,8 +91,9 @@ def test_a_provider_that_refuses_connections_scores_nothing_and_is_counted_apart
                                    "--config", str(config(tmp_path)))  # local-openai: port 9, nothing listens
     assert code == 6  # infrastructure broke the runs
     assert len(runs) == 6
-    assert {(r["status"], r["outcome"], r["process"], r["accuracy"], r["requests"]) for r in runs} == {
-        ("error", None, None, None, 0)}
+    assert {(r["status"], r["error_kind"], r["outcome"], r["process"], r["accuracy"]) for r in runs} == {
+        ("error", "connection", None, None, None)}
+    assert {r["requests"] for r in runs} <= {0, 3}  # 3 tries each, none once 3 runs in a row could not connect
     for level, figures in _levels(report):
         runs_here = 6 if level in ("overall", "arm", "group") else 2
         assert (figures["runs"], figures["passed"], figures["infra_errors"], figures["blames"]) == (

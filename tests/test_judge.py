@@ -129,7 +129,7 @@ def test_unreachable_judge_is_an_infrastructure_error(tmp_path: Path) -> None:
     record = _run(tmp_path, UNREACHABLE)
     assert (record.status, record.error_kind) == (ERROR, "judge_error")
     assert record.cause is not None
-    assert record.cause.startswith("judge local-judge unreachable: local-judge: request failed after 2 attempts:")
+    assert record.cause.startswith("judge local-judge unreachable: local-judge: connection after 2 attempts:")
     assert [c.check for c in record.checks] == ["response_contains", "judge"]  # the other checks still ran
     assert record.checks[-1].usage is None
 
@@ -208,7 +208,7 @@ def test_cli_exit_6_when_only_the_judge_was_down(tmp_path: Path) -> None:
     done, run = _cli(tmp_path, UNREACHABLE, "--judge", "local-judge")
     assert done.returncode == 6, done.stderr
     assert (run["status"], run["error_kind"]) == ("error", "judge_error")
-    assert run_output(done).startswith("ERROR judged/polite: judge local-judge unreachable: local-judge: request failed after 2 attempts")
+    assert run_output(done).startswith("ERROR judged/polite: judge local-judge unreachable: local-judge: connection after 2 attempts")
 
 
 def test_cli_judge_from_the_config_and_one_a_case_names(tmp_path: Path) -> None:

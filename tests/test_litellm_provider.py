@@ -28,7 +28,8 @@ from runner.providers.litellm import (
     load_litellm,
 )
 from runner.providers.registry import ProviderSpec, resolve_provider
-from runner.providers.retry import RetryPolicy, is_retryable, retry_after
+from runner.providers.errors import classify, retry_hint
+from runner.providers.retry import RetryPolicy, is_retryable
 from runner.run.engine import run_matrix
 from runner.run.execute import execute
 from runner.run.options import Arm, RunOptions
@@ -183,16 +184,17 @@ def test_429_with_retry_after_is_honoured_then_succeeds(openai_server) -> None:
     assert record.status == PASS
     assert time.monotonic() - started >= 1.0  # backoff alone would have waited ~0.05 s
     assert len(openai_server.chats) == 3
-    assert record.requests == 2  # the retry is inside one model request
+    assert record.requests == 3  # every POST counts, the retry too
+    assert [len(r.attempts) for r in record.model_requests] == [2, 1]  # the retry is inside one model request
 
 
 def test_500_forever_is_an_error_after_retries_and_the_next_case_runs(openai_server) -> None:
     openai_server.push(*[error_reply(500, "upstream exploded")] * 3, openai_reply(tool_calls=[WRITE]), openai_reply("ok"))
     the_arm = arm("openai/fake", openai_server)
     first, second = run_matrix([write_case(id="a"), write_case(id="b")], [the_arm], RunOptions(sandbox=Sandbox()))
-    assert first.status == ERROR and first.error_kind == "provider_error"
+    assert first.status == ERROR and first.error_kind == "server_error"
     assert "after 3 attempts" in first.cause and "upstream exploded" in first.cause
-    assert first.requests == 0 and first.steps == []
+    assert first.requests == 3 and first.steps == []
     assert second.status == PASS
     assert len(openai_server.chats) == 5
 
@@ -201,7 +203,7 @@ def test_a_reply_slower_than_the_timeout_is_an_error(ollama_server) -> None:
     ollama_server.fallback = Reply(ollama_reply("late").body, delay=1.0)
     started = time.monotonic()
     record = run(write_case(), arm("ollama_chat/fake", ollama_server, timeout=0.2, retry=RetryPolicy(attempts=2, backoff=0.01)))
-    assert record.status == ERROR and record.error_kind == "provider_error"
+    assert record.status == ERROR and record.error_kind == "provider_timeout"
     assert "after 2 attempts" in record.cause and "Timeout" in record.cause
     assert len(ollama_server.chats) == 2
     assert time.monotonic() - started < 3.0
@@ -223,7 +225,7 @@ def test_no_usage_block_records_null_tokens(flavour, openai_server, ollama_serve
 def test_unknown_model_on_the_server_fails_at_once_with_its_message(openai_server) -> None:
     openai_server.fallback = error_reply(404, "The model `nope` does not exist")
     record = run(write_case(), arm("openai/nope", openai_server))
-    assert record.status == ERROR and record.error_kind == "provider_error"
+    assert record.status == ERROR and record.error_kind == "bad_request"
     assert "The model `nope` does not exist" in record.cause
     assert "attempts" not in record.cause and len(openai_server.chats) == 1  # 404 is not retried
 
@@ -305,10 +307,12 @@ def test_which_statuses_are_retried(status, retry) -> None:
     assert is_retryable(_Status(status)) is retry
 
 
-@pytest.mark.parametrize("headers, wait", [({"Retry-After": "3"}, 3.0), ({"retry-after-ms": "250"}, 0.25),
+@pytest.mark.parametrize("headers, hint", [({"Retry-After": "3"}, (3.0, "retry-after")),
+                                           ({"retry-after-ms": "250"}, (0.25, "retry-after-ms")),
                                            ({"retry-after": "soon"}, None), ({}, None), (None, None)])
-def test_retry_after_headers(headers, wait) -> None:
-    assert retry_after(_Status(429, headers)) == wait
+def test_retry_after_headers(headers, hint) -> None:
+    error = _Status(429, headers)
+    assert retry_hint(error, classify(error)) == hint
 
 
 def test_requests_disable_litellm_and_openai_retries() -> None:

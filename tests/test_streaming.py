@@ -135,7 +135,9 @@ def test_an_openai_stream_that_fails_after_200_is_retried(tmp_path: Path, broken
         server.push(broken, openai_stream(openai_reply(tool_calls=[("write_file", HI)])), openai_stream(openai_reply("ok")))
         code, err, (run,) = run_case(tmp_path, server, "openai/fake", stream=STREAM)
     assert code == 0, err
-    assert len(server.chats) == 3 and run["status"] == "pass" and run["requests"] == 2
+    assert len(server.chats) == 3 and run["status"] == "pass" and run["requests"] == 3
+    assert [len(r["attempts"]) for r in run["model_requests"]] == [2, 1]  # the retry is inside the first request
+    assert run["model_requests"][0]["attempts"][0]["error_kind"] == "server_error"
 
 
 def test_an_anthropic_error_event_after_200_is_retried(tmp_path: Path) -> None:

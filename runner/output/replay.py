@@ -34,9 +34,9 @@ from ruamel.yaml.comments import Comment, CommentedMap, CommentedSeq
 from ruamel.yaml.scalarstring import FoldedScalarString, LiteralScalarString
 
 from runner.errors import UserError
+from runner.kinds import ErrorKind
 from runner.names import ID_CHARS
 from runner.output.store import write_replace
-from runner.providers.base import ProviderError
 from runner.run.record import RunRecord
 from runner.spec.case import Case
 from runner.spec.casefile import merge_defaults
@@ -77,7 +77,7 @@ class Recorder:
     def record(self, record: RunRecord) -> None:
         """Add the case of ``record`` with its script, and rewrite its group's file; count a run
         the provider failed in ``left_out`` instead."""
-        if record.error_kind == ProviderError.kind:
+        if record.error_kind is not None and ErrorKind(record.error_kind).from_provider:
             with self._lock:
                 self.left_out += 1
             return

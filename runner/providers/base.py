@@ -68,6 +68,8 @@ class Completion:
         streamed: whether the reply came as a stream.
         native_finish_reason: the provider's own finish reason where litellm's hides it (Gemini
             ``MALFORMED_FUNCTION_CALL``, Anthropic ``max_tokens``), else None; unknown for a stream.
+        attempts: every try the request took, in order, the last the one that answered (empty for a
+            provider that does not retry: scripted).
     """
 
     content: str | None
@@ -80,12 +82,47 @@ class Completion:
     ttft: float | None = None
     streamed: bool = False
     native_finish_reason: str | None = None
+    attempts: tuple[Attempt, ...] = ()
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """One try of a model request (one HTTP request sent).
+
+    Attributes:
+        number: 1 for the first try.
+        duration: seconds the try took, its wait afterwards not included.
+        error_kind: how it failed (runner.kinds.ErrorKind), None when it answered.
+        status: the provider's HTTP status; None when none came (no connection, a timeout).
+        message: the failure's first line (at most 300 characters), None when it answered.
+        wait: seconds waited after it before the next try, None when none followed.
+        wait_source: where the wait came from: ``retry-after-ms``, ``retry-after``, ``http-date``,
+            ``retry-info`` (Gemini's RetryInfo), ``text`` (the message), ``backoff``.
+    """
+
+    number: int
+    duration: float
+    error_kind: ErrorKind | None = None
+    status: int | None = None
+    message: str | None = None
+    wait: float | None = None
+    wait_source: str | None = None
 
 
 class ProviderError(Exception):
-    """A model request failed for good (after any retries); the run becomes an ERROR of ``kind``."""
+    """A model request failed for good (after any retries, or at once for a failure no retry can
+    fix); the run becomes an ERROR of ``kind``. ``status`` is the provider's last HTTP status (None
+    when none came), ``attempts`` the tries made (empty when none was sent)."""
 
     kind = ErrorKind.PROVIDER_ERROR
+
+    def __init__(self, message: str, kind: ErrorKind | None = None, status: int | None = None,
+                 attempts: tuple[Attempt, ...] = ()) -> None:
+        super().__init__(message)
+        if kind is not None:
+            self.kind = kind
+        self.status = status
+        self.attempts = attempts
 
 
 class OutOfTime(ProviderError):

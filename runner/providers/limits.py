@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from runner.providers.base import Completion, Provider
+from runner.providers.base import Attempt, Completion, Provider, ProviderError
 
 
 class TurnLimitExceeded(Exception):
@@ -12,7 +12,8 @@ class TurnLimitExceeded(Exception):
 
 
 class TurnLimited:
-    """Wraps a provider; counts requests and keeps every completion.
+    """Wraps a provider; counts requests and keeps every completion, and in ``failed`` the tries of
+    a request that failed for good.
 
     Request number ``max_turns + 1`` raises TurnLimitExceeded before it is sent.
     """
@@ -22,6 +23,7 @@ class TurnLimited:
         self.name = provider.name
         self.max_turns = max_turns
         self.completions: list[Completion] = []
+        self.failed: tuple[Attempt, ...] = ()
 
     @property
     def requests(self) -> int:
@@ -32,6 +34,10 @@ class TurnLimited:
     ) -> Completion:
         if self.requests >= self.max_turns:
             raise TurnLimitExceeded(f"turn limit {self.max_turns} exceeded")
-        completion = self.provider.complete(messages, tools, deadline)
+        try:
+            completion = self.provider.complete(messages, tools, deadline)
+        except ProviderError as e:
+            self.failed = e.attempts
+            raise
         self.completions.append(completion)
         return completion

@@ -8,8 +8,8 @@ from the environment, at import and while it runs, so the first load sets them i
 ``os.environ``, once: ``resolve_provider`` makes that call on the main thread, before any run
 starts. Nothing here writes the environment after that (runs in other threads read it).
 
-Each request is retried as ``runner.providers.retry`` says (429, 5xx,
-timeouts and connection errors, backoff with jitter, Retry-After honoured);
+Each request is retried as ``runner.providers.retry`` says (rate limits, 5xx,
+timeouts and connection errors, backoff with jitter, the provider's asked-for wait honoured);
 litellm's and the OpenAI client's own retries are turned off so exactly one
 policy applies.
 """
@@ -24,17 +24,17 @@ import threading
 import time
 import types
 from dataclasses import replace
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 from urllib.parse import urlparse
 
-from runner.providers.base import Completion, OutOfTime, ProviderError, Usage
+from runner.kinds import ErrorKind
+from runner.providers.base import Completion, ProviderError, Usage
 from runner.providers.history import provider_message, reasoning_text
 from runner.providers.parse import as_dict, parse_completion
-from runner.providers.retry import is_retryable, retrying
+from runner.providers.retry import Retrier
 from runner.providers.settings import ModelSettings
 from runner.providers.stream import PastDeadline, Streamed, collect
 from runner.providers.tokens import reported_in, usage_from
-from runner.text import first_line
 
 LOCAL_DUMMY_KEY = "tooltrial-local"  # sent to loopback servers so the OpenAI client does not refuse
 _LOCAL_HOSTS = {"localhost", "127.0.0.1", "::1", "0.0.0.0"}
@@ -156,13 +156,16 @@ class LiteLLMProvider:
         settings: the model and its request settings.
         name: the label shown in output (default: the model string).
         verbose: let litellm log at DEBUG.
+        sleep: waits the given seconds between tries (tests pass a recorder).
 
-    ``complete`` raises ProviderError after the last retry, or at once for a
-    failure that retrying cannot fix (bad request, auth, unknown model).
+    ``complete`` raises ProviderError of the failure's kind (runner.providers.errors) after the
+    last retry, or at once for a failure that retrying cannot fix (quota, auth, a bad request).
     """
 
-    def __init__(self, settings: ModelSettings, name: str | None = None, verbose: bool = False) -> None:
+    def __init__(self, settings: ModelSettings, name: str | None = None, verbose: bool = False,
+                 sleep: Callable[[float], None] = time.sleep) -> None:
         self.settings = settings
+        self.sleep = sleep
         self.name = name or settings.model
         self._litellm = load_litellm(verbose)
 
@@ -176,19 +179,14 @@ class LiteLLMProvider:
         """
         import openai  # a dependency of litellm; every litellm exception derives from openai.OpenAIError
 
-        retry = retrying(self.settings.retry, deadline)
+        retry = Retrier(self.settings.retry, deadline, self.sleep)
         started = time.monotonic()
         try:
             response, raw, streamed = retry(self._send, messages, tools, deadline)
         except _CutShort as e:
-            raise self._out_of_time(retry) from e.__cause__
+            raise retry.out_of_time(self.name) from e.__cause__
         except openai.OpenAIError as e:
-            attempts = retry.statistics.get("attempt_number", 1)
-            if deadline is not None and is_retryable(e) and attempts < self.settings.retry.attempts:
-                raise self._out_of_time(retry) from e  # no time left for the next attempt
-            after = f" after {attempts} attempts" if attempts > 1 else ""
-            reason = first_line(str(e).strip(), type(e).__name__)
-            raise ProviderError(f"{self.name}: request failed{after}: {reason}") from e
+            raise retry.gave_up(self.name, e) from e
         latency = time.monotonic() - started
         body = as_dict(response)
         # Tokens as litellm normalised them, but only when the provider reported some: litellm fills a
@@ -198,16 +196,17 @@ class LiteLLMProvider:
         else:
             reported, counts = reported_in(raw, body.get("usage") or {}), body.get("usage")
         usage = usage_from(counts, reported, raw, anthropic=route(self.settings.model).startswith("anthropic/"))
-        parsed = parse_completion(body, latency=latency, usage=self._costed(usage, response), raw=raw)
+        try:
+            parsed = parse_completion(body, latency=latency, usage=self._costed(usage, response), raw=raw)
+        except ProviderError as e:  # an answer with no reply in it
+            raise ProviderError(f"{self.name}: {e}", ErrorKind.MALFORMED_RESPONSE, None, tuple(retry.attempts)) from e
         if not body.get("choices"):  # no choice at all: an empty reply, no message for the history
-            return replace(parsed, ttft=streamed.ttft if streamed else None, streamed=streamed is not None)
+            return replace(parsed, ttft=streamed.ttft if streamed else None, streamed=streamed is not None,
+                           attempts=tuple(retry.attempts))
         message = body["choices"][0]["message"]  # parse_completion made sure there is one
         return replace(parsed, message=provider_message(message, parsed.tool_calls), reasoning=reasoning_text(message),
-                       ttft=streamed.ttft if streamed else None, streamed=streamed is not None)
-
-    def _out_of_time(self, retry: Any) -> OutOfTime:
-        attempts = retry.statistics.get("attempt_number", 1)
-        return OutOfTime(f"waiting for the model {self.name} ({attempts} attempt{'s' if attempts > 1 else ''})")
+                       ttft=streamed.ttft if streamed else None, streamed=streamed is not None,
+                       attempts=tuple(retry.attempts))
 
     def _send(
         self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], deadline: float | None

@@ -1,16 +1,25 @@
-"""Retrying model requests: which failures are transient, and how long to wait.
+"""Retrying model requests: which failures are transient, how long to wait, and what each try was.
 
-The loop itself is tenacity's (imported when a policy is used, not at module
-import). Transient: HTTP 408, 409, 429 and 5xx, timeouts and connection
-errors. The wait is exponential backoff with jitter, or what the server asked
-for in ``retry-after-ms`` / ``Retry-After`` (seconds).
+The loop itself is tenacity's (imported when a request is retried, not at module import).
+What a failure is comes from ``runner.providers.errors.classify``: rate limits, server errors,
+timeouts, lost connections and malformed replies are retried; a used-up quota, a refused key, a
+bad or too large request and an overflowing context are not. The wait is what the provider asked
+for (``runner.providers.errors.retry_hint``), capped at ``max_retry_after``, else exponential
+backoff with jitter; no retry is made whose wait would reach the run's deadline.
 """
 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, replace
+from typing import Any, Callable, TypeVar
+
+from runner.providers.base import Attempt, OutOfTime, ProviderError
+from runner.providers.errors import classify, retry_hint
+from runner.text import first_line
+
+T = TypeVar("T")
+_MESSAGE_LIMIT = 300  # characters of a failure's message kept in an Attempt
 
 
 @dataclass(frozen=True)
@@ -19,7 +28,7 @@ class RetryPolicy:
 
     ``attempts`` counts every try (1 means no retry). Wait before retry n
     (1-based) is ``backoff * 2**(n-1)`` capped at ``max_backoff``, plus up to
-    ``backoff`` of random jitter; a Retry-After header replaces it, capped at
+    ``backoff`` of random jitter; a wait the provider asked for replaces it, capped at
     ``max_retry_after``.
     """
 
@@ -29,68 +38,92 @@ class RetryPolicy:
     max_retry_after: float = 60.0
 
 
-def retrying(policy: RetryPolicy, deadline: float | None = None) -> Any:
-    """A ``tenacity.Retrying`` for ``policy`` that re-raises the last error as is, and makes no
-    retry whose wait would reach ``deadline`` (``time.monotonic()``; None: no deadline).
+class Retrier:
+    """The retry loop of one model request, and the record of its tries.
 
-    Call it as ``retrying(policy)(fn, *args)`` at once (the time left is measured now);
-    afterwards ``.statistics["attempt_number"]`` says how many tries were made.
+    Args:
+        policy: how often and how long to retry.
+        deadline: ``time.monotonic()`` value no wait may reach (None: no deadline); the time left is
+            measured when the Retrier is made.
+        sleep: called with the seconds to wait between tries (tests pass a recorder).
+
+    Call it as ``retrier(fn, *args)``: it returns ``fn``'s result or re-raises its last error as is.
+    ``attempts`` then lists every try (runner.providers.base.Attempt), failed ones with their kind,
+    status, message and the wait that followed.
     """
-    import tenacity
 
-    stop = tenacity.stop_after_attempt(policy.attempts)
-    if deadline is not None:
-        stop = stop | tenacity.stop_before_delay(max(0.0, deadline - time.monotonic()))
-    return tenacity.Retrying(
-        stop=stop,
-        wait=_Wait(policy, tenacity.wait_exponential_jitter(
-            multiplier=policy.backoff, max=policy.max_backoff, jitter=policy.backoff)),
-        retry=tenacity.retry_if_exception(is_retryable),
-        reraise=True,
-    )
+    def __init__(self, policy: RetryPolicy, deadline: float | None = None,
+                 sleep: Callable[[float], None] = time.sleep) -> None:
+        import openai  # litellm's exceptions derive from the OpenAI client's; anything else is never retried
+        import tenacity
+
+        self.policy = policy
+        self.attempts: list[Attempt] = []
+        self._backoff = tenacity.wait_exponential_jitter(multiplier=policy.backoff, max=policy.max_backoff,
+                                                         jitter=policy.backoff)
+        self._next: tuple[float, str] = (0.0, "backoff")
+        self._deadline = deadline
+        stop = tenacity.stop_after_attempt(policy.attempts)
+        if deadline is not None:
+            stop = stop | tenacity.stop_before_delay(max(0.0, deadline - time.monotonic()))
+        transient = tenacity.retry_if_exception(lambda e: isinstance(e, openai.OpenAIError) and is_retryable(e))
+        self._loop = tenacity.Retrying(stop=stop, wait=self._wait, retry=transient, reraise=True, sleep=sleep,
+                                       before_sleep=self._slept)
+
+    def __call__(self, fn: Callable[..., T], *args: Any) -> T:
+        result: T = self._loop(self._try, fn, *args)
+        return result
+
+    def gave_up(self, name: str, error: BaseException) -> ProviderError:
+        """The error to raise for model ``name`` when the loop re-raised ``error``: OutOfTime when only
+        the deadline kept another try from being made, else a ProviderError of the failure's kind
+        (``name: rate_limit (HTTP 429) after 3 attempts: <the provider's message>``)."""
+        failure = classify(error)
+        tries = len(self.attempts)
+        if self._deadline is not None and failure.retryable and tries < self.policy.attempts:
+            return self.out_of_time(name)
+        after = f" after {tries} attempts" if tries > 1 else ""
+        status = f" (HTTP {failure.status})" if failure.status is not None else ""
+        reason = first_line(failure.message, type(error).__name__)
+        return ProviderError(f"{name}: {failure.kind}{status}{after}: {reason}", failure.kind, failure.status,
+                             tuple(self.attempts))
+
+    def out_of_time(self, name: str) -> OutOfTime:
+        """The run's deadline came first: OutOfTime saying how many tries model ``name`` was given."""
+        tries = max(1, len(self.attempts))
+        return OutOfTime(f"waiting for the model {name} ({tries} attempt{'s' if tries > 1 else ''})",
+                         attempts=tuple(self.attempts))
+
+    def _try(self, fn: Callable[..., T], *args: Any) -> T:
+        import openai
+
+        started = time.monotonic()
+        number = len(self.attempts) + 1
+        try:
+            result = fn(*args)
+        except openai.OpenAIError as e:
+            failure = classify(e)
+            self.attempts.append(Attempt(number, time.monotonic() - started, failure.kind, failure.status,
+                                         failure.message[:_MESSAGE_LIMIT]))
+            raise
+        self.attempts.append(Attempt(number, time.monotonic() - started))
+        return result
+
+    def _wait(self, state: Any) -> float:
+        error = state.outcome.exception() if state.outcome else None
+        hint = retry_hint(error, classify(error)) if error is not None else None
+        if hint is not None:
+            self._next = (min(hint[0], self.policy.max_retry_after), hint[1])
+        else:
+            self._next = (float(self._backoff(state)), "backoff")
+        return self._next[0]
+
+    def _slept(self, state: Any) -> None:
+        """tenacity's before_sleep: the last try is followed by the wait just chosen."""
+        wait, source = self._next
+        self.attempts[-1] = replace(self.attempts[-1], wait=wait, wait_source=source)
 
 
 def is_retryable(error: BaseException) -> bool:
-    """Whether retrying can help: 408/409/429/5xx responses, timeouts and connection errors."""
-    import openai  # litellm's exceptions derive from the OpenAI client's
-
-    if isinstance(error, (openai.APITimeoutError, openai.APIConnectionError)):
-        return True
-    status = getattr(error, "status_code", None)
-    return isinstance(status, int) and (status in (408, 409, 429) or status >= 500)
-
-
-def retry_after(error: BaseException) -> float | None:
-    """Seconds the server asked to wait (``retry-after-ms``, else ``Retry-After`` in seconds), else None.
-
-    Headers are read from litellm's ``litellm_response_headers`` or the HTTP response.
-    """
-    headers = getattr(error, "litellm_response_headers", None)
-    if not headers:
-        headers = getattr(getattr(error, "response", None), "headers", None)
-    if not headers:
-        return None
-    lowered = {str(k).lower(): str(v) for k, v in dict(headers).items()}
-    for key, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
-        try:
-            value = float(lowered[key]) * scale
-        except (KeyError, ValueError):
-            continue
-        if value >= 0:
-            return value
-    return None
-
-
-class _Wait:
-    """tenacity wait strategy: what the server asked for, else the backoff."""
-
-    def __init__(self, policy: RetryPolicy, backoff: Any) -> None:
-        self.policy = policy
-        self.backoff = backoff
-
-    def __call__(self, state: Any) -> float:
-        error = state.outcome.exception() if state.outcome else None
-        asked = retry_after(error) if error is not None else None
-        if asked is not None:
-            return min(asked, self.policy.max_retry_after)
-        return float(self.backoff(state))
+    """Whether retrying can help (``runner.providers.errors.classify(error).retryable``)."""
+    return classify(error).retryable

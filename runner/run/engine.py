@@ -13,6 +13,7 @@ from typing import Callable, Iterable, Sequence
 from runner.errors import Location, UserError, UserErrors
 from runner.kinds import ErrorKind
 from runner.names import SCRIPTED
+from runner.providers.breaker import Breaker
 from runner.run.execute import execute, internal_error
 from runner.run.options import Arm, RunOptions
 from runner.run.pool import InOrder, run_pool
@@ -99,17 +100,19 @@ def run_matrix(
     of ``earlier`` (a previous invocation's records) is not run again: that record
     takes its place. A run for which ``on_finish`` raises (it could not be written
     out, say) becomes an internal error, cleared of all but its key and duration,
-    and is given to ``on_finish`` again. Raises Interrupted, once running runs have
-    stopped, when ``options.cancel`` is set.
+    and is given to ``on_finish`` again. Once 3 runs of a provider in a row could not connect
+    to it, its remaining runs fail at once (runner.providers.breaker). Raises Interrupted, once
+    running runs have stopped, when ``options.cancel`` is set.
     """
     plan = list(_plan(cases, arms, repeats))
     keys = plan_keys(cases, arms, repeats)
     reused = {run_key(record): record for record in earlier}
     todo = [i for i, key in enumerate(keys) if key not in reused]
+    breakers = {arm.provider.name: Breaker(arm.provider.name) for arm in arms}  # one per provider, this suite's
 
     def work(job: int) -> RunRecord:
         case, arm, run = plan[todo[job]]
-        return execute(case, arm, options, run)
+        return execute(case, arm, options, run, breakers[arm.provider.name])
 
     def show(job: int, record: RunRecord) -> None:
         if record.error_kind != ErrorKind.CANCELLED:

@@ -14,6 +14,7 @@ from runner.checks.registry import run_checks
 from runner.errors import UserError
 from runner.kinds import ErrorKind, FailureCause, StopReason
 from runner.providers.base import ProviderError
+from runner.providers.breaker import Breaker, Guarded
 from runner.providers.limits import TurnLimited
 from runner.providers.scripted import script_reply
 from runner.run.agent import RunTimeout, Trajectory, run_agent
@@ -36,8 +37,9 @@ from runner.tools.toolbox import build_toolbox
 _KEPT = frozenset({"case", "provider", "prompt", "run", "duration", "sandbox"})  # what _clear keeps
 
 
-def execute(case: Case, arm: Arm, options: RunOptions, index: int = 0) -> RunRecord:
-    """One run of one case in one arm, scored (runner.scoring).
+def execute(case: Case, arm: Arm, options: RunOptions, index: int = 0, breaker: Breaker | None = None) -> RunRecord:
+    """One run of one case in one arm, scored (runner.scoring); its model requests go through the
+    arm's ``breaker`` when given (runner.providers.breaker).
 
     Never raises an Exception: whatever goes wrong, in the run or in tooltrial's own code
     around it (cleanup, scoring), is on the record, a bug as error kind ``internal``.
@@ -46,7 +48,7 @@ def execute(case: Case, arm: Arm, options: RunOptions, index: int = 0) -> RunRec
                        sandbox=options.sandbox.confinement)
     started = time.monotonic()
     try:
-        _execute(case, arm, options, record, started)
+        _execute(case, arm, options, record, started, breaker)
         fill_metrics(case, record)
     except Exception as e:  # a bug in tooltrial is this run's error, not the suite's end
         internal_error(record, e)
@@ -71,11 +73,12 @@ def _clear(record: RunRecord) -> None:
             setattr(record, item.name, fresh)
 
 
-def _execute(case: Case, arm: Arm, options: RunOptions, record: RunRecord, started: float) -> None:
+def _execute(case: Case, arm: Arm, options: RunOptions, record: RunRecord, started: float,
+             breaker: Breaker | None) -> None:
     workspace: Workspace | None = None
     try:
         workspace = Workspace.create(case, options.sandbox)
-        _run_in(workspace, case, arm, options, record, started)
+        _run_in(workspace, case, arm, options, record, started, breaker)
     except RunTimeout as e:
         _error(record, ErrorKind.TIMEOUT, str(e))
     except SetupError as e:
@@ -97,7 +100,8 @@ def _execute(case: Case, arm: Arm, options: RunOptions, record: RunRecord, start
                 record.warnings.extend(workspace.cleanup())
 
 
-def _run_in(workspace: Workspace, case: Case, arm: Arm, options: RunOptions, record: RunRecord, started: float) -> None:
+def _run_in(workspace: Workspace, case: Case, arm: Arm, options: RunOptions, record: RunRecord, started: float,
+            breaker: Breaker | None) -> None:
     timeout = options.timeout or case.timeout or DEFAULT_RUN_TIMEOUT
     deadline = started + timeout
     command_timeout = case.command_timeout or options.command_timeout
@@ -119,7 +123,7 @@ def _run_in(workspace: Workspace, case: Case, arm: Arm, options: RunOptions, rec
     system, turns = system_prompt(arm.prompt, case, context), turn_prompts(case, context)
     model = arm.provider.create(case)
     recover = bool(getattr(getattr(model, "settings", None), "recover_text_calls", False))  # a litellm alias's key
-    provider = TurnLimited(model, case.max_turns)
+    provider = TurnLimited(Guarded(model, breaker) if breaker else model, case.max_turns)
     trajectory = run_agent(provider, toolbox, system, turns, deadline=deadline, cancel=options.cancel,
                            recover_text_calls=recover)
     _account(record, provider, trajectory)
@@ -172,14 +176,16 @@ def _timed_out(timeout: float, doing: str | None) -> str:
 def _account(record: RunRecord, provider: TurnLimited, trajectory: Trajectory) -> None:
     record.steps = list(trajectory.steps)
     record.final_reply = trajectory.final_reply
-    record.requests = provider.requests
+    turns, done = trajectory.request_turns, len(provider.completions)
+    failed = [RequestStats(latency=sum(a.duration for a in provider.failed), attempts=list(provider.failed), index=done,
+                           turn=turns[done] if done < len(turns) else None)] if provider.failed else []
     record.script = [script_reply(c) for c in provider.completions]
     record.tokens = Tokens.of([c.usage for c in provider.completions])
     record.cost = known_sum(c.usage.cost for c in provider.completions if c.usage is not None)
-    turns = trajectory.request_turns
     record.model_requests = [
         request_stats(i, c, turns[i] if i < len(turns) else None, trajectory.steps, trajectory.text_calls.get(i, ()))
-        for i, c in enumerate(provider.completions)]
+        for i, c in enumerate(provider.completions)] + failed
+    record.requests = sum(max(1, len(r.attempts)) for r in record.model_requests)  # every try was sent
     record.latency = known_sum(c.latency for c in provider.completions)
 
 

@@ -8,7 +8,7 @@ from typing import Any, Sequence
 
 from runner.checks.base import CheckResult
 from runner.kinds import ErrorKind, FailureCause, Status
-from runner.providers.base import Completion, ToolCall, Usage
+from runner.providers.base import Attempt, Completion, ToolCall, Usage
 from runner.providers.parse import reply_kind
 from runner.run.agent import Step
 from runner.sandbox.command import Confinement
@@ -66,7 +66,9 @@ class RequestStats:
     name, arguments, raw_arguments, error, status}``: the full provider id, the text as sent for
     arguments that did not parse (else None), ``status`` as on the step (``executed``, ``invalid``,
     ``truncated``) or ``not_run`` when the run stopped first; ``text_calls``, calls written as text
-    in the content, ``{name, arguments}`` each, never run."""
+    in the content, ``{name, arguments}`` each, never run.;
+    ``attempts``, every try the request took (runner.providers.base.Attempt), the last the one that
+    answered, or for a request that failed for good (``finish_reason`` None) the one that failed last."""
 
     prompt: int | None = None
     completion: int | None = None
@@ -88,6 +90,7 @@ class RequestStats:
     reasoning: str | None = None
     tool_calls: list[dict[str, Any]] = field(default_factory=list)
     text_calls: list[dict[str, Any]] = field(default_factory=list)
+    attempts: list[Attempt] = field(default_factory=list)
 
 
 def request_stats(index: int, completion: Completion, turn: int | None, steps: Sequence[Step],
@@ -104,7 +107,7 @@ def request_stats(index: int, completion: Completion, turn: int | None, steps: S
         outcome=reply_kind(completion), native_finish_reason=completion.native_finish_reason,
         text=completion.content or None, reasoning=completion.reasoning or None,
         tool_calls=[{**_call(c), "status": status.get(c.id, "not_run")} for c in completion.tool_calls],
-        text_calls=[{"name": c.name, "arguments": c.arguments} for c in text_calls])
+        text_calls=[{"name": c.name, "arguments": c.arguments} for c in text_calls], attempts=list(completion.attempts))
 
 
 def _call(call: ToolCall) -> dict[str, Any]:
@@ -126,11 +129,13 @@ class RunRecord:
         cause: for an error, the human cause (``setup command failed (exit 2): make``...).
         error_kind: for an error, its kind (runner.kinds.ErrorKind: ``setup``, ``workspace``,
             ``turn_limit``, ``provider_error``, ``script_exhausted``, ``timeout``, ``judge_error``...).
-        requests: model requests made. duration: wall-clock seconds.
+        requests: model requests sent: every try counts, retries included (each model request's
+            ``attempts`` lists them). duration: wall-clock seconds.
         tokens, cost: the agent's own usage (tokens; USD), each None when no request reported it;
             judges' usage is apart, in ``judge_tokens`` and ``judge_cost``.
         latency: seconds spent waiting on the model, summed over requests (None before any request).
-        model_requests: per-request tokens, cost, latency and finish reason, in order.
+        model_requests: per-request tokens, cost, latency, finish reason and tries, in order; a request
+            that failed for good is the last, with no finish reason.
         changes: workspace paths ``{"added": [...], "changed": [...], "deleted": [...]}``.
         outcome, process: scores in [0, 1] (runner.scoring), None when the case has no such checks.
         accuracy: 1/0 against ``expect.trace.expected``, None without it.

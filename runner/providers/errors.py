@@ -1,0 +1,196 @@
+"""What a failed model request was: its kind, the provider's true HTTP status, and what it asked to wait.
+
+litellm's exception class and ``status_code`` are not the provider's status (an OpenAI 413 arrives
+as a RateLimitError 429, an Anthropic 529 as a 500, a refused connection as a 500), so the kind is
+read from the ``httpx.HTTPStatusError`` in the exception's cause chain when there is one: its
+status, headers and body are what the provider sent. Without one (no HTTP answer at all) the
+chain's network or timeout error decides. See docs/providers.md, "Errors and retries".
+
+Waits asked for, first match (``retry_hint``): header ``retry-after-ms``; ``Retry-After`` as seconds
+or as an HTTP-date; Gemini's ``google.rpc.RetryInfo.retryDelay`` in the error body; "try again in
+4.5s" / "retry in 37s" in the message.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import json
+import time
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import regex
+
+from runner.kinds import ErrorKind
+
+_CHAIN_LIMIT = 10
+_RETRIED = frozenset({ErrorKind.RATE_LIMIT, ErrorKind.SERVER_ERROR, ErrorKind.PROVIDER_TIMEOUT,
+                      ErrorKind.CONNECTION, ErrorKind.MALFORMED_RESPONSE})
+# Wording of a used-up account (OpenAI insufficient_quota, Anthropic credit, Gemini's per-day limit),
+# as opposed to a per-minute rate limit; both arrive as 429 (or 400, 402).
+# Gemini says "exceeded your current quota" of a per-minute limit too: its quota id tells them apart.
+_QUOTA = regex.compile(r"insufficient_quota|credit balance|billing_hard_limit|perday|per_day|per day|"
+                       r"exceeded your current quota")
+_CONTEXT = regex.compile(r"context_length_exceeded|context length|context window|maximum context|"
+                         r"prompt is too long|input is too long|too many input tokens")
+_BAD_KEY = regex.compile(r"api_key_invalid|api key not valid|invalid api key|invalid x-api-key|incorrect api key")
+_WAIT_TEXT = regex.compile(r"(?:try again|retry) in (\d+(?:\.\d+)?)\s*(ms|s|sec|seconds)\b")
+_DURATION = regex.compile(r"^(\d+(?:\.\d+)?)s$")
+
+
+@dataclass(frozen=True)
+class Failure:
+    """One failed request, classified: ``kind``; ``status`` (the provider's HTTP status, None when it
+    sent none); ``retryable``; ``message`` (the error's first line); ``headers`` (lower-cased names)
+    and ``body`` (text) of the provider's error response, empty without one."""
+
+    kind: ErrorKind
+    status: int | None
+    retryable: bool
+    message: str
+    headers: Mapping[str, str] = field(default_factory=dict)
+    body: str = ""
+
+
+def classify(error: BaseException) -> Failure:
+    """The Failure ``error`` (an exception litellm or the OpenAI client raised) stands for.
+
+    Never raises: an error of no known shape is ``provider_error``, not retried.
+    """
+    chain = list(_chain(error))
+    http = next((e for e in chain if _is_http_status(e)), None)
+    headers, body = _response_parts(http) if http is not None else ({}, "")
+    status = http.response.status_code if http is not None else _status(error)
+    message = (str(error).strip().splitlines() or [type(error).__name__])[0]
+    kind = _kind(error, chain, http is not None, status, f"{error} {body}".lower())
+    return Failure(kind, status if http is not None or kind not in _NO_ANSWER else None, kind in _RETRIED,
+                   message, headers, body)
+
+
+_NO_ANSWER = frozenset({ErrorKind.CONNECTION, ErrorKind.PROVIDER_TIMEOUT, ErrorKind.MALFORMED_RESPONSE})
+
+
+def _kind(error: BaseException, chain: list[BaseException], answered: bool, status: int | None,
+          text: str) -> ErrorKind:
+    names = {c.__name__ for e in chain for c in type(e).__mro__}
+    if not answered:
+        if names & {"TimeoutException", "APITimeoutError", "TimeoutError", "Timeout"}:
+            return ErrorKind.PROVIDER_TIMEOUT
+        if names & {"ConnectError", "ConnectionError", "RemoteProtocolError", "NetworkError"}:
+            return ErrorKind.CONNECTION
+        if "unable to convert" in text:  # litellm could not turn the history into Gemini's shape: nothing was sent
+            return ErrorKind.BAD_REQUEST
+        client_side = status is not None and 400 <= status < 500  # litellm refused the request before sending it
+        if not client_side and (names & {"JSONDecodeError", "KeyError", "ValueError", "TypeError"}
+                                or "expecting value" in text):
+            return ErrorKind.MALFORMED_RESPONSE
+    if "ContextWindowExceededError" in names or (status in (400, 413, None) and _CONTEXT.search(text)):
+        return ErrorKind.CONTEXT_OVERFLOW
+    if status in (401, 403) or _BAD_KEY.search(text):
+        return ErrorKind.AUTH
+    if status in (402, 429, 400) and _QUOTA.search(text) and "perminute" not in text:
+        return ErrorKind.QUOTA_EXHAUSTED
+    if status == 429:
+        return ErrorKind.RATE_LIMIT
+    if status in (400, 404, 413, 422):
+        return ErrorKind.BAD_REQUEST
+    if (status is not None and (status >= 500 or status in (408, 409))) or "MidStreamFallbackError" in names:
+        return ErrorKind.SERVER_ERROR
+    return ErrorKind.PROVIDER_ERROR
+
+
+def retry_hint(error: BaseException, failure: Failure, now: float | None = None) -> tuple[float, str] | None:
+    """Seconds the provider asked to wait before the next try, and where that came from
+    (``retry-after-ms``, ``retry-after``, ``http-date``, ``retry-info``, ``text``); None when it asked
+    nothing. ``now`` is the wall clock (``time.time()``) an HTTP-date is measured from."""
+    headers = {**_headers_of(getattr(error, "response", None)),
+               **_lower(getattr(error, "litellm_response_headers", None)), **failure.headers}
+    for key, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
+        try:
+            seconds = float(headers[key]) * scale
+        except (KeyError, ValueError):
+            continue
+        if seconds >= 0:
+            return seconds, key
+    when = _http_date(headers.get("retry-after"))
+    if when is not None:
+        return max(0.0, when - (time.time() if now is None else now)), "http-date"
+    delay = _retry_info(failure.body)
+    if delay is not None:
+        return delay, "retry-info"
+    found = _WAIT_TEXT.search(f"{error} {failure.body}".lower())
+    if found:
+        return float(found.group(1)) * (0.001 if found.group(2) == "ms" else 1.0), "text"
+    return None
+
+
+def _chain(error: BaseException) -> Iterator[BaseException]:
+    """``error`` and what caused it (``__cause__``, ``__context__``, litellm's ``original_exception``),
+    at most _CHAIN_LIMIT of them, each once."""
+    seen: set[int] = set()
+    todo = [error]
+    while todo and len(seen) < _CHAIN_LIMIT:
+        one = todo.pop(0)
+        if id(one) in seen:
+            continue
+        seen.add(id(one))
+        yield one
+        for nxt in (one.__cause__, one.__context__, getattr(one, "original_exception", None)):
+            if isinstance(nxt, BaseException):
+                todo.append(nxt)
+
+
+def _is_http_status(error: BaseException) -> bool:
+    return type(error).__name__ == "HTTPStatusError" and isinstance(
+        getattr(getattr(error, "response", None), "status_code", None), int)
+
+
+def _response_parts(error: BaseException) -> tuple[dict[str, str], str]:
+    response = getattr(error, "response")
+    try:
+        body = str(response.text)
+    except RuntimeError:  # httpx.ResponseNotRead: a streamed error response nobody read, its body is gone
+        body = ""
+    return _headers_of(response), body
+
+
+def _headers_of(response: Any) -> dict[str, str]:
+    return _lower(getattr(response, "headers", None))
+
+
+def _lower(headers: Any) -> dict[str, str]:
+    try:
+        return {str(k).lower(): str(v) for k, v in dict(headers or {}).items()}
+    except (TypeError, ValueError):
+        return {}
+
+
+def _status(error: BaseException) -> int | None:
+    status = getattr(error, "status_code", None)
+    return status if isinstance(status, int) and not isinstance(status, bool) else None
+
+
+def _http_date(value: str | None) -> float | None:
+    """An HTTP-date (RFC 9110 5.6.7) as a Unix time, or None."""
+    if not value:
+        return None
+    try:
+        return email.utils.parsedate_to_datetime(value).timestamp()
+    except (TypeError, ValueError, IndexError):
+        return None
+
+
+def _retry_info(body: str) -> float | None:
+    """Gemini's ``error.details[@type=type.googleapis.com/google.rpc.RetryInfo].retryDelay`` (a
+    protobuf Duration such as ``"37s"``) in seconds, or None."""
+    try:
+        details = json.loads(body)["error"]["details"]
+    except (ValueError, KeyError, TypeError):
+        return None
+    for detail in details if isinstance(details, list) else ():
+        if isinstance(detail, dict) and str(detail.get("@type", "")).endswith("google.rpc.RetryInfo"):
+            found = _DURATION.match(str(detail.get("retryDelay", "")))
+            if found:
+                return float(found.group(1))
+    return None
