@@ -24,7 +24,7 @@ from runner.run.prompts import (
     system_prompt,
     turn_prompts,
 )
-from runner.run.record import ERROR, FAIL, PASS, RunRecord, Tokens, request_stats
+from runner.run.record import ERROR, FAIL, PASS, RequestStats, RunRecord, Tokens, request_stats
 from runner.run.workspace import SetupError, SnapshotStopped, Workspace, WorkspaceError
 from runner.sandbox.command import CommandResult, budget
 from runner.scoring.metrics import fill_metrics
