@@ -27,10 +27,12 @@ _MODEL_HINT = "name a model as provider/model, e.g. -p ollama/qwen3 or -p openai
 
 @dataclass(frozen=True)
 class ProviderSpec:
-    """A provider arm: the label shown in output and a factory called once per run."""
+    """A provider arm: the label shown in output, a factory called once per run, and whether the agent
+    loop runs tool calls a reply wrote as text (an alias's ``recover_text_calls``)."""
 
     name: str
     create: Callable[[Case], Provider]
+    recover_text_calls: bool = False
 
 
 def _scripted(case: Case) -> Provider:
@@ -84,7 +86,7 @@ def _live(name: str, settings: ModelSettings, verbose: bool, stream: bool) -> Pr
 
     if stream:
         settings = dataclasses.replace(settings, stream=True)
-    return ProviderSpec(name, lambda case: LiteLLMProvider(settings, name, verbose))
+    return ProviderSpec(name, lambda case: LiteLLMProvider(settings, name, verbose), settings.recover_text_calls)
 
 
 def _missing_key(settings: ModelSettings) -> str | None:

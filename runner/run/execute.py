@@ -122,10 +122,9 @@ def _run_in(workspace: Workspace, case: Case, arm: Arm, options: RunOptions, rec
     context = context_for(case, toolbox.specs(), str(workspace.path))
     system, turns = system_prompt(arm.prompt, case, context), turn_prompts(case, context)
     model = arm.provider.create(case)
-    recover = bool(getattr(getattr(model, "settings", None), "recover_text_calls", False))  # a litellm alias's key
     provider = TurnLimited(Guarded(model, breaker) if breaker else model, case.max_turns)
     trajectory = run_agent(provider, toolbox, system, turns, deadline=deadline, cancel=options.cancel,
-                           recover_text_calls=recover)
+                           recover_text_calls=arm.provider.recover_text_calls)
     _account(record, provider, trajectory)
     if trajectory.stop is StopReason.CANCELLED:  # not a result: nothing to check
         _error(record, ErrorKind.CANCELLED, trajectory.stop_message or ErrorKind.CANCELLED)
