@@ -9,6 +9,7 @@ for keeps its value, normalised, in ``more``.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence, TypeVar
 
@@ -169,6 +170,7 @@ def _plain(value: Any) -> Any:
     return tuple(value) if isinstance(value, list) else value
 
 
+@functools.cache
 def _own_fields(cls: type) -> frozenset[str]:
     """The check kinds ``cls`` has a field for (``more`` aside)."""
     return frozenset(f.name for f in dataclasses.fields(cls)) - {"more"}
