@@ -109,6 +109,18 @@ def test_normalize_is_bfcls_standardize_string() -> None:
     assert normalize("'q'") == '"q"'
 
 
+@settings(max_examples=200, deadline=None)
+@given(text=st.text(st.characters(codec="ascii", categories=("L", "N")), max_size=12),
+       noise=st.lists(st.tuples(st.integers(0, 12), st.sampled_from(" ,./-_*^")), max_size=6))
+def test_normalized_ignores_case_and_bfcls_noise_characters_anywhere(text: str, noise: list[tuple[int, str]]) -> None:
+    noisy = text.swapcase()
+    for at, char in noise:
+        noisy = noisy[:at] + char + noisy[at:]
+    assert value_mismatch({"normalized": text}, noisy) is None
+    assert value_mismatch({"normalized": text + "x"}, noisy) == (
+        f'value: expected {json.dumps(text + "x")} (normalized), got {json.dumps(noisy)}')
+
+
 def test_strict_types_hold_values_to_the_schema_at_every_depth() -> None:
     schema = {"type": "object", "properties": {"n": {"type": "integer"}, "x": {"type": "number"},
                                                "o": {"type": "object", "properties": {"k": {"type": "integer"}}},
