@@ -16,6 +16,7 @@ viewer puts every string into the page through ``textContent``, never as markup.
 from __future__ import annotations
 
 import json
+import math
 from html import escape
 from collections import defaultdict
 from functools import cache
@@ -30,21 +31,23 @@ from runner.scoring.paired import compare_pairs, outcomes
 ASSETS = Path(__file__).resolve().parent.parent / "data" / "html"
 CHART_JS = "chart.umd.min.js"  # Chart.js 4.6.1, MIT (chart.js.LICENSE.md), from the npm registry
 _PARTS = ("style.css", CHART_JS, "app.js")
-_ESCAPES = {ord("<"): "\\u003c", ord(">"): "\\u003e", ord("&"): "\\u0026"}
 
 
 def embed_json(data: Any) -> str:
     """``data`` as JSON text safe inside an HTML ``<script>`` element: ASCII only, with ``<``, ``>`` and
     ``&`` written as ``\\u`` escapes (``JSON.parse`` reads them back as the characters), values JSON
-    has no type for written with ``str``, NaN and infinities as null."""
-    text = json.dumps(_finite(data), ensure_ascii=True, default=str, separators=(",", ":"))
-    return text.translate(_ESCAPES)
+    has no type for written with ``str``, NaN and infinities (which JSON has not) as null."""
+    try:
+        text = json.dumps(data, ensure_ascii=True, default=str, separators=(",", ":"), allow_nan=False)
+    except ValueError:  # a float that is not finite: rare, so the walk is paid only then
+        text = json.dumps(_finite(data), ensure_ascii=True, default=str, separators=(",", ":"))
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
 def _finite(value: Any) -> Any:
-    """``value`` with every float that is not finite (JSON has no NaN) replaced by None."""
+    """``value`` with every float that is not finite replaced by None."""
     if isinstance(value, float):
-        return value if value == value and value not in (float("inf"), float("-inf")) else None
+        return value if math.isfinite(value) else None
     if isinstance(value, dict):
         return {k: _finite(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
@@ -85,8 +88,9 @@ def html_page(document: dict[str, Any], records: Sequence[RunRecord], regression
         "<noscript>This report needs JavaScript; report.json holds the same figures.</noscript>\n",
         "<main id=\"app\"></main>\n",
         f"<script type=\"application/json\" id=\"summary-data\">{embed_json(summary)}</script>\n",
-        f"<script type=\"application/json\" id=\"runs-data\">{embed_json(runs)}</script>\n",
-        f"<script>\n{chart}\n</script>\n<script>\n{app}\n</script>\n</body>\n</html>\n",
+        f"<script>\n{chart}\n</script>\n<script>\n{app}\n</script>\n",
+        # Last, so the summary and plots are drawn while the browser still reads the runs.
+        f"<script type=\"application/json\" id=\"runs-data\">{embed_json(runs)}</script>\n</body>\n</html>\n",
     ])
 
 

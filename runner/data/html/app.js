@@ -1,7 +1,7 @@
 /* tooltrial's HTML report viewer. Reads the JSON the page carries (summary-data, runs-data) and builds
    the page with DOM calls: every string from a run reaches the page through textContent, never as markup.
-   The summary and the plots render first; the runs are parsed after the first paint, the run list is
-   drawn a page at a time and a run's transcript only when it is opened. */
+   The summary and the plots render first, while the browser still reads the runs' JSON (the page's last
+   element); the run list is drawn a page at a time and a run's transcript only when it is opened. */
 (function () {
   "use strict";
   var PAGE = 100;            // run rows drawn at a time
@@ -134,6 +134,7 @@
       kDatasets.push({label: "pass^k " + a.arm, data: ks.map(function (k) { return {x: k, y: a.pass_hat_k[k]}; }),
                       borderColor: COLORS[i % 10], backgroundColor: COLORS[i % 10], borderDash: [6, 4], pointRadius: 4, pointStyle: "rect"});
     });
+    if (maxK < 2) emptyNote(boxes.k, "One scored run per case: run with --runs N for the curves up to k = N.");
     draw(boxes.k, {type: "line", data: {datasets: kDatasets},
       options: {scales: {x: {type: "linear", min: 1, max: Math.max(maxK, 2), ticks: {stepSize: 1}, title: {display: true, text: "k"}},
                          y: {min: 0, max: 1}}}});
@@ -364,14 +365,15 @@
   var runsNode = runsSection();
   append(app, runsNode);
   drawPlots(plots.boxes);
-  requestAnimationFrame(function () {
-    setTimeout(function () {
-      runs = JSON.parse(document.getElementById("runs-data").textContent);
-      drawDuration(plots.boxes.duration);
-      fillRuns(runsNode);
-      window.addEventListener("hashchange", route);
-      route();
-      document.body.setAttribute("data-ready", "true");
-    }, 0);
-  });
+  function loadRuns() {  // the runs' JSON comes after this script: read once the parser has it all
+    runs = JSON.parse(document.getElementById("runs-data").textContent);
+    drawDuration(plots.boxes.duration);
+    fillRuns(runsNode);
+    window.addEventListener("hashchange", route);
+    route();
+    document.body.setAttribute("data-ready", "true");
+    performance.mark("tooltrial-runs-ready");
+  }
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", loadRuns);
+  else loadRuns();
 })();
