@@ -3,6 +3,7 @@ opens it in Chromium)."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 from html.parser import HTMLParser
@@ -12,8 +13,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from runner.output.html import embed_json
-from tests.helpers import run_cli
+from runner.output.html import ASSETS, CHART_JS, embed_json
+from tests.helpers import ROOT, run_cli
 from tests.html_pages import CASE_ID, PROMPT_NAME, REPLY, RESULT, Pages, build, embedded
 
 
@@ -141,3 +142,11 @@ def test_embedded_json_reads_back_and_cannot_close_a_script(value: object) -> No
     assert text.isascii()
     assert not set("<>&") & set(text)
     assert json.loads(text) == _finite(value)
+
+
+def test_the_vendored_chart_js_is_the_one_its_notes_name() -> None:
+    chart = (ASSETS / CHART_JS).read_bytes()
+    assert chart.startswith(b"/*!\n * Chart.js v4.6.1\n")
+    assert hashlib.sha256(chart).hexdigest() in (ASSETS / "VENDORED.md").read_text()
+    assert b"</script" not in chart.lower() and b"<!--" not in chart  # safe to inline in a script element
+    assert "Chart.js](https://www.chartjs.org/) 4.6.1" in (ROOT / "docs" / "viewing.md").read_text()

@@ -188,22 +188,41 @@ def test_hostile_text_shows_literally_and_runs_nothing(browser: Any, pages: Page
     _clean(opened, pages.page)
 
 
-def test_setup_and_verify_output_shows_when_the_record_has_it(browser: Any, pages: Pages, tmp_path: Path) -> None:
+def test_what_a_live_run_records_shows_folded_where_long(browser: Any, pages: Pages, tmp_path: Path) -> None:
+    """A run with what the scripted provider does not record (tokens, cost, reasoning, failed tries, a
+    long tool result) and the setup and verify output (record key ``commands``), on a page of its own."""
     report = json.loads((pages.before / "report.json").read_text())
-    run = next(r for r in report["runs"] if r["case"] == "web/broken")
+    run = next(r for r in report["runs"] if r["case"] == "web/lookup")
     run["commands"] = [
         {"phase": "setup", "command": "make -C src", "exit_code": 2, "timed_out": False, "duration": 0.25,
          "stdout": "cc -o main main.c", "stderr": f"main.c:1: error {SCRIPT_TAG}"},
         {"phase": "verify", "command": "true", "exit_code": 0, "timed_out": False, "duration": 0.01, "stdout": "", "stderr": ""},
     ]
-    path = tmp_path / "commands.html"
+    request = run["model_requests"][0]
+    request.update(prompt=120, completion=40, cost=0.0012, latency=1.5, reasoning=f"Think. {SCRIPT_TAG}", attempts=[
+        {"number": 1, "duration": 0.2, "error_kind": "rate_limit", "status": 429, "message": "slow down", "wait": 1.0,
+         "wait_source": "retry-after"},
+        {"number": 2, "duration": 1.3, "error_kind": None, "status": None, "message": None, "wait": None, "wait_source": None}])
+    long_result = "line\n" * 30
+    run["trace"][0]["result"] = long_result
+    path = tmp_path / "live.html"
     path.write_text(html_page(report, []), encoding="ascii")
     opened = _open(browser, path, hash=f"#run-{report['runs'].index(run)}")
     page = opened.page
-    commands = page.eval_on_selector_all("#transcript details.command", "nodes => nodes.map(n => [n.open, n.querySelector('summary').textContent, [...n.querySelectorAll('pre')].map(p => p.textContent)])")
+    commands = page.eval_on_selector_all("#transcript details.command", "nodes => nodes.map(n => [n.open, "
+                                         "n.querySelector('summary').textContent, [...n.querySelectorAll('pre')].map(p => p.textContent)])")
     assert commands == [
         [True, "setup: make -C src — exit 2 · 0.25 s", ["cc -o main main.c", f"main.c:1: error {SCRIPT_TAG}"]],
         [False, "verify: true — exit 0 · 0.01 s", ["", ""]],
+    ]
+    assert page.text_content("#transcript .request-head") == (
+        "model request 1 · finish tool_calls (reply) · tokens 120 in, 40 out · $0.0012 · latency 1.50 s · 2 tries")
+    folds = page.eval_on_selector_all("#transcript .request details", "nodes => nodes.map(n => [n.className, n.open, "
+                                      "n.querySelector('summary').textContent, n.querySelector('ul, pre').textContent])")
+    assert folds == [
+        ["attempts", False, "1 failed try", "try 1: rate_limit (HTTP 429) slow down · 0.20 s, then waited 1.00 s (retry-after)"],
+        ["reasoning", False, f"reasoning ({len(request['reasoning'])} characters)", request["reasoning"]],
+        ["fold", False, "result (150 characters, 31 lines)", long_result],
     ]
     _clean(opened, path)
 

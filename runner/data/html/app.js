@@ -308,10 +308,19 @@
     var tokens = "tokens " + num(q.prompt) + " in, " + num(q.completion) + " out";
     var node = el("div", {class: "request"}, el("div", {class: "request-head"},
       "model request " + (q.index + 1) + " \u00b7 finish " + num(q.finish_reason) + (q.outcome ? " (" + q.outcome + ")" : "") +
-      " \u00b7 " + tokens + " \u00b7 latency " + secs(q.latency) + (q.ttft !== null && q.ttft !== undefined ? " \u00b7 first token " + secs(q.ttft) : "") +
+      " \u00b7 " + tokens + (q.cost !== null && q.cost !== undefined ? " \u00b7 " + usd(q.cost) : "") + " \u00b7 latency " + secs(q.latency) + (q.ttft !== null && q.ttft !== undefined ? " \u00b7 first token " + secs(q.ttft) : "") +
       (q.attempts && q.attempts.length > 1 ? " \u00b7 " + q.attempts.length + " tries" : "")));
+    var failed = (q.attempts || []).filter(function (a) { return a.error_kind; });
+    if (failed.length) append(node, el("details", {class: "attempts"}, el("summary", null, failed.length + (failed.length === 1 ? " failed try" : " failed tries")),
+      el("ul", null, failed.map(function (a) {
+        return el("li", null, "try " + a.number + ": " + a.error_kind + (a.status ? " (HTTP " + a.status + ")" : "") +
+          (a.message ? " " + a.message : "") + " \u00b7 " + secs(a.duration) +
+          (a.wait !== null && a.wait !== undefined ? ", then waited " + secs(a.wait) + (a.wait_source ? " (" + a.wait_source + ")" : "") : ""));
+      }))));
     if (q.reasoning) append(node, el("details", {class: "reasoning"}, el("summary", null, "reasoning (" + q.reasoning.length + " characters)"), pre(q.reasoning)));
     if (q.text) append(node, pre(q.text, "reply"));
+    if (q.text_calls && q.text_calls.length) append(node, el("p", {class: "warn"}, "tool calls written as text, not run: " +
+      q.text_calls.map(function (c) { return c.name + " " + JSON.stringify(c.arguments); }).join("; ")));
     q.tool_calls.forEach(function (call) {
       var step = null;
       for (var i = 0; i < steps.length; i++) if (steps[i].call_id === call.id && steps[i].request === q.index) { step = steps[i]; break; }
