@@ -75,6 +75,16 @@ def test_report_html_carries_report_json_figures(pages: Pages) -> None:
     assert summary["overall"]["runs"] == 6 and summary["overall"]["passed"] == 4 and summary["overall"]["errored"] == 2
 
 
+def test_report_html_of_one_folder_is_the_run_page_again(pages: Pages, tmp_path: Path) -> None:
+    page = tmp_path / "again.html"
+    done = run_cli("report", str(pages.before), "--html", str(page), "--output", "json")
+    assert done.returncode == 0, done.stderr
+    again, first = embedded(page, "summary"), embedded(pages.run_page, "summary")
+    assert again == first
+    assert embedded(page, "runs") == embedded(pages.run_page, "runs")
+    assert json.loads(done.stdout)["overall"] == again["overall"]
+
+
 def test_two_folders_give_the_regression_view(pages: Pages) -> None:
     summary = embedded(pages.page, "summary")
     change = summary["regression"]

@@ -203,6 +203,8 @@ def test_what_a_live_run_records_shows_folded_where_long(browser: Any, pages: Pa
         {"number": 1, "duration": 0.2, "error_kind": "rate_limit", "status": 429, "message": "slow down", "wait": 1.0,
          "wait_source": "retry-after"},
         {"number": 2, "duration": 1.3, "error_kind": None, "status": None, "message": None, "wait": None, "wait_source": None}])
+    run["trajectory_match"] = {"exact": False, "in_order": True, "any_order": True, "name_precision": 1.0,
+                               "name_recall": 0.5, "call_precision": None, "call_recall": None}
     long_result = "line\n" * 30
     run["trace"][0]["result"] = long_result
     path = tmp_path / "live.html"
@@ -215,6 +217,9 @@ def test_what_a_live_run_records_shows_folded_where_long(browser: Any, pages: Pa
         [True, "setup: make -C src — exit 2 · 0.25 s", ["cc -o main main.c", f"main.c:1: error {SCRIPT_TAG}"]],
         [False, "verify: true — exit 0 · 0.01 s", ["", ""]],
     ]
+    facts = page.eval_on_selector_all("#transcript dl.facts > *", "nodes => nodes.map(n => n.textContent)")
+    assert facts[facts.index("trajectory") + 1] == (
+        "in_order, any_order; names precision 1.00, recall 0.50; calls precision n/a, recall n/a")
     assert page.text_content("#transcript .request-head") == (
         "model request 1 · finish tool_calls (reply) · tokens 120 in, 40 out · $0.0012 · latency 1.50 s · 2 tries")
     folds = page.eval_on_selector_all("#transcript .request details", "nodes => nodes.map(n => [n.className, n.open, "

@@ -2,11 +2,11 @@
 
 Every run file is already on disk (written as each run ended). ``conclude`` writes
 the rest, printing nothing: ``report.json`` in the results folder and the
-``--report`` and ``--junit`` files. Only then does ``show_ending`` print the pass
+``--report``, ``--junit`` and ``--html`` files. Only then does ``show_ending`` print the pass
 count, the tables and the results folder's path (on stderr), or on ``--output
 json`` the report on stdout (the path is its ``results`` key): a reader that goes
 away (``| head``) can cut the printing short but no result. The tables, the report
-(runner.output.report), JUnit and the gates all read the one aggregation of the runs
+(runner.output.report), JUnit, the HTML page and the gates all read the one aggregation of the runs
 (runner.scoring.aggregate), as ``schemas/report.schema.json`` pins for the report.
 """
 

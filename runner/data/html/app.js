@@ -216,7 +216,7 @@
   }
   function runsSection() {
     var node = section("runs", "Runs");
-    node.appendChild(el("p", {id: "runs-loading"}, "loading " + "runs\u2026"));
+    node.appendChild(el("p", {id: "runs-loading"}, "loading the runs\u2026"));
     return node;
   }
   function fillRuns(node) {
@@ -257,7 +257,7 @@
   function runRow(i) {
     var r = runs[i];
     var link = el("a", {href: "#run-" + i, class: "run-link"}, r.case);
-    return el("tr", {class: "run " + r.status, "data-index": i},
+    return el("tr", {class: "run " + r.status, "data-index": i, onclick: function () { location.hash = "#run-" + i; }},
       el("td", null, i + 1), el("td", null, link), el("td", null, armOf(r)), el("td", null, r.run + 1),
       el("td", null, badge(r.status)), el("td", null, r.failure || ""), el("td", null, secs(r.duration)),
       el("td", null, r.calls), el("td", null, num(r.tokens.total)));
@@ -353,6 +353,10 @@
       ["cost", usd(r.cost)], ["outcome", num(r.outcome, 2)], ["process", num(r.process, 2)],
       ["sandbox", r.sandbox ? r.sandbox.mode : "n/a"]];
     if (r.cause) facts.splice(4, 0, ["cause", (r.error_kind ? r.error_kind + ": " : "") + r.cause]);
+    var tm = r.trajectory_match;  // only when the case gives a reference trajectory
+    if (tm) facts.push(["trajectory", ["exact", "in_order", "any_order"].filter(function (k) { return tm[k]; }).join(", ") +
+      (tm.exact || tm.in_order || tm.any_order ? "; " : "no match; ") + "names precision " + num(tm.name_precision, 2) +
+      ", recall " + num(tm.name_recall, 2) + "; calls precision " + num(tm.call_precision, 2) + ", recall " + num(tm.call_recall, 2)]);
     append(box, el("h3", {id: "transcript-title"}, r.case),
       el("dl", {class: "facts"}, facts.map(function (f) { return [el("dt", null, f[0]), el("dd", null, f[1])]; })),
       el("h4", null, "Checks"), checksBlock(r), commandsBlock(r), changesBlock(r), turnsBlock(r),
