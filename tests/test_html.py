@@ -15,12 +15,12 @@ from hypothesis import strategies as st
 
 from runner.output.html import ASSETS, CHART_JS, embed_json
 from tests.helpers import ROOT, run_cli
-from tests.html_pages import CASE_ID, PROMPT_NAME, REPLY, RESULT, Pages, build, embedded
+from tests.html_pages import CASE_ID, PROMPT_NAME, REPLY, RESULT, Pages, embedded
 
 
 @pytest.fixture(scope="module")
-def pages(tmp_path_factory: pytest.TempPathFactory) -> Pages:
-    return build(tmp_path_factory.mktemp("html"))
+def pages(html_pages: Pages) -> Pages:
+    return html_pages
 
 
 class _Tags(HTMLParser):

@@ -17,7 +17,7 @@ import pytest
 from runner.output.html import html_page
 from runner.scoring.stats import wilson
 from tests.helpers import ROOT
-from tests.html_pages import CASE_ID, PROMPT_NAME, REPLY, RESULT, Pages, build, embedded
+from tests.html_pages import CASE_ID, PROMPT_NAME, REPLY, RESULT, Pages, embedded
 
 CHROMIUM = "/usr/bin/chromium"
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
@@ -32,8 +32,8 @@ if not shutil.which(CHROMIUM):
 
 
 @pytest.fixture(scope="module")
-def pages(tmp_path_factory: pytest.TempPathFactory) -> Pages:
-    return build(tmp_path_factory.mktemp("html"))
+def pages(html_pages: Pages) -> Pages:
+    return html_pages
 
 
 @pytest.fixture(scope="module")
