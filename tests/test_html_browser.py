@@ -96,6 +96,14 @@ def test_summary_renders_the_report_figures(browser: Any, pages: Pages) -> None:
     assert [row[0] for row in arms] == ["scripted · plain", f"scripted · {PROMPT_NAME}", "all arms"]  # the label shows literally
     assert [row[1:6] for row in arms] == [["3", "1", "1", "1 (1 infra)", "50.0%"]] * 2 + [["6", "2", "2", "2 (2 infra)", "50.0%"]]
     assert [row[0] for row in _cells(page, "#summary table.groups")] == ["web [scripted · plain]", f"web [scripted · {PROMPT_NAME}]"]
+    assert page.query_selector("#cells table") is None  # drawn when opened
+    page.click("#cells summary")
+    cells = _cells(page, "#cells table")
+    assert [row[:6] for row in cells[:3]] == [
+        [CASE_ID, "scripted · plain", "1", "1", "100.0%", "20.7% to 100.0%"],
+        ["web/wrong", "scripted · plain", "1", "0", "0.0%", "0.0% to 79.3%"],
+        ["web/broken", "scripted · plain", "1", "0", "n/a", "0.0% to 100.0%"]]
+    assert cells[0][6:] == ["1.00 (k=1)", "1.00", "", "held"] and cells[1][9] == "broken"
     regression = page.text_content("#regression")
     assert "pass→fail (2)" in regression and f"only after: {CASE_ID} [scripted · plain]" in regression
     assert _cells(page, "#regression table.pass-to-fail") == [

@@ -90,6 +90,17 @@
       Object.keys(a.groups).forEach(function (g) { rows.push(figuresRow(g + " [" + a.arm + "]", a.groups[g])); });
     });
     append(node, table(FIGURE_HEAD.map(function (h, i) { return i ? h : "group [arm]"; }), rows, "figures groups"));
+    var cells = el("details", {id: "cells"}, el("summary", null, "Per case (" + s.cells.length + " cases \u00d7 arms)"));
+    cells.addEventListener("toggle", function () {  // drawn when first opened: a suite may have thousands
+      if (!cells.open || cells.querySelector("table")) return;
+      append(cells, table(["case", "arm", "runs", "passed", "pass rate", "95% interval", "pass@k", "pass^k", "flaky", "gate"],
+        s.cells.map(function (c) {
+          var k = Object.keys(c.pass_at_k).length;
+          return [c.case, c.arm, c.runs, c.passed, pct(c.pass_rate), interval(c), k ? num(c.pass_at_k[k], 2) + " (k=" + k + ")" : "n/a",
+                  k ? num(c.pass_hat_k[k], 2) : "n/a", c.flaky ? "flaky" : "", c.gate ? (c.gate.held ? "held" : "broken") : ""];
+        }), "figures cells"));
+    });
+    append(node, cells);
     return node;
   }
 
