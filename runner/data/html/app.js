@@ -132,9 +132,9 @@
   function drawPlots(boxes) {
     var arms = summary.arms, labels = arms.map(function (a) { return a.arm; });
     draw(boxes.rate, {type: "bar", data: {labels: labels, datasets: [
-      {label: "pass rate", data: arms.map(function (a) { return a.pass_rate; }), backgroundColor: "#4c9be8"},
-      {label: "95% interval", data: arms.map(function (a) { return a.interval; }), backgroundColor: "rgba(0,0,0,0.35)",
-       barPercentage: 0.15, grouped: false}]},
+      {label: "pass rate", data: arms.map(function (a) { return a.pass_rate; }), backgroundColor: "#9cc7f0", order: 1},
+      {label: "95% interval", data: arms.map(function (a) { return a.interval; }), backgroundColor: "#1f3b57",
+       barPercentage: 0.08, grouped: false, order: 0}]},  // a lower order is drawn on top
       options: {scales: {y: {min: 0, max: 1, ticks: {format: {style: "percent"}}}}}});
     var kDatasets = [], maxK = 0;
     arms.forEach(function (a, i) {
