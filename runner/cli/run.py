@@ -103,7 +103,7 @@ def command(args: argparse.Namespace) -> int:
     writer, started = ResultsWriter(results), utc_now()
     recorder = Recorder(args.record, cases, len(providers), len(prompts), args.runs) if args.record else None
     live = run_live(cases, arms, options, args.runs, printer, writer, earlier, recorder)
-    outputs = Conclusion(args.report, args.junit, as_json, args.min_pass_rate, live.left, args.html)
+    outputs = Conclusion(args.report, args.junit, as_json, args.min_pass_rate, live.left, html=args.html)
     ending = conclude(live.records, cases, writer, started, outputs)
     notes = live.warnings
     if recorder is not None:
