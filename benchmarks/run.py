@@ -14,14 +14,19 @@
     provider, which costs CPU per request that a small machine feels at -j 16.
 (d) Peak memory (RSS, the process's VmHWM) of ``tooltrial run`` on the bundled suite at
     -j 16, 4 runs a case, in a fresh interpreter.
+(e) The HTML report of 10,000 runs (the bundled suite's runs repeated): the CPU time to make the
+    page from the report document, its size, and in headless Chromium (Debian's, through playwright) the first paint, the load event,
+    the run list ready and one transcript opened; skipped with a message without chromium.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import io
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -34,6 +39,9 @@ from fake_openai import FakeOpenAI, HttpProvider
 
 from runner.spec.discover import load_cases
 from runner.cli.app import main
+from runner.output.html import html_page
+from runner.output.report import report_document
+from runner.scoring.aggregate import aggregate
 from runner.spec.config import Config
 from runner.run.options import Arm, RunOptions
 from runner.run.engine import run_matrix
@@ -160,6 +168,9 @@ def figure_c(folder: Path, sandbox: Sandbox, count: int, delay: float, make_arm:
 _MEASURED_RUN = """
 import contextlib, io, sys
 from runner.cli.app import main
+from runner.output.html import html_page
+from runner.output.report import report_document
+from runner.scoring.aggregate import aggregate
 with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
     code = main(sys.argv[1:])
 peak = next(line for line in open("/proc/self/status") if line.startswith("VmHWM:"))
@@ -175,6 +186,49 @@ def figure_d() -> None:
     assert code == "0" and litellm == "False", done.stdout
     print(f"(d) peak RSS of tooltrial run (bundled suite x 4, -j 16, litellm not loaded): {int(peak_kb) / 1024:.0f} MB"
           "   target < 150 MB")
+
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+_PAINT = """() => {
+    const at = name => performance.getEntriesByName(name)[0];
+    return [at('first-contentful-paint').startTime, performance.getEntriesByType('navigation')[0].loadEventEnd,
+            at('tooltrial-runs-ready').startTime]; }"""
+
+
+def figure_e(folder: Path, sandbox: Sandbox, count: int = 10_000) -> None:
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        print("(e) skipped: playwright is not installed (pip install -e '.[test]')")
+        return
+    if not shutil.which(CHROMIUM):
+        print(f"(e) skipped: no {CHROMIUM} (apt-get install chromium)")
+        return
+    arm = Arm(resolve_provider("scripted"), load_prompt(None))
+    suite = run_matrix(load_cases([ROOT / "cases"]), [arm], RunOptions(sandbox, jobs=4))
+    records = [dataclasses.replace(suite[i % len(suite)], run=i // len(suite)) for i in range(count)]
+    meta = {"run_id": "bench", "results": str(folder), "started": None, "finished": None}
+    document = report_document(aggregate(records), [], records, 0, meta)  # report.json's, made anyway
+    page = folder / "report.html"
+    cpu = time.process_time()
+    page.write_text(html_page(document, records), encoding="ascii")
+    written = time.process_time() - cpu
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        tab = browser.new_page()
+        tab.goto(page.as_uri())
+        tab.wait_for_selector("body[data-ready=true]", state="attached", timeout=60_000)
+        paint, load, ready = (ms / 1000 for ms in tab.evaluate(_PAINT))
+        opened = time.perf_counter()
+        tab.click("#run-list tr[data-index='0'] a")
+        tab.wait_for_selector("#transcript-title")
+        transcript = time.perf_counter() - opened
+        browser.close()
+    print(f"(e) HTML report of {count:,} runs: page made from the report in {written:.1f} s CPU, {page.stat().st_size / 1e6:.0f} MB;"
+          f" Chromium: first paint {paint:.2f} s, load event {load:.2f} s, run list ready {ready:.2f} s,"
+          f" a transcript opened in {transcript:.2f} s   target: first paint < 3 s")
 
 
 def peak_rss_mb() -> float:
@@ -204,6 +258,8 @@ def main_benchmark() -> None:
             figure_c(Path(folder), sandbox, args.http_cases, args.delay, litellm_arm)
             print(f"    (this process's peak RSS after the litellm runs: {peak_rss_mb():.0f} MB)")
     figure_d()
+    with tempfile.TemporaryDirectory(prefix="tooltrial-bench-") as folder:
+        figure_e(Path(folder), sandbox)
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import ROOT, load_litellm_once
+from tests.html_pages import Pages, build
 
 
 def _entries(folder: Path) -> set[str]:
@@ -29,3 +30,9 @@ def litellm_loaded() -> None:
     """litellm imported once for the whole session, its logs following ``run_cli``'s redirects
     (tests.helpers.load_litellm_once): the live-provider tests run the CLI in this process."""
     load_litellm_once()
+
+
+@pytest.fixture(scope="session")
+def html_pages(tmp_path_factory: pytest.TempPathFactory) -> Pages:
+    """The results folders and HTML pages of tests/html_pages.py, made once for the HTML report's two test modules."""
+    return build(tmp_path_factory.mktemp("html"))

@@ -4,7 +4,9 @@ the argument types that refuse bad numbers with a message."""
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -98,3 +100,27 @@ def seconds(text: str) -> float:
     if not 0 < value <= most:  # NaN and infinity fail too
         raise argparse.ArgumentTypeError(f"must be greater than 0 and at most {most} (a day), got {text}")
     return value
+
+
+def check_writable(flag: str, path: Path, folder: bool) -> None:
+    """Refuse an output path of option ``flag`` that cannot be written as a file (``folder`` False) or a
+    folder: what exists of it must be of that kind, and a file can be made in the nearest folder that
+    exists (tried: permissions lie to root). Raises UserError naming the flag and the path, with a hint."""
+    nearest = path
+    try:
+        if not folder and path.is_dir():
+            example = path / {"--report": "report.json", "--html": "report.html"}.get(flag, "junit.xml")
+            raise UserError(f"{flag} {path} is a folder", hint=f"give a file path, e.g. {example}")
+        if folder and path.exists() and not path.is_dir():
+            raise UserError(f"{flag} {path} is a file", hint="give a folder, or a path where one can be made")
+        nearest = path if folder and path.is_dir() else path.parent
+        while not nearest.exists() and nearest != nearest.parent:
+            nearest = nearest.parent
+        if not nearest.is_dir():
+            raise UserError(f"{flag} {path}: {nearest} is a file, not a folder", hint="give a path inside a folder")
+        fd, probe = tempfile.mkstemp(dir=nearest, prefix=".tooltrial-", suffix=".probe")
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as e:
+        raise UserError(f"{flag} {path} cannot be written: {nearest}: {e.strerror}",
+                        hint="give a path in a folder you can write to") from e

@@ -3,7 +3,8 @@
 One folder: its run lines, pass count and comparison tables, as ``tooltrial run``
 printed them. Two folders: the regression view, the first as before and the
 second as after. ``--output json`` prints the report document (or the
-regression document) instead.
+regression document) instead. ``--html FILE`` also writes the HTML page
+(runner.output.html): of one folder, or of the second with the regression view.
 """
 
 from __future__ import annotations
@@ -16,11 +17,13 @@ from typing import Any, Sequence, TextIO
 
 from rich.console import Console
 
+from runner.cli.options import check_writable
 from runner.errors import ExitCode, UserError
+from runner.output.html import write_html
 from runner.output.report import regression_document, report_document
 from runner.output.load import Results, read_results
-from runner.scoring.aggregate import aggregate
-from runner.scoring.gates import evaluate, exit_code
+from runner.scoring.aggregate import Aggregate, aggregate
+from runner.scoring.gates import Gate, evaluate, exit_code
 from runner.scoring.regression import regression
 from runner.terminal.console import make_console
 from runner.terminal.lines import RunPrinter, print_interrupted
@@ -33,24 +36,32 @@ def add(sub: argparse._SubParsersAction) -> None:
     report = sub.add_parser("report", help="show results on disk; two folders show what changed")
     report.add_argument("folders", nargs="+", type=Path, metavar="RESULTS", help="results/<run-id> folders (or results/ for the newest)")
     report.add_argument("--output", choices=["text", "json"], default="text", help="tables, or one JSON document on stdout")
+    report.add_argument("--html", type=Path, metavar="FILE",
+                        help="also write one self-contained HTML page to FILE (of two folders: the second, with the regression view)")
 
 
 def command(args: argparse.Namespace) -> int:
     """Show the folders given; tables on stdout, or the JSON document there and the tables on stderr."""
     as_json = args.output == "json"
-    return show_results(args.folders, as_json, make_console(sys.stderr if as_json else None), sys.stdout)
+    return show_results(args.folders, as_json, make_console(sys.stderr if as_json else None), sys.stdout, args.html)
 
 
-def show_results(folders: Sequence[Path], as_json: bool, console: Console, stdout: TextIO) -> int:
-    """Print one folder's tables or two folders' regression view; raises UserError for any other count."""
+def show_results(folders: Sequence[Path], as_json: bool, console: Console, stdout: TextIO, html: Path | None = None) -> int:
+    """Print one folder's tables or two folders' regression view, and write the ``html`` page when given;
+    raises UserError for any other count of folders, or when ``html`` is a folder or cannot be written."""
+    if html is not None:
+        check_writable("--html", html, folder=False)
     if len(folders) == 1:
-        document = _show_one(read_results(folders[0]), as_json, console)
+        results = read_results(folders[0])
+        document = _show_one(results, as_json, console)
+        _write_page(html, document, results)
     elif len(folders) == 2:
         before, after = read_results(folders[0]), read_results(folders[1])
         change = regression(before.records, after.records)
         document = regression_document(change, str(before.path), str(after.path))
         if not as_json:
             print_regression(console, change, str(before.path), str(after.path))
+        _write_page(html, _document(after), after, document)
     else:
         raise UserError(f"got {len(folders)} results folders", hint="give one to show it, or two to compare them")
     if as_json:  # ASCII, as run --output json prints it: any stdout carries it, lone surrogates included
@@ -58,11 +69,20 @@ def show_results(folders: Sequence[Path], as_json: bool, console: Console, stdou
     return ExitCode.OK
 
 
+def _write_page(html: Path | None, document: dict[str, Any], results: Results, change: dict[str, Any] | None = None) -> None:
+    """Write the HTML page of ``results`` (with the regression document ``change``) to ``html`` unless None."""
+    if html is None:
+        return
+    try:
+        write_html(html, document, results.records, change)
+    except OSError as e:
+        raise UserError(f"cannot write {html}: {e.strerror or e}", hint="give a path in a folder you can write to") from e
+
+
 def _show_one(results: Results, as_json: bool, console: Console) -> dict[str, Any]:
     """The report document of one folder, printing its lines and tables unless ``as_json``."""
     records = results.records
-    report = results.report or {}
-    unfinished = report.get("unfinished") or []
+    unfinished = (results.report or {}).get("unfinished") or []
     model = aggregate(records)
     gates = evaluate(model.cells, _thresholds(results.report))
     if not as_json:
@@ -75,6 +95,16 @@ def _show_one(results: Results, as_json: bool, console: Console) -> dict[str, An
         if unfinished:
             left = [(u["case"], u["provider"], u["prompt"], u["run"]) for u in unfinished]
             print_interrupted(console, left, results.path, len(records))
+    return _document(results, model, gates)
+
+
+def _document(results: Results, model: Aggregate | None = None, gates: Sequence[Gate] | None = None) -> dict[str, Any]:
+    """The report document of one folder, as report.json has it: figures aggregated afresh
+    (``model`` and ``gates`` when already made), times and unfinished runs as the run recorded them."""
+    records, report = results.records, results.report or {}
+    unfinished = report.get("unfinished") or []
+    model = model or aggregate(records)
+    gates = evaluate(model.cells, _thresholds(results.report)) if gates is None else gates
     meta = {
         "run_id": results.path.name,
         "results": str(results.path),

@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
-import tempfile
 from pathlib import Path
 
 from runner.checks.judge import resolve_judges
 from runner.cli import listing
 from runner.cli.options import (
     add_selection,
+    check_writable,
     fraction,
     positive_int,
     runs,
@@ -56,6 +55,7 @@ def add(sub: argparse._SubParsersAction) -> None:
     run.add_argument("--resume", type=Path, metavar="RESULTS", help="reuse the runs a results/<run-id> folder holds; run only the rest")
     run.add_argument("--report", type=Path, metavar="FILE", help="also write the JSON report to FILE")
     run.add_argument("--junit", type=Path, metavar="FILE", help="write JUnit XML to FILE")
+    run.add_argument("--html", type=Path, metavar="FILE", help="write the report as one self-contained HTML page to FILE (opens offline)")
     run.add_argument("--keep", action="store_true", help="keep each workspace and print its path")
     run.add_argument("--stream", action="store_true", help="ask every live provider for its replies as streams, and record each request's time to first token")
     run.add_argument("--timeout", type=seconds, metavar="S", help="wall-clock seconds per run (overrides the cases)")
@@ -65,36 +65,14 @@ def add(sub: argparse._SubParsersAction) -> None:
 
 
 def _check_output_files(args: argparse.Namespace) -> None:
-    """Refuse, before any run starts, ``--report`` / ``--junit`` files and ``--record`` / ``--results``
+    """Refuse, before any run starts, ``--report`` / ``--junit`` / ``--html`` files and ``--record`` / ``--results``
     folders that cannot be written: a file that is a folder (or the reverse), a path under a file, a
     folder no file can be created in. Raises UserError naming the flag and the path, with a hint."""
     for flag, path, folder in (("--report", args.report, False), ("--junit", args.junit, False),
-                               ("--record", args.record, True), ("--results", args.results, True)):
+                               ("--html", args.html, False), ("--record", args.record, True),
+                               ("--results", args.results, True)):
         if path is not None:
-            _check_writable(flag, path, folder)
-
-
-def _check_writable(flag: str, path: Path, folder: bool) -> None:
-    """``path`` can be written as a file (``folder`` False) or a folder: what exists of it is of that
-    kind, and a file can be made in the nearest folder that exists (tried: permissions lie to root)."""
-    nearest = path
-    try:
-        if not folder and path.is_dir():
-            example = path / ("report.json" if flag == "--report" else "junit.xml")
-            raise UserError(f"{flag} {path} is a folder", hint=f"give a file path, e.g. {example}")
-        if folder and path.exists() and not path.is_dir():
-            raise UserError(f"{flag} {path} is a file", hint="give a folder, or a path where one can be made")
-        nearest = path if folder and path.is_dir() else path.parent
-        while not nearest.exists() and nearest != nearest.parent:
-            nearest = nearest.parent
-        if not nearest.is_dir():
-            raise UserError(f"{flag} {path}: {nearest} is a file, not a folder", hint="give a path inside a folder")
-        fd, probe = tempfile.mkstemp(dir=nearest, prefix=".tooltrial-", suffix=".probe")
-        os.close(fd)
-        os.unlink(probe)
-    except OSError as e:
-        raise UserError(f"{flag} {path} cannot be written: {nearest}: {e.strerror}",
-                        hint="give a path in a folder you can write to") from e
+            check_writable(flag, path, folder)
 
 
 def command(args: argparse.Namespace) -> int:
@@ -125,7 +103,7 @@ def command(args: argparse.Namespace) -> int:
     writer, started = ResultsWriter(results), utc_now()
     recorder = Recorder(args.record, cases, len(providers), len(prompts), args.runs) if args.record else None
     live = run_live(cases, arms, options, args.runs, printer, writer, earlier, recorder)
-    outputs = Conclusion(args.report, args.junit, as_json, args.min_pass_rate, live.left)
+    outputs = Conclusion(args.report, args.junit, as_json, args.min_pass_rate, live.left, html=args.html)
     ending = conclude(live.records, cases, writer, started, outputs)
     notes = live.warnings
     if recorder is not None:

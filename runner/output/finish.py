@@ -2,11 +2,11 @@
 
 Every run file is already on disk (written as each run ended). ``conclude`` writes
 the rest, printing nothing: ``report.json`` in the results folder and the
-``--report`` and ``--junit`` files. Only then does ``show_ending`` print the pass
+``--report``, ``--junit`` and ``--html`` files. Only then does ``show_ending`` print the pass
 count, the tables and the results folder's path (on stderr), or on ``--output
 json`` the report on stdout (the path is its ``results`` key): a reader that goes
 away (``| head``) can cut the printing short but no result. The tables, the report
-(runner.output.report), JUnit and the gates all read the one aggregation of the runs
+(runner.output.report), JUnit, the HTML page and the gates all read the one aggregation of the runs
 (runner.scoring.aggregate), as ``schemas/report.schema.json`` pins for the report.
 """
 
@@ -21,6 +21,7 @@ from typing import Any, Callable, Sequence, TextIO
 
 from runner.errors import ExitCode
 from runner.output.report import report_document, unfinished_list
+from runner.output.html import write_html
 from runner.output.junit import junit_xml
 from runner.output.store import REPORT_FILE, ResultsWriter, to_json, write_replace
 from runner.run.engine import RunKey
@@ -41,7 +42,7 @@ def utc_now() -> str:
 
 @dataclass(frozen=True)
 class Conclusion:
-    """Where the outputs go: ``report`` and ``junit`` files (None: not written), ``as_json`` for
+    """Where the outputs go: ``report``, ``junit`` and ``html`` files (None: not written), ``as_json`` for
     ``--output json``, the suite's ``min_pass_rate`` gate (None: every run must pass), and the
     runs an interruption left ``unfinished`` (case, provider, prompt, run index)."""
 
@@ -50,6 +51,7 @@ class Conclusion:
     as_json: bool = False
     min_pass_rate: float | None = None
     unfinished: Sequence[RunKey] = ()
+    html: Path | None = None
 
 
 @dataclass(frozen=True)
@@ -78,7 +80,7 @@ class Ending:
 def conclude(
     records: Sequence[RunRecord], cases: Sequence[Case], writer: ResultsWriter, started: str, outputs: Conclusion
 ) -> Ending:
-    """Write ``report.json`` to the results folder, then the ``--report`` and ``--junit`` files;
+    """Write ``report.json`` to the results folder, then the ``--report``, ``--junit`` and ``--html`` files;
     prints nothing. The report lists the ``unfinished`` runs. A file that cannot be written
     (disk full, folder gone) is a line in ``Ending.failed_writes``, and the others are still written."""
     model = aggregate(records)
@@ -95,6 +97,9 @@ def conclude(
     if outputs.junit is not None:
         junit = outputs.junit
         writes.append((junit, lambda: write_replace(junit, junit_xml(model, gates, records, started)), ""))
+    if outputs.html is not None:
+        html = outputs.html
+        writes.append((html, lambda: write_html(html, document, records), ""))
     failed = []
     for path, write, hint in writes:
         try:

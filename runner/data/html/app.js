@@ -1,0 +1,403 @@
+/* tooltrial's HTML report viewer. Reads the JSON the page carries (summary-data, runs-data) and builds
+   the page with DOM calls: every string from a run reaches the page through textContent, never as markup.
+   The summary and the plots render first, while the browser still reads the runs' JSON (the page's last
+   element); the run list is drawn a page at a time and a run's transcript only when it is opened. */
+(function () {
+  "use strict";
+  var PAGE = 100;            // run rows drawn at a time
+  var FOLD_CHARS = 800;      // a tool result longer than this (or FOLD_LINES lines) is folded
+  var FOLD_LINES = 12;
+  var COLORS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"];
+  var summary = JSON.parse(document.getElementById("summary-data").textContent);
+  var runs = [];
+  var app = document.getElementById("app");
+  var state = {filters: {status: "", group: "", arm: "", failure: ""}, shown: 0, list: []};
+
+  /* el("div", {class: "x"}, "text", child...): strings and numbers become text nodes. */
+  function el(tag, attrs) {
+    var node = document.createElement(tag);
+    if (attrs) {
+      Object.keys(attrs).forEach(function (k) {
+        if (attrs[k] === null || attrs[k] === undefined || attrs[k] === false) return;
+        if (k === "text") node.textContent = String(attrs[k]);
+        else if (k.slice(0, 2) === "on") node.addEventListener(k.slice(2), attrs[k]);
+        else node.setAttribute(k, String(attrs[k]));
+      });
+    }
+    for (var i = 2; i < arguments.length; i++) append(node, arguments[i]);
+    return node;
+  }
+  /* append(node, child...): each child a node, a string or number (as text), an array of them, or null. */
+  function append(node) {
+    for (var i = 1; i < arguments.length; i++) {
+      var child = arguments[i];
+      if (child === null || child === undefined || child === false) continue;
+      if (Array.isArray(child)) child.forEach(function (c) { append(node, c); });
+      else if (typeof child === "object") node.appendChild(child);
+      else node.appendChild(document.createTextNode(String(child)));
+    }
+  }
+  function pct(x) { return x === null || x === undefined ? "n/a" : (100 * x).toFixed(1) + "%"; }
+  function num(x, digits) {
+    if (x === null || x === undefined) return "n/a";
+    return typeof x === "number" && digits !== undefined ? x.toFixed(digits) : String(x);
+  }
+  function usd(x) { return x === null || x === undefined ? "n/a" : "$" + x.toFixed(4); }
+  function secs(x) { return x === null || x === undefined ? "n/a" : x.toFixed(2) + " s"; }
+  function interval(f) { return pct(f.interval[0]) + " to " + pct(f.interval[1]); }
+  function group(run) { return run.case.split("/")[0]; }
+  function armOf(run) { return run.provider + " \u00b7 " + run.prompt; }
+  function json(value) { return JSON.stringify(value, null, 2); }
+  function table(head, rows, cls) {
+    return el("div", {class: "scroll"}, el("table", {class: cls || ""},
+      el("thead", null, el("tr", null, head.map(function (h) { return el("th", null, h); }))),
+      el("tbody", null, rows.map(function (r) { return el("tr", null, r.map(function (c) { return el("td", null, c); })); }))));
+  }
+  function section(id, title) { return el("section", {id: id}, el("h2", null, title)); }
+  function badge(status) { return el("span", {class: "badge " + status}, status); }
+
+  function header() {
+    var s = summary;
+    var meta = ["run " + (s.run_id || "?"), "started " + (s.started || "?"), "finished " + (s.finished || "?"),
+                "tooltrial " + s.tooltrial, "exit code " + s.exit_code];
+    var links = [["summary", "Summary"], ["plots", "Plots"]];
+    if (s.comparisons.length) links.push(["comparison", "Comparison"]);
+    if (s.regression) links.push(["regression", "Regression"]);
+    links.push(["runs", "Runs"]);
+    return el("header", null, el("h1", null, "tooltrial report"), el("p", {class: "meta"}, meta.join(" \u00b7 ")),
+      el("nav", null, links.map(function (l) { return el("a", {href: "#" + l[0]}, l[1]); })));
+  }
+
+  function figuresRow(name, f) {
+    return [name, f.runs, f.passed, f.failed, f.errored + (f.infra_errors ? " (" + f.infra_errors + " infra)" : ""),
+            pct(f.pass_rate), interval(f), num(f.outcome_mean, 2), num(f.process_mean, 2), num(f.calls_mean, 1),
+            num(f.tokens_total), num(f.tokens_per_pass, 0), usd(f.cost_total), usd(f.cost_per_pass), secs(f.duration_mean)];
+  }
+  var FIGURE_HEAD = ["", "runs", "passed", "failed", "errored", "pass rate", "95% interval", "outcome", "process",
+                     "calls/run", "tokens", "tokens/pass", "cost", "cost/pass", "duration/run"];
+
+  function summarySection() {
+    var s = summary, o = s.overall, node = section("summary", "Summary");
+    append(node, el("p", {class: "overall"}, o.runs + " runs: " + o.passed + " passed, " + o.failed + " failed, " +
+      o.errored + " errored; pass rate " + pct(o.pass_rate) + " (95% Wilson interval " + interval(o) + ")"));
+    if (s.unfinished) append(node, el("p", {class: "warn"}, s.unfinished.length + " runs left unfinished by an interruption"));
+    append(node, el("h3", null, "Per arm"));
+    append(node, table(FIGURE_HEAD.map(function (h, i) { return i ? h : "arm"; }),
+      s.arms.map(function (a) { return figuresRow(a.arm, a); }).concat([figuresRow("all arms", o)]), "figures arms"));
+    append(node, el("h3", null, "Per group"));
+    var rows = [];
+    s.arms.forEach(function (a) {
+      Object.keys(a.groups).forEach(function (g) { rows.push(figuresRow(g + " [" + a.arm + "]", a.groups[g])); });
+    });
+    append(node, table(FIGURE_HEAD.map(function (h, i) { return i ? h : "group [arm]"; }), rows, "figures groups"));
+    var cells = el("details", {id: "cells"}, el("summary", null, "Per case (" + s.cells.length + " cases \u00d7 arms)"));
+    cells.addEventListener("toggle", function () {  // drawn when first opened: a suite may have thousands
+      if (!cells.open || cells.querySelector("table")) return;
+      append(cells, table(["case", "arm", "runs", "passed", "pass rate", "95% interval", "pass@k", "pass^k", "flaky", "gate"],
+        s.cells.map(function (c) {
+          var k = Object.keys(c.pass_at_k).length;
+          return [c.case, c.arm, c.runs, c.passed, pct(c.pass_rate), interval(c), k ? num(c.pass_at_k[k], 2) + " (k=" + k + ")" : "n/a",
+                  k ? num(c.pass_hat_k[k], 2) : "n/a", c.flaky ? "flaky" : "", c.gate ? (c.gate.held ? "held" : "broken") : ""];
+        }), "figures cells"));
+    });
+    append(node, cells);
+    return node;
+  }
+
+  /* ---- plots (Chart.js) ---- */
+  function chartBox(id, title, height) {
+    var canvas = el("canvas", {id: id, role: "img", "aria-label": title});
+    return {figure: el("figure", {class: "plot"}, el("figcaption", null, title),
+                       el("div", {class: "canvas", style: "height:" + (height || 260) + "px"}, canvas)), canvas: canvas};
+  }
+  /* A note under a plot whose figures no run reported (tokens from a provider that sends no usage). */
+  function emptyNote(box, text) { append(box.figure, el("p", {class: "empty"}, text)); }
+  function draw(box, config) {
+    config.options = Object.assign({animation: false, responsive: true, maintainAspectRatio: false}, config.options || {});
+    return new Chart(box.canvas, config);
+  }
+  function plotsSection() {
+    var node = section("plots", "Plots"), grid = el("div", {class: "plots"});
+    append(node, grid);
+    var boxes = {
+      rate: chartBox("plot-pass-rate", "Pass rate per arm, with its 95% Wilson interval"),
+      k: chartBox("plot-pass-k", "pass@k (solid) and pass^k (dashed) over k"),
+      tokens: chartBox("plot-tokens", "Tokens and cost per passed case, per arm"),
+      causes: chartBox("plot-failures", "Failure causes per arm"),
+      duration: chartBox("plot-duration", "Duration of the runs (seconds), per arm")
+    };
+    Object.keys(boxes).forEach(function (k) { append(grid, boxes[k].figure); });
+    return {node: node, boxes: boxes};
+  }
+  function drawPlots(boxes) {
+    var arms = summary.arms, labels = arms.map(function (a) { return a.arm; });
+    draw(boxes.rate, {type: "bar", data: {labels: labels, datasets: [
+      {label: "pass rate", data: arms.map(function (a) { return a.pass_rate; }), backgroundColor: "#9cc7f0", order: 1},
+      {label: "95% interval", data: arms.map(function (a) { return a.interval; }), backgroundColor: "#1f3b57",
+       barPercentage: 0.08, grouped: false, order: 0}]},  // a lower order is drawn on top
+      options: {scales: {y: {min: 0, max: 1, ticks: {format: {style: "percent"}}}}}});
+    var kDatasets = [], maxK = 0;
+    arms.forEach(function (a, i) {
+      var ks = Object.keys(a.pass_at_k).map(Number);
+      maxK = Math.max(maxK, ks.length);
+      kDatasets.push({label: "pass@k " + a.arm, data: ks.map(function (k) { return {x: k, y: a.pass_at_k[k]}; }),
+                      borderColor: COLORS[i % 10], backgroundColor: COLORS[i % 10], pointRadius: 4});
+      kDatasets.push({label: "pass^k " + a.arm, data: ks.map(function (k) { return {x: k, y: a.pass_hat_k[k]}; }),
+                      borderColor: COLORS[i % 10], backgroundColor: COLORS[i % 10], borderDash: [6, 4], pointRadius: 4, pointStyle: "rect"});
+    });
+    if (maxK < 2) emptyNote(boxes.k, "One scored run per case: run with --runs N for the curves up to k = N.");
+    draw(boxes.k, {type: "line", data: {datasets: kDatasets},
+      options: {scales: {x: {type: "linear", min: 1, max: Math.max(maxK, 2), ticks: {stepSize: 1}, title: {display: true, text: "k"}},
+                         y: {min: 0, max: 1}}}});
+    draw(boxes.tokens, {type: "bar", data: {labels: labels, datasets: [
+      {label: "tokens per pass", data: arms.map(function (a) { return a.tokens_per_pass; }), backgroundColor: "#59a14f", yAxisID: "y"},
+      {label: "cost per pass (USD)", data: arms.map(function (a) { return a.cost_per_pass; }), backgroundColor: "#edc948", yAxisID: "cost"}]},
+      options: {scales: {y: {beginAtZero: true, title: {display: true, text: "tokens"}},
+                         cost: {beginAtZero: true, position: "right", grid: {drawOnChartArea: false}, title: {display: true, text: "USD"}}}}});
+    if (arms.every(function (a) { return a.tokens_per_pass === null && a.cost_per_pass === null; }))
+      emptyNote(boxes.tokens, "No passed run with tokens or cost reported by its provider.");
+    var causes = [];
+    arms.forEach(function (a) { Object.keys(a.failures).forEach(function (c) { if (causes.indexOf(c) < 0) causes.push(c); }); });
+    if (!causes.length) emptyNote(boxes.causes, "No run failed.");
+    draw(boxes.causes, {type: "bar", data: {labels: labels, datasets: causes.map(function (c, i) {
+      return {label: c, data: arms.map(function (a) { return a.failures[c] || 0; }), backgroundColor: COLORS[i % 10]};
+    })}, options: {scales: {x: {stacked: true}, y: {stacked: true, beginAtZero: true, ticks: {precision: 0}, title: {display: true, text: "runs"}}}}});
+  }
+  function drawDuration(box) {
+    var labels = summary.arms.map(function (a) { return a.arm; }), values = runs.map(function (r) { return r.duration; });
+    if (!values.length) return;
+    var max = Math.max.apply(null, values.concat([1e-3])), bins = Math.min(20, Math.max(5, Math.ceil(Math.sqrt(values.length))));
+    var width = max / bins, edges = [];
+    for (var i = 0; i < bins; i++) edges.push((i * width).toFixed(2) + "-" + ((i + 1) * width).toFixed(2));
+    var counts = {};
+    labels.forEach(function (l) { counts[l] = new Array(bins).fill(0); });
+    runs.forEach(function (r) {
+      var b = Math.min(bins - 1, Math.floor(r.duration / width)), arm = armOf(r);
+      if (counts[arm]) counts[arm][b] += 1;
+    });
+    draw(box, {type: "bar", data: {labels: edges, datasets: labels.map(function (l, i) {
+      return {label: l, data: counts[l], backgroundColor: COLORS[i % 10]};
+    })}, options: {scales: {y: {beginAtZero: true, ticks: {precision: 0}, title: {display: true, text: "runs"}},
+                            x: {title: {display: true, text: "seconds"}}}}});
+  }
+
+  /* ---- comparison and regression ---- */
+  function pairedBlock(p) {
+    var same = p.pairs - p.pass_to_fail - p.fail_to_pass;
+    return el("div", {class: "paired"}, el("p", {class: "verdict"}, p.verdict),
+      table(["A", "B", "pairs", "A passes", "B passes", "fixed (fail\u2192pass)", "broke (pass\u2192fail)", "same", "McNemar p"],
+            [[p.a, p.b, p.pairs, p.a_passes, p.b_passes, p.fail_to_pass, p.pass_to_fail, same, num(p.p_value, 3)]], "paired-summary"),
+      p.flips.length ? table(["case", "fixed (fail\u2192pass)", "broke (pass\u2192fail)"],
+        p.flips.map(function (f) { return [f.case, f.fail_to_pass, f.pass_to_fail]; }), "flips") : el("p", null, "No case flipped."));
+  }
+  function comparisonSection() {
+    var node = section("comparison", "Paired comparison");
+    append(node, el("p", {class: "note"}, "Runs paired by case and run index, infrastructure errors left out; exact McNemar test on the pairs that disagree."));
+    summary.comparisons.forEach(function (p) { append(node, pairedBlock(p)); });
+    return node;
+  }
+  function regressionSection() {
+    var r = summary.regression, node = section("regression", "Regression: before against after");
+    append(node, el("p", null, "before: " + r.before), el("p", null, "after: " + r.after));
+    append(node, table(["arm before", "arm after", "pass rate before", "pass rate after", "runs before", "runs after"],
+      r.arms.map(function (a) { return [a.before.arm, a.after.arm, pct(a.before.pass_rate), pct(a.after.pass_rate), a.before.runs, a.after.runs]; }), "regression-arms"));
+    function changes(title, list, cls) {
+      return [el("h3", null, title + " (" + list.length + ")"), list.length ?
+        table(["case", "arm", "before", "after"], list.map(function (c) { return [c.case, c.arm, pct(c.before), pct(c.after)]; }), cls) : el("p", null, "none")];
+    }
+    append(node, changes("pass\u2192fail", r.pass_to_fail, "pass-to-fail"), changes("fail\u2192pass", r.fail_to_pass, "fail-to-pass"));
+    if (r.only_before.length) append(node, el("p", null, "only before: " + r.only_before.join(", ")));
+    if (r.only_after.length) append(node, el("p", null, "only after: " + r.only_after.join(", ")));
+    append(node, pairedBlock(r.paired));
+    return node;
+  }
+
+  /* ---- the run list ---- */
+  function options(name, values) {
+    var select = el("select", {id: "filter-" + name, "aria-label": name, onchange: function () {
+      state.filters[name] = select.value; refreshList();
+    }}, el("option", {value: ""}, "every " + name));
+    values.forEach(function (v) { append(select, el("option", {value: v}, v)); });
+    return el("label", null, name + " ", select);
+  }
+  function distinct(key) {
+    var seen = {};
+    runs.forEach(function (r) { seen[key(r)] = true; });
+    return Object.keys(seen).sort();
+  }
+  function runsSection() {
+    var node = section("runs", "Runs");
+    node.appendChild(el("p", {id: "runs-loading"}, "loading the runs\u2026"));
+    return node;
+  }
+  function fillRuns(node) {
+    node.removeChild(document.getElementById("runs-loading"));
+    var filters = el("div", {class: "filters"},
+      options("status", ["pass", "fail", "error"]), options("group", distinct(group)), options("arm", distinct(armOf)),
+      options("failure", distinct(function (r) { return r.failure || "none"; })));
+    append(node, filters, el("p", {id: "runs-count"}),
+      el("div", {class: "scroll"}, el("table", {id: "run-list"}, el("thead", null, el("tr", null,
+        ["#", "case", "arm", "run", "status", "failure", "duration", "calls", "tokens"].map(function (h) { return el("th", null, h); }))),
+        el("tbody"))),
+      el("button", {id: "more-runs", type: "button", onclick: function () { showMore(); }}, "show more runs"),
+      el("section", {id: "transcript", "aria-live": "polite"}));
+    refreshList();
+  }
+  function matches(r) {
+    var f = state.filters;
+    return (!f.status || r.status === f.status) && (!f.group || group(r) === f.group) &&
+           (!f.arm || armOf(r) === f.arm) && (!f.failure || (r.failure || "none") === f.failure);
+  }
+  function refreshList() {
+    state.list = [];
+    for (var i = 0; i < runs.length; i++) if (matches(runs[i])) state.list.push(i);
+    state.shown = 0;
+    document.querySelector("#run-list tbody").textContent = "";
+    showMore();
+  }
+  function showMore() {
+    var body = document.querySelector("#run-list tbody"), end = Math.min(state.list.length, state.shown + PAGE);
+    var rows = document.createDocumentFragment();
+    for (var i = state.shown; i < end; i++) rows.appendChild(runRow(state.list[i]));
+    body.appendChild(rows);
+    state.shown = end;
+    document.getElementById("runs-count").textContent = "showing " + end + " of " + state.list.length +
+      " runs" + (state.list.length < runs.length ? " (" + runs.length + " in all)" : "");
+    document.getElementById("more-runs").hidden = end >= state.list.length;
+  }
+  function runRow(i) {
+    var r = runs[i];
+    var link = el("a", {href: "#run-" + i, class: "run-link"}, r.case);
+    return el("tr", {class: "run " + r.status, "data-index": i, onclick: function () { location.hash = "#run-" + i; }},
+      el("td", null, i + 1), el("td", null, link), el("td", null, armOf(r)), el("td", null, r.run + 1),
+      el("td", null, badge(r.status)), el("td", null, r.failure || ""), el("td", null, secs(r.duration)),
+      el("td", null, r.calls), el("td", null, num(r.tokens.total)));
+  }
+
+  /* ---- one run's transcript, drawn when opened ---- */
+  function pre(text, cls) { return el("pre", {class: cls || ""}, text); }
+  function folded(text, label) {
+    var lines = text.split("\n").length;
+    if (text.length <= FOLD_CHARS && lines <= FOLD_LINES) return pre(text, "result");
+    return el("details", {class: "fold"}, el("summary", null, label + " (" + text.length + " characters, " + lines + " lines)"), pre(text, "result"));
+  }
+  function checksBlock(r) {
+    if (!r.checks.length) return el("p", null, "no checks");
+    return el("ul", {class: "checks"}, r.checks.map(function (c) {
+      return el("li", {class: c.passed ? "ok" : "bad"}, el("span", {class: "mark"}, c.passed ? "pass" : "FAIL"), " ",
+        el("code", null, c.check), " ", el("span", {class: "category"}, c.category), " ", el("span", {class: "message"}, c.message),
+        c.reasoning ? el("details", null, el("summary", null, "judge's reasoning"), pre(c.reasoning)) : null);
+    }));
+  }
+  function commandsBlock(r) {
+    if (!r.commands || !r.commands.length) return null;
+    return [el("h4", null, "Setup and verify"), r.commands.map(function (c) {
+      var failed = c.exit_code !== 0 || c.timed_out;
+      var head = c.phase + ": " + c.command + " \u2014 " + (c.timed_out ? "timed out" : "exit " + num(c.exit_code)) + " \u00b7 " + secs(c.duration);
+      return el("details", {class: "command" + (failed ? " bad" : ""), open: failed ? "open" : false}, el("summary", null, head),
+        el("h5", null, "stdout"), pre(c.stdout || ""), el("h5", null, "stderr"), pre(c.stderr || ""));
+    })];
+  }
+  function changesBlock(r) {
+    var ch = r.changes || {}, items = [];
+    ["added", "changed", "deleted"].forEach(function (k) {
+      (ch[k] || []).forEach(function (path) { items.push(el("li", {class: k}, k + " ", el("code", null, path))); });
+    });
+    return [el("h4", null, "Files changed"), items.length ? el("ul", {class: "changes"}, items) : el("p", null, "none")];
+  }
+  function callBlock(call, step) {
+    var status = step ? step.status : call.status;
+    var node = el("div", {class: "call" + (step && step.is_error ? " bad" : "")},
+      el("div", {class: "call-head"}, "tool call ", el("code", null, call.name), " \u00b7 " + status +
+        (step ? " \u00b7 " + secs(step.duration) : "") + (step && step.is_error ? " \u00b7 error" : "")));
+    append(node, el("h5", null, "arguments"), pre(call.raw_arguments !== null && call.raw_arguments !== undefined ? call.raw_arguments : json(call.arguments), "args"));
+    if (call.error) append(node, el("p", {class: "warn"}, call.error));
+    if (step) append(node, el("h5", null, "result"), folded(step.result, "result"));
+    return node;
+  }
+  function requestBlock(q, steps) {
+    var tokens = "tokens " + num(q.prompt) + " in, " + num(q.completion) + " out";
+    var node = el("div", {class: "request"}, el("div", {class: "request-head"},
+      "model request " + (q.index + 1) + " \u00b7 finish " + num(q.finish_reason) + (q.outcome ? " (" + q.outcome + ")" : "") +
+      " \u00b7 " + tokens + (q.cost !== null && q.cost !== undefined ? " \u00b7 " + usd(q.cost) : "") + " \u00b7 latency " + secs(q.latency) + (q.ttft !== null && q.ttft !== undefined ? " \u00b7 first token " + secs(q.ttft) : "") +
+      (q.attempts && q.attempts.length > 1 ? " \u00b7 " + q.attempts.length + " tries" : "")));
+    var failed = (q.attempts || []).filter(function (a) { return a.error_kind; });
+    if (failed.length) append(node, el("details", {class: "attempts"}, el("summary", null, failed.length + (failed.length === 1 ? " failed try" : " failed tries")),
+      el("ul", null, failed.map(function (a) {
+        return el("li", null, "try " + a.number + ": " + a.error_kind + (a.status ? " (HTTP " + a.status + ")" : "") +
+          (a.message ? " " + a.message : "") + " \u00b7 " + secs(a.duration) +
+          (a.wait !== null && a.wait !== undefined ? ", then waited " + secs(a.wait) + (a.wait_source ? " (" + a.wait_source + ")" : "") : ""));
+      }))));
+    if (q.reasoning) append(node, el("details", {class: "reasoning"}, el("summary", null, "reasoning (" + q.reasoning.length + " characters)"), pre(q.reasoning)));
+    if (q.text) append(node, pre(q.text, "reply"));
+    if (q.text_calls && q.text_calls.length) append(node, el("p", {class: "warn"}, "tool calls written as text, not run: " +
+      q.text_calls.map(function (c) { return c.name + " " + JSON.stringify(c.arguments); }).join("; ")));
+    q.tool_calls.forEach(function (call) {
+      var step = null;
+      for (var i = 0; i < steps.length; i++) if (steps[i].call_id === call.id && steps[i].request === q.index) { step = steps[i]; break; }
+      append(node, callBlock(call, step));
+    });
+    return node;
+  }
+  function turnsBlock(r) {
+    var turns = {}, order = [];
+    function bucket(t) { t = t === null || t === undefined ? 0 : t; if (!turns[t]) { turns[t] = {requests: [], loose: []}; order.push(t); } return turns[t]; }
+    r.model_requests.forEach(function (q) { bucket(q.turn).requests.push(q); });
+    var known = {};
+    r.model_requests.forEach(function (q) { q.tool_calls.forEach(function (c) { known[q.index + "/" + c.id] = true; }); });
+    r.trace.forEach(function (s) { if (!known[s.request + "/" + s.call_id]) bucket(s.turn).loose.push(s); });
+    order.sort(function (a, b) { return a - b; });
+    return [el("h4", null, "Transcript"), order.map(function (t) {
+      var b = turns[t];
+      return el("div", {class: "turn"}, el("h5", null, "turn " + (Number(t) + 1)),
+        b.requests.map(function (q) { return requestBlock(q, r.trace); }),
+        b.loose.map(function (s) { return callBlock({name: s.name, arguments: s.arguments, status: s.status}, s); }));
+    })];
+  }
+  function openRun(i) {
+    var r = runs[i], box = document.getElementById("transcript");
+    if (!r || !box) return;
+    box.textContent = "";
+    var facts = [["status", badge(r.status)], ["arm", armOf(r)], ["run", r.run + 1], ["failure cause", r.failure || "none"],
+      ["duration", secs(r.duration)], ["model requests", r.requests], ["tool calls", r.calls],
+      ["tokens", num(r.tokens.prompt) + " in, " + num(r.tokens.completion) + " out, " + num(r.tokens.total) + " total"],
+      ["cost", usd(r.cost)], ["outcome", num(r.outcome, 2)], ["process", num(r.process, 2)],
+      ["sandbox", r.sandbox ? r.sandbox.mode : "n/a"]];
+    if (r.cause) facts.splice(4, 0, ["cause", (r.error_kind ? r.error_kind + ": " : "") + r.cause]);
+    var tm = r.trajectory_match;  // only when the case gives a reference trajectory
+    if (tm) facts.push(["trajectory", ["exact", "in_order", "any_order"].filter(function (k) { return tm[k]; }).join(", ") +
+      (tm.exact || tm.in_order || tm.any_order ? "; " : "no match; ") + "names precision " + num(tm.name_precision, 2) +
+      ", recall " + num(tm.name_recall, 2) + "; calls precision " + num(tm.call_precision, 2) + ", recall " + num(tm.call_recall, 2)]);
+    append(box, el("h3", {id: "transcript-title"}, r.case),
+      el("dl", {class: "facts"}, facts.map(function (f) { return [el("dt", null, f[0]), el("dd", null, f[1])]; })),
+      el("h4", null, "Checks"), checksBlock(r), commandsBlock(r), changesBlock(r), turnsBlock(r),
+      el("h4", null, "Final reply"), pre(r.final_reply || "", "reply final"),
+      r.warnings.length ? [el("h4", null, "Warnings"), el("ul", null, r.warnings.map(function (w) { return el("li", null, w); }))] : null);
+    box.scrollIntoView();
+  }
+  function route() {
+    var m = /^#run-(\d+)$/.exec(location.hash);
+    if (m) openRun(Number(m[1]));
+  }
+
+  /* ---- start: summary and plots now, runs after the first paint ---- */
+  append(app, header(), summarySection());
+  var plots = plotsSection();
+  append(app, plots.node);
+  if (summary.comparisons.length) append(app, comparisonSection());
+  if (summary.regression) append(app, regressionSection());
+  var runsNode = runsSection();
+  append(app, runsNode);
+  drawPlots(plots.boxes);
+  function loadRuns() {  // the runs' JSON comes after this script: read once the parser has it all
+    runs = JSON.parse(document.getElementById("runs-data").textContent);
+    drawDuration(plots.boxes.duration);
+    fillRuns(runsNode);
+    window.addEventListener("hashchange", route);
+    route();
+    document.body.setAttribute("data-ready", "true");
+    performance.mark("tooltrial-runs-ready");
+  }
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", loadRuns);
+  else loadRuns();
+})();

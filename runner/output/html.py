@@ -1,0 +1,107 @@
+"""The HTML report: one self-contained file (``run --html``, ``report --html``) that opens from disk,
+offline, in any browser.
+
+Everything the page needs is inlined: the style sheet, the viewer script and Chart.js (vendored in
+``runner/data/html/``, its version and licence beside it), and the data, as JSON in ``<script
+type="application/json">`` elements. The data is the report document (runner.output.report:
+the same figures as ``report.json``, from the one aggregation), the paired comparison of every arm
+against the first when there are more than two, and for two results folders the regression document.
+
+Model output is hostile: the JSON is written with every ``<``, ``>`` and ``&`` as a ``\\u`` escape
+(and every non-ASCII character, so the file is ASCII), so no text in it can close the script element
+or open a comment (HTML Living Standard, "Restrictions for contents of script elements"); the
+viewer puts every string into the page through ``textContent``, never as markup.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from html import escape
+from collections import defaultdict
+from functools import cache
+from pathlib import Path
+from typing import Any, Sequence
+
+from runner.output.report import paired_dict
+from runner.output.store import write_replace
+from runner.run.record import RunRecord
+from runner.scoring.paired import compare_pairs, outcomes
+
+ASSETS = Path(__file__).resolve().parent.parent / "data" / "html"
+CHART_JS = "chart.umd.min.js"  # Chart.js 4.6.1, MIT (chart.js.LICENSE.md), from the npm registry
+_PARTS = ("style.css", CHART_JS, "app.js")
+
+
+def embed_json(data: Any) -> str:
+    """``data`` as JSON text safe inside an HTML ``<script>`` element: ASCII only, with ``<``, ``>`` and
+    ``&`` written as ``\\u`` escapes (``JSON.parse`` reads them back as the characters), values JSON
+    has no type for written with ``str``, NaN and infinities (which JSON has not) as null."""
+    try:
+        text = json.dumps(data, ensure_ascii=True, default=str, separators=(",", ":"), allow_nan=False)
+    except ValueError:  # a float that is not finite: rare, so the walk is paid only then
+        text = json.dumps(_finite(data), ensure_ascii=True, default=str, separators=(",", ":"))
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
+def _finite(value: Any) -> Any:
+    """``value`` with every float that is not finite replaced by None."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(v) for v in value]
+    return value
+
+
+def comparisons(records: Sequence[RunRecord]) -> list[dict[str, Any]]:
+    """The paired analysis (runner.scoring.paired) of each arm after the first against the first, in
+    first-seen order, as report.json writes ``paired``; [] with fewer than two arms. With exactly two
+    it is the report's own ``paired``."""
+    by_arm: dict[str, list[RunRecord]] = defaultdict(list)
+    for record in records:
+        by_arm[record.arm].append(record)
+    labels = list(by_arm)
+    if len(labels) < 2:
+        return []
+    first = outcomes(by_arm[labels[0]])
+    return [paired_dict(compare_pairs(labels[0], first, b, outcomes(by_arm[b]))) for b in labels[1:]]
+
+
+def html_page(document: dict[str, Any], records: Sequence[RunRecord], regression: dict[str, Any] | None = None) -> str:
+    """The page for one report ``document`` (runner.output.report.report_document) of ``records``,
+    and for two results folders the ``regression`` document (runner.output.report.regression_document)."""
+    runs = document.get("runs", [])
+    summary = {key: value for key, value in document.items() if key != "runs"}
+    summary["comparisons"] = comparisons(records)
+    summary["regression"] = regression
+    style, chart, app = _assets()
+    title = f"tooltrial report {document.get('run_id') or ''}".strip()
+    return "".join([
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n",
+        "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n",
+        # No request leaves the page: whatever a run's text holds, nothing is fetched.
+        "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; ",
+        "script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:\">\n",
+        f"<title>{escape(title)}</title>\n<style>\n{style}</style>\n</head>\n<body>\n",
+        "<noscript>This report needs JavaScript; report.json holds the same figures.</noscript>\n",
+        "<main id=\"app\"></main>\n",
+        f"<script type=\"application/json\" id=\"summary-data\">{embed_json(summary)}</script>\n",
+        f"<script>\n{chart}\n</script>\n<script>\n{app}\n</script>\n",
+        # Last, so the summary and plots are drawn while the browser still reads the runs.
+        f"<script type=\"application/json\" id=\"runs-data\">{embed_json(runs)}</script>\n</body>\n</html>\n",
+    ])
+
+
+def write_html(path: Path, document: dict[str, Any], records: Sequence[RunRecord],
+               regression: dict[str, Any] | None = None) -> None:
+    """Write the page (``html_page``) to ``path`` atomically. Raises OSError when it cannot be written."""
+    write_replace(path, html_page(document, records, regression))
+
+
+@cache
+def _assets() -> tuple[str, ...]:
+    """The style sheet, Chart.js and the viewer script, read once (they are files of the package)."""
+    return tuple((ASSETS / name).read_text(encoding="utf-8") for name in _PARTS)
+
