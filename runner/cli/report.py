@@ -17,7 +17,9 @@ from typing import Any, Sequence, TextIO
 from rich.console import Console
 
 from runner.errors import ExitCode, UserError
+from runner.output.markdown import regression_markdown, summary_markdown
 from runner.output.report import regression_document, report_document
+from runner.output.store import write_replace
 from runner.output.load import Results, read_results
 from runner.scoring.aggregate import aggregate
 from runner.scoring.gates import evaluate, exit_code
@@ -33,19 +35,26 @@ def add(sub: argparse._SubParsersAction) -> None:
     report = sub.add_parser("report", help="show results on disk; two folders show what changed")
     report.add_argument("folders", nargs="+", type=Path, metavar="RESULTS", help="results/<run-id> folders (or results/ for the newest)")
     report.add_argument("--output", choices=["text", "json"], default="text", help="tables, or one JSON document on stdout")
+    report.add_argument("--summary-md", type=Path, metavar="FILE", help="also write a Markdown summary (of the regression, for two folders) to FILE")
 
 
 def command(args: argparse.Namespace) -> int:
     """Show the folders given; tables on stdout, or the JSON document there and the tables on stderr."""
     as_json = args.output == "json"
-    return show_results(args.folders, as_json, make_console(sys.stderr if as_json else None), sys.stdout)
+    console = make_console(sys.stderr if as_json else None)
+    return show_results(args.folders, as_json, console, sys.stdout, args.summary_md)
 
 
-def show_results(folders: Sequence[Path], as_json: bool, console: Console, stdout: TextIO) -> int:
-    """Print one folder's tables or two folders' regression view; raises UserError for any other count."""
+def show_results(folders: Sequence[Path], as_json: bool, console: Console, stdout: TextIO,
+                 summary_md: Path | None = None) -> int:
+    """Print one folder's tables or two folders' regression view, and write its Markdown summary to
+    ``summary_md`` when given. Raises UserError for any other count of folders, or when ``summary_md``
+    cannot be written."""
+    markdown = summary_markdown
     if len(folders) == 1:
         document = _show_one(read_results(folders[0]), as_json, console)
     elif len(folders) == 2:
+        markdown = regression_markdown
         before, after = read_results(folders[0]), read_results(folders[1])
         change = regression(before.records, after.records)
         document = regression_document(change, str(before.path), str(after.path))
@@ -53,6 +62,12 @@ def show_results(folders: Sequence[Path], as_json: bool, console: Console, stdou
             print_regression(console, change, str(before.path), str(after.path))
     else:
         raise UserError(f"got {len(folders)} results folders", hint="give one to show it, or two to compare them")
+    if summary_md is not None:
+        try:
+            write_replace(summary_md, markdown(document))
+        except OSError as e:
+            raise UserError(f"--summary-md {summary_md} cannot be written: {e.strerror or e}",
+                            hint="give a file path in a folder you can write to") from e
     if as_json:  # ASCII, as run --output json prints it: any stdout carries it, lone surrogates included
         print(json.dumps(document, indent=2, default=str), file=stdout)
     return ExitCode.OK

@@ -56,6 +56,8 @@ def add(sub: argparse._SubParsersAction) -> None:
     run.add_argument("--resume", type=Path, metavar="RESULTS", help="reuse the runs a results/<run-id> folder holds; run only the rest")
     run.add_argument("--report", type=Path, metavar="FILE", help="also write the JSON report to FILE")
     run.add_argument("--junit", type=Path, metavar="FILE", help="write JUnit XML to FILE")
+    run.add_argument("--summary-md", type=Path, metavar="FILE",
+                     help="write a Markdown summary to FILE (also appended to $GITHUB_STEP_SUMMARY when that is set)")
     run.add_argument("--keep", action="store_true", help="keep each workspace and print its path")
     run.add_argument("--stream", action="store_true", help="ask every live provider for its replies as streams, and record each request's time to first token")
     run.add_argument("--timeout", type=seconds, metavar="S", help="wall-clock seconds per run (overrides the cases)")
@@ -65,10 +67,11 @@ def add(sub: argparse._SubParsersAction) -> None:
 
 
 def _check_output_files(args: argparse.Namespace) -> None:
-    """Refuse, before any run starts, ``--report`` / ``--junit`` files and ``--record`` / ``--results``
+    """Refuse, before any run starts, ``--report`` / ``--junit`` / ``--summary-md`` files and ``--record`` / ``--results``
     folders that cannot be written: a file that is a folder (or the reverse), a path under a file, a
     folder no file can be created in. Raises UserError naming the flag and the path, with a hint."""
     for flag, path, folder in (("--report", args.report, False), ("--junit", args.junit, False),
+                               ("--summary-md", args.summary_md, False),
                                ("--record", args.record, True), ("--results", args.results, True)):
         if path is not None:
             _check_writable(flag, path, folder)
@@ -80,7 +83,7 @@ def _check_writable(flag: str, path: Path, folder: bool) -> None:
     nearest = path
     try:
         if not folder and path.is_dir():
-            example = path / ("report.json" if flag == "--report" else "junit.xml")
+            example = path / {"--report": "report.json", "--summary-md": "summary.md"}.get(flag, "junit.xml")
             raise UserError(f"{flag} {path} is a folder", hint=f"give a file path, e.g. {example}")
         if folder and path.exists() and not path.is_dir():
             raise UserError(f"{flag} {path} is a file", hint="give a folder, or a path where one can be made")
@@ -125,7 +128,9 @@ def command(args: argparse.Namespace) -> int:
     writer, started = ResultsWriter(results), utc_now()
     recorder = Recorder(args.record, cases, len(providers), len(prompts), args.runs) if args.record else None
     live = run_live(cases, arms, options, args.runs, printer, writer, earlier, recorder)
-    outputs = Conclusion(args.report, args.junit, as_json, args.min_pass_rate, live.left)
+    step_summary = os.environ.get("GITHUB_STEP_SUMMARY")  # GitHub Actions' job summary file
+    outputs = Conclusion(args.report, args.junit, as_json, args.min_pass_rate, live.left, args.summary_md,
+                         Path(step_summary) if step_summary else None)
     ending = conclude(live.records, cases, writer, started, outputs)
     notes = live.warnings
     if recorder is not None:
