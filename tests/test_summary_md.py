@@ -68,6 +68,20 @@ def test_run_writes_the_summary_and_appends_it_to_the_step_summary(tmp_path: Pat
     assert again.read_text() == summary.read_text()
 
 
+def test_two_arms_add_the_comparison(tmp_path: Path) -> None:
+    for name in ("terse", "chatty"):
+        (tmp_path / f"{name}.j2").write_text(f"You are {name}.")
+    summary = tmp_path / "summary.md"
+    done = run_cli("run", str(_suite(tmp_path) / "good.yml"), "-P", str(tmp_path / "terse.j2"), "-P",
+                   str(tmp_path / "chatty.j2"), "--results", str(tmp_path / "results"), "--summary-md", str(summary))
+    assert done.returncode == 0, done.stderr
+    text = summary.read_text()
+    assert text.startswith("## tooltrial: 4/4 runs passed\n")
+    assert "| scripted · terse | **all** | 2 | 2 |" in text and "| scripted · chatty | good | 2 | 2 |" in text
+    assert text.endswith("### Comparison\n\nscripted · chatty vs scripted · terse\\: same result on all 2 paired runs\\: "
+                         "no difference\n")
+
+
 def test_run_without_the_variable_writes_no_step_summary(tmp_path: Path) -> None:
     done = run_cli("run", str(_suite(tmp_path) / "good.yml"), "--results", str(tmp_path / "results"))
     assert done.returncode == 0, done.stderr
