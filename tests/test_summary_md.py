@@ -106,8 +106,10 @@ def test_report_of_two_folders_writes_the_regression(tmp_path: Path) -> None:
     before = _folder(tmp_path, {("g/a", "a"): "PP", ("g/b", "a"): "PP", ("g/c", "a"): "FF", ("g/gone", "a"): "P"})
     after = _folder(tmp_path, {("g/a", "a"): "PP", ("g/b", "a"): "PF", ("g/c", "a"): "PP", ("g/new", "a"): "P"})
     out = tmp_path / "regression.md"
-    done = run_cli("report", str(before), str(after), "--summary-md", str(out))
+    # as the example workflow runs it: the JSON document on stdout for jq, the summary beside it
+    done = run_cli("report", str(before), str(after), "--summary-md", str(out), "--output", "json")
     assert done.returncode == 0, done.stderr
+    assert [c["case"] for c in json.loads(done.stdout)["pass_to_fail"]] == ["g/b"]
     assert out.read_text() == f"""\
 ## tooltrial regression: 1 case went pass→fail
 
@@ -135,6 +137,14 @@ Only after: g\\/new \\[scripted · a\\]
 
 after vs before\\: \\+17 pts pass rate over 6 paired runs \\(2 fail→pass\\, 1 pass→fail\\)\\; exact McNemar p \\= 1\\: not significant at 0\\.05\\, the difference may be chance
 """
+
+
+def test_report_names_a_summary_md_it_cannot_write(tmp_path: Path) -> None:
+    folder = _folder(tmp_path / "results", {("g/a", "a"): "P"})
+    done = run_cli("report", str(folder), "--summary-md", str(tmp_path))
+    assert done.returncode == 4
+    assert done.stderr == (f"error: --summary-md {tmp_path} cannot be written: Is a directory "
+                           "(give a file path in a folder you can write to)\n")
 
 
 def _text_of(html: str) -> str:
