@@ -129,8 +129,8 @@ def command(args: argparse.Namespace) -> int:
     recorder = Recorder(args.record, cases, len(providers), len(prompts), args.runs) if args.record else None
     live = run_live(cases, arms, options, args.runs, printer, writer, earlier, recorder)
     step_summary = os.environ.get("GITHUB_STEP_SUMMARY")  # GitHub Actions' job summary file
-    outputs = Conclusion(args.report, args.junit, as_json, args.min_pass_rate, live.left, args.summary_md,
-                         Path(step_summary) if step_summary else None)
+    outputs = Conclusion(args.report, args.junit, as_json, args.min_pass_rate, live.left, summary_md=args.summary_md,
+                         step_summary=Path(step_summary) if step_summary else None)
     ending = conclude(live.records, cases, writer, started, outputs)
     notes = live.warnings
     if recorder is not None:
