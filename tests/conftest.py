@@ -25,6 +25,12 @@ def _checkout_results_untouched() -> Iterator[None]:
     assert not added, f"the test wrote into {results}: {added} (pass --results or run in tmp_path)"
 
 
+@pytest.fixture(autouse=True)
+def _no_step_summary(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Keep every ``tooltrial run`` of the tests off the job summary when the tests run in GitHub Actions."""
+    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
+
+
 @pytest.fixture(scope="session")
 def litellm_loaded() -> None:
     """litellm imported once for the whole session, its logs following ``run_cli``'s redirects

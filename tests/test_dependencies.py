@@ -8,6 +8,7 @@ import re
 import sys
 import tomllib
 from importlib import metadata
+from pathlib import Path
 
 from tests.helpers import ROOT
 
@@ -17,19 +18,33 @@ def _name(requirement: str) -> str:
     return re.sub(r"[-_.]+", "-", re.match(r"[A-Za-z0-9._-]+", requirement.strip()).group()).lower()
 
 
+PYTEST_PLUGIN = {"pytest_plugin.py", "pytest_cases.py"}  # runner/cli/: loaded by pytest only (entry point pytest11)
+
+
 def _imported_modules() -> dict[str, set[str]]:
     """Each top-level module runner/ imports (stdlib and runner left out) -> the distributions that
-    install it, normalised (several when, say, two share a namespace package)."""
+    install it, normalised (several when, say, two share a namespace package). The pytest plugin's
+    import of pytest is left out: only pytest loads it, and the ``pytest`` extra declares it."""
     modules: set[str] = set()
     for path in (ROOT / "runner").rglob("*.py"):
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.Import):
-                modules |= {alias.name.split(".")[0] for alias in node.names}
-            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-                modules.add(node.module.split(".")[0])
+        if path.parent.name == "cli" and path.name in PYTEST_PLUGIN:
+            modules |= _imports(path) - {"pytest"}
+        else:
+            modules |= _imports(path)
     providers = metadata.packages_distributions()
     return {module: {_name(d) for d in providers.get(module, [module])}
             for module in modules - set(sys.stdlib_module_names) - {"runner"}}
+
+
+def _imports(path: Path) -> set[str]:
+    """The top-level modules the file at ``path`` imports (absolute imports)."""
+    modules: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            modules |= {alias.name.split(".")[0] for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            modules.add(node.module.split(".")[0])
+    return modules
 
 
 def _runtime_in() -> list[str]:
@@ -51,6 +66,7 @@ def test_every_imported_package_is_declared_alike_in_pyproject_and_requirements_
     assert sorted(declared) == sorted(_name(r) for r in _runtime_in())
     undeclared = {module: dists for module, dists in _imported_modules().items() if not dists & set(declared)}
     assert undeclared == {}
+    assert [_name(r) for r in project["optional-dependencies"]["pytest"]] == ["pytest"]  # what the plugin imports
 
 
 def test_the_lock_pins_each_declared_package_for_requirements_in() -> None:

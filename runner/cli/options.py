@@ -109,7 +109,7 @@ def check_writable(flag: str, path: Path, folder: bool) -> None:
     nearest = path
     try:
         if not folder and path.is_dir():
-            example = path / {"--report": "report.json", "--html": "report.html"}.get(flag, "junit.xml")
+            example = path / {"--report": "report.json", "--html": "report.html", "--summary-md": "summary.md"}.get(flag, "junit.xml")
             raise UserError(f"{flag} {path} is a folder", hint=f"give a file path, e.g. {example}")
         if folder and path.exists() and not path.is_dir():
             raise UserError(f"{flag} {path} is a file", hint="give a folder, or a path where one can be made")

@@ -20,7 +20,9 @@ from rich.console import Console
 from runner.cli.options import check_writable
 from runner.errors import ExitCode, UserError
 from runner.output.html import write_html
+from runner.output.markdown import regression_markdown, summary_markdown
 from runner.output.report import regression_document, report_document
+from runner.output.store import write_replace
 from runner.output.load import Results, read_results
 from runner.scoring.aggregate import Aggregate, aggregate
 from runner.scoring.gates import Gate, evaluate, exit_code
@@ -38,24 +40,31 @@ def add(sub: argparse._SubParsersAction) -> None:
     report.add_argument("--output", choices=["text", "json"], default="text", help="tables, or one JSON document on stdout")
     report.add_argument("--html", type=Path, metavar="FILE",
                         help="also write one self-contained HTML page to FILE (of two folders: the second, with the regression view)")
+    report.add_argument("--summary-md", type=Path, metavar="FILE", help="also write a Markdown summary (of the regression, for two folders) to FILE")
 
 
 def command(args: argparse.Namespace) -> int:
     """Show the folders given; tables on stdout, or the JSON document there and the tables on stderr."""
     as_json = args.output == "json"
-    return show_results(args.folders, as_json, make_console(sys.stderr if as_json else None), sys.stdout, args.html)
+    console = make_console(sys.stderr if as_json else None)
+    return show_results(args.folders, as_json, console, sys.stdout, args.html, args.summary_md)
 
 
-def show_results(folders: Sequence[Path], as_json: bool, console: Console, stdout: TextIO, html: Path | None = None) -> int:
-    """Print one folder's tables or two folders' regression view, and write the ``html`` page when given;
-    raises UserError for any other count of folders, or when ``html`` is a folder or cannot be written."""
-    if html is not None:
-        check_writable("--html", html, folder=False)
+def show_results(folders: Sequence[Path], as_json: bool, console: Console, stdout: TextIO, html: Path | None = None,
+                 summary_md: Path | None = None) -> int:
+    """Print one folder's tables or two folders' regression view, write the ``html`` page and the
+    Markdown summary to ``summary_md`` (of the regression, for two folders) when given. Raises UserError
+    for any other count of folders, or when ``html`` or ``summary_md`` is a folder or cannot be written."""
+    for flag, path in (("--html", html), ("--summary-md", summary_md)):
+        if path is not None:
+            check_writable(flag, path, folder=False)
+    markdown = summary_markdown
     if len(folders) == 1:
         results = read_results(folders[0])
         document = _show_one(results, as_json, console)
         _write_page(html, document, results)
     elif len(folders) == 2:
+        markdown = regression_markdown
         before, after = read_results(folders[0]), read_results(folders[1])
         change = regression(before.records, after.records)
         document = regression_document(change, str(before.path), str(after.path))
@@ -64,6 +73,12 @@ def show_results(folders: Sequence[Path], as_json: bool, console: Console, stdou
         _write_page(html, _document(after), after, document)
     else:
         raise UserError(f"got {len(folders)} results folders", hint="give one to show it, or two to compare them")
+    if summary_md is not None:
+        try:
+            write_replace(summary_md, markdown(document))
+        except OSError as e:
+            raise UserError(f"--summary-md {summary_md} cannot be written: {e.strerror or e}",
+                            hint="give a file path in a folder you can write to") from e
     if as_json:  # ASCII, as run --output json prints it: any stdout carries it, lone surrogates included
         print(json.dumps(document, indent=2, default=str), file=stdout)
     return ExitCode.OK

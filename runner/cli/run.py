@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -56,6 +57,8 @@ def add(sub: argparse._SubParsersAction) -> None:
     run.add_argument("--report", type=Path, metavar="FILE", help="also write the JSON report to FILE")
     run.add_argument("--junit", type=Path, metavar="FILE", help="write JUnit XML to FILE")
     run.add_argument("--html", type=Path, metavar="FILE", help="write the report as one self-contained HTML page to FILE (opens offline)")
+    run.add_argument("--summary-md", type=Path, metavar="FILE",
+                     help="write a Markdown summary to FILE (also appended to $GITHUB_STEP_SUMMARY when that is set)")
     run.add_argument("--keep", action="store_true", help="keep each workspace and print its path")
     run.add_argument("--stream", action="store_true", help="ask every live provider for its replies as streams, and record each request's time to first token")
     run.add_argument("--timeout", type=seconds, metavar="S", help="wall-clock seconds per run (overrides the cases)")
@@ -65,12 +68,12 @@ def add(sub: argparse._SubParsersAction) -> None:
 
 
 def _check_output_files(args: argparse.Namespace) -> None:
-    """Refuse, before any run starts, ``--report`` / ``--junit`` / ``--html`` files and ``--record`` / ``--results``
-    folders that cannot be written: a file that is a folder (or the reverse), a path under a file, a
-    folder no file can be created in. Raises UserError naming the flag and the path, with a hint."""
+    """Refuse, before any run starts, ``--report`` / ``--junit`` / ``--html`` / ``--summary-md`` files and
+    ``--record`` / ``--results`` folders that cannot be written: a file that is a folder (or the reverse), a
+    path under a file, a folder no file can be created in. Raises UserError naming the flag and the path, with a hint."""
     for flag, path, folder in (("--report", args.report, False), ("--junit", args.junit, False),
-                               ("--html", args.html, False), ("--record", args.record, True),
-                               ("--results", args.results, True)):
+                               ("--html", args.html, False), ("--summary-md", args.summary_md, False),
+                               ("--record", args.record, True), ("--results", args.results, True)):
         if path is not None:
             check_writable(flag, path, folder)
 
@@ -103,7 +106,9 @@ def command(args: argparse.Namespace) -> int:
     writer, started = ResultsWriter(results), utc_now()
     recorder = Recorder(args.record, cases, len(providers), len(prompts), args.runs) if args.record else None
     live = run_live(cases, arms, options, args.runs, printer, writer, earlier, recorder)
-    outputs = Conclusion(args.report, args.junit, as_json, args.min_pass_rate, live.left, html=args.html)
+    step_summary = os.environ.get("GITHUB_STEP_SUMMARY")  # GitHub Actions' job summary file
+    outputs = Conclusion(args.report, args.junit, as_json, args.min_pass_rate, live.left, html=args.html,
+                         summary_md=args.summary_md, step_summary=Path(step_summary) if step_summary else None)
     ending = conclude(live.records, cases, writer, started, outputs)
     notes = live.warnings
     if recorder is not None:

@@ -2,7 +2,8 @@
 
 Every run file is already on disk (written as each run ended). ``conclude`` writes
 the rest, printing nothing: ``report.json`` in the results folder and the
-``--report``, ``--junit`` and ``--html`` files. Only then does ``show_ending`` print the pass
+``--report``, ``--junit``, ``--html`` and ``--summary-md`` files (and the Markdown summary appended to
+``$GITHUB_STEP_SUMMARY``). Only then does ``show_ending`` print the pass
 count, the tables and the results folder's path (on stderr), or on ``--output
 json`` the report on stdout (the path is its ``results`` key): a reader that goes
 away (``| head``) can cut the printing short but no result. The tables, the report
@@ -23,6 +24,7 @@ from runner.errors import ExitCode
 from runner.output.report import report_document, unfinished_list
 from runner.output.html import write_html
 from runner.output.junit import junit_xml
+from runner.output.markdown import summary_markdown
 from runner.output.store import REPORT_FILE, ResultsWriter, to_json, write_replace
 from runner.run.engine import RunKey
 from runner.run.record import RunRecord
@@ -42,9 +44,10 @@ def utc_now() -> str:
 
 @dataclass(frozen=True)
 class Conclusion:
-    """Where the outputs go: ``report``, ``junit`` and ``html`` files (None: not written), ``as_json`` for
-    ``--output json``, the suite's ``min_pass_rate`` gate (None: every run must pass), and the
-    runs an interruption left ``unfinished`` (case, provider, prompt, run index)."""
+    """Where the outputs go: ``report``, ``junit``, ``html`` and ``summary_md`` (Markdown) files (None: not
+    written), ``step_summary`` a file the Markdown summary is appended to (``$GITHUB_STEP_SUMMARY``),
+    ``as_json`` for ``--output json``, the suite's ``min_pass_rate`` gate (None: every run must pass),
+    and the runs an interruption left ``unfinished`` (case, provider, prompt, run index)."""
 
     report: Path | None = None
     junit: Path | None = None
@@ -52,6 +55,8 @@ class Conclusion:
     min_pass_rate: float | None = None
     unfinished: Sequence[RunKey] = ()
     html: Path | None = None
+    summary_md: Path | None = None
+    step_summary: Path | None = None
 
 
 @dataclass(frozen=True)
@@ -80,8 +85,9 @@ class Ending:
 def conclude(
     records: Sequence[RunRecord], cases: Sequence[Case], writer: ResultsWriter, started: str, outputs: Conclusion
 ) -> Ending:
-    """Write ``report.json`` to the results folder, then the ``--report``, ``--junit`` and ``--html`` files;
-    prints nothing. The report lists the ``unfinished`` runs. A file that cannot be written
+    """Write ``report.json`` to the results folder, then the ``--report``, ``--junit``, ``--html`` and
+    ``--summary-md`` files, and append the summary to ``step_summary``; prints nothing. The report
+    lists the ``unfinished`` runs. A file that cannot be written
     (disk full, folder gone) is a line in ``Ending.failed_writes``, and the others are still written."""
     model = aggregate(records)
     gates = evaluate(model.cells, {c.full_id: c.min_pass_rate for c in cases}, outputs.min_pass_rate)
@@ -100,6 +106,10 @@ def conclude(
     if outputs.html is not None:
         html = outputs.html
         writes.append((html, lambda: write_html(html, document, records), ""))
+    markdown = summary_markdown(document) if outputs.summary_md or outputs.step_summary else ""
+    for target, write_md in ((outputs.summary_md, write_replace), (outputs.step_summary, append_text)):
+        if target is not None:
+            writes.append((target, lambda path=target, write=write_md: write(path, markdown), ""))
     failed = []
     for path, write, hint in writes:
         try:
@@ -107,6 +117,13 @@ def conclude(
         except OSError as e:
             failed.append(f"cannot write {path}: {e.strerror or e}{hint}")
     return Ending(records, document, model, gates, failed)
+
+
+def append_text(path: Path, text: str) -> None:
+    """Append ``text`` (UTF-8) to ``path``, creating it: a file others write to as well, such as
+    GitHub's ``$GITHUB_STEP_SUMMARY``, so not replaced. Raises OSError."""
+    with open(path, "a", encoding="utf-8") as out:
+        out.write(text)
 
 
 def show_ending(

@@ -1,0 +1,162 @@
+"""The Markdown summary (``--summary-md FILE``, ``$GITHUB_STEP_SUMMARY``): the report document, or the
+regression document, as GitHub-flavoured Markdown.
+
+It reads the same JSON documents that ``report.json`` and ``report --output json`` hold
+(runner.output.report), so every figure is the one aggregation's. Case ids, arm labels, causes and
+check messages are untrusted (a check message quotes the model's reply; a results folder may have
+been written by anyone): ``md_text`` writes each as plain text, with every ASCII punctuation
+character backslash-escaped (CommonMark 0.31, "Backslash escapes": any ASCII punctuation may be),
+so no emphasis, link, image, HTML tag, entity or table cell can start inside it. GitHub refuses a
+step summary over 1 MiB, so at most ``MOST_FAILURES`` failed runs are listed, each message cut to
+``MESSAGE_LIMIT`` characters.
+"""
+
+from __future__ import annotations
+
+import string
+from typing import Any, Iterable, Sequence
+
+from runner.text import printable
+
+MOST_FAILURES = 50  # failed runs listed; the rest are counted
+MESSAGE_LIMIT = 300  # characters of one cause or check message
+_ESCAPED = str.maketrans({c: "\\" + c for c in string.punctuation})
+_MEANING = {
+    0: "every gate held",
+    1: "the agent broke a gate",
+    2: "interrupted, or an output could not be written",
+    3: "tooltrial's own internal error",
+    4: "a case's data broke at run time",
+    6: "only infrastructure broke gates",
+}
+
+
+def md_text(value: object, limit: int | None = None) -> str:
+    """``value`` as Markdown that renders to exactly its text on one line: control characters in
+    Python's notation (runner.text.printable), runs of whitespace as one space, cut to ``limit``
+    characters (with ``…``), every ASCII punctuation character escaped with a backslash."""
+    text = " ".join(printable(str(value)).split())
+    if limit is not None and len(text) > limit:
+        text = text[: limit - 1] + "…"
+    return text.translate(_ESCAPED)
+
+
+def summary_markdown(document: dict[str, Any]) -> str:
+    """The summary of one report document (``report_document``): a heading with the pass count and
+    the exit code, a table per arm and group, the failed and errored runs with their failure cause
+    and failed checks, and the paired comparison when two arms ran. Ends with a newline."""
+    runs = document.get("runs") or []
+    passed = sum(run.get("status") == "pass" for run in runs)
+    code = document.get("exit_code")
+    lines = [f"## tooltrial: {passed}/{len(runs)} runs passed", "",
+             f"Exit code {md_text(code)}: {_MEANING.get(code, 'unknown')}\\. "
+             f"Results: {md_text(document.get('results', ''))}", ""]
+    unfinished = document.get("unfinished") or []
+    if unfinished:
+        lines += [f"{len(unfinished)} runs did not finish \\(interrupted\\)\\.", ""]
+    lines += _arm_table(document.get("arms") or [])
+    repeated = any(run.get("run") for run in runs)
+    lines += _failures([run for run in runs if run.get("status") != "pass"], len(document.get("arms") or []) > 1, repeated)
+    paired = document.get("paired")
+    if paired:
+        lines += ["### Comparison", "", md_text(paired.get("verdict", "")), ""]
+        lines += _flips(paired.get("flips") or [], paired.get("a", ""), paired.get("b", ""))
+    return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def regression_markdown(document: dict[str, Any]) -> str:
+    """The summary of a regression document (``regression_document``): each matched arm's pass rate
+    before and after, the cases that went pass→fail and fail→pass, what only one side ran, and the
+    paired verdict. Ends with a newline."""
+    down, up = document.get("pass_to_fail") or [], document.get("fail_to_pass") or []
+    verdict = f"{len(down)} case{'s' if len(down) > 1 else ''} went pass→fail" if down else "no case went pass→fail"
+    lines = [f"## tooltrial regression: {verdict}", "",
+             f"Before: {md_text(document.get('before', ''))}; after: {md_text(document.get('after', ''))}", "",
+             "| arm before | arm after | pass rate before | pass rate after |", "|---|---|---:|---:|"]
+    for pair in document.get("arms") or []:
+        old, new = pair.get("before") or {}, pair.get("after") or {}
+        lines.append(_row([md_text(old.get("arm", "")), md_text(new.get("arm", "")),
+                           _rate(old.get("pass_rate")), _rate(new.get("pass_rate"))]))
+    lines.append("")
+    for title, changes in (("Pass → fail", down), ("Fail → pass", up)):
+        if changes:
+            lines += [f"### {title} \\({len(changes)}\\)", "", "| case | arm | pass rate before | pass rate after |",
+                      "|---|---|---:|---:|"]
+            lines += [_row([md_text(c.get("case", "")), md_text(c.get("arm", "")), _rate(c.get("before")),
+                            _rate(c.get("after"))]) for c in changes]
+            lines.append("")
+    for side, title in (("only_before", "Only before"), ("only_after", "Only after")):
+        cells = document.get(side) or []
+        if cells:
+            shown = ", ".join(md_text(cell) for cell in cells[:MOST_FAILURES])
+            more = f" and {len(cells) - MOST_FAILURES} more" if len(cells) > MOST_FAILURES else ""
+            lines += [f"{title}: {shown}{more}", ""]
+    paired = document.get("paired")
+    if paired:
+        lines += [md_text(paired.get("verdict", "")), ""]
+    return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def _row(cells: Iterable[str]) -> str:
+    return "| " + " | ".join(cells) + " |"
+
+
+def _rate(value: float | None) -> str:
+    return "—" if value is None else f"{100 * value:.0f}%"
+
+
+def _money(value: float | None) -> str:
+    return "—" if value is None else f"{value:.4f}"
+
+
+def _arm_table(arms: Sequence[dict[str, Any]]) -> list[str]:
+    """One row per arm (its group ``all``) and one per case group in it."""
+    lines = ["| arm | group | runs | passed | failed | errors | not scored | pass rate | 95% interval | tokens | cost \\(USD\\) |",
+             "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for arm in arms:
+        groups = [("**all**", arm), *((md_text(name), figures) for name, figures in (arm.get("groups") or {}).items())]
+        for name, f in groups:
+            low, high = (f.get("interval") or [None, None])[:2]
+            interval = "—" if f.get("pass_rate") is None else f"{_rate(low)}–{_rate(high)}"
+            tokens = f.get("tokens_total")
+            lines.append(_row([md_text(arm.get("arm", "")), name, str(f.get("runs", 0)), str(f.get("passed", 0)),
+                               str(f.get("failed", 0)), str(f.get("errored", 0)), str(f.get("infra_errors", 0)),
+                               _rate(f.get("pass_rate")), interval, "—" if tokens is None else str(tokens),
+                               _money(f.get("cost_total"))]))
+    return [*lines, ""]
+
+
+def _failures(runs: Sequence[dict[str, Any]], label_arms: bool, label_runs: bool) -> list[str]:
+    """Each failed or errored run: status, case, its arm (``label_arms``) and run number (1-based,
+    ``label_runs``), failure cause, the error's first line, and one sub-item per failed check."""
+    if not runs:
+        return []
+    lines = [f"### Failures \\({len(runs)}\\)", ""]
+    for run in runs[:MOST_FAILURES]:
+        status = str(run.get("status", "")).upper()
+        head = f"- **{md_text(status)}** {md_text(run.get('case', ''))}"
+        if label_runs:
+            head += f" \\#{md_text((run.get('run') or 0) + 1)}"
+        if label_arms:  # the label runner.run.record.arm_label gives
+            head += f" \\[{md_text(run.get('provider', ''))} · {md_text(run.get('prompt', ''))}\\]"
+        head += f", cause {md_text(run.get('failure') or 'unknown')}"
+        cause = (run.get("cause") or "").splitlines()
+        if status == "ERROR" and cause:
+            head += f": {md_text(cause[0], MESSAGE_LIMIT)}"
+        lines.append(head)
+        lines += [f"  - {md_text(check.get('message', ''), MESSAGE_LIMIT)}"
+                  for check in run.get("checks") or [] if not check.get("passed")]
+    if len(runs) > MOST_FAILURES:
+        lines.append(f"- and {len(runs) - MOST_FAILURES} more: the report lists every run")
+    return [*lines, ""]
+
+
+def _flips(flips: Sequence[dict[str, Any]], a: str, b: str) -> list[str]:
+    """The cases whose paired runs disagree, with how many pairs flipped each way from A to B."""
+    if not flips:
+        return []
+    lines = [f"Cases whose paired runs disagree \\(from {md_text(a)} to {md_text(b)}\\):", "",
+             "| case | pass → fail | fail → pass |", "|---|---:|---:|"]
+    lines += [_row([md_text(f.get("case", "")), str(f.get("pass_to_fail", 0)), str(f.get("fail_to_pass", 0))])
+              for f in flips[:MOST_FAILURES]]
+    return [*lines, ""]

@@ -1,0 +1,153 @@
+"""The pytest plugin: ``pytest cases/ --tooltrial-provider scripted`` runs each case as an item, in a
+real pytest subprocess (the plugin is found through its ``pytest11`` entry point, as users get it)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import tomllib
+import xml.etree.ElementTree as ET
+from importlib import metadata
+from pathlib import Path
+
+import pytest
+
+from runner.spec.discover import load_cases
+from tests.helpers import BAD_RUN, GOOD, ROOT
+
+NOT_A_CASE_FILE = """\
+name: ci
+on: [push]
+jobs:
+  test:
+    runs-on: ubuntu-latest
+    steps:
+      - id: checkout
+        uses: actions/checkout@v4
+"""
+
+
+def _pytest(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """``python -m pytest ARGS`` in ``cwd``, no cache folder written, output as text."""
+    return subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args],
+                          cwd=cwd, capture_output=True, text=True, timeout=300)
+
+
+def _pytest_here(capsys: pytest.CaptureFixture[str], *args: str, cwd: Path) -> tuple[int, str, str]:
+    """``pytest ARGS`` in this process (as pytester runs it), in ``cwd``: its exit code, stdout and stderr."""
+    capsys.readouterr()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.chdir(cwd)
+        code = pytest.main(["-p", "no:cacheprovider", *args])
+    out, err = capsys.readouterr()
+    return int(code), out, err
+
+
+def _suite(tmp_path: Path) -> Path:
+    cases = tmp_path / "cases"
+    cases.mkdir()
+    (cases / "good.yml").write_text(GOOD)
+    (cases / "bad.yml").write_text(BAD_RUN)
+    (cases / "workflow.yml").write_text(NOT_A_CASE_FILE)
+    (cases / "settings.json").write_text('{"id": 1, "name": "no turns here"}')
+    return cases
+
+
+def _testcases(junit: Path) -> dict[str, dict[str, object]]:
+    """name -> {properties..., "failure": message or None} of each testcase in a JUnit file."""
+    found = {}
+    for case in ET.parse(junit).getroot().iter("testcase"):
+        properties = {p.get("name"): p.get("value") for p in case.iter("property")}
+        failure = case.find("failure")
+        found[case.get("name")] = {**properties, "failure": None if failure is None else failure.get("message")}
+    return found
+
+
+def test_the_plugin_is_registered_for_pytest() -> None:
+    assert tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["entry-points"]["pytest11"] == {
+        "tooltrial": "runner.cli.pytest_plugin"}
+    found = [e.value for e in metadata.entry_points(group="pytest11") if e.name == "tooltrial"]
+    assert found == ["runner.cli.pytest_plugin"], "the installed metadata is stale: run make venv"
+
+
+def test_cases_fail_with_their_check_lines_and_junit_records_the_runs(tmp_path: Path) -> None:
+    _suite(tmp_path)
+    done = _pytest("cases", "--tooltrial-provider", "scripted", "--junitxml", "junit.xml", cwd=tmp_path)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "3 failed, 2 passed" in done.stdout
+    assert "FAIL bad/wrong-answer\n  failure cause: missing_output\n  verify failed (exit 1): test -f nothing-here\n" \
+           "  out.txt does not exist\n" in done.stdout
+    assert "ERROR bad/broken-setup: setup command failed (exit 3): exit 3\n  failure cause: run_error\n" in done.stdout
+    assert "ERROR bad/too-many-turns: turn limit 1 exceeded\n  failure cause: turn_limit\n" in done.stdout
+    runs = _testcases(tmp_path / "junit.xml")
+    assert sorted(runs) == ["bad/broken-setup", "bad/too-many-turns", "bad/wrong-answer", "good/count-lines",
+                            "good/write-hello"]
+    assert runs["good/write-hello"] == {"tooltrial_status": "pass", "tooltrial_arm": "scripted · default",
+                                        "tooltrial_run": "1", "tooltrial_outcome": "1.0", "tooltrial_process": "1.0",
+                                        "tooltrial_calls": "1", "tooltrial_duration": runs["good/write-hello"]["tooltrial_duration"],
+                                        "failure": None}
+    assert runs["bad/wrong-answer"]["tooltrial_failure"] == "missing_output"
+    assert runs["bad/wrong-answer"]["failure"] == ("FAIL bad/wrong-answer\n  failure cause: missing_output\n"
+                                                   "  verify failed (exit 1): test -f nothing-here\n  out.txt does not exist")
+
+
+def test_k_selects_by_id_and_tag_and_x_stops_at_the_first_failure(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _suite(tmp_path)
+    code, out, _ = _pytest_here(capsys, "cases", "--tooltrial-provider", "scripted", "--collect-only", "-q", "-k",
+                             "smoke or broken", cwd=tmp_path)
+    assert (code, out.splitlines()[:2]) == (0, ["cases/bad.yml::bad/broken-setup", "cases/good.yml::good/write-hello"])
+    code, out, _ = _pytest_here(capsys, "cases", "--tooltrial-provider", "scripted", "-x", cwd=tmp_path)
+    assert code == 1
+    assert "1 failed in" in out and "passed" not in out
+
+
+def test_one_item_per_provider_prompt_and_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _suite(tmp_path)
+    for name in ("terse", "chatty"):
+        (tmp_path / f"{name}.j2").write_text(f"You are {name}.")
+    _, out, _ = _pytest_here(capsys, "cases/good.yml", "--tooltrial-provider", "scripted", "--tooltrial-prompt", "terse.j2",
+                          "--tooltrial-prompt", "chatty.j2", "--tooltrial-runs", "2", "--collect-only", "-q", cwd=tmp_path)
+    items = [line.removeprefix("cases/good.yml::") for line in out.splitlines() if "::" in line]
+    assert items == [f"good/{case}[{prompt}-run{run}]" for prompt in ("terse", "chatty")
+                     for case in ("write-hello", "count-lines") for run in (1, 2)]
+
+
+def test_nothing_is_collected_unless_asked(tmp_path: Path) -> None:
+    _suite(tmp_path)
+    code = ("import sys, pytest; code = pytest.main(['-p', 'no:cacheprovider', '-q', '--collect-only', 'cases']); "
+            "print(int(code), sorted(m for m in sys.modules if m in ('litellm', 'runner.cli.pytest_cases')))")
+    done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert "no tests collected" in done.stdout
+    assert done.stdout.splitlines()[-1] == "5 []"  # pytest's 'no tests collected', and no collector or litellm loaded
+
+
+def test_a_broken_case_file_is_a_collection_error_with_its_place(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "cases").mkdir()
+    (tmp_path / "cases" / "typo.yml").write_text("- id: one\n  turns: [hi]\n  expect: {response_contain: [x]}\n  script: [{content: x}]\n")
+    code, out, _ = _pytest_here(capsys, "cases", "--tooltrial-provider", "scripted", cwd=tmp_path)
+    assert code == 2
+    assert f"{tmp_path}/cases/typo.yml:3:12: expect: unknown key 'response_contain' (did you mean 'response_contains'?)" in out
+
+
+def test_a_bad_provider_is_a_usage_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _suite(tmp_path)
+    code, _, err = _pytest_here(capsys, "cases", "--tooltrial-provider", "scripted", "--tooltrial-provider", "scripted",
+                                cwd=tmp_path)
+    assert code == 4
+    assert err == ("ERROR: tooltrial: provider 'scripted' is given twice with -p "
+                                       "(give each -p once; to run each case more often, use --runs N)\n\n")
+
+
+def test_the_projects_own_tests_never_collect_cases() -> None:
+    options = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["pytest"]["ini_options"]
+    assert options["testpaths"] == ["tests"] and "tooltrial" not in options["addopts"]
+
+
+@pytest.mark.slow
+def test_the_bundled_suite_passes_under_pytest_on_two_workers(tmp_path: Path) -> None:
+    expected = sum(case.runs or 1 for case in load_cases([ROOT / "cases"]))
+    done = _pytest("cases/", "--tooltrial-provider", "scripted", "-n", "2", "--junitxml", str(tmp_path / "junit.xml"), cwd=ROOT)
+    assert done.returncode == 0, done.stdout[-3000:]
+    assert f"{expected} passed" in done.stdout
+    runs = _testcases(tmp_path / "junit.xml")
+    assert len(runs) == expected and {r["tooltrial_status"] for r in runs.values()} == {"pass"}
