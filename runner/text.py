@@ -56,10 +56,11 @@ def encodable(text: str) -> str:
 OUTPUT_LIMIT = 30_000  # characters of a tool result, bytes of a command's output
 
 
-def elide(head: str, tail: str, cut: int, unit: str) -> str:
-    """Join what was kept of a long text around a marker line saying how much was cut."""
+def elide(head: str, tail: str, cut: int, unit: str, verb: str = "cut") -> str:
+    """Join what was kept of a long text around a marker line saying how much was cut
+    (``[... 12 bytes cut ...]``; ``verb`` may say it otherwise: ``left out``)."""
     newline = "" if head.endswith("\n") else "\n"
-    return f"{head}{newline}[... {cut} {unit} cut ...]\n{tail}"
+    return f"{head}{newline}[... {cut} {unit} {verb} ...]\n{tail}"
 
 
 def cap_text(text: str, limit: int = OUTPUT_LIMIT) -> str:

@@ -24,6 +24,7 @@ from runner.output.finish import Conclusion, conclude, show_ending, utc_now
 from runner.output.load import read_results
 from runner.output.replay import Recorder
 from runner.output.store import ResultsWriter
+from runner.providers.precheck import precheck
 from runner.providers.registry import resolve_provider
 from runner.run.engine import preflight, require_scripts
 from runner.run.options import DEFAULT_JOBS, RunOptions, make_arms
@@ -107,6 +108,8 @@ def command(args: argparse.Namespace) -> int:
         return ExitCode.NO_CASES
     config = load_config(args.config)
     names = args.provider or [config.default_provider or SCRIPTED]
+    for name in [*names, *filter(None, [args.judge or config.judge])]:
+        precheck(name, config)  # every name's mistakes that need no litellm, before any name loads it
     prompts = load_prompts(args.prompt)
     providers = [resolve_provider(name, config, args.verbose, args.stream) for name in names]
     arms = make_arms(providers, prompts)

@@ -24,7 +24,17 @@ from runner.run.prompts import (
     system_prompt,
     turn_prompts,
 )
-from runner.run.record import ERROR, FAIL, PASS, RequestStats, RunRecord, Tokens, request_stats
+from runner.run.record import (
+    COMMAND_OUTPUT_LIMIT,
+    ERROR,
+    FAIL,
+    PASS,
+    CommandRun,
+    RequestStats,
+    RunRecord,
+    Tokens,
+    request_stats,
+)
 from runner.run.workspace import SetupError, SnapshotStopped, Workspace, WorkspaceError
 from runner.sandbox.command import CommandResult, budget
 from runner.scoring.metrics import fill_metrics
@@ -106,7 +116,7 @@ def _run_in(workspace: Workspace, case: Case, arm: Arm, options: RunOptions, rec
     deadline = started + timeout
     command_timeout = case.command_timeout or options.command_timeout
     try:
-        workspace.run_setup(case, timeout=command_timeout, deadline=deadline)
+        workspace.run_setup(case, timeout=command_timeout, deadline=deadline, log=record.commands)
     except SetupError as e:
         if time.monotonic() >= deadline:
             raise RunTimeout(f"run timed out after {timeout:g}s, in setup: {e.command}") from e
@@ -138,9 +148,12 @@ def _run_in(workspace: Workspace, case: Case, arm: Arm, options: RunOptions, rec
         return _stopped(record, options, timeout, e)
     record.changes = {k: list(v) for k, v in vars(changes).items()}
 
-    def run_command(command: str) -> CommandResult:
+    def run_command(command: str) -> CommandResult:  # expect.verify's, each kept on the record
         allowed = budget(command_timeout, deadline)
-        return options.sandbox.run(command, workspace.path, env, allowed, network=case.network, cancel=options.cancel)
+        done = options.sandbox.run(command, workspace.path, env, allowed, COMMAND_OUTPUT_LIMIT, case.network,
+                                   options.cancel, split=True)
+        record.commands.append(CommandRun.of("verify", command, done))
+        return done
 
     context = CheckContext(case, workspace.path, trajectory, run_command, options.judges, record.tokens.total,
                            record.cost, deadline)
