@@ -6,6 +6,7 @@ becomes data on its record, a bug in tooltrial too; the suite always goes on.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import time
 import traceback
 
@@ -18,6 +19,7 @@ from runner.providers.breaker import Breaker, Guarded
 from runner.providers.limits import TurnLimited
 from runner.providers.scripted import script_reply
 from runner.run.agent import RunTimeout, Trajectory, run_agent
+from runner.run.events import RunRef, RunStarted
 from runner.run.options import DEFAULT_RUN_TIMEOUT, Arm, RunOptions
 from runner.run.prompts import (
     context_for,
@@ -133,8 +135,12 @@ def _run_in(workspace: Workspace, case: Case, arm: Arm, options: RunOptions, rec
     system, turns = system_prompt(arm.prompt, case, context), turn_prompts(case, context)
     model = arm.provider.create(case)
     provider = TurnLimited(Guarded(model, breaker) if breaker else model, case.max_turns)
+    emit = None
+    if options.listener is not None:
+        emit = functools.partial(options.listener, RunRef(case.full_id, arm.label, record.run))
+        emit(RunStarted())
     trajectory = run_agent(provider, toolbox, system, turns, deadline=deadline, cancel=options.cancel,
-                           recover_text_calls=arm.provider.recover_text_calls)
+                           recover_text_calls=arm.provider.recover_text_calls, emit=emit)
     _account(record, provider, trajectory)
     if trajectory.stop is StopReason.CANCELLED:  # not a result: nothing to check
         _error(record, ErrorKind.CANCELLED, trajectory.stop_message or ErrorKind.CANCELLED)

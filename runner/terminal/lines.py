@@ -28,15 +28,19 @@ class RunPrinter:
     each failed setup or verify command's output; finally ``N/M passed``.
 
     ``label_arms`` appends ``[provider · prompt]`` when several arms run;
-    ``label_runs`` appends ``#run`` when cases repeat.
+    ``label_runs`` appends ``#run`` when cases repeat; ``quiet`` (``run -q``) leaves passing runs out.
     """
 
-    def __init__(self, console: Console, label_arms: bool = False, label_runs: bool = False) -> None:
+    def __init__(self, console: Console, label_arms: bool = False, label_runs: bool = False,
+                 quiet: bool = False) -> None:
         self.console = console
         self.label_arms = label_arms
         self.label_runs = label_runs
+        self.quiet = quiet
 
     def record(self, record: RunRecord) -> None:
+        if self.quiet and record.status == PASS:
+            return
         line = Text()
         line.append(record.status.upper(), style=_STYLES[record.status])
         line.append(shown(f" {record.case}"))
