@@ -74,3 +74,8 @@ def cap_text(text: str, limit: int = OUTPUT_LIMIT) -> str:
 def first_line(text: str | None, default: str) -> str:
     """The first line of ``text`` (an error message, a run's cause), or ``default`` when there is no text."""
     return text.splitlines()[0] if text else default
+
+
+def plural(count: int, noun: str) -> str:
+    """``1 run``, ``0 runs``, ``2 runs``: ``count`` and ``noun`` (that takes an ``s``) agreeing."""
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"

@@ -14,6 +14,7 @@ from runner.checks.base import CheckContext, CheckResult
 from runner.run.agent import Step
 from runner.spec.expect import TraceExpect
 from runner.spec.matchers import arguments_mismatch, show
+from runner.text import plural
 
 
 def _result(key: str, passed: bool, message: str) -> CheckResult:
@@ -46,12 +47,12 @@ def check_trace(spec: TraceExpect, ctx: CheckContext) -> list[CheckResult]:
                                else f"called {tool} {count} time(s), which the case forbids"))
     if spec.max_calls is not None:
         within = len(names) <= spec.max_calls
-        results.append(_result("max_calls", within, f"{len(names)} tool calls, within the limit of {spec.max_calls}"
-                               if within else f"{len(names)} tool calls, at most {spec.max_calls} allowed"))
+        results.append(_result("max_calls", within, f"{plural(len(names), 'tool call')}, within the limit of {spec.max_calls}"
+                               if within else f"{plural(len(names), 'tool call')}, at most {spec.max_calls} allowed"))
     if spec.min_calls is not None:
         enough = len(names) >= spec.min_calls
-        results.append(_result("min_calls", enough, f"{len(names)} tool calls, meeting the minimum of {spec.min_calls}"
-                               if enough else f"{len(names)} tool calls, at least {spec.min_calls} required"))
+        results.append(_result("min_calls", enough, f"{plural(len(names), 'tool call')}, meeting the minimum of {spec.min_calls}"
+                               if enough else f"{plural(len(names), 'tool call')}, at least {spec.min_calls} required"))
     if spec.order is not None:
         want = ", ".join(spec.order)
         ordered = is_subsequence(list(spec.order), names)

@@ -33,8 +33,9 @@ from runner.run.session import run_live
 from runner.sandbox.command import MODES, choose_sandbox
 from runner.spec.config import load_config
 from runner.terminal.console import make_console
-from runner.terminal.lines import RunPrinter, plural
+from runner.terminal.lines import RunPrinter
 from runner.terminal.live import LiveView
+from runner.text import plural
 
 
 def add(sub: argparse._SubParsersAction) -> None:

@@ -54,6 +54,12 @@ def read_results(folder: Path) -> Results:
 def _run_folder(folder: Path) -> Path:
     if (folder / RUNS_DIR).is_dir():
         return folder
+    if folder.is_file():
+        results = folder.parent.parent if folder.parent.name == RUNS_DIR else folder.parent
+        ours = folder.name == REPORT_FILE or folder.parent.name == RUNS_DIR
+        raise UserError(f"{folder} is a file, not a results folder",
+                        hint=f"give the folder it is in: {results}" if ours else
+                        "give a results/<run-id> folder written by 'tooltrial run' (or the folder of them)")
     if not folder.is_dir():
         raise UserError(f"no such results folder: {folder}")
     runs = sorted(p for p in folder.iterdir() if (p / RUNS_DIR).is_dir())

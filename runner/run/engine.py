@@ -24,6 +24,7 @@ from runner.run.prompts import (
 )
 from runner.run.record import RunRecord
 from runner.spec.case import Case
+from runner.text import plural
 
 RunKey = tuple[str, str, str, int]  # case full id, provider name, prompt name, run index
 
@@ -39,7 +40,7 @@ class Interrupted(Exception):
     def __init__(self, records: list[RunRecord], left: list[RunKey]) -> None:
         self.records = records
         self.left = left
-        super().__init__(f"interrupted: {len(records)} runs finished, {len(left)} not")
+        super().__init__(f"interrupted: {plural(len(records), 'run')} finished, {len(left)} not")
 
 
 def preflight(cases: Sequence[Case], arms: Sequence[Arm]) -> None:

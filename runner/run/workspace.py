@@ -191,7 +191,7 @@ class Workspace:
         if not left:
             return []
         path, error = left[0]
-        return [f"cleanup left {len(left)} entries in {self.path}, the first {path}: {error.strerror or error}"]
+        return [f"cleanup left {len(left)} {'entry' if len(left) == 1 else 'entries'} in {self.path}, the first {path}: {error.strerror or error}"]
 
 
 def _digest(path: Path, info: os.stat_result) -> str:

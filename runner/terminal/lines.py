@@ -16,7 +16,7 @@ from runner.scoring.gates import blame, is_infrastructure_error
 from runner.spec.case import Case
 from runner.spec.discover import Sourced
 from runner.terminal.console import shown
-from runner.text import first_line
+from runner.text import first_line, plural
 
 _STYLES = {PASS: "bold green", FAIL: "bold red", ERROR: "bold yellow"}
 OUTPUT_LINES = 5  # lines of a failed setup or verify command's output under its run's line
@@ -101,11 +101,6 @@ class RunPrinter:
             why = f" ({notes})" if notes else ""
             self.console.print(Text(f"note: {len(unconfined)} of {len(records)} runs ran without bubblewrap{why}",
                                     style="yellow"))
-
-
-def plural(count: int, noun: str) -> str:
-    """``1 run``, ``0 runs``, ``2 runs``: ``count`` and ``noun`` (that takes an ``s``) agreeing."""
-    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
 
 
 def print_case_list(console: Console, cases: Sequence[Case]) -> None:
