@@ -69,3 +69,25 @@ def test_a_missing_value_is_one_mark_in_every_table(tmp_path: Path) -> None:
     assert ["tokens", "/", "run", "-", "-"] in rows and ["cost", "-", "-"] in rows
     report = json.loads(next((tmp_path / "r").glob("*/report.json")).read_text())
     assert report["arms"][0]["tokens_total"] is None
+
+
+def test_run_numbers_are_1_based_in_files_records_report_and_lines(tmp_path: Path) -> None:
+    (tmp_path / "good.yml").write_text(GOOD)
+    done = run_cli("run", str(tmp_path / "good.yml"), "-c", "good/write-hello", "--runs", "2", "--results", str(tmp_path / "r"))
+    assert done.stdout.splitlines()[:2] == ["PASS good/write-hello #1", "PASS good/write-hello #2"]
+    files = sorted((tmp_path / "r").glob("*/runs/*.json"))
+    assert [(p.name[-8:], json.loads(p.read_text())["run"]) for p in files] == [("-r1.json", 1), ("-r2.json", 2)]
+    report = json.loads(next((tmp_path / "r").glob("*/report.json")).read_text())
+    assert [r["run"] for r in report["runs"]] == [1, 2]
+
+
+def test_a_run_file_of_an_earlier_version_reads_its_0_based_run_one_up(tmp_path: Path) -> None:
+    from runner.output.load import record_from_dict
+
+    (tmp_path / "good.yml").write_text(GOOD)
+    run_cli("run", str(tmp_path / "good.yml"), "-c", "good/write-hello", "--results", str(tmp_path / "r"))
+    (path,) = (tmp_path / "r").glob("*/runs/*.json")
+    document = json.loads(path.read_text())
+    assert record_from_dict(document).run == 1
+    earlier = {key: value for key, value in document.items() if key != "commands"}  # as versions before wrote it
+    assert record_from_dict({**earlier, "run": 0}).run == 1

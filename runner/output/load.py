@@ -130,7 +130,12 @@ def _say(error: Any) -> str:
 def record_from_dict(data: dict[str, Any]) -> RunRecord:
     """The RunRecord of a run file's document, nested records (checks, steps, tokens...) rebuilt
     from their type hints; keys RunRecord does not have are ignored. Raises Malformed for a
-    value of another type than its hint, or a missing field that has no default."""
+    value of another type than its hint, or a missing field that has no default.
+
+    A document without ``commands`` was written before run numbers became 1-based: its ``run`` is
+    read one up, so old and new records of a plan have the same keys (``--resume``, pairing)."""
+    if "commands" not in data and isinstance(data.get("run"), int) and not isinstance(data["run"], bool):
+        data = {**data, "run": data["run"] + 1}
     return _build(RunRecord, data, [])
 
 

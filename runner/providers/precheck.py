@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, Mapping
 
 from runner.errors import UserError, did_you_mean
 from runner.names import SCRIPTED, provider_form
-from runner.providers.litellm import is_local, key_from
 
 if TYPE_CHECKING:
     from runner.providers.settings import ModelSettings
@@ -72,6 +71,7 @@ def precheck(name: str, config: Config | None = None, environ: Mapping[str, str]
     form = provider_form(name, aliases)
     if form == "scripted":
         return
+    from runner.providers.litellm import key_from  # tooltrial's module, not litellm: only live names pay for it
     if form == "alias" and config is not None:
         settings = aliases[name]
         missing = missing_key(settings, environ)
@@ -100,6 +100,8 @@ def precheck(name: str, config: Config | None = None, environ: Mapping[str, str]
 def missing_key(settings: ModelSettings, environ: Mapping[str, str] = os.environ) -> str | None:
     """``environment variable X is not set`` for an ``api_key_env`` that is unset or blank, for a
     server that is not on this machine; else None."""
+    from runner.providers.litellm import is_local, key_from
+
     variable = settings.api_key_env
     if variable and not key_from(variable, environ) and not is_local(settings.api_base):
         return f"environment variable {variable} is not set"

@@ -26,7 +26,7 @@ from runner.run.record import RunRecord
 from runner.spec.case import Case
 from runner.text import plural
 
-RunKey = tuple[str, str, str, int]  # case full id, provider name, prompt name, run index
+RunKey = tuple[str, str, str, int]  # case full id, provider name, prompt name, run number (1-based)
 
 
 class Interrupted(Exception):
@@ -146,12 +146,12 @@ def plan_keys(cases: Sequence[Case], arms: Sequence[Arm], repeats: int = 1) -> l
 
 
 def run_key(record: RunRecord) -> RunKey:
-    """What identifies a run in a matrix: ``(case full id, provider name, prompt name, run index)``."""
+    """What identifies a run in a matrix: ``(case full id, provider name, prompt name, run number)``."""
     return record.case, record.provider, record.prompt, record.run
 
 
 def _plan(cases: Sequence[Case], arms: Sequence[Arm], repeats: int) -> Iterable[tuple[Case, Arm, int]]:
     for arm in arms:
         for case in cases:
-            for index in range(case.runs or repeats):
-                yield case, arm, index
+            for number in range(1, (case.runs or repeats) + 1):  # run numbers are 1-based
+                yield case, arm, number

@@ -12,7 +12,7 @@ from typing import Any, Callable
 
 @dataclass(frozen=True)
 class RunRef:
-    """Which run an event is of: the case's full id, the arm's label, the 0-based repeat index."""
+    """Which run an event is of: the case's full id, the arm's label, the run number (1-based)."""
 
     case: str
     arm: str

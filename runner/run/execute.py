@@ -49,14 +49,14 @@ from runner.tools.toolbox import build_toolbox
 _KEPT = frozenset({"case", "provider", "prompt", "run", "duration", "sandbox"})  # what _clear keeps
 
 
-def execute(case: Case, arm: Arm, options: RunOptions, index: int = 0, breaker: Breaker | None = None) -> RunRecord:
-    """One run of one case in one arm, scored (runner.scoring); its model requests go through the
+def execute(case: Case, arm: Arm, options: RunOptions, number: int = 1, breaker: Breaker | None = None) -> RunRecord:
+    """Run ``number`` (1-based) of one case in one arm, scored (runner.scoring); its model requests go through the
     arm's ``breaker`` when given (runner.providers.breaker).
 
     Never raises an Exception: whatever goes wrong, in the run or in tooltrial's own code
     around it (cleanup, scoring), is on the record, a bug as error kind ``internal``.
     """
-    record = RunRecord(case=case.full_id, provider=arm.provider.name, prompt=arm.prompt.name, run=index,
+    record = RunRecord(case=case.full_id, provider=arm.provider.name, prompt=arm.prompt.name, run=number,
                        sandbox=options.sandbox.confinement)
     started = time.monotonic()
     try:

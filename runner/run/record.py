@@ -156,6 +156,8 @@ class RunRecord:
     """One run of one case in one arm (provider x prompt).
 
     Attributes:
+        run: the run's number among the case's repeats in its arm, 1-based (0-based in run files
+            written before ``commands`` was recorded: runner.output.load reads those one up).
         status: ``pass`` (every check passed), ``fail`` (some check failed) or ``error``.
         cause: for an error, the human cause (``setup command failed (exit 2): make``...).
         error_kind: for an error, its kind (runner.kinds.ErrorKind: ``setup``, ``workspace``,
@@ -185,7 +187,7 @@ class RunRecord:
     case: str
     provider: str
     prompt: str
-    run: int = 0
+    run: int = 1
     status: Status = ERROR
     cause: str | None = None
     error_kind: ErrorKind | None = None

@@ -77,7 +77,7 @@ class _Saver:
             try:
                 self.recorder.record(record)
             except Exception as e:  # the run is saved; only its recording is lost, and said so
-                self.warnings.append(f"--record left out {record.case} run {record.run + 1}: {type(e).__name__}: {e}")
+                self.warnings.append(f"--record left out {record.case} run {record.run}: {type(e).__name__}: {e}")
 
 
 class _Guarded:

@@ -45,7 +45,7 @@ class RunPrinter:
         line.append(record.status.upper(), style=_STYLES[record.status])
         line.append(shown(f" {record.case}"))
         if self.label_runs:
-            line.append(f" #{record.run + 1}")
+            line.append(f" #{record.run}")
         if self.label_arms:
             line.append(shown(f" [{record.arm}]", style="dim"))
         if record.status == ERROR:

@@ -23,7 +23,7 @@ RESULT_WIDTH = 80  # characters of an error result's first line shown
 class LiveView:
     """A runner.run.events Listener that prints on ``console``; ``labelled`` starts every line with
     its run's label (for runs that go at once), else a run's lines are indented under its name.
-    A run's label is its case, ``#N`` (1-based) with ``label_runs`` (cases that repeat), and its arm
+    A run's label is its case, ``#N`` (the run number) with ``label_runs`` (cases that repeat), and its arm
     with ``label_arms`` (several arms)."""
 
     def __init__(self, console: Console, labelled: bool, label_runs: bool = False, label_arms: bool = False) -> None:
@@ -33,7 +33,7 @@ class LiveView:
         self.label_arms = label_arms
 
     def __call__(self, run: RunRef, event: Event) -> None:
-        name = run.case + (f" #{run.run + 1}" if self.label_runs else "") + (f" · {run.arm}" if self.label_arms else "")
+        name = run.case + (f" #{run.run}" if self.label_runs else "") + (f" · {run.arm}" if self.label_arms else "")
         if isinstance(event, RunStarted):
             text = f"[{name}] started" if self.labelled else f"▶ {name}"
         else:
