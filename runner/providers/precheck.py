@@ -61,9 +61,9 @@ _MODEL_SHAPE = re.compile(r"[^/\s]+/\S+")  # provider/model: no blank, neither p
 def precheck(name: str, config: Config | None = None, environ: Mapping[str, str] = os.environ) -> None:
     """Refuse ``name`` (a ``-p``, ``--judge`` or ``default_provider`` value) for what is wrong with it
     without litellm: a bare provider name without its model (``ollama``), a bare name close to an
-    alias or ``scripted`` (did-you-mean), a model string
-    that is not ``provider/model``, an alias's ``api_key_env`` unset or blank (unless its server is on
-    this machine), a model string of a provider in KEY_VARIABLES whose key is not in ``environ``.
+    alias or ``scripted`` (did-you-mean), a model string that is not ``provider/model``, an alias's
+    ``api_key_env`` unset or blank (unless its server is on this machine), a model string of a
+    provider in KEY_VARIABLES whose key is not in ``environ``.
 
     Raises UserError (exit 4); an error about an alias points at its entry in the config file.
     """
@@ -72,6 +72,7 @@ def precheck(name: str, config: Config | None = None, environ: Mapping[str, str]
     if form == "scripted":
         return
     from runner.providers.litellm import key_from  # tooltrial's module, not litellm: only live names pay for it
+
     if form == "alias" and config is not None:
         settings = aliases[name]
         missing = missing_key(settings, environ)

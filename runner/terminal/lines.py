@@ -61,8 +61,10 @@ class RunPrinter:
             for check in record.failed_checks:
                 if check.message != cause:
                     self.console.print(shown(f"  {check.message}"))
-                if check.check == "verify" and verify:
+                if check.check.endswith("verify") and verify:  # expect.verify, or a turn's
                     self._command_output(verify.pop(0))
+            for command in verify:  # a verify whose check a stop left out
+                self._command_output(command)
         for warning in record.warnings:
             self.console.print(shown(f"  warning: {warning}"))
         if record.workspace:
