@@ -28,6 +28,11 @@ CASES = """\
   expect:
     verify: "echo fine"
   script: [{content: done}]
+- id: setup-slow
+  command_timeout: 0.5
+  setup: ["echo started; sleep 30"]
+  turns: [hi]
+  script: [{content: done}]
 - id: runs-out
   turns: [Write out.txt]
   expect:
@@ -65,6 +70,9 @@ def test_every_setup_and_verify_command_is_on_the_record_with_its_streams_apart(
                                                                           ("verify", 0, "")]
     assert verify[1]["stdout"] == "".join(f"{n}\n" for n in range(1, 9))
     assert runs["runs-out"]["commands"] == []
+    (slow,) = runs["setup-slow"]["commands"]
+    assert (slow["exit_code"], slow["timed_out"], slow["stdout"]) == (None, True, "started\n")
+    assert 0.5 <= slow["duration"] < 10
 
 
 def test_a_long_stream_keeps_4_kib_of_head_and_of_tail_around_a_marker(suite: tuple[Path, Any, dict[str, dict[str, Any]]]) -> None:
@@ -106,5 +114,5 @@ def test_an_error_line_lists_the_checks_that_did_run_and_fail(suite: tuple[Path,
     start = next(i for i, line in enumerate(lines) if line.startswith("ERROR t/runs-out: script exhausted"))
     assert lines[start:start + 4] == [
         "ERROR t/runs-out: script exhausted: the model was asked for reply 2 but the case's script has 1",
-        '  out.txt missing "hello"', '  response missing "done"', "1/4 passed"]
+        '  out.txt missing "hello"', '  response missing "done"', "1/5 passed"]
     assert runs["runs-out"]["status"] == "error"

@@ -4,9 +4,15 @@ go at once) and ``run -q`` (only the runs that did not pass, and the summary), t
 from __future__ import annotations
 
 import re
+import unicodedata
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from runner.run.events import CallDone
+from runner.terminal.live import describe
 
 from tests.fake_servers import OpenAIServer, script_replies
 from tests.helpers import config, run_cli
@@ -97,3 +103,12 @@ def test_quiet_prints_only_what_did_not_pass_and_the_summary(tmp_path: Path) -> 
     assert [line.split() for line in lines[4:6]] == [["scripted", "·", "default"], "group passed accuracy outcome process "
                                                      "calls redundant errors tokens time".split()]
     assert len(list((tmp_path / "r").glob("*/runs/*.json"))) == 2  # the passing run is recorded, only not printed
+
+
+@given(name=st.text(), arguments=st.one_of(st.none(), st.dictionaries(st.text(), st.text())), result=st.text(),
+       status=st.sampled_from(["executed", "recovered", "invalid", "truncated", "refused"]), is_error=st.booleans())
+def test_a_call_is_one_line_without_control_characters_whatever_the_model_sent(
+        name: str, arguments: dict[str, str] | None, result: str, status: str, is_error: bool) -> None:
+    line = describe(CallDone(name, arguments, status, is_error, result, 0.5))
+    assert "\n" not in line and not any(unicodedata.category(c) in ("Cc", "Cs") for c in line)
+    assert line.endswith(", 0.50s") and len(line) < 8 * (len(name) + 200)
