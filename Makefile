@@ -13,10 +13,12 @@ run: $(STAMP)
 	$(BIN)/tooltrial run cases/
 
 test: $(STAMP)
+	@echo "make test: every test (about 960; about 3 minutes on 2 cores, one dot each; make test-fast skips the slow ones)"
 	$(BIN)/python -m pytest
 
 # All but the tests marked slow: for iterating; CI and `make test` run every test.
 test-fast: $(STAMP)
+	@echo "make test-fast: every test not marked slow (about 2 minutes on 2 cores)"
 	$(BIN)/python -m pytest -m 'not slow'
 
 venv: $(STAMP)
@@ -29,8 +31,11 @@ docs: $(STAMP)
 
 # The stamp is newer than the lock and pyproject.toml once the install succeeded.
 $(STAMP): requirements.lock pyproject.toml
+	@$(PYTHON) -c '' >/dev/null 2>&1 || \
+	  { echo "make: $(PYTHON) is missing here (or does not run): install Python >= 3.11, or name one you have: make PYTHON=python3.11"; exit 1; }
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || \
-	  { echo "tooltrial needs Python >= 3.11; try: make PYTHON=python3.12"; exit 1; }
+	  { echo "tooltrial needs Python >= 3.11, and $(PYTHON) is $$($(PYTHON) -V 2>&1); try: make PYTHON=python3.12"; exit 1; }
+	@echo "make: installing tooltrial and its locked dependencies into $(VENV) (once; a minute or two)"
 	@$(BIN)/python -c '' 2>/dev/null || $(PYTHON) -m venv --clear $(VENV)
 	$(PIP) install --require-hashes -r requirements.lock
 	$(PIP) install --no-deps --no-build-isolation -e .

@@ -56,10 +56,11 @@ def encodable(text: str) -> str:
 OUTPUT_LIMIT = 30_000  # characters of a tool result, bytes of a command's output
 
 
-def elide(head: str, tail: str, cut: int, unit: str) -> str:
-    """Join what was kept of a long text around a marker line saying how much was cut."""
+def elide(head: str, tail: str, cut: int, unit: str, verb: str = "cut") -> str:
+    """Join what was kept of a long text around a marker line saying how much was cut
+    (``[... 12 bytes cut ...]``; ``verb`` may say it otherwise: ``left out``)."""
     newline = "" if head.endswith("\n") else "\n"
-    return f"{head}{newline}[... {cut} {unit} cut ...]\n{tail}"
+    return f"{head}{newline}[... {cut} {unit} {verb} ...]\n{tail}"
 
 
 def cap_text(text: str, limit: int = OUTPUT_LIMIT) -> str:
@@ -73,3 +74,8 @@ def cap_text(text: str, limit: int = OUTPUT_LIMIT) -> str:
 def first_line(text: str | None, default: str) -> str:
     """The first line of ``text`` (an error message, a run's cause), or ``default`` when there is no text."""
     return text.splitlines()[0] if text else default
+
+
+def plural(count: int, noun: str) -> str:
+    """``1 run``, ``0 runs``, ``2 runs``: ``count`` and ``noun`` (that takes an ``s``) agreeing."""
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"

@@ -8,7 +8,7 @@ from runner.run.record import ERROR, FAIL, PASS, RunRecord
 _KINDS = {"E": "provider_error", "T": "turn_limit", "I": "internal", "W": "workspace"}
 
 
-def record(case: str, status: str, run: int = 0, prompt: str = "a", provider: str = "scripted", **fields) -> RunRecord:
+def record(case: str, status: str, run: int = 1, prompt: str = "a", provider: str = "scripted", **fields) -> RunRecord:
     """A RunRecord; a failed one carries one failed check, an error one a cause."""
     made = RunRecord(case=case, provider=provider, prompt=prompt, run=run, status=status, **fields)
     if status == FAIL and not made.checks:
@@ -19,12 +19,12 @@ def record(case: str, status: str, run: int = 0, prompt: str = "a", provider: st
 
 
 def runs(case: str, pattern: str, prompt: str = "a", **fields) -> list[RunRecord]:
-    """One record per letter of ``pattern``: P pass, F fail, E infrastructure error, T turn limit,
+    """One record per letter of ``pattern`` (runs 1, 2, ...): P pass, F fail, E infrastructure error, T turn limit,
     I internal error, W workspace (case data) error."""
     out = []
-    for index, letter in enumerate(pattern):
+    for number, letter in enumerate(pattern, start=1):
         status = {"P": PASS, "F": FAIL}.get(letter, ERROR)
-        out.append(record(case, status, index, prompt, error_kind=_KINDS.get(letter), **fields))
+        out.append(record(case, status, number, prompt, error_kind=_KINDS.get(letter), **fields))
     return out
 
 

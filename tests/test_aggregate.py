@@ -145,7 +145,7 @@ def test_a_hand_computed_matrix_reads_the_same_in_the_model_the_report_the_table
     assert ["wrong_tool", "4"] in rows and ["run_error", "1"] in rows
     assert rows[start_a + 1] == "group passed infra accuracy outcome process calls redundant errors tokens time".split()
     assert "infra" not in rows[start_b + 1]  # only an arm with runs not scored has the column
-    assert ["h/y", "3", "1", "50%", "(9%–91%)", "1.00", "0.00", "—", "—", "flaky"] in rows  # pass@2, pass^2 of 2 scored
+    assert ["h/y", "3", "1", "50%", "(9%–91%)", "1.00", "0.00", "-", "-", "flaky"] in rows  # pass@2, pass^2 of 2 scored
     comparison = rows[rows.index(["Comparison"]):]
     for row in (["infra", "errors", "1", "0"], ["pass", "rate", "(95%", "CI)", "60%", "(23%–88%)", "67%", "(30%–90%)"],
                 ["pass^2", "0.17", "0.50"], ["calls", "/", "run", "2.4", "2.2"], ["tokens", "/", "run", "120", "85"],

@@ -69,7 +69,7 @@ def test_an_anchor_reused_by_many_cases_still_loads(project: Path, capsys) -> No
     path = project / "reuse.yml"
     path.write_text(f"- &base\n  id: c-base\n  turns: [Hi.]\n  env:\n{defaults}\n{cases}", encoding="utf-8")
     assert main(["validate", str(path)]) == 0
-    assert capsys.readouterr().out == "401 cases in 1 files are valid\n"
+    assert capsys.readouterr().out == "401 cases in 1 file are valid\n"
 
 
 @pytest.mark.parametrize(

@@ -32,7 +32,7 @@ def test_validate_baseline_warns_for_each_weak_case(tmp_path: Path) -> None:
     done = run_cli("validate", str(tmp_path / "weak.yml"), "--baseline")
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == [
-        "3 cases in 1 files are valid",
+        "3 cases in 1 file are valid",
         "warning: weak/says-nothing-wrong passes with the do-nothing agent: its checks do not test the task",
         "warning: weak/says-nothing-wrong passes with the random-tools agent: its checks do not test the task",
         "warning: weak/any-call-will-do passes with the random-tools agent: its checks do not test the task",

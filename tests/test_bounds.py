@@ -152,7 +152,7 @@ def test_the_first_ctrl_c_stops_a_running_bash_command_and_the_run_counts_as_not
     runs, report = _results(tmp_path / "results")
     assert runs == [] and report["runs"] == []
     assert report["unfinished"] == [{"case": "bounds/long-command", "provider": "scripted", "prompt": "default",
-                                     "run": 0}]
+                                     "run": 1}]
 
 
 SPARSE = " ".join(f"f{i}" for i in range(10))

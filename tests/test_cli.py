@@ -130,7 +130,7 @@ def test_validate_rejects_names_that_end_in_a_newline(tmp_path: Path) -> None:
 def test_validate_good_files(suite: Path) -> None:
     done = run_cli("validate", str(suite / "good.yml"))
     assert done.returncode == 0
-    assert done.stdout.strip() == "2 cases in 1 files are valid"
+    assert done.stdout.strip() == "2 cases in 1 file are valid"
 
 
 def test_bad_usage_exits_4_without_traceback() -> None:

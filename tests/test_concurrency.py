@@ -117,7 +117,7 @@ def test_concurrent_runs_of_one_case_each_get_their_own_workspace() -> None:
     elapsed = time.monotonic() - started
     try:
         assert [r.status for r in records] == [PASS] * 8
-        assert [r.run for r in records] == list(range(8))
+        assert [r.run for r in records] == list(range(1, 9))
         workspaces = {r.workspace for r in records}
         assert len(workspaces) == 8
         assert all(len(Path(w, "shared.txt").read_text().splitlines()) == 1 for w in workspaces)
@@ -172,7 +172,7 @@ def test_ctrl_c_stops_runs_keeps_what_finished_and_resume_runs_the_rest(tmp_path
     report = json.loads((folder / "report.json").read_text())
     assert report["exit_code"] == 2  # a CI job reading the report must not take it for a pass
     assert report["unfinished"] == [
-        {"case": f"slow/slow-{n}", "provider": "scripted", "prompt": "default", "run": 0} for n in range(1, 5)
+        {"case": f"slow/slow-{n}", "provider": "scripted", "prompt": "default", "run": 1} for n in range(1, 5)
     ]
     shown = run_cli("report", str(folder))
     assert shown.returncode == 0, shown.stderr

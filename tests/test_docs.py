@@ -104,7 +104,8 @@ def test_each_example_validates_and_passes_with_its_script(
     path.write_text(block.body, encoding="utf-8")
     code, text = _cli(["validate", str(path)], tmp_path, monkeypatch)
     cases = data["cases"] if isinstance(data, dict) else data
-    assert (code, text) == (0, f"{len(cases)} cases in 1 files are valid\n"), block.where
+    counted = "1 case in 1 file is" if len(cases) == 1 else f"{len(cases)} cases in 1 file are"
+    assert (code, text) == (0, f"{counted} valid\n"), block.where
     runnable = [c["id"] for c in cases if "script" in c and "judge" not in c.get("expect", {})]
     if not runnable or block.body.startswith(FAILS):
         return

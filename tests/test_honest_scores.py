@@ -111,12 +111,12 @@ def test_a_provider_that_refuses_connections_scores_nothing_and_is_counted_apart
     assert ("note: 6 of 6 runs not scored, ended by errors not of the agent's making: infrastructure 6"
             in err.splitlines())
     per_case = rows.index("case runs infra pass rate (95% CI) pass@k pass^k outcome process flaky".split())
-    assert rows[per_case + 2:per_case + 5] == [[f"down/{i}", "2", "2", "—", "—", "—", "—", "—"]
+    assert rows[per_case + 2:per_case + 5] == [[f"down/{i}", "2", "2", "-", "-", "-", "-", "-"]
                                                for i in ("one", "two", "three")]
     (folder,) = (tmp_path / "r").iterdir()  # the regression view of the folder against itself counts them too
     compared = _rows(run_cli("report", str(folder), str(folder)).stdout)
     assert [row for row in compared if row[:2] in (["infra", "errors"], ["pass", "rate"]) or row[0:1] == ["outcome"]] == [
-        ["infra", "errors", "6", "6"], ["pass", "rate", "—", "—", "—"], ["outcome", "—", "—", "—"]]
+        ["infra", "errors", "6", "6"], ["pass", "rate", "-", "-", "-"], ["outcome", "-", "-", "-"]]
 
 
 @pytest.mark.usefixtures("litellm_loaded")

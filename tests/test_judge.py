@@ -227,5 +227,5 @@ def test_validate_baseline_takes_the_judge_from_the_config(tmp_path: Path) -> No
         done = run_cli("validate", str(_case_file(tmp_path)), "--baseline",
                        "--config", str(judge_config(tmp_path, server.api_base, "judge: local-judge\n")))
     assert done.returncode == 0, done.stderr
-    assert done.stdout.splitlines() == ["1 cases in 1 files are valid", "baseline: 0 of 1 cases pass without doing the task"]
+    assert done.stdout.splitlines() == ["1 case in 1 file is valid", "baseline: 0 of 1 cases pass without doing the task"]
     assert [r.body["model"] for r in server.chats] == ["gpt-4o-mini"] * 2  # do-nothing and random-tools, each graded

@@ -194,8 +194,8 @@ def test_a_case_repeated_by_its_own_runs_key_is_recorded_once_per_run(tmp_path: 
     path.write_text("- {id: twice, runs: 2, turns: [Hi.], script: [{content: hi}]}\n", encoding="utf-8")
     (case,) = load_cases([path])
     recorder = Recorder(tmp_path / "rec", [case])
-    for index in range(2):
-        recorder.record(execute(case, Arm(resolve_provider("scripted"), load_prompt(None)), RunOptions(Sandbox()), index))
+    for number in (1, 2):
+        recorder.record(execute(case, Arm(resolve_provider("scripted"), load_prompt(None)), RunOptions(Sandbox()), number))
     assert [(c.full_id, c.runs) for c in load_cases([tmp_path / "rec/cases"])] == [("again/twice.run1", None), ("again/twice.run2", None)]
 
 

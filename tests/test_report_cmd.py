@@ -67,7 +67,7 @@ def test_one_folder_is_rendered_again(tmp_path: Path) -> None:
     ]
     assert "3/4 passed" in lines
     assert "scripted · x" in lines and any(line.startswith("group ") for line in lines)  # the summary tables, as run printed them
-    assert "g/a      2        50% (9%–91%)    1.00    0.00        —        —  flaky" in lines
+    assert "g/a      2        50% (9%–91%)    1.00    0.00        -        -  flaky" in lines
     assert lines[-3:] == [
         "  g/a: 0 pass→fail, 1 fail→pass",
         "scripted · y vs scripted · x: +50 pts pass rate over 2 paired runs (1 fail→pass, 0 pass→fail); "

@@ -59,7 +59,7 @@ def test_records_round_trip_through_their_files(tmp_path: Path) -> None:
     original.checks.append(CheckResult("judge", True, "ok", score=0.9, reasoning="fine", usage=Usage(40, 8, 48, 0.002)))
     original.checks.append(CheckResult("max_tokens", True, "used 7 tokens", BUDGET))
     path = writer.write_run(original)
-    assert path.name == "0001-g-a-scripted-terse-r3.json"
+    assert path.name == "0001-g-a-scripted-terse-r2.json"
     document = json.loads(path.read_text())
     _schema("run.schema.json").validate(document)
     assert document["schema_version"] == 2 and document["run_id"] == writer.run_id

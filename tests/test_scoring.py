@@ -28,7 +28,7 @@ from runner.scoring.metrics import (
 )
 from runner.spec.casefile import load_file
 from runner.spec.expect import TraceExpect
-from tests.helpers import make_case, run_cli
+from tests.helpers import ROOT, make_case, run_cli
 
 
 def _step(name: str, arguments: dict[str, Any] | None = None, is_error: bool = False, turn: int = 0) -> Step:
@@ -46,11 +46,48 @@ def test_redundant_counts_repeats_of_an_earlier_identical_call() -> None:
         _step("grep", {"path": "a", "limit": 5}),
         _step("read_file", {"path": "a", "limit": 5.0}),  # 5.0 is not 5 in canonical JSON
         _step("read_file", {"limit": 5, "path": "a"}),
-        _step("list_dir", None),
+        _step("list_dir", None),  # arguments that did not parse are not compared
         _step("list_dir", None),
     ]
-    assert redundant(steps) == 3
+    assert redundant(steps) == 2
     assert redundant([]) == 0
+
+
+def _ran(name: str, arguments: dict[str, Any], status: str = "executed") -> Step:
+    return Step(0, "c", name, arguments, "ok", False, 0.0, status=status)
+
+
+TEST, FIX = {"command": "python3 -m unittest -q"}, {"path": "calc.py", "old_string": "-", "new_string": "+"}
+
+
+@pytest.mark.parametrize(("steps", "expected"), [
+    ([_ran("bash", TEST), _ran("edit_file", FIX), _ran("bash", TEST)], 0),  # test, fix, test again
+    ([_ran("bash", TEST), _ran("bash", TEST)], 1),  # nothing between: the same answer
+    ([_ran("read_file", {"path": "a"}), _ran("write_file", {"path": "a", "content": "x"}),
+      _ran("read_file", {"path": "a"})], 0),
+    ([_ran("read_file", {"path": "a"}), _ran("grep", {"pattern": "x"}), _ran("glob", {"pattern": "*"}),
+      _ran("list_dir", {"path": "."}), _ran("read_file", {"path": "a"})], 1),  # only reads between
+    ([_ran("get_order", {"id": 1}), _ran("cancel_order", {"id": 1}), _ran("get_order", {"id": 1})], 0),  # a mock
+    ([_ran("read_file", {"path": "a"}), _ran("bash", {"command": "rm a"}, "truncated"),
+      _ran("read_file", {"path": "a"})], 1),  # a call cut off never ran: it changed nothing
+    ([_ran("read_file", {"path": "a"}), _ran("bash", {"command": "rm a"}, "recovered"),
+      _ran("read_file", {"path": "a"})], 0),  # a call recovered from text did run
+    ([_ran("read_file", {"path": "a"}), _ran("bash", {"command": "rm a"}, "refused"),
+      _ran("read_file", {"path": "a"})], 1),  # nor did a refused one
+])
+def test_a_repeat_counts_only_when_nothing_between_could_change_its_answer(steps: list[Step], expected: int) -> None:
+    assert redundant(steps) == expected
+
+
+def test_the_bundled_fix_group_runs_its_tests_before_and_after_the_edit_without_a_redundant_call(
+        tmp_path: Path) -> None:
+    code = run_cli("run", str(ROOT / "cases" / "fix.yml"), "--results", str(tmp_path / "r")).returncode
+    records = [json.loads(p.read_text()) for p in sorted((tmp_path / "r").glob("*/runs/*.json"))]
+    orders = {r["case"]: [s["name"] for s in r["steps"]] for r in records}
+    assert code == 0 and orders["fix/fix-failing-test"][:4] == ["bash", "read_file", "edit_file", "bash"]
+    assert [(r["case"], r["redundant"]) for r in records] == [(r["case"], 0) for r in records]
+    report = json.loads(next((tmp_path / "r").glob("*/report.json")).read_text())
+    assert report["arms"][0]["redundant_total"] == 0
 
 
 def test_accuracy_is_exact_sequence_equality_or_none() -> None:

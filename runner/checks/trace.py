@@ -25,7 +25,7 @@ from runner.run.agent import Step
 from runner.spec.expect import TraceExpect
 from runner.spec.jsontypes import schema_type_mismatch
 from runner.spec.matchers import arguments_mismatch, show
-from runner.text import first_line
+from runner.text import first_line, plural
 
 
 def _result(key: str, passed: bool, message: str) -> CheckResult:
@@ -87,12 +87,12 @@ def check_trace(spec: TraceExpect, ctx: CheckContext) -> list[CheckResult]:
                                else f"called {tool} {count} time(s), which the case forbids"))
     if spec.max_calls is not None:
         within = len(steps) <= spec.max_calls
-        results.append(_result("max_calls", within, f"{len(steps)} tool calls, within the limit of {spec.max_calls}"
-                               if within else f"{len(steps)} tool calls, at most {spec.max_calls} allowed"))
+        results.append(_result("max_calls", within, f"{plural(len(steps), 'tool call')}, within the limit of {spec.max_calls}"
+                               if within else f"{plural(len(steps), 'tool call')}, at most {spec.max_calls} allowed"))
     if spec.min_calls is not None:
         enough = len(names) >= spec.min_calls
-        results.append(_result("min_calls", enough, f"{len(names)} tool calls, meeting the minimum of {spec.min_calls}"
-                               if enough else f"{len(names)} tool calls, at least {spec.min_calls} required{note}"))
+        results.append(_result("min_calls", enough, f"{plural(len(names), 'tool call')}, meeting the minimum of {spec.min_calls}"
+                               if enough else f"{plural(len(names), 'tool call')}, at least {spec.min_calls} required{note}"))
     if spec.order is not None:
         want = ", ".join(spec.order)
         ordered = is_subsequence(list(spec.order), names)

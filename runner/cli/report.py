@@ -101,7 +101,7 @@ def _show_one(results: Results, as_json: bool, console: Console) -> dict[str, An
     model = aggregate(records)
     gates = evaluate(model.cells, _thresholds(results.report))
     if not as_json:
-        printer = RunPrinter(console, len(model.arms) > 1, any(r.run for r in records))
+        printer = RunPrinter(console, len(model.arms) > 1, any(r.run > 1 for r in records))
         for record in records:
             printer.record(record)
         printer.totals(records, len(unfinished))

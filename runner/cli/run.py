@@ -24,6 +24,7 @@ from runner.output.finish import Conclusion, conclude, show_ending, utc_now
 from runner.output.load import read_results
 from runner.output.replay import Recorder
 from runner.output.store import ResultsWriter
+from runner.providers.precheck import precheck
 from runner.providers.registry import resolve_provider
 from runner.run.engine import preflight, require_scripts
 from runner.run.options import DEFAULT_JOBS, RunOptions, make_arms
@@ -32,7 +33,9 @@ from runner.run.session import run_live
 from runner.sandbox.command import MODES, choose_sandbox
 from runner.spec.config import load_config
 from runner.terminal.console import make_console
-from runner.terminal.lines import RunPrinter, plural
+from runner.terminal.lines import RunPrinter
+from runner.terminal.live import LiveView
+from runner.text import plural
 
 
 def add(sub: argparse._SubParsersAction) -> None:
@@ -43,6 +46,10 @@ def add(sub: argparse._SubParsersAction) -> None:
                      help="'scripted', a litellm model (ollama/qwen3, openai/gpt-4o) or an alias from tooltrial.yml (repeatable)")
     run.add_argument("--config", metavar="FILE", help="project config (default: ./tooltrial.yml if it exists)")
     run.add_argument("-v", "--verbose", action="store_true", help="let litellm log its requests (DEBUG)")
+    view = run.add_mutually_exclusive_group()
+    view.add_argument("--live", action="store_true", help="print each model request and tool call as it happens "
+                      "(with -j above 1, each line starts with its run's label)")
+    view.add_argument("-q", "--quiet", action="store_true", help="print only the runs that did not pass, and the summary")
     run.add_argument("-P", "--prompt", action="append", default=[], metavar="FILE", help="system prompt template (repeatable, A/B)")
     run.add_argument("--runs", type=runs, default=1, metavar="N", help="repeat each case N times (a case's runs: wins)")
     run.add_argument("--min-pass-rate", type=fraction, metavar="R", help="gate: each case must pass at least this fraction of its runs (default 1)")
@@ -88,6 +95,8 @@ def command(args: argparse.Namespace) -> int:
         return ExitCode.NO_CASES
     config = load_config(args.config)
     names = args.provider or [config.default_provider or SCRIPTED]
+    for name in [*names, *filter(None, [args.judge or config.judge])]:
+        precheck(name, config)  # every name's mistakes that need no litellm, before any name loads it
     prompts = load_prompts(args.prompt)
     providers = [resolve_provider(name, config, args.verbose, args.stream) for name in names]
     arms = make_arms(providers, prompts)
@@ -97,27 +106,30 @@ def command(args: argparse.Namespace) -> int:
     jobs = args.jobs or config.jobs or DEFAULT_JOBS
     results = args.results or config.results_dir or Path("results")
     hidden = [results, *([args.record] if args.record else [])]  # earlier runs' answers are not for the agent
-    options = RunOptions(choose_sandbox(args.sandbox, hidden), keep=args.keep, timeout=args.timeout, judges=judges, jobs=jobs)
     as_json = args.output == "json"
     console = make_console(sys.stderr if as_json else None)
     repeated = args.runs > 1 or any((c.runs or 1) > 1 for c in cases)
-    printer = RunPrinter(console, len(arms) > 1, repeated)
+    together = jobs > 1 and (len(cases) * len(arms) > 1 or repeated)  # runs that may go at once: label each line
+    live = LiveView(console, together, repeated, len(arms) > 1) if args.live else None
+    options = RunOptions(choose_sandbox(args.sandbox, hidden), keep=args.keep, timeout=args.timeout, judges=judges,
+                         jobs=jobs, listener=live)
+    printer = RunPrinter(console, len(arms) > 1, repeated, args.quiet)
     earlier = read_results(args.resume).records if args.resume else []
     writer, started = ResultsWriter(results), utc_now()
     recorder = Recorder(args.record, cases, len(providers), len(prompts), args.runs) if args.record else None
-    live = run_live(cases, arms, options, args.runs, printer, writer, earlier, recorder)
+    done = run_live(cases, arms, options, args.runs, printer, writer, earlier, recorder)
     step_summary = os.environ.get("GITHUB_STEP_SUMMARY")  # GitHub Actions' job summary file
-    outputs = Conclusion(args.report, args.junit, as_json, args.min_pass_rate, live.left, html=args.html,
+    outputs = Conclusion(args.report, args.junit, as_json, args.min_pass_rate, done.left, html=args.html,
                          summary_md=args.summary_md, step_summary=Path(step_summary) if step_summary else None)
-    ending = conclude(live.records, cases, writer, started, outputs)
-    notes = live.warnings
+    ending = conclude(done.records, cases, writer, started, outputs)
+    notes = done.warnings
     if recorder is not None:
         left_out = f" ({recorder.left_out} that the provider failed left out)" if recorder.left_out else ""
         them = "it" if recorder.recorded == 1 else "them"
         notes = [*notes, f"recorded {plural(recorder.recorded, 'run')} in {recorder.cases_dir}{left_out}; "
                          f"replay {them} offline with: tooltrial run {recorder.cases_dir} -p scripted"]
     try:  # every result is written: a closed output (| head) only cuts the printing short
-        show_ending(ending, printer, as_json, notes, [live.refused] if live.refused else [])
+        show_ending(ending, printer, as_json, notes, [done.refused] if done.refused else [])
     except BrokenPipeError:
         silence_output()
     return ending.code

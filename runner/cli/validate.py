@@ -18,6 +18,7 @@ from runner.run.prompts import load_prompt
 from runner.sandbox.command import Sandbox
 from runner.spec.config import load_config
 from runner.spec.discover import load_sourced
+from runner.text import plural
 
 
 def add(sub: argparse._SubParsersAction) -> None:
@@ -38,7 +39,7 @@ def command(args: argparse.Namespace) -> int:
         return ExitCode.NO_CASES
     cases = [s.case for s in load_sourced(chosen, args.fixtures_dir)]  # raises UserErrors with every error
     preflight(cases, [Arm(resolve_provider(SCRIPTED), load_prompt(None))])  # turn and system templates render
-    print(f"{len(cases)} cases in {len(files)} files are valid")
+    print(f"{plural(len(cases), 'case')} in {plural(len(files), 'file')} {'is' if len(cases) == 1 else 'are'} valid")
     if args.baseline:
         config = load_config(args.config)
         judges = resolve_judges(cases, args.judge or config.judge, lambda name: resolve_provider(name, config))

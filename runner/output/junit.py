@@ -70,7 +70,7 @@ def _testcase(suite: ET.Element, cell: Cell, gate: Gate, runs: list[RunRecord], 
         error = ET.SubElement(case, "error", message=f"{rate}: {first_line(first.cause, 'error')}", type=first.error_kind or "error")
         error.text = "\n".join(_failure_lines(r) for r in runs if r.status == ERROR)
     out = ET.SubElement(case, "system-out")
-    out.text = "\n".join(f"run {r.run + 1}: {r.status} ({r.duration:.2f}s)" for r in runs)
+    out.text = "\n".join(f"run {r.run}: {r.status} ({r.duration:.2f}s)" for r in runs)
 
 
 def _printable(root: ET.Element) -> None:
@@ -81,7 +81,7 @@ def _printable(root: ET.Element) -> None:
 
 
 def _failure_lines(record: RunRecord) -> str:
-    head = f"run {record.run + 1}: {record.status.upper()}"
+    head = f"run {record.run}: {record.status.upper()}"
     if record.status == ERROR:
         return f"{head}: {record.cause or record.error_kind}"
     return "\n".join([head, *(f"  {c.message}" for c in record.failed_checks)])

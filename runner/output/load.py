@@ -54,6 +54,12 @@ def read_results(folder: Path) -> Results:
 def _run_folder(folder: Path) -> Path:
     if (folder / RUNS_DIR).is_dir():
         return folder
+    if folder.is_file():
+        results = folder.parent.parent if folder.parent.name == RUNS_DIR else folder.parent
+        ours = folder.name == REPORT_FILE or folder.parent.name == RUNS_DIR
+        raise UserError(f"{folder} is a file, not a results folder",
+                        hint=f"give the folder it is in: {results}" if ours else
+                        "give a results/<run-id> folder written by 'tooltrial run' (or the folder of them)")
     if not folder.is_dir():
         raise UserError(f"no such results folder: {folder}")
     runs = sorted(p for p in folder.iterdir() if (p / RUNS_DIR).is_dir())
@@ -124,7 +130,12 @@ def _say(error: Any) -> str:
 def record_from_dict(data: dict[str, Any]) -> RunRecord:
     """The RunRecord of a run file's document, nested records (checks, steps, tokens...) rebuilt
     from their type hints; keys RunRecord does not have are ignored. Raises Malformed for a
-    value of another type than its hint, or a missing field that has no default."""
+    value of another type than its hint, or a missing field that has no default.
+
+    A document without ``commands`` was written before run numbers became 1-based: its ``run`` is
+    read one up, so old and new records of a plan have the same keys (``--resume``, pairing)."""
+    if "commands" not in data and isinstance(data.get("run"), int) and not isinstance(data["run"], bool):
+        data = {**data, "run": data["run"] + 1}
     return _build(RunRecord, data, [])
 
 

@@ -94,7 +94,7 @@ class Recorder:
             self.recorded += 1
 
     def _suffix(self, record: RunRecord, runs: int) -> str:
-        parts = [record.provider, record.prompt, f"run{record.run + 1}"]
+        parts = [record.provider, record.prompt, f"run{record.run}"]
         vary = (*self._vary, runs > 1)
         return "".join(f".{_UNSAFE.sub('-', part.lower()).strip('-')}" for part, varies in zip(parts, vary) if varies)
 

@@ -65,7 +65,8 @@ def run_dict(record: RunRecord) -> dict[str, Any]:
     """One run as a JSON-ready dict: the record's fields, ``names``/``calls``, and ``trace``
     (each tool call with its result cut to TRACE_RESULT_LIMIT characters) in place of ``steps``;
     ``script`` (what ``--record`` writes) is left out, ``trace`` and ``model_requests`` tell it. A trace
-    entry names the model request its call came from (``request``) and the call's full ``call_id``."""
+    entry names the model request its call came from (``request``) and the call's full ``call_id``;
+    ``commands`` keep TRACE_RESULT_LIMIT characters of each stream."""
     data = record.to_dict()
     del data["steps"], data["script"]
     trace = [
@@ -74,7 +75,9 @@ def run_dict(record: RunRecord) -> dict[str, Any]:
          "duration": s.duration}
         for s in record.steps
     ]
-    return {**data, "names": record.names, "calls": record.calls, "trace": trace}
+    commands = [{**c, "stdout": cap_text(c["stdout"], TRACE_RESULT_LIMIT), "stderr": cap_text(c["stderr"], TRACE_RESULT_LIMIT)}
+                for c in data["commands"]]
+    return {**data, "commands": commands, "names": record.names, "calls": record.calls, "trace": trace}
 
 
 def unfinished_list(left: Sequence[tuple[str, str, str, int]]) -> list[dict[str, Any]]:

@@ -110,7 +110,7 @@ class ResultsWriter:
             if number is None:
                 number = self._next + 1
             self._next = max(self._next, number)
-        name = f"{number:04d}-{_slug(record.case)}-{_slug(record.arm)}-r{record.run + 1}.json"
+        name = f"{number:04d}-{_slug(record.case)}-{_slug(record.arm)}-r{record.run}.json"
         path = self.path / RUNS_DIR / name
         write_new(path, to_json({"schema_version": SCHEMA_VERSION, "run_id": self.run_id, **record.to_dict()}))
         return path

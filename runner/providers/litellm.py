@@ -104,11 +104,6 @@ def api_key(settings: ModelSettings, environ: Mapping[str, str] = os.environ) ->
     return key_from(settings.api_key_env, environ) or local
 
 
-def is_provider_name(name: str, verbose: bool = False) -> bool:
-    """Whether ``name`` is one of litellm's provider prefixes (``ollama``, ``openai``, ``anthropic``...)."""
-    return name in load_litellm(verbose).provider_list
-
-
 def model_problem(
     settings: ModelSettings, verbose: bool = False, environ: Mapping[str, str] = os.environ
 ) -> str | None:

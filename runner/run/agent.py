@@ -11,7 +11,7 @@ from __future__ import annotations
 import threading
 import time
 from dataclasses import dataclass, field, replace
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from runner.kinds import StopReason
 from runner.providers.base import Completion, Provider, ProviderError, ToolCall
@@ -19,6 +19,7 @@ from runner.providers.history import arguments_for
 from runner.providers.limits import TurnLimitExceeded
 from runner.providers.parse import ReplyKind, reply_kind
 from runner.providers.textcalls import find_text_calls
+from runner.run.events import CallDone, Event, RequestDone
 from runner.tools.toolbox import Toolbox
 
 
@@ -112,6 +113,7 @@ def run_agent(
     deadline: float | None = None,
     cancel: threading.Event | None = None,
     recover_text_calls: bool = False,
+    emit: Callable[[Event], None] | None = None,
 ) -> Trajectory:
     """Send each turn and serve tool calls until the model replies without any.
 
@@ -126,13 +128,15 @@ def run_agent(
             or tool call.
         recover_text_calls: run the calls a reply wrote as text (steps ``recovered``, ids
             ``text_<request>_<n>``), their results sent back as one user message; else only record them.
+        emit: told each model request answered and each tool call done (runner.run.events), as it happens.
     """
     trajectory = Trajectory(messages=[{"role": "system", "content": system}])
+    tell = emit or _ignore
     try:
         for index, turn in enumerate(turns):
             trajectory.messages.append({"role": "user", "content": turn})
             trajectory.replies.append(_run_turn(provider, toolbox, trajectory, index, deadline, cancel,
-                                                recover_text_calls))
+                                                recover_text_calls, tell))
     except TurnLimitExceeded as e:
         trajectory.stop, trajectory.stop_message = StopReason.TURN_LIMIT, str(e)
     except ProviderError as e:
@@ -154,6 +158,7 @@ def _run_turn(
     deadline: float | None,
     cancel: threading.Event | None,
     recover: bool,
+    tell: Callable[[Event], None],
 ) -> str:
     specs = toolbox.specs()
     empty = truncated = 0  # replies in a row that were empty or malformed; cut off at the output limit
@@ -162,6 +167,9 @@ def _run_turn(
         completion = provider.complete(trajectory.messages, specs, deadline)
         request = len(trajectory.request_turns)
         trajectory.request_turns.append(turn)
+        usage = completion.usage
+        tell(RequestDone(request, turn, completion.finish_reason, usage and usage.prompt_tokens,
+                         usage and usage.completion_tokens, completion.latency, len(completion.tool_calls)))
         kind = reply_kind(completion)
         if kind in (ReplyKind.EMPTY, ReplyKind.MALFORMED_CALL):  # not an answer: ask again, the history unchanged
             empty += 1
@@ -178,7 +186,7 @@ def _run_turn(
             if written:
                 trajectory.text_calls[request] = written
             if written and recover:
-                _recover(toolbox, trajectory, written, turn, request, deadline, cancel)
+                _recover(toolbox, trajectory, written, turn, request, deadline, cancel, tell)
                 continue
             return completion.content or ""  # a reply cut off in its text still ends the turn with that text
         for call in completion.tool_calls:
@@ -188,6 +196,7 @@ def _run_turn(
             else:
                 step = _run_call(toolbox, call, turn, request)
             trajectory.steps.append(step)
+            tell(_call_done(step))
             trajectory.messages.append({"role": "tool", "tool_call_id": call.id, "name": call.name,
                                         "content": step.result})
         if truncated >= TRUNCATED_LIMIT:
@@ -204,8 +213,16 @@ def _run_call(toolbox: Toolbox, call: ToolCall, turn: int, request: int) -> Step
                 time.monotonic() - started, request, status)
 
 
+def _call_done(step: Step) -> CallDone:
+    return CallDone(step.name, step.arguments, step.status, step.is_error, step.result, step.duration)
+
+
+def _ignore(event: Event) -> None:
+    """The listener of a run nobody watches."""
+
+
 def _recover(toolbox: Toolbox, trajectory: Trajectory, calls: Sequence[ToolCall], turn: int, request: int,
-             deadline: float | None, cancel: threading.Event | None) -> None:
+             deadline: float | None, cancel: threading.Event | None, tell: Callable[[Event], None]) -> None:
     """Run calls written as text. The model's message stays as it wrote it, so no ``tool`` message can
     answer them: their results go back in one user message."""
     results = []
@@ -214,6 +231,7 @@ def _recover(toolbox: Toolbox, trajectory: Trajectory, calls: Sequence[ToolCall]
         step = _run_call(toolbox, replace(call, id=f"text_{request}_{n}"), turn, request)
         step = replace(step, status="recovered") if step.status == "executed" else step
         trajectory.steps.append(step)
+        tell(_call_done(step))
         results.append(f"{call.name}: {step.result}")
     trajectory.messages.append({"role": "user", "content": RECOVERED + "\n\n".join(results)})
 

@@ -24,8 +24,9 @@ from runner.run.prompts import (
 )
 from runner.run.record import RunRecord
 from runner.spec.case import Case
+from runner.text import plural
 
-RunKey = tuple[str, str, str, int]  # case full id, provider name, prompt name, run index
+RunKey = tuple[str, str, str, int]  # case full id, provider name, prompt name, run number (1-based)
 
 
 class Interrupted(Exception):
@@ -39,7 +40,7 @@ class Interrupted(Exception):
     def __init__(self, records: list[RunRecord], left: list[RunKey]) -> None:
         self.records = records
         self.left = left
-        super().__init__(f"interrupted: {len(records)} runs finished, {len(left)} not")
+        super().__init__(f"interrupted: {plural(len(records), 'run')} finished, {len(left)} not")
 
 
 def preflight(cases: Sequence[Case], arms: Sequence[Arm]) -> None:
@@ -145,12 +146,12 @@ def plan_keys(cases: Sequence[Case], arms: Sequence[Arm], repeats: int = 1) -> l
 
 
 def run_key(record: RunRecord) -> RunKey:
-    """What identifies a run in a matrix: ``(case full id, provider name, prompt name, run index)``."""
+    """What identifies a run in a matrix: ``(case full id, provider name, prompt name, run number)``."""
     return record.case, record.provider, record.prompt, record.run
 
 
 def _plan(cases: Sequence[Case], arms: Sequence[Arm], repeats: int) -> Iterable[tuple[Case, Arm, int]]:
     for arm in arms:
         for case in cases:
-            for index in range(case.runs or repeats):
-                yield case, arm, index
+            for number in range(1, (case.runs or repeats) + 1):  # run numbers are 1-based
+                yield case, arm, number

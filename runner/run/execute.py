@@ -6,6 +6,7 @@ becomes data on its record, a bug in tooltrial too; the suite always goes on.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import time
 import traceback
 
@@ -18,13 +19,24 @@ from runner.providers.breaker import Breaker, Guarded
 from runner.providers.limits import TurnLimited
 from runner.providers.scripted import script_reply
 from runner.run.agent import RunTimeout, Trajectory, run_agent
+from runner.run.events import RunRef, RunStarted
 from runner.run.options import DEFAULT_RUN_TIMEOUT, Arm, RunOptions
 from runner.run.prompts import (
     context_for,
     system_prompt,
     turn_prompts,
 )
-from runner.run.record import ERROR, FAIL, PASS, RequestStats, RunRecord, Tokens, request_stats
+from runner.run.record import (
+    COMMAND_OUTPUT_LIMIT,
+    ERROR,
+    FAIL,
+    PASS,
+    CommandRun,
+    RequestStats,
+    RunRecord,
+    Tokens,
+    request_stats,
+)
 from runner.run.workspace import SetupError, SnapshotStopped, Workspace, WorkspaceError
 from runner.sandbox.command import CommandResult, budget
 from runner.scoring.metrics import fill_metrics
@@ -37,14 +49,14 @@ from runner.tools.toolbox import build_toolbox
 _KEPT = frozenset({"case", "provider", "prompt", "run", "duration", "sandbox"})  # what _clear keeps
 
 
-def execute(case: Case, arm: Arm, options: RunOptions, index: int = 0, breaker: Breaker | None = None) -> RunRecord:
-    """One run of one case in one arm, scored (runner.scoring); its model requests go through the
+def execute(case: Case, arm: Arm, options: RunOptions, number: int = 1, breaker: Breaker | None = None) -> RunRecord:
+    """Run ``number`` (1-based) of one case in one arm, scored (runner.scoring); its model requests go through the
     arm's ``breaker`` when given (runner.providers.breaker).
 
     Never raises an Exception: whatever goes wrong, in the run or in tooltrial's own code
     around it (cleanup, scoring), is on the record, a bug as error kind ``internal``.
     """
-    record = RunRecord(case=case.full_id, provider=arm.provider.name, prompt=arm.prompt.name, run=index,
+    record = RunRecord(case=case.full_id, provider=arm.provider.name, prompt=arm.prompt.name, run=number,
                        sandbox=options.sandbox.confinement)
     started = time.monotonic()
     try:
@@ -106,7 +118,7 @@ def _run_in(workspace: Workspace, case: Case, arm: Arm, options: RunOptions, rec
     deadline = started + timeout
     command_timeout = case.command_timeout or options.command_timeout
     try:
-        workspace.run_setup(case, timeout=command_timeout, deadline=deadline)
+        workspace.run_setup(case, timeout=command_timeout, deadline=deadline, log=record.commands)
     except SetupError as e:
         if time.monotonic() >= deadline:
             raise RunTimeout(f"run timed out after {timeout:g}s, in setup: {e.command}") from e
@@ -123,8 +135,12 @@ def _run_in(workspace: Workspace, case: Case, arm: Arm, options: RunOptions, rec
     system, turns = system_prompt(arm.prompt, case, context), turn_prompts(case, context)
     model = arm.provider.create(case)
     provider = TurnLimited(Guarded(model, breaker) if breaker else model, case.max_turns)
+    emit = None
+    if options.listener is not None:
+        emit = functools.partial(options.listener, RunRef(case.full_id, arm.label, record.run))
+        emit(RunStarted())
     trajectory = run_agent(provider, toolbox, system, turns, deadline=deadline, cancel=options.cancel,
-                           recover_text_calls=arm.provider.recover_text_calls)
+                           recover_text_calls=arm.provider.recover_text_calls, emit=emit)
     _account(record, provider, trajectory)
     if trajectory.stop is StopReason.CANCELLED:  # not a result: nothing to check
         _error(record, ErrorKind.CANCELLED, trajectory.stop_message or ErrorKind.CANCELLED)
@@ -138,9 +154,12 @@ def _run_in(workspace: Workspace, case: Case, arm: Arm, options: RunOptions, rec
         return _stopped(record, options, timeout, e)
     record.changes = {k: list(v) for k, v in vars(changes).items()}
 
-    def run_command(command: str) -> CommandResult:
+    def run_command(command: str) -> CommandResult:  # expect.verify's, each kept on the record
         allowed = budget(command_timeout, deadline)
-        return options.sandbox.run(command, workspace.path, env, allowed, network=case.network, cancel=options.cancel)
+        done = options.sandbox.run(command, workspace.path, env, allowed, COMMAND_OUTPUT_LIMIT, case.network,
+                                   options.cancel, split=True)
+        record.commands.append(CommandRun.of("verify", command, done))
+        return done
 
     context = CheckContext(case, workspace.path, trajectory, run_command, options.judges, record.tokens.total,
                            record.cost, deadline)

@@ -11,6 +11,7 @@ from typing import Mapping, Sequence
 from runner.errors import UserError
 
 from runner.providers.registry import ProviderSpec
+from runner.run.events import Listener
 from runner.run.prompts import (
     PromptTemplate,
 )
@@ -66,6 +67,8 @@ class RunOptions:
 
     ``jobs`` is how many runs go at once. Setting ``cancel`` (e.g. on Ctrl-C) starts
     no further run and stops running ones before their next model request or tool call.
+    ``listener``, when given, is told what each run does as it happens (runner.run.events), in
+    the run's thread.
     """
 
     sandbox: Sandbox
@@ -75,3 +78,4 @@ class RunOptions:
     judges: Mapping[str | None, ProviderSpec] = field(default_factory=dict)
     jobs: int = 1
     cancel: threading.Event = field(default_factory=threading.Event)
+    listener: Listener | None = None

@@ -11,7 +11,7 @@ from runner.kinds import ErrorKind, FailureCause, Status
 from runner.providers.base import Attempt, Completion, ToolCall, Usage
 from runner.providers.parse import reply_kind
 from runner.run.agent import Step
-from runner.sandbox.command import Confinement
+from runner.sandbox.command import CommandResult, Confinement
 from runner.sums import known_sum
 
 PASS, FAIL, ERROR = Status.PASS, Status.FAIL, Status.ERROR
@@ -115,6 +115,37 @@ def _call(call: ToolCall) -> dict[str, Any]:
     return {"id": call.id, "name": call.name, "arguments": call.arguments, "raw_arguments": raw, "error": call.error}
 
 
+COMMAND_OUTPUT_LIMIT = 8192  # bytes of each stream a setup or verify command keeps: 4 KiB head + 4 KiB tail
+
+
+@dataclass(frozen=True)
+class CommandRun:
+    """One setup or verify command as it ran: ``phase`` (``setup`` or ``verify``), the ``command``,
+    its ``exit_code`` (None when it was killed for time), ``timed_out``, ``duration`` (seconds), and
+    its ``stdout`` and ``stderr`` apart, each decoded as UTF-8 and capped at COMMAND_OUTPUT_LIMIT bytes
+    (head and tail kept around a ``[... N bytes left out ...]`` line). The text is the command's:
+    untrusted."""
+
+    phase: str
+    command: str
+    exit_code: int | None
+    timed_out: bool
+    duration: float
+    stdout: str
+    stderr: str
+
+    @classmethod
+    def of(cls, phase: str, command: str, result: CommandResult) -> CommandRun:
+        """The record of ``result``, a command run with ``split`` (runner.sandbox.command.Sandbox.run)."""
+        return cls(phase, command, result.exit_code, result.timed_out, result.duration, result.output,
+                   result.stderr or "")
+
+    @property
+    def failed(self) -> bool:
+        """Whether it timed out or exited non-zero."""
+        return self.timed_out or self.exit_code != 0
+
+
 def arm_label(provider: str, prompt: str) -> str:
     """How output, reports and run files name an arm: ``provider · prompt``."""
     return f"{provider} · {prompt}"
@@ -125,6 +156,8 @@ class RunRecord:
     """One run of one case in one arm (provider x prompt).
 
     Attributes:
+        run: the run's number among the case's repeats in its arm, 1-based (0-based in run files
+            written before ``commands`` was recorded: runner.output.load reads those one up).
         status: ``pass`` (every check passed), ``fail`` (some check failed) or ``error``.
         cause: for an error, the human cause (``setup command failed (exit 2): make``...).
         error_kind: for an error, its kind (runner.kinds.ErrorKind: ``setup``, ``workspace``,
@@ -147,12 +180,14 @@ class RunRecord:
             one per request; replaying them with the scripted provider repeats the run.
         warnings: what went wrong beside the run without changing its result, one line each
             (a workspace cleanup could not remove entirely, naming what is left).
+        commands: every setup and verify command that ran, in order (CommandRun: exit code, output,
+            duration); empty in records of earlier versions.
     """
 
     case: str
     provider: str
     prompt: str
-    run: int = 0
+    run: int = 1
     status: Status = ERROR
     cause: str | None = None
     error_kind: ErrorKind | None = None
@@ -176,6 +211,7 @@ class RunRecord:
     sandbox: Confinement | None = None
     script: list[dict[str, Any]] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    commands: list[CommandRun] = field(default_factory=list)
 
     @property
     def names(self) -> list[str]:

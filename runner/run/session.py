@@ -11,6 +11,7 @@ new folder and runs the rest.
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 from dataclasses import dataclass, field
 from typing import Sequence
@@ -19,6 +20,7 @@ from rich.text import Text
 
 from runner.output.replay import Recorder
 from runner.output.store import ResultsWriter
+from runner.run.events import Event, Listener, RunRef
 from runner.run.engine import Interrupted, RunKey, plan_keys, run_key, run_matrix
 from runner.run.interrupt import CtrlC
 from runner.run.options import Arm, RunOptions
@@ -75,7 +77,21 @@ class _Saver:
             try:
                 self.recorder.record(record)
             except Exception as e:  # the run is saved; only its recording is lost, and said so
-                self.warnings.append(f"--record left out {record.case} run {record.run + 1}: {type(e).__name__}: {e}")
+                self.warnings.append(f"--record left out {record.case} run {record.run}: {type(e).__name__}: {e}")
+
+
+class _Guarded:
+    """A Listener whose closed output (``| head``) stops the suite as Ctrl-C does, rather than
+    ending the run it was telling of in an internal error."""
+
+    def __init__(self, listener: Listener, cancel: threading.Event) -> None:
+        self.listener, self.cancel = listener, cancel
+
+    def __call__(self, run: RunRef, event: Event) -> None:
+        try:
+            self.listener(run, event)
+        except BrokenPipeError:
+            self.cancel.set()
 
 
 def run_live(
@@ -94,9 +110,12 @@ def run_live(
     ``earlier`` are the records of the folder given to ``--resume``: those this plan
     has are saved likewise and not run again. On a terminal each run's lines
     appear as it ends, under a progress bar; elsewhere in plan order, so the output
-    is the same for any ``-j``. A run that could not be saved is not shown.
+    is the same for any ``-j``. A run that could not be saved is not shown. ``options.listener``
+    (``--live``) is told what each run does as it happens; a closed output stops the suite.
     """
     keys = plan_keys(cases, arms, repeats)
+    if options.listener is not None:
+        options = dataclasses.replace(options, listener=_Guarded(options.listener, options.cancel))
     number = {key: place for place, key in enumerate(keys, start=1)}
     reused = [record for record in earlier if run_key(record) in number]
     save = _Saver(writer, recorder, number, options.cancel)

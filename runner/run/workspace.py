@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from runner.run.record import COMMAND_OUTPUT_LIMIT, CommandRun
 from runner.sandbox.command import Sandbox, budget, scrubbed_env
 from runner.spec.case import Case
 from runner.tools.base import ToolError, stop_reason
@@ -26,7 +27,7 @@ _CHUNK = 2**20  # bytes per read while hashing
 class SetupError(Exception):
     """A setup command failed or timed out; the run is an ERROR.
 
-    Attributes: ``command``, ``exit_code`` (None when it timed out), ``output``.
+    Attributes: ``command``, ``exit_code`` (None when it timed out), ``output`` (its stdout).
     """
 
     def __init__(self, command: str, exit_code: int | None, output: str, timeout: float) -> None:
@@ -110,16 +111,21 @@ class Workspace:
         """The environment for commands of ``case`` in this workspace (see scrubbed_env)."""
         return scrubbed_env(self.path, case.env)
 
-    def run_setup(self, case: Case, timeout: float = 60.0, deadline: float | None = None) -> None:
+    def run_setup(self, case: Case, timeout: float = 60.0, deadline: float | None = None,
+                  log: list[CommandRun] | None = None) -> None:
         """Run each of ``case.setup`` in order, each with ``timeout`` seconds, all before
-        ``deadline`` (``time.monotonic()``, the run's end) when given.
+        ``deadline`` (``time.monotonic()``, the run's end) when given; each one that ran is appended
+        to ``log`` (its output capped at COMMAND_OUTPUT_LIMIT bytes a stream), the failing one too.
 
         Raises SetupError for the first command that exits non-zero or times out.
         """
         env = self.env(case)
         for command in case.setup:
             allowed = budget(timeout, deadline)
-            result = self.sandbox.run(command, self.path, env, allowed, network=case.network)
+            result = self.sandbox.run(command, self.path, env, allowed, COMMAND_OUTPUT_LIMIT, case.network,
+                                      split=True)
+            if log is not None:
+                log.append(CommandRun.of("setup", command, result))
             if result.timed_out or result.exit_code != 0:
                 raise SetupError(command, result.exit_code, result.output, allowed)
 
@@ -185,7 +191,7 @@ class Workspace:
         if not left:
             return []
         path, error = left[0]
-        return [f"cleanup left {len(left)} entries in {self.path}, the first {path}: {error.strerror or error}"]
+        return [f"cleanup left {len(left)} {'entry' if len(left) == 1 else 'entries'} in {self.path}, the first {path}: {error.strerror or error}"]
 
 
 def _digest(path: Path, info: os.stat_result) -> str:

@@ -39,15 +39,18 @@ class CommandResult:
     Attributes:
         exit_code: the exit status (negative for a signal), None when killed by the timeout.
         output: stdout and stderr interleaved, decoded as UTF-8 (bad bytes replaced),
-            at most ``output_limit`` bytes of it kept (head and tail, with a marker line).
+            at most ``output_limit`` bytes of it kept (head and tail, with a marker line);
+            for a command run with ``split``, its stdout alone.
         timed_out: whether the timeout killed it.
         duration: wall-clock seconds.
+        stderr: for a command run with ``split``, its stderr, capped as ``output`` is; else None.
     """
 
     exit_code: int | None
     output: str
     timed_out: bool
     duration: float
+    stderr: str | None = None
 
 
 def scrubbed_env(workspace: Path, extra: Mapping[str, str] = {}) -> dict[str, str]:
@@ -151,6 +154,7 @@ class Sandbox:
         output_limit: int = OUTPUT_LIMIT,
         network: bool = False,
         cancel: threading.Event | None = None,
+        split: bool = False,
     ) -> CommandResult:
         """Run ``bash -c command`` in ``cwd`` with exactly ``env``, stdin closed.
 
@@ -161,7 +165,9 @@ class Sandbox:
         and ``network`` keeps the host network and its Unix sockets. Raises OSError when the
         command cannot be started (e.g. ``cwd`` missing), ValueError for a NUL byte in
         ``command`` or ``env``. Setting ``cancel`` (the suite's Ctrl-C) stops the command as its
-        timeout does (``timed_out``).
+        timeout does (``timed_out``). With ``split``, stdout and stderr are read apart, each capped
+        at ``output_limit`` bytes with a ``[... N bytes left out ...]`` marker (setup and verify
+        records); without it they share one pipe, so a tool result keeps their interleaving.
         """
         filter_in, filter_out = os.pipe() if self._filter is not None and not network else (None, None)
         if filter_out is not None:  # bwrap reads the program from the inherited end; it fits the pipe's buffer
@@ -176,7 +182,7 @@ class Sandbox:
                 env=dict(env),
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT,
+                stderr=subprocess.PIPE if split else subprocess.STDOUT,
                 start_new_session=True,
                 pass_fds=() if filter_in is None else (filter_in,),
             )
@@ -187,8 +193,12 @@ class Sandbox:
         with self._lock:
             self._live.add(proc.pid)
         capture = Capture(output_limit)
+        streams = {proc.stdout.fileno(): capture}
+        errors: Capture | None = None
+        if proc.stderr is not None:
+            errors = streams[proc.stderr.fileno()] = Capture(output_limit)
         try:
-            finished = pump(proc, capture, start + timeout, cancel)
+            finished = pump(proc, streams, start + timeout, cancel)
             if not finished:
                 signal_group(proc.pid, signal.SIGTERM)
                 try:
@@ -197,19 +207,23 @@ class Sandbox:
                     pass
                 signal_group(proc.pid, signal.SIGKILL)
                 proc.wait()
-                drain(proc.stdout.fileno(), capture, POLL)
+                drain(streams, POLL)
         finally:
             if proc.poll() is None:
                 signal_group(proc.pid, signal.SIGKILL)
             proc.wait()
             proc.stdout.close()
+            if proc.stderr is not None:
+                proc.stderr.close()
             with self._lock:
                 self._live.discard(proc.pid)
+        cut = "left out" if split else "cut"
         return CommandResult(
             exit_code=proc.returncode if finished else None,
-            output=capture.text(),
+            output=capture.text(cut),
             timed_out=not finished,
             duration=time.monotonic() - start,
+            stderr=None if errors is None else errors.text(cut),
         )
 
     def kill_all(self) -> None:

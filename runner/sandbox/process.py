@@ -10,6 +10,7 @@ import signal
 import subprocess
 import threading
 import time
+from typing import Mapping
 
 from runner.text import elide
 
@@ -41,10 +42,12 @@ class Capture:
             del self.tail[:excess]
             self.dropped += excess
 
-    def text(self) -> str:
+    def text(self, cut: str = "cut") -> str:
+        """What was kept, decoded as UTF-8 (bad bytes replaced), with a ``[... N bytes <cut> ...]``
+        marker line between head and tail when some bytes were dropped."""
         head = self.head.decode("utf-8", errors="replace")
         tail = self.tail.decode("utf-8", errors="replace")
-        return elide(head, tail, self.dropped, "bytes") if self.dropped else head + tail
+        return elide(head, tail, self.dropped, "bytes", cut) if self.dropped else head + tail
 
 
 def signal_group(pgid: int, sig: signal.Signals) -> None:
@@ -55,16 +58,19 @@ def signal_group(pgid: int, sig: signal.Signals) -> None:
         pass
 
 
-def drain(fd: int, capture: Capture, seconds: float) -> None:
-    """Read what is left on ``fd`` until end of file or for at most ``seconds``."""
+def drain(streams: Mapping[int, Capture], seconds: float) -> None:
+    """Read what is left on each fd of ``streams`` into its capture until end of file on every one,
+    or for at most ``seconds``."""
     deadline = time.monotonic() + seconds
     with selectors.DefaultSelector() as selector:
-        selector.register(fd, selectors.EVENT_READ)
-        while (left := deadline - time.monotonic()) > 0 and selector.select(left):
-            chunk = os.read(fd, _CHUNK)
-            if not chunk:
-                return
-            capture.feed(chunk)
+        for fd in streams:
+            selector.register(fd, selectors.EVENT_READ)
+        while selector.get_map() and (left := deadline - time.monotonic()) > 0:
+            for key, _ in selector.select(left):
+                if chunk := os.read(key.fd, _CHUNK):
+                    streams[key.fd].feed(chunk)
+                else:
+                    selector.unregister(key.fd)
 
 
 def _pidfd(pid: int) -> int | None:
@@ -85,37 +91,40 @@ def _exited(proc: subprocess.Popen[bytes]) -> bool:
 
 
 def pump(
-    proc: subprocess.Popen[bytes], capture: Capture, deadline: float, cancel: threading.Event | None = None
+    proc: subprocess.Popen[bytes], streams: Mapping[int, Capture], deadline: float,
+    cancel: threading.Event | None = None,
 ) -> bool:
-    """Read the output until the command exits; False when ``deadline`` (monotonic) passes
-    or ``cancel`` is set first (it is looked at every ``POLL`` seconds at most).
+    """Read the output (each fd of ``streams`` into its capture: stdout, and stderr when apart) until
+    the command exits; False when ``deadline`` (monotonic) passes or ``cancel`` is set first (it is
+    looked at every ``POLL`` seconds at most).
 
     When the command's own process exits, its whole process group is killed (background jobs,
     ``nohup``, double forks that kept the group) and what is left in the pipe is read for at
     most ``_LINGER`` seconds. The caller reaps the process.
     """
-    assert proc.stdout is not None
-    fd = proc.stdout.fileno()
     pidfd = _pidfd(proc.pid)
-    reading = True
+    open_fds = set(streams)
     try:
         with selectors.DefaultSelector() as selector:
-            selector.register(fd, selectors.EVENT_READ)
+            for fd in streams:
+                selector.register(fd, selectors.EVENT_READ)
             if pidfd is not None:
                 selector.register(pidfd, selectors.EVENT_READ)
             while (now := time.monotonic()) < deadline:
                 if cancel is not None and cancel.is_set():
                     return False
                 for key, _ in selector.select(min(deadline - now, POLL)):
-                    if key.fd == fd and (chunk := os.read(fd, _CHUNK)):
-                        capture.feed(chunk)
-                    elif key.fd == fd:  # end of output: every writer is gone
-                        selector.unregister(fd)
-                        reading = False
+                    if key.fd not in open_fds:
+                        continue
+                    if chunk := os.read(key.fd, _CHUNK):
+                        streams[key.fd].feed(chunk)
+                    else:  # end of output: every writer is gone
+                        selector.unregister(key.fd)
+                        open_fds.discard(key.fd)
                 if _exited(proc):
                     signal_group(proc.pid, signal.SIGKILL)
-                    if reading:
-                        drain(fd, capture, _LINGER)
+                    if open_fds:
+                        drain({fd: streams[fd] for fd in open_fds}, _LINGER)
                     return True
             return False
     finally:

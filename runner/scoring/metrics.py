@@ -79,16 +79,31 @@ def canonical(arguments: Mapping[str, Any] | None) -> str:
     return json.dumps(arguments, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
 
 
-def redundant(steps: Sequence[Step]) -> int:
-    """How many calls repeat an earlier call exactly: same name and same canonical JSON arguments.
+READ_ONLY_TOOLS = frozenset({"read_file", "list_dir", "glob", "grep"})  # builtins that change nothing
+_RAN = frozenset({"executed", "recovered"})  # step statuses of calls that ran, so may have changed the world
 
-    Three identical ``read_file {"path": "a"}`` calls count 2; a call with other arguments counts 0.
+
+def redundant(steps: Sequence[Step]) -> int:
+    """How many calls repeat an earlier call that nothing since could have changed the answer of.
+
+    A call is redundant when an earlier call had the same name and the same canonical JSON
+    arguments, and no call between the two could have changed its result: every call that ran
+    (status ``executed`` or ``recovered``) may change the world unless it is one of
+    READ_ONLY_TOOLS, so a ``write_file``, ``edit_file``, ``bash`` or any mock (a mock stands for a
+    world that calls may change: ``cancel_order`` then ``get_order``) in between makes the repeat
+    a fresh look. A call whose arguments did not parse, or that was cut off (``truncated``), is
+    neither compared nor a change. Three identical ``read_file {"path": "a"}`` calls count 2;
+    ``bash "pytest"``, ``edit_file``, ``bash "pytest"`` counts 0; two ``bash "pytest"`` in a row count 1.
     """
     seen: set[tuple[str, str]] = set()
     count = 0
     for step in steps:
+        if step.arguments is None or step.status == "truncated":
+            continue
         key = (step.name, canonical(step.arguments))
         count += key in seen
+        if step.status in _RAN and step.name not in READ_ONLY_TOOLS:
+            seen.clear()  # what was seen before may read differently now
         seen.add(key)
     return count
 

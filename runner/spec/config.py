@@ -95,9 +95,15 @@ def _validator() -> Draft202012Validator:
 
 
 def find_config(explicit: str | Path | None = None, cwd: Path | None = None) -> Path | None:
-    """``explicit`` when given (ConfigError if it is not a file), else ``./tooltrial.yml`` if it exists, else None."""
+    """``explicit`` when given (ConfigError if it is a folder, saying so, or is not there), else
+    ``./tooltrial.yml`` if it exists, else None."""
     if explicit is not None:
         path = Path(explicit)
+        if path.is_dir():
+            inside = path / CONFIG_NAME
+            hint = f"give the file itself: --config {inside}" if inside.is_file() else (
+                f"--config takes a file such as {CONFIG_NAME} (its keys: docs/reference/config.md)")
+            raise ConfigError(f"--config {path} is a folder, not a config file", hint=hint)
         if not path.is_file():
             raise ConfigError(f"config file not found: {path}", hint="check the path given to --config")
         return path

@@ -11,47 +11,77 @@ from typing import Sequence
 from rich.console import Console
 from rich.text import Text
 
-from runner.run.record import ERROR, FAIL, PASS, RunRecord
+from runner.run.record import ERROR, FAIL, PASS, CommandRun, RunRecord
 from runner.scoring.gates import blame, is_infrastructure_error
 from runner.spec.case import Case
 from runner.spec.discover import Sourced
 from runner.terminal.console import shown
-from runner.text import first_line
+from runner.text import first_line, plural
 
 _STYLES = {PASS: "bold green", FAIL: "bold red", ERROR: "bold yellow"}
+OUTPUT_LINES = 5  # lines of a failed setup or verify command's output under its run's line
 
 
 class RunPrinter:
-    """Prints ``PASS group/id``, ``FAIL group/id`` + one indented line per failed check,
-    ``ERROR group/id: cause``, and finally ``N/M passed``.
+    """Prints ``PASS group/id``, ``FAIL group/id`` or ``ERROR group/id: cause``, then under a FAIL or
+    ERROR one indented line per failed check (but the one that is the cause) and the first lines of
+    each failed setup or verify command's output; finally ``N/M passed``.
 
     ``label_arms`` appends ``[provider · prompt]`` when several arms run;
-    ``label_runs`` appends ``#run`` when cases repeat.
+    ``label_runs`` appends ``#run`` when cases repeat; ``quiet`` (``run -q``) leaves passing runs out.
     """
 
-    def __init__(self, console: Console, label_arms: bool = False, label_runs: bool = False) -> None:
+    def __init__(self, console: Console, label_arms: bool = False, label_runs: bool = False,
+                 quiet: bool = False) -> None:
         self.console = console
         self.label_arms = label_arms
         self.label_runs = label_runs
+        self.quiet = quiet
 
     def record(self, record: RunRecord) -> None:
+        if self.quiet and record.status == PASS:
+            return
         line = Text()
         line.append(record.status.upper(), style=_STYLES[record.status])
         line.append(shown(f" {record.case}"))
         if self.label_runs:
-            line.append(f" #{record.run + 1}")
+            line.append(f" #{record.run}")
         if self.label_arms:
             line.append(shown(f" [{record.arm}]", style="dim"))
         if record.status == ERROR:
             line.append(shown(f": {first_line(record.cause, 'unknown error')}"))
         self.console.print(line)
-        if record.status == FAIL:
+        if record.status != PASS:  # an error's checks that did run and fail too (a script that ran out)
+            failed = [c for c in record.commands if c.failed]
+            for command in failed:
+                if command.phase == "setup":
+                    self._command_output(command)
+            verify = [c for c in failed if c.phase == "verify"]  # in the order of their checks
+            cause = first_line(record.cause, "")
             for check in record.failed_checks:
-                self.console.print(shown(f"  {check.message}"))
+                if check.message != cause:
+                    self.console.print(shown(f"  {check.message}"))
+                if check.check.endswith("verify") and verify:  # expect.verify, or a turn's
+                    self._command_output(verify.pop(0))
+            for command in verify:  # a verify whose check a stop left out
+                self._command_output(command)
         for warning in record.warnings:
             self.console.print(shown(f"  warning: {warning}"))
         if record.workspace:
             self.console.print(shown(f"  workspace kept: {record.workspace}", style="dim"))
+
+    def _command_output(self, command: CommandRun) -> None:
+        """The first OUTPUT_LINES lines a failed setup or verify command printed (stdout, then
+        stderr), escaped, and how many more the run record keeps; nothing for a silent one."""
+        lines = (command.stdout + ("\n" if command.stdout and not command.stdout.endswith("\n") else "")
+                 + command.stderr).splitlines()
+        if not lines:
+            return
+        shown_lines = "\n".join(f"    | {text}" for text in lines[:OUTPUT_LINES])
+        self.console.print(shown(shown_lines, style="dim"))
+        if len(lines) > OUTPUT_LINES:
+            more = plural(len(lines) - OUTPUT_LINES, "more line")
+            self.console.print(shown(f"    ({more} in the run record's commands)", style="dim"))
 
     def totals(self, records: Sequence[RunRecord], unfinished: int = 0) -> None:
         """``N/M passed``, with ``(K runs not finished: interrupted)`` when ``unfinished`` runs of the
@@ -73,11 +103,6 @@ class RunPrinter:
             why = f" ({notes})" if notes else ""
             self.console.print(Text(f"note: {len(unconfined)} of {len(records)} runs ran without bubblewrap{why}",
                                     style="yellow"))
-
-
-def plural(count: int, noun: str) -> str:
-    """``1 run``, ``0 runs``, ``2 runs``: ``count`` and ``noun`` (that takes an ``s``) agreeing."""
-    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
 
 
 def print_case_list(console: Console, cases: Sequence[Case]) -> None:

@@ -1,6 +1,6 @@
 """Rich tables of repeated runs, arm comparisons, paired verdicts, failed gates and regressions.
 
-Values a run did not report show as ``—``. Pass rates are percentages of the scored runs with
+Values a run did not report show as ``-``. Pass rates are percentages of the scored runs with
 the Wilson 95% interval in parentheses; ``±`` is the sample standard deviation. Runs ended by an
 error not of the agent's making are not scored (runner.scoring.aggregate): where there are any,
 an ``infra`` column or ``infra errors`` row counts them.
@@ -23,35 +23,35 @@ Number = float | None
 
 
 def _pct(value: Number) -> str:
-    return "—" if value is None else f"{100 * value:.0f}%"
+    return "-" if value is None else f"{100 * value:.0f}%"
 
 
 def _fixed(digits: int) -> Callable[[Number], str]:
-    return lambda value: "—" if value is None else f"{value:.{digits}f}"
+    return lambda value: "-" if value is None else f"{value:.{digits}f}"
 
 
 def _points(value: Number) -> str:
     """A difference of two fractions in percentage points."""
-    return "—" if value is None else f"{100 * value:.0f} pts"
+    return "-" if value is None else f"{100 * value:.0f} pts"
 
 
 def _usd(value: Number) -> str:
-    return "—" if value is None else f"${value:.4f}"
+    return "-" if value is None else f"${value:.4f}"
 
 
 def _secs(value: Number) -> str:
-    return "—" if value is None else f"{value:.2f}s"
+    return "-" if value is None else f"{value:.2f}s"
 
 
 def _rate(m: Figures) -> str:
     if m.pass_rate is None:  # no run was scored: no rate, and no interval worth showing
-        return "—"
+        return "-"
     low, high = m.interval
     return f"{_pct(m.pass_rate)} ({_pct(low)}–{_pct(high)})"
 
 
 def _spread(mean: Number, std: Number) -> str:
-    return "—" if mean is None else f"{mean:.2f}±{std or 0:.2f}"
+    return "-" if mean is None else f"{mean:.2f}±{std or 0:.2f}"
 
 
 # (label, value of a Figures, how to show it): the rows both the comparison and the regression show.
@@ -71,13 +71,13 @@ ROWS: list[tuple[str, Callable[[Figures], Number], Callable[[Number], str]]] = [
 
 
 def _top_k(arms: Sequence[Arm]) -> int:
-    """The largest k every arm with a scored run has pass@k for (an arm without shows ``—``); 0 when none has."""
+    """The largest k every arm with a scored run has pass@k for (an arm without shows ``-``); 0 when none has."""
     return min((max(a.pass_hat_k) for a in arms if a.pass_hat_k), default=0)
 
 
 def _at(values: dict[int, float], k: int) -> str:
-    """The estimate at ``k`` to 2 decimals; ``—`` without one (k = 0: no scored run)."""
-    return f"{values[k]:.2f}" if k in values else "—"
+    """The estimate at ``k`` to 2 decimals; ``-`` without one (k = 0: no scored run)."""
+    return f"{values[k]:.2f}" if k in values else "-"
 
 
 def _infra_row(figures: Sequence[Figures]) -> list[str]:
@@ -180,7 +180,7 @@ def print_regression(console: Console, regression: Regression, before: str, afte
 
 def _change(before: Number, after: Number, show: Callable[[Number], str]) -> str:
     if before is None or after is None:
-        return "—"
+        return "-"
     if after == before:
         return ""
     return ("+" if after > before else "-") + show(abs(after - before))

@@ -16,6 +16,7 @@ import stat
 from pathlib import Path
 from typing import Any
 
+from runner.text import plural
 from runner.tools.base import Tool, ToolContext, ToolError
 from runner.tools.paths import open_inside, resolve_inside
 from runner.tools.walk import Walk, capped
@@ -102,7 +103,7 @@ def _read_file(arguments: dict[str, Any], context: ToolContext) -> str:
     if not lines:
         return f"{shown} is empty"
     if offset > len(lines):
-        raise ToolError(f"offset {offset} is past the end of {shown} ({len(lines)} lines)")
+        raise ToolError(f"offset {offset} is past the end of {shown} ({plural(len(lines), 'line')})")
     chosen = lines[offset - 1 : offset - 1 + limit]
     out = [f"{number:6}\t{line}" for number, line in enumerate(chosen, start=offset)]
     remaining = len(lines) - (offset - 1 + len(chosen))
@@ -118,7 +119,7 @@ def _write_file(arguments: dict[str, Any], context: ToolContext) -> str:
     with open(open_file(context.workspace, path, shown, write=True, create=True), "r+b") as f:
         f.truncate(0)  # only once open_file accepted it: a refused file keeps its bytes
         f.write(data)
-    return f"wrote {len(data)} bytes to {shown}"
+    return f"wrote {plural(len(data), 'byte')} to {shown}"
 
 
 def _edit_file(arguments: dict[str, Any], context: ToolContext) -> str:
