@@ -147,7 +147,7 @@ def _properties(record: RunRecord) -> list[tuple[str, object]]:
     run does not have (no tokens reported, no score) is left out."""
     pairs: list[tuple[str, object]] = [
         ("tooltrial_status", str(record.status)), ("tooltrial_failure", record.failure and str(record.failure)),
-        ("tooltrial_arm", record.arm), ("tooltrial_run", record.run + 1),
+        ("tooltrial_arm", record.arm), ("tooltrial_run", record.run),
         ("tooltrial_outcome", record.outcome), ("tooltrial_process", record.process),
         ("tooltrial_calls", record.calls), ("tooltrial_tokens", record.tokens.total),
         ("tooltrial_duration", round(record.duration, 3))]

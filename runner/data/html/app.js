@@ -269,7 +269,7 @@
     var r = runs[i];
     var link = el("a", {href: "#run-" + i, class: "run-link"}, r.case);
     return el("tr", {class: "run " + r.status, "data-index": i, onclick: function () { location.hash = "#run-" + i; }},
-      el("td", null, i + 1), el("td", null, link), el("td", null, armOf(r)), el("td", null, r.run + 1),
+      el("td", null, i + 1), el("td", null, link), el("td", null, armOf(r)), el("td", null, r.run),
       el("td", null, badge(r.status)), el("td", null, r.failure || ""), el("td", null, secs(r.duration)),
       el("td", null, r.calls), el("td", null, num(r.tokens.total)));
   }
@@ -358,7 +358,7 @@
     var r = runs[i], box = document.getElementById("transcript");
     if (!r || !box) return;
     box.textContent = "";
-    var facts = [["status", badge(r.status)], ["arm", armOf(r)], ["run", r.run + 1], ["failure cause", r.failure || "none"],
+    var facts = [["status", badge(r.status)], ["arm", armOf(r)], ["run", r.run], ["failure cause", r.failure || "none"],
       ["duration", secs(r.duration)], ["model requests", r.requests], ["tool calls", r.calls],
       ["tokens", num(r.tokens.prompt) + " in, " + num(r.tokens.completion) + " out, " + num(r.tokens.total) + " total"],
       ["cost", usd(r.cost)], ["outcome", num(r.outcome, 2)], ["process", num(r.process, 2)],
