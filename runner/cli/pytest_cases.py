@@ -114,7 +114,7 @@ class CaseRun(pytest.Item):
         suite = self.config.stash[SUITE]
         judges = resolve_judges([self.case], suite.config.judge, lambda name: resolve_provider(name, suite.config))
         options = RunOptions(suite.options.sandbox, judges=judges)
-        record = execute(self.case, self.arm, options, self.index, suite.breakers[self.arm.provider.name])
+        record = execute(self.case, self.arm, options, self.index + 1, suite.breakers[self.arm.provider.name])
         self.user_properties += _properties(record)
         if record.status != PASS:
             raise RunFailed(record)
