@@ -19,6 +19,7 @@ from runner.terminal.console import shown
 from runner.text import first_line
 
 _STYLES = {PASS: "bold green", FAIL: "bold red", ERROR: "bold yellow"}
+TRUNCATED_MARK = "final reply cut off at the output limit (finish reason length): judged as it stood"
 
 
 class RunPrinter:
@@ -48,6 +49,8 @@ class RunPrinter:
         if record.status == FAIL:
             for check in record.failed_checks:
                 self.console.print(shown(f"  {check.message}"))
+        if record.truncated_reply:
+            self.console.print(shown(f"  {TRUNCATED_MARK}"))
         for warning in record.warnings:
             self.console.print(shown(f"  warning: {warning}"))
         if record.workspace:
