@@ -307,7 +307,7 @@ def test_report_rates_are_fractions_rounded_to_six_digits(tmp_path: Path) -> Non
 def test_a_run_waiting_for_a_slot_stops_waiting_when_the_suite_is_interrupted() -> None:
     slots, cancel = Slots({"local": 1, "remote": None}), threading.Event()
     with slots.held("local", cancel) as first:
-        assert first is not None and first >= 0.0
+        assert first == 0.0  # free at once
         threading.Timer(0.2, cancel.set).start()
         with slots.held("local", cancel) as second:
             assert second is None  # never got the slot: the run is not started

@@ -24,17 +24,21 @@ class Slots:
     @contextlib.contextmanager
     def held(self, provider: str, cancel: threading.Event) -> Iterator[float | None]:
         """Hold a slot of ``provider`` for the ``with`` block: yields the seconds waited for it (0.0 for a
-        provider without a limit), or None, holding none, when ``cancel`` was set while waiting."""
+        provider without a limit or a slot free at once), or None, holding none, when ``cancel`` was set
+        while waiting."""
         free = self._free.get(provider)
         if free is None:
             yield 0.0
             return
         started = time.monotonic()
-        while not free.acquire(timeout=_POLL):
-            if cancel.is_set():
-                yield None
-                return
+        waited = 0.0
+        if not free.acquire(blocking=False):
+            while not free.acquire(timeout=_POLL):
+                if cancel.is_set():
+                    yield None
+                    return
+            waited = time.monotonic() - started
         try:
-            yield time.monotonic() - started
+            yield waited
         finally:
             free.release()
