@@ -141,17 +141,18 @@ def process_score(case: Case, checks: Sequence[CheckResult], steps: Sequence[Ste
         if prefix and prefix[:-1] in unfinished:
             parts.append(0.0)
             continue
-        results = [c for c in checks if c.category == PROCESS and c.check.startswith(prefix + "trace.")]
-        parts += _components(trace, results, sum(s.status in COUNTED for s in scope_steps), offered)
+        kinds: dict[str, list[CheckResult]] = {}  # trace.<kind> -> its results, in the order they ran
+        for c in checks:
+            if c.category == PROCESS and c.check.startswith(prefix + "trace."):
+                kinds.setdefault(c.check[len(prefix + "trace."):], []).append(c)
+        parts += _components(trace, kinds, sum(s.status in COUNTED for s in scope_steps), offered)
     return sum(parts) / len(parts) if parts else None
 
 
-def _components(trace: TraceExpect, results: Sequence[CheckResult], calls: int, offered: frozenset[str]) -> list[float]:
-    """One trace's components: each of its check kinds' fraction passed, then efficiency; all 0 when it wants
-    calls and ``calls`` (counted ones) is 0."""
-    kinds: dict[str, list[CheckResult]] = {}
-    for result in results:
-        kinds.setdefault(result.check.rsplit(".", 1)[1], []).append(result)
+def _components(trace: TraceExpect, kinds: dict[str, list[CheckResult]], calls: int,
+                offered: frozenset[str]) -> list[float]:
+    """One trace's components: the fraction passed of each of its check kinds' results (``kinds``), then
+    efficiency; all 0 when it wants calls and ``calls`` (counted ones) is 0."""
     if "avoid" in kinds:  # one result per avoided tool, in the order the case lists them
         kinds["avoid"] = [r for tool, r in zip(trace.avoid or (), kinds["avoid"]) if tool in offered]
     parts = [sum(r.passed for r in kind) / len(kind) for kind in kinds.values() if kind]
