@@ -101,10 +101,11 @@ def run_matrix(
     of ``earlier`` (a previous invocation's records) is not run again: that record
     takes its place. A run for which ``on_finish`` raises (it could not be written
     out, say) becomes an internal error, cleared of all but its key and duration,
-    and is given to ``on_finish`` again. At most a provider's ``max_concurrency`` runs of it go at once
-    (runner.run.slots); each run records the seconds it waited as ``queued``. Once 3 runs of a provider in a row could not connect
-    to it, its remaining runs fail at once (runner.providers.breaker). Raises Interrupted, once
-    running runs have stopped, when ``options.cancel`` is set.
+    and is given to ``on_finish`` again. At most a provider's ``max_concurrency`` runs of it go at
+    once (runner.run.slots); each run records the seconds it waited as ``queued``. Once 3 runs of a
+    provider in a row could not connect to it, its remaining runs fail at once
+    (runner.providers.breaker). Raises Interrupted, once running runs have stopped, when
+    ``options.cancel`` is set.
     """
     plan = list(_plan(cases, arms, repeats))
     keys = plan_keys(cases, arms, repeats)
