@@ -7,6 +7,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from runner.checks.base import OUTCOME, PROCESS, CheckResult
 from runner.providers.registry import resolve_provider
@@ -118,6 +120,16 @@ def test_a_failed_exact_order_args_or_any_other_trace_check_costs_process() -> N
     (9, 4, 4 / 9), (4, 4, 1.0), (2, 4, 0.5), (8, 4, 0.5), (0, 1, 0.0), (1, 3, 1 / 3), (0, 0, 1.0)])
 def test_efficiency_penalises_too_few_calls_as_much_as_too_many(calls: int, minimal: int, expected: float) -> None:
     assert efficiency(calls, minimal) == pytest.approx(expected)
+
+
+@given(st.integers(0, 60), st.integers(1, 60))
+def test_efficiency_is_whole_only_at_the_minimal_count_and_falls_on_either_side(calls: int, minimal: int) -> None:
+    score = efficiency(calls, minimal)
+    assert 0.0 <= score <= 1.0 and (score == 1.0) == (calls == minimal)
+    if calls < minimal:  # one more call, nearer the need: better
+        assert efficiency(calls + 1, minimal) > score
+    if calls > minimal:  # one fewer call, nearer the need: better
+        assert efficiency(calls - 1, minimal) > score
 
 
 def test_doing_nothing_where_the_trace_wants_calls_scores_process_zero() -> None:
