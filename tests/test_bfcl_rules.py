@@ -10,7 +10,6 @@ mutation BFCL rejects fails with the exact message. All cases run in one ``toolt
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest

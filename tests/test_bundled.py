@@ -55,7 +55,8 @@ def test_inventing_a_paywalled_posting_fails_on_outcome() -> None:
 
 def test_answering_without_the_calculator_is_no_tools() -> None:
     record = _run(CASES["calc/arithmetic"], [{"content": "6 times 7 is 42."}])
-    assert (record.failure, record.outcome, record.process) == ("no_tools", 1.0, pytest.approx(1 / 3))
+    # doing nothing where the trace wants calls earns no process (before: 1/3, for avoiding tools by not calling any)
+    assert (record.failure, record.outcome, record.process) == ("no_tools", 1.0, 0.0)
 
 
 def test_the_long_way_round_lowers_the_process_score() -> None:
@@ -69,4 +70,5 @@ def test_the_long_way_round_lowers_the_process_score() -> None:
     record = _run(CASES["calc/flour-pounds"], calls)
     assert (record.status, record.failure) == ("pass", None)
     assert (record.calls, record.redundant, record.errors, record.accuracy) == (4, 1, 1, 0)
-    assert record.process == pytest.approx((1 + 2 / 4) / 2)
+    # must_include, order, args and max_calls all passed; efficiency min(4, 2) / max(4, 2)
+    assert record.process == pytest.approx((1 + 1 + 1 + 1 + 2 / 4) / 5)

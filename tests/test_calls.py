@@ -211,7 +211,7 @@ def test_a_refused_call_is_recorded_and_satisfies_no_check_that_asks_for_a_call(
         ("trace.exact", False, f"tool calls were [no calls], expected exactly [lookup] (not counted: 1 refused call "
                                f"of lookup: {why})"),
         ("trace.must_include", False, f"never called lookup (1 refused call: {why})"),
-        ("trace.max_calls", True, "1 tool calls, within the limit of 1"),
+        ("trace.max_calls", True, "1 tool call, within the limit of 1"),
         ("trace.min_calls", False, f"0 tool calls, at least 1 required (not counted: 1 refused call of lookup: {why})"),
         ("trace.args", False, f'no lookup call has arguments matching {{"key": "a"}}: lookup was never called '
                               f"(1 refused call: {why})"),

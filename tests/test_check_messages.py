@@ -196,9 +196,12 @@ def test_reply_checks_word_a_pass_as_found_and_a_fail_as_not(reply: str, needle:
     pattern = re.escape(needle)
     (contains,), (free,), (matches,) = (check([arg], ctx) for check, arg in (
         (check_response_contains, needle), (check_response_not_contains, needle), (check_response_matches, pattern)))
-    assert contains.passed == (needle in reply) == matches.passed != free.passed
+    blank = not reply.strip()  # no reply to be free of anything: the negative check fails
+    assert contains.passed == (needle in reply) == matches.passed
+    assert free.passed == (not blank and needle not in reply)
     assert contains.message == (f'response contains "{needle}"' if contains.passed else f'response missing "{needle}"')
-    assert free.message == (f'response is free of "{needle}"' if free.passed else f'response contains "{needle}"')
+    assert free.message == (f'no reply to check for "{needle}"' if blank else
+                            f'response is free of "{needle}"' if free.passed else f'response contains "{needle}"')
     assert matches.message == (f"response matches /{pattern}/" if matches.passed else f"response does not match /{pattern}/")
     for result in (contains, free, matches):  # what the case wrote aside, a passing message has no failure wording
         wording = result.message.replace(f'"{needle}"', "").replace(f"/{pattern}/", "")

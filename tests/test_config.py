@@ -32,7 +32,7 @@ def test_the_shipped_example_is_valid() -> None:
     config = load_config(ROOT / "examples" / "tooltrial.yml")
     local = config.providers["local-openai"]
     assert local == ModelSettings(model="openai/fake", api_base="http://127.0.0.1:8000/v1", api_key_env="LOCAL_KEY",
-                                  temperature=0, max_tokens=512, timeout=30)
+                                  temperature=0, max_tokens=512, timeout=30, max_concurrency=1)
     assert config.providers["ollama"].params == {"keep_alive": "10m"}
     assert config.providers["gpt"].retry == RetryPolicy(attempts=5, backoff=2, max_backoff=60)
     assert (config.default_provider, config.jobs, config.judge) == ("scripted", 4, "gpt")

@@ -58,7 +58,7 @@ def test_one_run_at_a_time_shows_each_request_and_call_under_its_run(tmp_path: P
         '  -> write_file {"path":"out.txt","content":"hello"}: ok, Ns',
         "  model request 2 (turn 1): tool_calls, 3 calls, tokens not reported, Ns",
         r'''  -> bash {"command":"printf 'a\\033[2Jb'; cat missing\nexit 1"}: ok, Ns''',
-        '''  -> lookup {"word":7}: error: Error: invalid arguments for lookup: word: 7 is not of type 'string', Ns''',
+        '''  -> lookup {"word":7}: refused: Error: invalid arguments for lookup: word: 7 is not of type 'string', Ns''',
         '  -> read_file {"path":"missing.txt"}: error: Error: file not found: missing.txt, Ns',
         "  model request 3 (turn 1): stop, 0 calls, tokens not reported, Ns",
         "PASS t/writes",

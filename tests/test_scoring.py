@@ -7,6 +7,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from runner.checks.base import OUTCOME, PROCESS, CheckResult
 from runner.providers.registry import resolve_provider
@@ -22,12 +24,11 @@ from runner.scoring.metrics import (
     error_count,
     failure_cause,
     outcome_score,
+    efficiency,
     process_score,
     redundant,
-    turn_traces,
 )
 from runner.spec.casefile import load_file
-from runner.spec.expect import TraceExpect
 from tests.helpers import ROOT, make_case, run_cli
 
 
@@ -115,56 +116,101 @@ def test_outcome_is_the_fraction_of_outcome_checks_passed() -> None:
     assert outcome_score(checks[3:]) is None
 
 
-def _trace(written: dict[str, Any]) -> TraceExpect:
-    """The TraceExpect of an ``expect.trace`` mapping as a case file writes it."""
-    return TraceExpect(**{key: tuple(value) if isinstance(value, list) else value for key, value in written.items()})
+def _checks(*results: tuple[str, bool]) -> list[CheckResult]:
+    """Process check results by name and verdict, as the registry stamps them."""
+    return [CheckResult(name, passed, "", PROCESS) for name, passed in results]
 
 
-def test_process_is_the_mean_of_required_forbidden_where_offered_and_efficiency() -> None:
-    trace = _trace({"must_include": ["glob", "read_file"], "avoid": ["bash", "web"], "minimal_calls": 2})
+def _calls(*names: str, turn: int = 0, status: str = "executed") -> list[Step]:
+    return [Step(turn, "c", name, {}, "ok", False, 0.0, status=status) for name in names]
+
+
+def test_process_is_the_mean_of_each_trace_checks_pass_fraction_and_efficiency() -> None:
+    case = make_case(expect={"trace": {"must_include": ["glob", "read_file"], "avoid": ["bash", "web"],
+                                       "minimal_calls": 2}})
     offered = frozenset({"glob", "read_file", "bash"})
-    # required 1/2, forbidden: only bash was offered and it was called -> 0, efficiency 2/4
-    names = ["glob", "glob", "bash", "glob"]
-    assert process_score(trace, names, offered) == pytest.approx((0.5 + 0 + 0.5) / 3)
-    # a 9-call solution to a 4-call problem scores 4/9 on efficiency (ToolEval's example)
-    assert process_score(_trace({"minimal_calls": 4}), ["x"] * 9, offered) == pytest.approx(4 / 9)
-    assert process_score(_trace({"minimal_calls": 4}), ["x"] * 2, offered) == 1.0
-    assert process_score(_trace({"minimal_calls": 1}), [], offered) == 0.0
-    # an avoided tool that was not offered is no component at all
-    assert process_score(_trace({"avoid": ["web"]}), ["web"], offered) is None
-    assert process_score(_trace({"max_calls": 3}), ["glob"], offered) is None
+    checks = _checks(("trace.must_include", True), ("trace.must_include", False),
+                     ("trace.avoid", False), ("trace.avoid", True))
+    # required 1/2; forbidden: only bash was offered and it was called -> 0 (web, not offered, is no part);
+    # efficiency min(4, 2) / max(4, 2)
+    assert process_score(case, checks, _calls("glob", "glob", "bash", "glob"), offered) == pytest.approx((0.5 + 0 + 0.5) / 3)
+    # an avoided tool that was not offered is no component at all; max_calls is one
+    only_web = make_case(expect={"trace": {"avoid": ["web"]}})
+    assert process_score(only_web, _checks(("trace.avoid", True)), _calls("glob"), offered) is None
+    capped = make_case(expect={"trace": {"max_calls": 3}})
+    assert process_score(capped, _checks(("trace.max_calls", False)), _calls(*["glob"] * 4), offered) == 0.0
+
+
+def test_a_failed_exact_order_args_or_any_other_trace_check_costs_process() -> None:
+    # builtin/parallel-writes: two writes where three were needed scored 1.00 before (exact was no part)
+    case = make_case(expect={"trace": {"exact": ["write_file"] * 3, "avoid": ["bash"], "minimal_calls": 3}})
+    offered = frozenset({"write_file", "bash"})
+    checks = _checks(("trace.exact", False), ("trace.avoid", True))
+    assert process_score(case, checks, _calls("write_file", "write_file"), offered) == pytest.approx((0 + 1 + 2 / 3) / 3)
+    # a kind tooltrial does not know yet counts the same way: the fraction of its results that passed
+    checks = _checks(("trace.order", True), ("trace.args", True), ("trace.args", False), ("trace.calls", False))
+    case = make_case(expect={"trace": {"order": ["a"], "args": {"a": {}, "b": {}}}})
+    assert process_score(case, checks, _calls("a"), frozenset({"a", "b"})) == pytest.approx((1 + 0.5 + 0) / 3)
+
+
+@pytest.mark.parametrize(("calls", "minimal", "expected"), [
+    (9, 4, 4 / 9), (4, 4, 1.0), (2, 4, 0.5), (8, 4, 0.5), (0, 1, 0.0), (1, 3, 1 / 3), (0, 0, 1.0)])
+def test_efficiency_penalises_too_few_calls_as_much_as_too_many(calls: int, minimal: int, expected: float) -> None:
+    assert efficiency(calls, minimal) == pytest.approx(expected)
+
+
+@pytest.mark.parametrize(("calls", "attempts", "minimal", "expected"), [
+    (1, 2, 1, 0.5), (0, 1, 1, 0.0), (2, 2, 2, 1.0), (2, 3, 4, 0.5), (0, 3, 0, 0.0)])
+def test_a_refused_attempt_earns_no_credit_and_costs_like_an_extra_call(calls: int, attempts: int, minimal: int,
+                                                                        expected: float) -> None:
+    assert efficiency(calls, minimal, attempts) == pytest.approx(expected)
+
+
+@given(st.integers(0, 60), st.integers(1, 60))
+def test_efficiency_is_whole_only_at_the_minimal_count_and_falls_on_either_side(calls: int, minimal: int) -> None:
+    score = efficiency(calls, minimal)
+    assert 0.0 <= score <= 1.0 and (score == 1.0) == (calls == minimal)
+    if calls < minimal:  # one more call, nearer the need: better
+        assert efficiency(calls + 1, minimal) > score
+    if calls > minimal:  # one fewer call, nearer the need: better
+        assert efficiency(calls - 1, minimal) > score
+
+
+def test_doing_nothing_where_the_trace_wants_calls_scores_process_zero() -> None:
+    # before: avoid passed and efficiency was the only part that saw the empty trace, 0.33
+    case = make_case(expect={"trace": {"must_include": ["calculate"], "avoid": ["bash"], "minimal_calls": 1}})
+    offered = frozenset({"calculate", "bash"})
+    checks = _checks(("trace.must_include", False), ("trace.avoid", True))
+    assert process_score(case, checks, [], offered) == 0.0
+    # calls that were refused, invalid or cut off are attempts: trace checks and efficiency do not count them
+    attempts = _calls("calculate", status="invalid") + _calls("calculate", status="truncated")
+    assert process_score(case, checks, attempts, offered) == 0.0
+    done = _calls("calculate") + _calls("calculate", status="recovered")
+    assert process_score(case, _checks(("trace.must_include", True), ("trace.avoid", True)), done, offered) == \
+        pytest.approx((1 + 1 + 0.5) / 3)
+    # a trace that wants no call is satisfied by none
+    quiet = make_case(expect={"trace": {"avoid": ["bash"]}})
+    assert process_score(quiet, _checks(("trace.avoid", True)), [], offered) == 1.0
 
 
 def test_process_pools_each_turns_components_with_the_cases() -> None:
     offered = frozenset({"grep", "read_file", "bash"})
-    case_trace = _trace({"must_include": ["grep"], "minimal_calls": 4})
-    names = ["grep"] * 9
+    case = make_case(turns=["search", "read"], expect={"trace": {"must_include": ["grep"], "minimal_calls": 4}},
+                     turn_expect=({}, {"trace": {"must_include": ["read_file"]}}))
+    steps = _calls(*["grep"] * 4) + _calls(*["grep"] * 5, turn=1)
     # turn 2 had to read a file and did not: its required part is 0, pooled with the case's 1 and 4/9
-    skipped_read = [(_trace({"must_include": ["read_file"]}), ["grep"] * 5)]
-    assert process_score(case_trace, names, offered, skipped_read) == pytest.approx((1 + 4 / 9 + 0) / 3)
+    checks = _checks(("turns[1].trace.must_include", False), ("trace.must_include", True))
+    assert process_score(case, checks, steps, offered) == pytest.approx((1 + 4 / 9 + 0) / 3)
     # each turn's parts see only its own calls: efficiency 1/2 on turn 1, a forbidden bash on turn 2
-    turns = [(_trace({"minimal_calls": 1}), ["grep", "grep"]),
-             (_trace({"avoid": ["bash", "web"], "must_include": ["read_file"]}), ["bash", "read_file"])]
-    assert process_score(_trace({}), ["grep", "grep", "bash", "read_file"], offered, turns) == pytest.approx((0.5 + 1 + 0) / 3)
-    # a turn's trace alone defines the score; one with no process part adds nothing
-    assert process_score(_trace({"max_calls": 3}), ["grep"], offered, [(_trace({"must_include": ["grep"]}), [])]) == 0.0
-    assert process_score(_trace({}), ["grep"], offered, [(_trace({"max_calls": 1}), ["grep"])]) is None
-
-
-def test_turn_traces_pair_each_turns_trace_with_the_calls_made_during_that_turn() -> None:
-    read_twice = {"must_include": ["read_file"], "minimal_calls": 1}
-    case = make_case(
-        turns=["list", "reply", "read", "never reached"],
-        turn_expect=({"trace": {"minimal_calls": 1}}, {"response_contains": ["ok"]}, {"trace": read_twice},
-                     {"trace": {"must_include": ["grep"]}}),
-    )
-    steps = [_step("list_dir", turn=0), _step("read_file", turn=2), _step("read_file", turn=2)]
-    assert turn_traces(case, steps) == [
-        (_trace({"minimal_calls": 1}), ["list_dir"]),
-        (_trace(read_twice), ["read_file", "read_file"]),
-        (_trace({"must_include": ["grep"]}), []),
-    ]
-    assert turn_traces(make_case(), steps) == []
+    case = make_case(turns=["a", "b"], turn_expect=({"trace": {"minimal_calls": 1}},
+                                                   {"trace": {"avoid": ["bash", "web"], "must_include": ["read_file"]}}))
+    steps = _calls("grep", "grep") + _calls("bash", "read_file", turn=1)
+    checks = _checks(("turns[1].trace.must_include", True), ("turns[1].trace.avoid", False),
+                     ("turns[1].trace.avoid", True))
+    assert process_score(case, checks, steps, offered) == pytest.approx((0.5 + 1 + 0) / 3)
+    # a turn that never finished: its checks never ran, its trace is one part, 0
+    unfinished = [CheckResult("turns[1]", False, "turn 2: never finished")]
+    assert process_score(case, unfinished, steps[:2], offered) == pytest.approx((0.5 + 0) / 2)
 
 
 def test_a_failed_check_of_an_unknown_kind_is_unknown() -> None:
@@ -298,10 +344,10 @@ EXPECTED: dict[str, tuple[Any, ...]] = {
     "wrong-tool": ("wrong_tool", "fail", 1, None, 0, 0, 1.0, 0.5),
     "missing-output": ("missing_output", "fail", 1, None, 0, 0, 0.0, 1.0),
     "empty-reply": ("missing_output", "fail", 1, None, 0, 0, 0.0, None),
-    "wrong-args": ("wrong_args", "fail", 1, None, 0, 0, 1.0, 1.0),
-    "excessive-calls": ("excessive_calls", "fail", 3, None, 2, 0, 1.0, (1 + 1 / 3) / 2),
+    "wrong-args": ("wrong_args", "fail", 1, None, 0, 0, 1.0, (1 + 0 + 1) / 3),  # the failed args check is a part
+    "excessive-calls": ("excessive_calls", "fail", 3, None, 2, 0, 1.0, (1 + 0 + 1 / 3) / 3),
     "good-process-bad-outcome": ("good_process_bad_outcome", "fail", 1, 1, 0, 0, 0.0, 1.0),
-    "passes": (None, "pass", 2, 0, 0, 1, 1.0, 0.75),
+    "passes": (None, "pass", 2, 0, 0, 1, 1.0, (1 + 1 + 1 / 2) / 3),
 }
 
 

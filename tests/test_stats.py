@@ -5,6 +5,8 @@ from __future__ import annotations
 import math
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from runner.scoring.stats import (
     is_flaky,
@@ -76,6 +78,14 @@ def test_bad_counts_raise(args: tuple[int, int, int]) -> None:
 def test_wilson_interval(c: int, n: int, low: float, high: float) -> None:
     got = wilson(c, n)
     assert got == pytest.approx((low, high), abs=5e-5)
+
+
+@given(st.integers(1, 2000).flatmap(lambda n: st.tuples(st.integers(0, n), st.just(n))))
+def test_wilson_bounds_are_fractions_exact_at_the_ends(counts: tuple[int, int]) -> None:
+    c, n = counts
+    low, high = wilson(c, n)
+    assert 0.0 <= low <= c / n <= high <= 1.0
+    assert (low == 0.0) == (c == 0) and (high == 1.0) == (c == n)  # 0 of 3 gave a low bound of 5.6e-17
 
 
 def test_wilson_without_runs_knows_nothing() -> None:

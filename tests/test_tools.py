@@ -69,6 +69,51 @@ def test_paths_escaping_the_workspace_are_refused(workspace: Path, relative: str
     assert not (workspace.parent / "x").exists()
 
 
+def _linked_world(tmp_path: Path) -> tuple[Path, Path]:
+    """``tmp_path/real/ws`` (resolved, holding a.txt, sub/ and a link ``out`` to the outside) and the
+    outside folder; ``tmp_path/alias`` links to ``real`` (as /tmp to /private/tmp), ``tmp_path/into``
+    to ``ws/sub``."""
+    workspace, outside = tmp_path / "real" / "ws", tmp_path / "outside"
+    (workspace / "sub").mkdir(parents=True)
+    outside.mkdir()
+    (workspace / "a.txt").write_text("alpha\n")
+    (outside / "secret.txt").write_text("secret")
+    (workspace / "out").symlink_to(outside)
+    (tmp_path / "alias").symlink_to(tmp_path / "real")
+    (tmp_path / "into").symlink_to(workspace / "sub")
+    return workspace.resolve(), outside
+
+
+def test_an_absolute_path_inside_the_workspace_resolves_as_the_relative_one(tmp_path: Path) -> None:
+    workspace, _ = _linked_world(tmp_path)
+    for given in (f"{workspace}/a.txt", f"{tmp_path}/alias/ws/a.txt", f"/proc/self/root{workspace}/a.txt",
+                  f"{workspace}/./sub/../a.txt", f"{workspace}//a.txt"):
+        assert resolve_inside(workspace, given) == workspace / "a.txt", given
+        assert _call(workspace, "read_file", path=given).content == "     1\talpha", given
+    assert resolve_inside(workspace, str(workspace)) == workspace
+    assert resolve_inside(tmp_path / "alias" / "ws", f"{workspace}/a.txt") == workspace / "a.txt"  # given through the link
+    assert _call(workspace, "write_file", path=f"{tmp_path}/alias/ws/sub/new.txt", content="x").is_error is False
+    assert (workspace / "sub" / "new.txt").read_text() == "x"
+    assert _call(workspace, "list_dir", path=str(workspace)).content == "a.txt\nout/\nsub/"
+
+
+def test_an_absolute_path_outside_the_workspace_is_refused_however_it_is_spelled(tmp_path: Path) -> None:
+    workspace, outside = _linked_world(tmp_path)
+    for given in (f"{outside}/secret.txt", f"{workspace}/../../outside/secret.txt", f"{workspace}/out/secret.txt",
+                  f"{tmp_path}/alias/ws/../../outside/secret.txt", f"{tmp_path}/alias/ws/out/secret.txt",
+                  f"/proc/self/root{outside}/secret.txt", f"{tmp_path}/into/a.txt", f"{tmp_path}/real", "/",
+                  "/etc/passwd"):
+        with pytest.raises(ToolError, match="^path escapes the workspace: "):
+            resolve_inside(workspace, given)
+        for name, arguments in [("read_file", {}), ("write_file", {"content": "overwritten"}), ("list_dir", {})]:
+            result = _call(workspace, name, path=given, **arguments)
+            assert result.is_error and result.content.startswith("Error: path escapes the workspace: "), (given, result)
+    assert (outside / "secret.txt").read_text() == "secret" and [p.name for p in outside.iterdir()] == ["secret.txt"]
+    refused = _call(workspace, "read_file", path="/etc/passwd").content
+    assert refused == (f"Error: path escapes the workspace: /etc/passwd (use a path relative to the workspace, "
+                       f"or an absolute one inside {workspace})")
+
+
 @pytest.mark.parametrize(("relative", "message"), [("", "path is empty"), ("a\0b", "NUL byte")])
 def test_empty_and_nul_paths_are_refused(workspace: Path, relative: str, message: str) -> None:
     with pytest.raises(ToolError, match=message):

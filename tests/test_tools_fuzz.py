@@ -122,12 +122,17 @@ def _world(root: Path, made: list[tuple[str, str]]) -> Path:
 
 
 def _escapes(workspace: Path, path: str) -> bool:
-    """The oracle: whether ``path`` is absolute or, symlinks followed, names something outside ``workspace``.
+    """The oracle: whether ``path``, symlinks followed, names something outside ``workspace``; an absolute
+    one escapes unless its text starts with the workspace's (then it is read as the rest, relative).
     A path no file can have (a NUL byte, text that is not UTF-8) names nothing: it escapes nowhere."""
     if "\0" in path or path.encode("utf-8", "replace").decode("utf-8") != path:
         return False
     root = os.path.realpath(workspace)
-    return os.path.isabs(path) or os.path.commonpath([root, os.path.realpath(os.path.join(root, path))]) != root
+    if os.path.isabs(path):
+        if path != root and not path.startswith(root + "/"):
+            return True
+        path = path[len(root):].lstrip("/") or "."
+    return os.path.commonpath([root, os.path.realpath(os.path.join(root, path))]) != root
 
 
 def _outside_as_made(root: Path) -> bool:

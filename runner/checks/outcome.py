@@ -129,7 +129,11 @@ def check_response_contains(spec: Sequence[str], ctx: CheckContext) -> list[Chec
 
 
 def check_response_not_contains(spec: Sequence[str], ctx: CheckContext) -> list[CheckResult]:
+    """Passes for each needle the final reply is free of. An empty reply (none, or only white space) fails
+    every needle: a reply that says nothing is no answer that avoids them (``no reply to check for "x"``)."""
     reply = ctx.trajectory.final_reply
+    if not reply.strip():
+        return [CheckResult("response_not_contains", False, f'no reply to check for "{s}"') for s in spec]
     return [_free_of("response_not_contains", "response", s, reply) for s in spec]
 
 

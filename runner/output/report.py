@@ -3,7 +3,8 @@
 Shapes are pinned by ``schemas/report.schema.json`` (bump ``SCHEMA_VERSION`` on any incompatible
 change). Every figure comes from the one aggregation (runner.scoring.aggregate), under the name
 it has there: ``overall``, each of ``arms`` (with its case ``groups``) and each of ``cells`` hold
-the same ``Figures`` fields. Fractions are in [0, 1], times in seconds, cost in USD;
+the same ``Figures`` fields. Fractions are in [0, 1], rounded to RATE_DIGITS decimals (a Wilson bound
+of 1e-17 is written 0.0), times in seconds, cost in USD;
 ``pass_at_k`` / ``pass_hat_k`` map k (as a string, JSON keys being strings) to the estimate;
 None is JSON null.
 """
@@ -26,6 +27,8 @@ from runner.text import cap_text
 REPORT_KIND = "tooltrial.report"
 REGRESSION_KIND = "tooltrial.regression"
 TRACE_RESULT_LIMIT = 2000  # characters of each tool result kept in the report (head and tail)
+RATE_DIGITS = 6  # decimals of every fraction the report writes
+_RATES = ("pass_rate", "accuracy_mean", "outcome_mean", "outcome_std", "process_mean", "process_std")
 
 
 def report_document(
@@ -103,8 +106,14 @@ def regression_document(regression: Regression, before: str, after: str) -> dict
 
 
 def figures_dict(figures: Figures) -> dict[str, Any]:
-    """The Figures as JSON-ready fields, ``interval`` as ``[low, high]``."""
-    return {**dataclasses.asdict(figures), "interval": list(figures.interval)}
+    """The Figures as JSON-ready fields, ``interval`` as ``[low, high]``; fractions as ``rate`` writes them."""
+    data = dataclasses.asdict(figures)
+    return {**data, **{name: rate(data[name]) for name in _RATES}, "interval": [rate(v) for v in figures.interval]}
+
+
+def rate(value: float | None) -> float | None:
+    """A fraction as the report writes it: clamped to [0, 1] and rounded to RATE_DIGITS decimals; None stays None."""
+    return None if value is None else round(min(1.0, max(0.0, value)), RATE_DIGITS)
 
 
 def arm_dict(arm: Arm) -> dict[str, Any]:
@@ -120,11 +129,12 @@ def paired_dict(paired: Paired | None) -> dict[str, Any] | None:
     """The paired analysis with its ``significant`` flag and ``verdict`` line, or None."""
     if paired is None:
         return None
-    return {**dataclasses.asdict(paired), "significant": paired.significant, "verdict": paired.verdict}
+    return {**dataclasses.asdict(paired), "p_value": rate(paired.p_value), "significant": paired.significant,
+            "verdict": paired.verdict}
 
 
-def _ks(values: dict[int, float]) -> dict[str, float]:
-    return {str(k): v for k, v in values.items()}
+def _ks(values: dict[int, float]) -> dict[str, float | None]:
+    return {str(k): rate(v) for k, v in values.items()}
 
 
 def _cell(cell: Cell, gate: Gate | None) -> dict[str, Any]:

@@ -25,12 +25,14 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class ProviderSpec:
-    """A provider arm: the label shown in output, a factory called once per run, and whether the agent
-    loop runs tool calls a reply wrote as text (an alias's ``recover_text_calls``)."""
+    """A provider arm: the label shown in output, a factory called once per run, whether the agent
+    loop runs tool calls a reply wrote as text (an alias's ``recover_text_calls``), and how many runs of it
+    may go at once (``max_concurrency``, None: no limit of its own; runner.run.engine shares the slots)."""
 
     name: str
     create: Callable[[Case], Provider]
     recover_text_calls: bool = False
+    max_concurrency: int | None = None
 
 
 def _scripted(case: Case) -> Provider:
@@ -71,11 +73,12 @@ def resolve_provider(name: str, config: Config | None = None, verbose: bool = Fa
 
 
 def _live(name: str, settings: ModelSettings, verbose: bool, stream: bool) -> ProviderSpec:
-    from runner.providers.litellm import LiteLLMProvider
+    from runner.providers.litellm import LiteLLMProvider, is_local
 
     if stream:
         settings = dataclasses.replace(settings, stream=True)
-    return ProviderSpec(name, lambda case: LiteLLMProvider(settings, name, verbose), settings.recover_text_calls)
+    return ProviderSpec(name, lambda case: LiteLLMProvider(settings, name, verbose), settings.recover_text_calls,
+                        settings.concurrency_limit(is_local(settings.api_base)))
 
 
 def _fix(problem: str) -> str:

@@ -30,6 +30,8 @@ class ModelSettings:
             records each request's time to first token.
         recover_text_calls: run the tool calls a reply wrote as text in its content
             (runner.providers.textcalls) instead of only recording them; the trace marks them ``recovered``.
+        max_concurrency: how many runs of this model go at once in a suite, whatever ``-j`` says; None
+            for no limit of its own (``concurrency_limit`` gives the default: 1 for a server on this machine).
     """
 
     model: str
@@ -42,3 +44,12 @@ class ModelSettings:
     retry: RetryPolicy = field(default_factory=RetryPolicy)
     stream: bool = False
     recover_text_calls: bool = False
+    max_concurrency: int | None = None
+
+    def concurrency_limit(self, local: bool) -> int | None:
+        """Runs of this model at once: ``max_concurrency`` when set, else 1 where ``local`` (``api_base`` is
+        loopback or localhost: a local server such as llama.cpp often serves one request at a time, and
+        requests queued there would run into the request ``timeout``), else None, no limit."""
+        if self.max_concurrency is not None:
+            return self.max_concurrency
+        return 1 if local else None

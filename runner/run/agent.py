@@ -90,6 +90,8 @@ class Trajectory:
         request_turns: the 0-based case turn of each model request that got a reply, in order.
         text_calls: per request index, the tool calls its reply wrote as text instead of calling
             (runner.providers.textcalls), found in replies without native calls; never run.
+        cut_replies: the 0-based turns whose reply was cut off at the output limit (finish reason
+            ``length``) and still ended the turn with its text.
     """
 
     messages: list[dict[str, Any]] = field(default_factory=list)
@@ -99,10 +101,16 @@ class Trajectory:
     stop_message: str | None = None
     request_turns: list[int] = field(default_factory=list)
     text_calls: dict[int, tuple[ToolCall, ...]] = field(default_factory=dict)
+    cut_replies: set[int] = field(default_factory=set)
 
     @property
     def final_reply(self) -> str:
         return self.replies[-1] if self.replies else ""
+
+    @property
+    def final_reply_cut(self) -> bool:
+        """Whether the final reply (``final_reply``) was cut off at the output limit."""
+        return bool(self.replies) and len(self.replies) - 1 in self.cut_replies
 
 
 def run_agent(
@@ -188,7 +196,9 @@ def _run_turn(
             if written and recover:
                 _recover(toolbox, trajectory, written, turn, request, deadline, cancel, tell)
                 continue
-            return completion.content or ""  # a reply cut off in its text still ends the turn with that text
+            if kind is ReplyKind.TRUNCATED:  # a reply cut off in its text still ends the turn with that text
+                trajectory.cut_replies.add(turn)
+            return completion.content or ""
         for call in completion.tool_calls:
             _check_stop(deadline, cancel)
             if kind is ReplyKind.TRUNCATED:

@@ -22,7 +22,8 @@ from runner.run.prompts import (
     system_prompt,
     turn_prompt,
 )
-from runner.run.record import RunRecord
+from runner.run.record import ERROR, RunRecord
+from runner.run.slots import Slots
 from runner.spec.case import Case
 from runner.text import plural
 
@@ -101,19 +102,28 @@ def run_matrix(
     of ``earlier`` (a previous invocation's records) is not run again: that record
     takes its place. A run for which ``on_finish`` raises (it could not be written
     out, say) becomes an internal error, cleared of all but its key and duration,
-    and is given to ``on_finish`` again. Once 3 runs of a provider in a row could not connect
-    to it, its remaining runs fail at once (runner.providers.breaker). Raises Interrupted, once
-    running runs have stopped, when ``options.cancel`` is set.
+    and is given to ``on_finish`` again. At most a provider's ``max_concurrency`` runs of it go at
+    once (runner.run.slots); each run records the seconds it waited as ``queued``. Once 3 runs of a
+    provider in a row could not connect to it, its remaining runs fail at once
+    (runner.providers.breaker). Raises Interrupted, once running runs have stopped, when
+    ``options.cancel`` is set.
     """
     plan = list(_plan(cases, arms, repeats))
     keys = plan_keys(cases, arms, repeats)
     reused = {run_key(record): record for record in earlier}
     todo = [i for i, key in enumerate(keys) if key not in reused]
     breakers = {arm.provider.name: Breaker(arm.provider.name) for arm in arms}  # one per provider, this suite's
+    slots = Slots({arm.provider.name: arm.provider.max_concurrency for arm in arms})
 
     def work(job: int) -> RunRecord:
         case, arm, run = plan[todo[job]]
-        return execute(case, arm, options, run, breakers[arm.provider.name])
+        with slots.held(arm.provider.name, options.cancel) as waited:
+            if waited is None:  # interrupted while waiting: never started
+                return RunRecord(case.full_id, arm.provider.name, arm.prompt.name, run, ERROR,
+                                 "cancelled: the suite was interrupted", ErrorKind.CANCELLED)
+            record = execute(case, arm, options, run, breakers[arm.provider.name])
+            record.queued = waited
+            return record
 
     def show(job: int, record: RunRecord) -> None:
         if record.error_kind != ErrorKind.CANCELLED:

@@ -46,7 +46,7 @@ from runner.tools.base import ToolContext
 from runner.tools.mocks import mock_tools
 from runner.tools.toolbox import build_toolbox
 
-_KEPT = frozenset({"case", "provider", "prompt", "run", "duration", "sandbox"})  # what _clear keeps
+_KEPT = frozenset({"case", "provider", "prompt", "run", "duration", "sandbox", "queued"})  # what _clear keeps
 
 
 def execute(case: Case, arm: Arm, options: RunOptions, number: int = 1, breaker: Breaker | None = None) -> RunRecord:
@@ -133,6 +133,8 @@ def _run_in(workspace: Workspace, case: Case, arm: Arm, options: RunOptions, rec
     toolbox = build_toolbox(case, tool_context, mock_tools(case.mocks))
     context = context_for(case, toolbox.specs(), str(workspace.path))
     system, turns = system_prompt(arm.prompt, case, context), turn_prompts(case, context)
+    record.prompt_overridden = case.system is not None  # runner.run.prompts.system_prompt: the case's own wins
+    record.prompt_used = f"{case.full_id}.system" if record.prompt_overridden else arm.prompt.name
     model = arm.provider.create(case)
     provider = TurnLimited(Guarded(model, breaker) if breaker else model, case.max_turns)
     emit = None
@@ -194,6 +196,7 @@ def _timed_out(timeout: float, doing: str | None) -> str:
 def _account(record: RunRecord, provider: TurnLimited, trajectory: Trajectory) -> None:
     record.steps = list(trajectory.steps)
     record.final_reply = trajectory.final_reply
+    record.truncated_reply = trajectory.final_reply_cut
     turns, done = trajectory.request_turns, len(provider.completions)
     failed = [RequestStats(latency=sum(a.duration for a in provider.failed), attempts=list(provider.failed), index=done,
                            turn=turns[done] if done < len(turns) else None)] if provider.failed else []

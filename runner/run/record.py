@@ -182,6 +182,13 @@ class RunRecord:
             (a workspace cleanup could not remove entirely, naming what is left).
         commands: every setup and verify command that ran, in order (CommandRun: exit code, output,
             duration); empty in records of earlier versions.
+        prompt_used: the system prompt template the run rendered: the arm's (``prompt``), or the case's
+            own ``system``, named ``group/id.system``; None in records of earlier versions or a run that
+            never got that far. prompt_overridden: whether it was the case's own, not the arm's.
+        truncated_reply: whether the final reply was cut off at the output limit (finish reason
+            ``length``) and so judged as it stood.
+        queued: seconds the run waited for a free slot of its provider (an alias's ``max_concurrency``)
+            before it started; not part of ``duration``.
     """
 
     case: str
@@ -212,6 +219,10 @@ class RunRecord:
     script: list[dict[str, Any]] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     commands: list[CommandRun] = field(default_factory=list)
+    prompt_used: str | None = None
+    prompt_overridden: bool = False
+    truncated_reply: bool = False
+    queued: float = 0.0
 
     @property
     def names(self) -> list[str]:

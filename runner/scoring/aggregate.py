@@ -1,7 +1,8 @@
 """The one aggregation of run records: per cell (case x arm), per case group in an arm, per arm,
 over every run, and the paired analysis of two arms.
 
-An **arm** is one provider x prompt (``RunRecord.arm``). A **cell** is one case in one arm over
+An **arm** is one provider x prompt (``RunRecord.arm``); where the two arms of a paired analysis differ
+by prompt, the pairs whose case's own ``system`` replaced both prompts compare nothing and are left out. A **cell** is one case in one arm over
 its repeated runs; a **group** is the runs of one case file (the id before ``/``) in one arm.
 Every figure is computed here once, in ``Figures``, and every reader (the terminal tables, the
 JSON report, JUnit, the gates, the regression view) takes it from here. Scores the scoring step
@@ -24,7 +25,7 @@ from typing import Sequence
 
 from runner.run.record import ERROR, FAIL, PASS, RunRecord
 from runner.scoring.gates import blame, is_infrastructure_error
-from runner.scoring.paired import Paired, compare_pairs, outcomes
+from runner.scoring.paired import Paired, compare_pairs, outcomes, overridden
 from runner.scoring.stats import is_flaky, mean_std, pass_at_k, pass_hat_k, wilson
 from runner.sums import known_mean, known_sum
 
@@ -50,7 +51,9 @@ class Figures:
     is apart (``judge_tokens_total``, ``judge_cost_total`` USD). ``duration_total`` (all runs) and
     ``duration_mean`` (scored runs) are wall-clock seconds. ``tokens_per_pass`` and ``cost_per_pass``
     divide the totals by the passes. None means no run reported the value (a mean: no run was scored;
-    per pass: no run passed).
+    per pass: no run passed). ``truncated_replies`` counts the runs whose final reply was cut off at the
+    output limit, ``prompt_overridden`` those that used their case's own ``system`` prompt instead of the
+    arm's, ``queued_total`` the seconds runs waited for a free provider slot (not in ``duration_total``).
     """
 
     runs: int
@@ -86,6 +89,9 @@ class Figures:
     duration_total: float
     duration_mean: float | None
     unconfined: int
+    truncated_replies: int
+    prompt_overridden: int
+    queued_total: float
     failures: dict[str, int] = field(default_factory=dict)
     blames: dict[str, int] = field(default_factory=dict)
 
@@ -139,6 +145,9 @@ def figures(records: Sequence[RunRecord]) -> Figures:
         duration_total=sum(r.duration for r in records),
         duration_mean=known_mean(r.duration for r in scored),
         unconfined=sum(r.sandbox is not None and r.sandbox.mode == "none" for r in records),
+        truncated_replies=sum(r.truncated_reply for r in records),
+        prompt_overridden=sum(r.prompt_overridden for r in records),
+        queued_total=sum(r.queued for r in records),
         failures=dict(Counter(r.failure for r in records if r.failure)),
         blames=dict(Counter(str(b) for b in map(blame, records) if b is not None)),
     )
@@ -210,7 +219,8 @@ def aggregate(records: Sequence[RunRecord]) -> Aggregate:
     paired = None
     if len(arms) == 2:
         a, b = (outcomes(runs) for runs in by_arm.values())
-        paired = compare_pairs(arms[0].label, a, arms[1].label, b)
+        own = overridden(records) if arms[0].prompt != arms[1].prompt else set()
+        paired = compare_pairs(arms[0].label, a, arms[1].label, b, own)
     return Aggregate(figures(records), arms, cells, paired)
 
 

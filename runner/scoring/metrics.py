@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
-from runner.checks.base import OUTCOME, CheckResult
+from runner.checks.base import OUTCOME, PROCESS, CheckResult
 from runner.checks.table import KINDS, Points
 from runner.kinds import ErrorKind, FailureCause, Status
 from runner.run.agent import Step
@@ -62,8 +62,7 @@ def score(case: Case, record: RunRecord) -> Metrics:
         redundant=redundant(record.steps),
         errors=error_count(record.steps, record.status),
         outcome=outcome_score(record.checks) if scored else None,
-        process=(process_score(trace, names, offered, turn_traces(case, record.steps))
-                 if scored and record.requests else None),
+        process=process_score(case, record.checks, record.steps, offered) if scored and record.requests else None,
         failure=failure_cause(case, record),
     )
 
@@ -122,60 +121,72 @@ def outcome_score(checks: Sequence[CheckResult]) -> float | None:
     return sum(outcome) / len(outcome) if outcome else None
 
 
-def turn_traces(case: Case, steps: Sequence[Step]) -> list[tuple[TraceExpect, list[str]]]:
-    """Per turn whose ``expect`` has a ``trace``, in turn order: ``(that trace, the tool names called
-    during that turn)``, the calls attributed by ``Step.turn`` as the per-turn checks see them
-    (runner.checks.turns); a turn the run never reached has no calls."""
-    return [
-        (expect.trace, [step.name for step in steps if step.turn == index])
-        for index, expect in enumerate(case.turn_expect)
-        if expect.trace is not None
-    ]
 
 
-def process_score(
-    trace: TraceExpect,
-    names: Sequence[str],
-    offered: frozenset[str],
-    turns: Sequence[tuple[TraceExpect, Sequence[str]]] = (),
-) -> float | None:
+def process_score(case: Case, checks: Sequence[CheckResult], steps: Sequence[Step],
+                  offered: frozenset[str]) -> float | None:
     """The mean of every process component the case defines (ToolEval's process score), in [0, 1].
 
-    The components come from the case's ``expect.trace`` (``trace``) evaluated on every tool call of
-    the run (``names``), and from each per-turn ``expect.trace`` in ``turns`` (``(turn trace, names
-    called during that turn)``, see ``turn_traces``) evaluated on that turn's calls only. All are
-    pooled, each weighing the same: ``process = sum(components) / len(components)``.
+    Components come from each trace of the case: ``expect.trace``, on every call of the run, and each
+    turn's ``expect.trace``, on that turn's calls only (``Step.turn``, as runner.checks.turns sees them).
+    All are pooled, each weighing the same: ``process = sum(components) / len(components)``. A trace gives:
 
-    Each trace gives these components, each only when the trace defines it:
+    - one component per trace check it defines, whatever its kind (``must_include``, ``avoid``, ``exact``,
+      ``order``, ``args``, ``min_calls``, ``max_calls``, ``calls``...): the fraction of that check's
+      results (in ``checks``, the run's results, named ``trace.<kind>`` or ``turns[i].trace.<kind>``) that
+      passed; an ``avoid`` result about a tool that was not offered is neither credit nor blame (no
+      avoided tool offered: no component);
+    - with ``minimal_calls``, efficiency (``efficiency``) over the calls that ran (``Step.ran``: executed or recovered);
+    - a turn that never finished: its checks never ran, so its trace gives one component, 0.
 
-    - required: the fraction of ``must_include`` tools called at least once;
-    - forbidden: the fraction of ``avoid`` tools *that were offered* which were never called
-      (an avoided tool the model could not call is neither credit nor blame; none offered: no component);
-    - efficiency: ``min(1, minimal_calls / calls)``, 0 when there were no calls.
+    A trace that wants calls (runner.spec.expect.TraceExpect.wants_calls) where none was counted scores 0 on
+    every component: doing nothing is no process (ToolEval's do-nothing signature). None when no trace
+    defines any component (or, in ``score``, when the model never answered).
 
-    None when no trace defines any component (or, in ``score``, when the model never answered).
-
-    Source: ToolEval's process score (required, forbidden, efficiency over one run's calls);
-    tooltrial adds the per-turn traces' components to the same mean, each on its own turn's calls.
+    Source: ToolEval's process score (required, forbidden, efficiency over one run's calls); tooltrial
+    counts every other trace check the same way and adds the per-turn traces to the same mean.
     """
-    parts = _process_components(trace, names, offered)
-    for turn_trace, turn_names in turns:
-        parts += _process_components(turn_trace, turn_names, offered)
+    scopes = [("", case.expect.trace, list(steps))] if case.expect.trace is not None else []
+    scopes += [(f"turns[{index}].", expect.trace, [s for s in steps if s.turn == index])
+               for index, expect in enumerate(case.turn_expect) if expect.trace is not None]
+    unfinished = {c.check for c in checks if c.check.startswith("turns[") and c.check.endswith("]")}
+    parts: list[float] = []
+    for prefix, trace, scope_steps in scopes:
+        if prefix and prefix[:-1] in unfinished:
+            parts.append(0.0)
+            continue
+        kinds: dict[str, list[CheckResult]] = {}  # trace.<kind> -> its results, in the order they ran
+        for c in checks:
+            if c.category == PROCESS and c.check.startswith(prefix + "trace."):
+                kinds.setdefault(c.check[len(prefix + "trace."):], []).append(c)
+        parts += _components(trace, kinds, sum(s.ran for s in scope_steps), len(scope_steps), offered)
     return sum(parts) / len(parts) if parts else None
 
 
-def _process_components(trace: TraceExpect, names: Sequence[str], offered: frozenset[str]) -> list[float]:
-    """The required, forbidden and efficiency components ``trace`` defines, evaluated on ``names``."""
-    parts: list[float] = []
-    required = list(trace.must_include or ())
-    if required:
-        parts.append(sum(tool in names for tool in required) / len(required))
-    forbidden = [tool for tool in trace.avoid or () if tool in offered]
-    if forbidden:
-        parts.append(sum(tool not in names for tool in forbidden) / len(forbidden))
+def _components(trace: TraceExpect, kinds: dict[str, list[CheckResult]], calls: int, attempts: int,
+                offered: frozenset[str]) -> list[float]:
+    """One trace's components: the fraction passed of each of its check kinds' results (``kinds``), then
+    efficiency of the ``calls`` that ran among the ``attempts``; all 0 when it wants calls and none ran."""
+    if "avoid" in kinds:  # one result per avoided tool, in the order the case lists them
+        kinds["avoid"] = [r for tool, r in zip(trace.avoid or (), kinds["avoid"]) if tool in offered]
+    parts = [sum(r.passed for r in kind) / len(kind) for kind in kinds.values() if kind]
     if trace.minimal_calls is not None:
-        parts.append(min(1.0, trace.minimal_calls / len(names)) if names else 0.0)
-    return parts
+        parts.append(efficiency(calls, trace.minimal_calls, attempts))
+    return [0.0] * len(parts) if trace.wants_calls and not calls else parts
+
+
+def efficiency(calls: int, minimal: int, attempts: int | None = None) -> float:
+    """How close the number of calls came to the fewest the task needs: ``min(calls, minimal) /
+    max(attempts, minimal)``, where ``calls`` ran and ``attempts`` (default ``calls``; never fewer) counts the
+    refused, unparsed and truncated ones too; 1.0 when all are equal (0 and 0 too). Too few calls cost as much
+    as too many: 2 or 8 calls where 4 are needed both score 0.5; none where one is needed scores 0; a refused
+    attempt earns no credit but costs like an extra call (1 ran of 2 attempted where 1 is needed: 0.5).
+
+    Source: ToolEval's efficiency ``min(1, minimal / calls)`` penalises only extra calls; tooltrial takes the
+    ratio of the smaller count to the larger so that a run that did too little is not scored as efficient.
+    """
+    attempts = max(calls, calls if attempts is None else attempts)
+    return 1.0 if calls == minimal == attempts else min(calls, minimal) / max(attempts, minimal)
 
 
 _ERROR_CAUSES = {ErrorKind.TURN_LIMIT: FailureCause.TURN_LIMIT, ErrorKind.TRUNCATED: FailureCause.TRUNCATED,
@@ -202,8 +213,8 @@ def failure_cause(case: Case, record: RunRecord) -> FailureCause | None:
     5. ``wrong_tool``: the calls were not the needed ones: a failed ``trace.must_include``,
        ``trace.exact``, ``trace.exact_unordered``, ``trace.order`` or ``trace.min_calls`` check.
     6. ``missing_output``: what the case checks was never produced: a file that must exist
-       does not (``files.exists``), or the final reply is empty and a ``response_contains``
-       or ``response_matches`` check failed.
+       does not (``files.exists``), or the final reply is empty and a ``response_contains``,
+       ``response_matches`` or ``response_not_contains`` check failed.
     7. ``wrong_args``: the right tools, wrong arguments: a failed ``trace.args`` or ``trace.calls`` check.
     8. ``excessive_calls``: a failed ``trace.max_calls`` check.
     9. ``over_budget``: the run used more tokens or USD than ``expect.max_tokens`` / ``max_cost``.

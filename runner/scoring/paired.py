@@ -1,10 +1,11 @@
 """The paired analysis of two arms (or of before and after): runs paired by (case, run index),
-infrastructure errors left out, the exact McNemar test on the pairs that disagree."""
+infrastructure errors left out, and pairs that cannot tell the arms apart (a prompt A/B where the case's
+own system prompt replaced both), the exact McNemar test on the pairs that disagree."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Mapping, Sequence
+from typing import Collection, Mapping, Sequence
 
 from runner.run.record import PASS, RunRecord
 from runner.scoring.gates import is_infrastructure_error
@@ -27,7 +28,9 @@ class Paired:
     """Arm B against arm A over the same (case, run) pairs, infrastructure errors left out.
 
     ``pass_to_fail`` counts pairs A passed and B failed; ``fail_to_pass`` the
-    reverse; ``p_value`` is the exact McNemar test on those two counts.
+    reverse; ``p_value`` is the exact McNemar test on those two counts. ``overridden`` counts the pairs left
+    out because their case's own ``system`` prompt replaced the arms' prompts (runner.scoring.aggregate
+    leaves them out where the arms differ by prompt): both runs used the same prompt.
     """
 
     a: str
@@ -39,6 +42,7 @@ class Paired:
     fail_to_pass: int
     p_value: float
     flips: list[Flip]
+    overridden: int = 0
 
     @property
     def significant(self) -> bool:
@@ -46,7 +50,12 @@ class Paired:
 
     @property
     def verdict(self) -> str:
-        """One line: the pass-rate difference, the flips, the p-value and whether it is significant."""
+        """One line: the pass-rate difference, the flips, the p-value and whether it is significant, then
+        how many pairs were left out for a case's own system prompt, if any."""
+        return self._finding() + (f"; {self.overridden} pair{'s' if self.overridden > 1 else ''} left out: "
+                                  "the case's own system prompt replaced both prompts" if self.overridden else "")
+
+    def _finding(self) -> str:
         if not self.pairs:
             return f"{self.b} vs {self.a}: no paired runs to compare"
         if not self.pass_to_fail and not self.fail_to_pass:
@@ -70,9 +79,17 @@ def outcomes(records: Sequence[RunRecord]) -> dict[tuple[str, int], bool | None]
     return {(r.case, r.run): None if is_infrastructure_error(r) else r.status == PASS for r in records}
 
 
-def compare_pairs(a: str, a_runs: Outcomes, b: str, b_runs: Outcomes) -> Paired:
-    """Pair the runs of A and B that share a (case, run index) and neither of which is None."""
-    keys = [k for k in a_runs if k in b_runs and a_runs[k] is not None and b_runs[k] is not None]
+def overridden(records: Sequence[RunRecord]) -> set[tuple[str, int]]:
+    """The (case, run index) of every run whose case's own ``system`` prompt replaced its arm's."""
+    return {(r.case, r.run) for r in records if r.prompt_overridden}
+
+
+def compare_pairs(a: str, a_runs: Outcomes, b: str, b_runs: Outcomes,
+                  left_out: Collection[tuple[str, int]] = ()) -> Paired:
+    """Pair the runs of A and B that share a (case, run index), neither of which is None; a pair in
+    ``left_out`` (see ``overridden``) is not compared but counted in ``Paired.overridden``."""
+    shared = [k for k in a_runs if k in b_runs and a_runs[k] is not None and b_runs[k] is not None]
+    keys = [k for k in shared if k not in left_out]
     flips: dict[str, list[int]] = {}
     for case, run in keys:
         if a_runs[(case, run)] != b_runs[(case, run)]:
@@ -86,4 +103,5 @@ def compare_pairs(a: str, a_runs: Outcomes, b: str, b_runs: Outcomes) -> Paired:
         pass_to_fail=down, fail_to_pass=up,
         p_value=mcnemar_exact(down, up),
         flips=[Flip(case, d, u) for case, (d, u) in flips.items()],
+        overridden=len(shared) - len(keys),
     )

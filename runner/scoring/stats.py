@@ -46,7 +46,9 @@ def pass_hat_k(n: int, c: int, k: int) -> float:
 def wilson(c: int, n: int, z: float = Z_95) -> tuple[float, float]:
     """The Wilson score interval (Wilson 1927) for a pass rate of c out of n, as (low, high) in [0, 1].
 
-    With no runs nothing is known: (0.0, 1.0). Raises ValueError unless 0 <= c <= n.
+    With no runs nothing is known: (0.0, 1.0). At c = 0 the low bound is exactly 0 and at c = n the high
+    bound exactly 1 (there ``centre`` and ``half`` are equal in exact arithmetic; in floating point they
+    differ by about 1e-17). Raises ValueError unless 0 <= c <= n.
     """
     if not 0 <= c <= n:
         raise ValueError(f"need 0 <= c <= n, got c={c}, n={n}")
@@ -56,7 +58,9 @@ def wilson(c: int, n: int, z: float = Z_95) -> tuple[float, float]:
     denominator = 1 + z * z / n
     centre = (p + z * z / (2 * n)) / denominator
     half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denominator
-    return max(0.0, centre - half), min(1.0, centre + half)
+    low = 0.0 if c == 0 else max(0.0, centre - half)
+    high = 1.0 if c == n else min(1.0, centre + half)
+    return low, high
 
 
 def mean_std(values: Iterable[float | int | None]) -> tuple[float | None, float | None]:

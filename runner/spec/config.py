@@ -15,6 +15,7 @@ as case files. Command-line flags override what it says. Example::
         params: {top_p: 1}          # passed to litellm.completion as given
         stream: true                # replies as streams; each request's time to first token is recorded
         recover_text_calls: true    # run tool calls the model wrote as text (<tool_call>...</tool_call>)
+        max_concurrency: 2          # runs of this alias at once (default 1 for a loopback api_base)
     default_provider: local-openai
     jobs: 4
     results_dir: results
@@ -155,7 +156,8 @@ def read_config(path: Path) -> Config:
 
 def _settings(entry: Mapping[str, Any]) -> ModelSettings:
     retry = RetryPolicy(**entry.get("retries", {}))
-    keys = ("model", "api_base", "api_key_env", "temperature", "max_tokens", "timeout", "stream", "recover_text_calls")
+    keys = ("model", "api_base", "api_key_env", "temperature", "max_tokens", "timeout", "stream", "recover_text_calls",
+            "max_concurrency")
     known = {k: entry[k] for k in keys if k in entry}
     return ModelSettings(**known, params=dict(entry.get("params", {})), retry=retry)
 

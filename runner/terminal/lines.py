@@ -20,6 +20,7 @@ from runner.text import first_line, plural
 
 _STYLES = {PASS: "bold green", FAIL: "bold red", ERROR: "bold yellow"}
 OUTPUT_LINES = 5  # lines of a failed setup or verify command's output under its run's line
+TRUNCATED_MARK = "final reply cut off at the output limit (finish reason length): judged as it stood"
 
 
 class RunPrinter:
@@ -65,6 +66,8 @@ class RunPrinter:
                     self._command_output(verify.pop(0))
             for command in verify:  # a verify whose check a stop left out
                 self._command_output(command)
+        if record.truncated_reply:
+            self.console.print(shown(f"  {TRUNCATED_MARK}"))
         for warning in record.warnings:
             self.console.print(shown(f"  warning: {warning}"))
         if record.workspace:

@@ -65,9 +65,28 @@ def print_summary(console: Console, model: Aggregate) -> None:
         console.print(shown(arm.label, style="bold"))
         table = arm_table(arm)
         console.print(table if _natural_width(console, table) <= console.width else arm_table(arm, short=True))
+        for note in arm_notes(arm):
+            console.print(shown(note, style="yellow"))
     if overall.failures:
         console.print()
         console.print(failure_table(overall))
+
+
+def arm_notes(arm: Arm) -> list[str]:
+    """The lines under an arm's table, each only when it has something to count: runs whose case's own
+    ``system`` replaced the arm's prompt, runs whose final reply was cut off at the output limit, and
+    the seconds runs waited for a free provider slot (an alias's ``max_concurrency``)."""
+    f, notes = arm.figures, []
+    if f.prompt_overridden:
+        notes.append(f"note: {f.prompt_overridden} of {f.runs} runs used their case's own system prompt, "
+                     f"not {arm.prompt}")
+    if f.truncated_replies:
+        notes.append(f"note: {f.truncated_replies} of {f.runs} runs ended with a final reply cut off at the "
+                     "output limit")
+    if f.queued_total:
+        notes.append(f"note: runs waited {f.queued_total:.1f}s in all for a free slot of {arm.provider} "
+                     "(not counted in time)")
+    return notes
 
 
 def plain_table(title: str | None = None) -> Table:

@@ -1,4 +1,5 @@
-"""File tools: read_file, write_file, edit_file, list_dir. Every path is relative to the workspace.
+"""File tools: read_file, write_file, edit_file, list_dir. Every path is relative to the workspace, or
+absolute and inside it (runner.tools.paths.resolve_inside).
 
 Files are opened through ``runner.tools.paths.open_inside`` (no symlink followed
 after the path was resolved) and checked on the open descriptor: only regular
@@ -171,7 +172,7 @@ def object_schema(properties: dict[str, Any], required: list[str]) -> dict[str, 
     return {"type": "object", "properties": properties, "required": required, "additionalProperties": False}
 
 
-_PATH = {"type": "string", "description": "Path relative to the workspace."}
+_PATH = {"type": "string", "description": "Path relative to the workspace, or absolute inside it."}
 
 READ_FILE = Tool(
     name="read_file",
@@ -214,7 +215,7 @@ LIST_DIR = Tool(
     name="list_dir",
     description="List a directory's entries, sorted; directories end with '/'.",
     parameters=object_schema(
-        {"path": {"type": "string", "description": "Directory relative to the workspace (default '.')."}}, []
+        {"path": {"type": "string", "description": "Directory relative to the workspace, or absolute inside it (default '.')."}}, []
     ),
     run=_list_dir,
 )

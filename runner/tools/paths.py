@@ -3,33 +3,48 @@
 from __future__ import annotations
 
 import os
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from runner.tools.base import ToolError
 
 
-def resolve_inside(workspace: Path, relative: str) -> Path:
-    """The absolute, resolved path of ``relative`` (a path relative to ``workspace``).
+def resolve_inside(workspace: Path, path: str) -> Path:
+    """The absolute, resolved path of ``path``: relative to ``workspace``, or absolute and inside it.
 
-    Symlinks are followed; the target need not exist. Raises ToolError for an
-    empty path, a NUL byte, an absolute path, a symlink loop, or anything that
+    An absolute path is split where its leading folders resolve to the workspace (symlinks above it
+    followed: ``/tmp/x`` where ``/tmp`` links to ``/private/tmp``); the rest then resolves exactly as
+    the relative path it is. An absolute path no leading part of which is the workspace is refused,
+    however it would resolve. Symlinks are followed; the target need not exist. Raises ToolError for an
+    empty path, a NUL byte, an absolute path outside the workspace, a symlink loop, or anything that
     resolves outside the workspace (``..``, a symlink pointing out).
     """
-    if not relative:
+    if not path:
         raise ToolError("path is empty")
-    if "\0" in relative:
-        raise ToolError(f"path contains a NUL byte: {relative!r}")
-    if Path(relative).is_absolute():
-        raise ToolError(f"path escapes the workspace: {relative} (use a path relative to the workspace)")
+    if "\0" in path:
+        raise ToolError(f"path contains a NUL byte: {path!r}")
     root = workspace.resolve()
+    relative = _below(path, root) if os.path.isabs(path) else path
+    if relative is None:
+        raise ToolError(f"path escapes the workspace: {path} (use a path relative to the workspace, "
+                        f"or an absolute one inside {root})")
     try:
         target = (root / relative).resolve(strict=False)
     except (RuntimeError, OSError) as e:  # RuntimeError: a symlink loop on Python 3.11
-        raise ToolError(f"cannot resolve {relative}: {e}") from e
+        raise ToolError(f"cannot resolve {path}: {e}") from e
     if not target.is_relative_to(root):
-        raise ToolError(f"path escapes the workspace: {relative}")
+        raise ToolError(f"path escapes the workspace: {path}")
     return target
 
+
+def _below(path: str, root: Path) -> str | None:
+    """The rest of the absolute ``path`` after its shortest leading part that resolves to ``root`` (the
+    resolved workspace), ``..`` kept for the caller's resolution to judge, ``.`` for the workspace
+    itself; None when no leading part resolves to it."""
+    parts = PurePosixPath(path).parts
+    for end in range(1, len(parts) + 1):
+        if os.path.realpath(PurePosixPath(*parts[:end])) == str(root):
+            return PurePosixPath(*parts[end:]).as_posix() if end < len(parts) else "."
+    return None
 
 
 def open_inside(workspace: Path, target: Path, flags: int, make_parents: bool = False) -> int:
