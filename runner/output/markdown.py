@@ -55,7 +55,7 @@ def summary_markdown(document: dict[str, Any]) -> str:
     if unfinished:
         lines += [f"{len(unfinished)} runs did not finish \\(interrupted\\)\\.", ""]
     lines += _arm_table(document.get("arms") or [])
-    repeated = any(run.get("run") for run in runs)
+    repeated = any((run.get("run") or 1) > 1 for run in runs)
     lines += _failures([run for run in runs if run.get("status") != "pass"], len(document.get("arms") or []) > 1, repeated)
     paired = document.get("paired")
     if paired:
@@ -136,7 +136,7 @@ def _failures(runs: Sequence[dict[str, Any]], label_arms: bool, label_runs: bool
         status = str(run.get("status", "")).upper()
         head = f"- **{md_text(status)}** {md_text(run.get('case', ''))}"
         if label_runs:
-            head += f" \\#{md_text((run.get('run') or 0) + 1)}"
+            head += f" \\#{md_text(run.get('run') or 1)}"
         if label_arms:  # the label runner.run.record.arm_label gives
             head += f" \\[{md_text(run.get('provider', ''))} · {md_text(run.get('prompt', ''))}\\]"
         head += f", cause {md_text(run.get('failure') or 'unknown')}"
