@@ -26,7 +26,33 @@ from runner.run.record import ERROR, FAIL, PASS, RunRecord
 from runner.scoring.gates import blame, is_infrastructure_error
 from runner.scoring.paired import Paired, compare_pairs, outcomes
 from runner.scoring.stats import is_flaky, mean_std, pass_at_k, pass_hat_k, wilson
+from runner.scoring.trajectory import TrajectoryMatch
 from runner.sums import known_mean, known_sum
+
+
+@dataclass(frozen=True)
+class TrajectoryMeans:
+    """The means of the runs' ``trajectory_match`` (runner.scoring.trajectory) over the scored runs that
+    have one, in [0, 1]: ``exact``, ``in_order`` and ``any_order`` are the fractions of those runs that
+    matched so; ``call_precision`` and ``call_recall`` are None when no such run has them."""
+
+    runs: int
+    exact: float
+    in_order: float
+    any_order: float
+    name_precision: float
+    name_recall: float
+    call_precision: float | None
+    call_recall: float | None
+
+
+def trajectory_means(matches: Sequence[TrajectoryMatch | None]) -> TrajectoryMeans | None:
+    """The TrajectoryMeans of ``matches`` (None entries left out); None when none is given."""
+    known = [m for m in matches if m is not None]
+    if not known:
+        return None
+    values = {name: known_mean(getattr(m, name) for m in known) for name in vars(known[0])}
+    return TrajectoryMeans(runs=len(known), **values)  # type: ignore[arg-type]
 
 
 @dataclass(frozen=True)
@@ -50,7 +76,8 @@ class Figures:
     is apart (``judge_tokens_total``, ``judge_cost_total`` USD). ``duration_total`` (all runs) and
     ``duration_mean`` (scored runs) are wall-clock seconds. ``tokens_per_pass`` and ``cost_per_pass``
     divide the totals by the passes. None means no run reported the value (a mean: no run was scored;
-    per pass: no run passed).
+    per pass: no run passed). ``trajectory_mean`` holds the means of the trajectory match scores over the
+    scored runs of cases with a reference (``runs`` counts them), None when there is no such run.
     """
 
     runs: int
@@ -86,6 +113,7 @@ class Figures:
     duration_total: float
     duration_mean: float | None
     unconfined: int
+    trajectory_mean: TrajectoryMeans | None = None
     failures: dict[str, int] = field(default_factory=dict)
     blames: dict[str, int] = field(default_factory=dict)
 
@@ -139,6 +167,7 @@ def figures(records: Sequence[RunRecord]) -> Figures:
         duration_total=sum(r.duration for r in records),
         duration_mean=known_mean(r.duration for r in scored),
         unconfined=sum(r.sandbox is not None and r.sandbox.mode == "none" for r in records),
+        trajectory_mean=trajectory_means([r.trajectory_match for r in scored]),
         failures=dict(Counter(r.failure for r in records if r.failure)),
         blames=dict(Counter(str(b) for b in map(blame, records) if b is not None)),
     )
