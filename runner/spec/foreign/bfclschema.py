@@ -1,0 +1,61 @@
+"""BFCL function docs as JSON Schema: BFCL's type names (``dict``, ``float``, ``tuple``, ``any``) mapped
+to JSON Schema's at every depth. Source: bfcl_eval/data/*.json and ast_checker.PYTHON_TYPE_MAPPING
+(https://github.com/ShishirPatil/gorilla/tree/main/berkeley-function-call-leaderboard).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from runner.spec.foreign.bfclanswers import PYTHON_TYPES
+
+# BFCL's type names -> JSON Schema's (None: any value)
+TYPES: dict[str, str | None] = {"string": "string", "integer": "integer", "float": "number", "boolean": "boolean",
+                                "array": "array", "tuple": "array", "dict": "object", "any": None}
+
+
+class BadDoc(Exception):
+    """A function doc with a type BFCL's Python checker does not know: ``where`` (key path), the
+    message, and a ``hint``."""
+
+    def __init__(self, where: str, what: str, hint: str = "") -> None:
+        super().__init__(what)
+        self.where, self.hint = where, hint
+
+
+def widen(schema: dict[str, Any], kinds: set[str]) -> None:
+    """Let ``schema`` (one parameter's) accept the JSON types ``kinds`` too, where it names a type."""
+    if "type" in schema:
+        have = schema["type"] if isinstance(schema["type"], list) else [schema["type"]]
+        schema["type"] = [*have, *sorted(kinds - set(have))]
+
+
+def json_type(value: Any) -> str:
+    """The JSON Schema type name of a JSON value."""
+    for kind, name in ((bool, "boolean"), (int, "integer"), (float, "number"), (str, "string"), (list, "array"),
+                       (dict, "object")):
+        if isinstance(value, kind):
+            return name
+    return "null"
+
+
+def json_schema(doc: Any, where: str) -> Any:
+    """A BFCL parameter doc as JSON Schema: BFCL's type names mapped (``TYPES``: dict -> object, float ->
+    number, tuple -> array, any -> no type), at every depth; its non-standard ``optional`` flag dropped.
+    Raises BadDoc for a type name BFCL's Python checker does not know."""
+    if not isinstance(doc, dict):
+        return doc
+    out: dict[str, Any] = {}
+    for key, value in doc.items():
+        if key == "type":
+            if value not in TYPES:
+                raise BadDoc(f"{where}.type", f"unknown type {value!r}", "BFCL's Python types: " + ", ".join(PYTHON_TYPES))
+            if TYPES[value] is not None:
+                out["type"] = TYPES[value]
+        elif key == "properties" and isinstance(value, dict):
+            out[key] = {name: json_schema(sub, f"{where}.properties.{name}") for name, sub in value.items()}
+        elif key in ("items", "additionalProperties"):
+            out[key] = json_schema(value, f"{where}.{key}")
+        elif key != "optional":
+            out[key] = value
+    return out
