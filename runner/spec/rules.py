@@ -3,8 +3,9 @@
 Ids are unique in a file; the fixture folder exists and holds nothing the workspace copy
 refuses (named pipes, sockets, devices); every regex the check table names compiles
 (``matches`` in replies, files and argument matchers, per-turn ones too);
-``tools``/``deny`` and the trace checks (``expected``, ``exact``, ``must_include``, ``avoid``,
-``order``, ``args`` keys; per-turn ones too) name builtin tools or the case's mocks; ``files`` paths stay
+``tools``/``deny`` and the trace checks (``expected``, ``exact``, ``exact_unordered``, ``must_include``,
+``avoid``, ``order``, ``args`` keys, ``calls`` names; per-turn ones too) name builtin tools or the case's
+mocks, and those of ``exact_unordered`` and ``calls`` tools the case offers and does not deny; ``files`` paths stay
 inside the workspace; mocks have unique names, a valid ``parameters`` schema,
 and responses that give exactly one of ``result``/``error``, at most one of
 them without ``when``.
@@ -63,21 +64,30 @@ def _rules(checked: Checked, defaults: Spot | None, fixtures: Path) -> list[Case
     return errors
 
 
-# The trace keys whose list items name tools; ``args`` names them by its keys.
-_TRACE_TOOL_LISTS = ("expected", "exact", "must_include", "avoid", "order")
+# The trace keys whose list items name tools; ``args`` names them by its keys, ``calls`` by each one's ``name``.
+_TRACE_TOOL_LISTS = ("expected", "exact", "exact_unordered", "must_include", "avoid", "order")
+# The trace keys that only a call of an offered, undenied tool can satisfy: a call of any other is refused.
+_RUN_ONLY = ("exact_unordered", "calls")
 
 
 def _tool_name_errors(case: dict[str, Any], spot: Spot, defaults: Spot | None) -> list[CaseFileError]:
     """Every tool ``tools``, ``deny`` and the trace checks (the case's and each turn's) name is a
     builtin or one of the case's mocks. A script's tool calls may name any tool: a model may too."""
     mocks = case.get("mocks") if isinstance(case.get("mocks"), list) else []
-    known = offered_tools(None, (m["name"] for m in mocks if isinstance(m, dict) and isinstance(m.get("name"), str)))
+    mock_names = [m["name"] for m in mocks if isinstance(m, dict) and isinstance(m.get("name"), str)]
+    known = offered_tools(None, mock_names)
+    tools = case.get("tools") if isinstance(case.get("tools"), list) else None
+    usable = [n for n in offered_tools(tools, mock_names) if n not in _list(case.get("deny"))]
     errors = []
     for path, name, key in _named_tools(case):
+        at = written(path, spot, defaults)
         if name not in known:
             hint = did_you_mean(name, known, "known tools: " + ", ".join(known))
-            at = written(path, spot, defaults)
             errors.append(at.error(f"unknown tool {name!r}", path[:-1] if key else path, at=path, key=key, hint=hint))
+        elif name not in usable and any(part in _RUN_ONLY for part in path):
+            why = "denied by the case" if name in _list(case.get("deny")) else "not offered by the case"
+            hint = did_you_mean(name, usable, f"a call of it is refused and never counts; offered: {', '.join(usable)}")
+            errors.append(at.error(f"tool {name!r} is {why}", path, hint=hint))
     return errors
 
 
@@ -92,6 +102,8 @@ def _named_tools(case: dict[str, Any]) -> list[tuple[list[str | int], str, bool]
     for at, trace in traces:
         for key in _TRACE_TOOL_LISTS:
             found += [(path, name, False) for path, name in _strings(_list(_get(trace, key)), [*at, key])]
+        calls = [(i, _get(call, "name")) for i, call in enumerate(_list(_get(trace, "calls")))]
+        found += [([*at, "calls", i, "name"], name, False) for i, name in calls if isinstance(name, str)]
         args = _get(trace, "args")
         found += [([*at, "args", name], name, True) for name in args if isinstance(name, str)] if isinstance(args, dict) else []
     return found
