@@ -30,7 +30,7 @@ from typing import Any, Mapping
 from runner.errors import CaseFileError, Location, UserErrors
 from runner.names import ID_PATTERN
 from runner.spec.foreign.bfclanswers import first_arguments, is_variable, param_spec
-from runner.spec.foreign.bfclschema import BadDoc, json_schema, json_type, widen
+from runner.spec.foreign.bfclschema import BadDoc, json_schema, json_type, placeholder, widen
 
 MOCK_RESULT = "ok"  # what every generated mock answers, so the model can finish its reply
 _NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")  # a tool name, as schemas/case.schema.json says
@@ -137,18 +137,21 @@ def _case(entry: Any, key: Mapping[str, tuple[int, Any]], answers: Path | None, 
     case: dict[str, Any] = {"id": entry_id}
     case.update(_conversation(entry.get("question"), entry_id, warnings))
     case["tools"] = list(names.values())
-    ground = None
-    if "irrelevance" in category:
-        trace: dict[str, Any] = {"max_calls": 0}
-    elif category.endswith("relevance"):
-        trace = {"min_calls": 1}
-    else:
-        ground = _ground_truth(entry_id, key, answers)
-        trace = {"calls": [_expected_call(call, docs, i) for i, call in enumerate(ground)]}
+    relevance = category.endswith("relevance")  # irrelevance too: no answer key, only a count of calls
+    ground = None if relevance else _ground_truth(entry_id, key, answers)
     case["mocks"] = [_mock(names[name], doc, f"function[{i}]", ground) for i, (name, doc) in enumerate(docs.items())]
+    none_fits: list[dict[str, Any]] = [{"content": "None of the functions fits this request."}]
+    if ground is not None:
+        trace: dict[str, Any] = {"calls": [_expected_call(call, docs, i) for i, call in enumerate(ground)]}
+        replies = _script(ground, docs)
+    elif "irrelevance" in category:
+        trace, replies = {"max_calls": 0}, none_fits
+    else:
+        trace = {"min_calls": 1}
+        replies = _relevant_script(case["mocks"][0]) if case["mocks"] else none_fits
     case["expect"] = {"trace": trace}
-    if script and (ground is not None or "irrelevance" in category):
-        case["script"] = _script(ground, docs)
+    if script:
+        case["script"] = replies
     return category, case
 
 
@@ -244,14 +247,17 @@ def _mock(name: str, doc: Mapping[str, Any], where: str, ground: list[dict[str, 
     return {**mock, "parameters": schema, "responses": [{"result": MOCK_RESULT}]}
 
 
-def _script(ground: list[dict[str, Any]] | None, docs: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """The scripted replies: the first acceptable answer's calls in one reply, then a reply without
-    calls; for an irrelevance entry (``ground`` None), only that reply."""
-    if ground is None:
-        return [{"content": "None of the functions fits this request."}]
+def _script(ground: list[dict[str, Any]], docs: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The scripted replies: the first acceptable answer's calls in one reply, then a reply without calls."""
     calls = [{"name": name.replace(".", "_"), "arguments": first_arguments(docs[name].get("parameters", {}), params)}
              for call in ground for name, params in call.items()]
     return [{"tool_calls": calls}, {"content": "Done."}]
+
+
+def _relevant_script(mock: dict[str, Any]) -> list[dict[str, Any]]:
+    """A relevance entry's scripted replies: a call of its first function with placeholder arguments
+    (runner.spec.foreign.bfclschema.placeholder), then a reply without calls."""
+    return [{"tool_calls": [{"name": mock["name"], "arguments": placeholder(mock["parameters"])}]}, {"content": "Done."}]
 
 
 def defaults_for(category: str) -> dict[str, Any]:

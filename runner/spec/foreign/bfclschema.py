@@ -59,3 +59,25 @@ def json_schema(doc: Any, where: str) -> Any:
         elif key != "optional":
             out[key] = value
     return out
+
+
+_PLACEHOLDERS: dict[str, Any] = {"string": "x", "integer": 0, "number": 0, "boolean": False, "array": [], "object": {}}
+
+
+def placeholder(schema: Any) -> Any:
+    """A value the JSON Schema ``schema`` (as ``json_schema`` writes it) accepts in the common case: its
+    ``default``, else its first ``enum`` value, else a value of its type (``"x"``, ``0``, ``false``,
+    ``[]``, an object of its ``required`` properties, each a placeholder). Minimums, patterns and the
+    like are not honoured; a relevance entry's scripted call is the only user."""
+    if not isinstance(schema, dict):
+        return "x"
+    if "default" in schema:
+        return schema["default"]
+    if isinstance(schema.get("enum"), list) and schema["enum"]:
+        return schema["enum"][0]
+    kind = schema.get("type")
+    kind = kind[0] if isinstance(kind, list) and kind else kind
+    if kind == "object" or "properties" in schema:
+        properties = schema.get("properties", {})
+        return {name: placeholder(properties.get(name)) for name in schema.get("required", []) if isinstance(name, str)}
+    return _PLACEHOLDERS.get(kind, "x") if isinstance(kind, str) else "x"
