@@ -1,12 +1,12 @@
 """Trajectory match: one run's tool calls scored against the case's reference list of calls.
 
 The reference is ``expect.trace.calls`` (names, and argument specs where given) or, without it,
-``expect.trace.expected`` (names only). Only the calls tooltrial ran count (step status
-``executed`` or ``recovered``); refused, invalid and truncated calls were attempts, not calls.
+``expect.trace.expected`` (names only). Only the calls that ran count (``Step.ran``: executed or
+recovered), as for the trace checks; refused, invalid and truncated calls were attempts, not calls.
 
 A reference call *matches* an actual call when the names are equal and, where the reference
 gives ``args``, the arguments match them (runner.spec.matchers, with that call's ``exact_args``
-and ``strict_types``). With ``n`` actual calls, ``r`` reference calls and ``m`` the size of a
+and ``strict_types``, as ``expect.trace.calls`` pairs them: runner.checks.calls). With ``n`` actual calls, ``r`` reference calls and ``m`` the size of a
 maximum one-to-one matching (a reference call pairs with at most one actual call):
 
 - ``exact``: ``n == r`` and the i-th actual call matches the i-th reference call, for every i;
@@ -34,12 +34,15 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
-from typing import Callable, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
+from runner.checks.calls import parameter_schemas
+from runner.checks.matching import maximum_matching, ordered_matching
 from runner.run.agent import Step
 from runner.spec.case import Case
-
-COUNTED = frozenset({"executed", "recovered"})  # the step statuses trace checks and these scores count
+from runner.spec.expect import CallExpect, TraceExpect
+from runner.spec.jsontypes import schema_type_mismatch
+from runner.spec.matchers import arguments_mismatches
 
 Pairs = Callable[[int, int], bool]  # (reference index, actual index) -> whether they match
 
@@ -61,9 +64,30 @@ def run_trajectory_match(case: Case, steps: Sequence[Step]) -> TrajectoryMatch |
     """The trajectory match of a run of ``case`` that made ``steps``; None when the case gives no
     reference (neither ``expect.trace.calls`` nor ``expect.trace.expected``)."""
     trace = case.expect.trace
+    ran = [step for step in steps if step.ran]
+    names = [step.name for step in ran]
+    if trace is not None and trace.calls is not None:
+        reference = [call.name for call in trace.calls]
+        if all(call.args is None for call in trace.calls):
+            return trajectory_match(reference, names)
+        schemas = parameter_schemas(case)
+        fits = [[_fits(call, step, trace, schemas) for step in ran] for call in trace.calls]
+        return trajectory_match(reference, names, lambda i, j: fits[i][j])
     if trace is None or trace.expected is None:
         return None
-    return trajectory_match(trace.expected, [step.name for step in steps if step.status in COUNTED])
+    return trajectory_match(trace.expected, names)
+
+
+def _fits(call: CallExpect, step: Step, trace: TraceExpect, schemas: Mapping[str, Any]) -> bool:
+    """Whether ``step`` may be the partner of ``call``, by the rule of ``expect.trace.calls``: its tool,
+    and its arguments matching ``args`` with the call's (else the trace's) exact_args and strict_types."""
+    if step.name != call.name:
+        return False
+    exact = trace.exact_args if call.exact_args is None else call.exact_args
+    strict = trace.strict_types if call.strict_types is None else call.strict_types
+    if strict and schema_type_mismatch(schemas.get(call.name), step.arguments):
+        return False
+    return call.args is None or not arguments_mismatches(call.args, step.arguments, exact)
 
 
 def trajectory_match(reference: Sequence[str], names: Sequence[str], pairs: Pairs | None = None) -> TrajectoryMatch:
@@ -76,11 +100,12 @@ def trajectory_match(reference: Sequence[str], names: Sequence[str], pairs: Pair
     by_name: Pairs = lambda i, j: reference[i] == names[j]  # noqa: E731
     match = pairs or by_name
     r, n = len(reference), len(names)
-    paired = matching_size(r, n, match)
+    edges = [[j for j in range(n) if match(i, j)] for i in range(r)]
+    paired = sum(mate is not None for mate in maximum_matching(edges, n))
     named = sum((Counter(reference) & Counter(names)).values())
     return TrajectoryMatch(
         exact=n == r and all(match(i, i) for i in range(r)),
-        in_order=_in_order(r, n, match),
+        in_order=all(mate is not None for mate in ordered_matching(edges)),
         any_order=paired == r,
         name_precision=_ratio(named, n, r),
         name_recall=_ratio(named, r, r),
@@ -94,36 +119,3 @@ def _ratio(part: int, whole: int, reference: int) -> float:
     if whole:
         return part / whole
     return 1.0 if reference == 0 else 0.0
-
-
-def _in_order(r: int, n: int, match: Pairs) -> bool:
-    """Whether reference calls 0..r-1 match actual calls at increasing positions. Taking the earliest
-    match each time is optimal: it leaves the longest rest of the actual calls for the next one."""
-    j = 0
-    for i in range(r):
-        while j < n and not match(i, j):
-            j += 1
-        if j == n:
-            return False
-        j += 1
-    return True
-
-
-def matching_size(r: int, n: int, match: Pairs) -> int:
-    """The size of a maximum one-to-one matching between ``r`` reference and ``n`` actual calls,
-    where ``match(i, j)`` says which may pair: Kuhn's augmenting paths, O(r * n * (r + n)),
-    ample for the tens of calls of one run."""
-    edges = [[j for j in range(n) if match(i, j)] for i in range(r)]
-    owner: list[int | None] = [None] * n  # actual call -> the reference call it is paired with
-
-    def augment(i: int, seen: set[int]) -> bool:
-        for j in edges[i]:
-            if j not in seen:
-                seen.add(j)
-                holder = owner[j]
-                if holder is None or augment(holder, seen):
-                    owner[j] = i
-                    return True
-        return False
-
-    return sum(augment(i, set()) for i in range(r))

@@ -20,12 +20,14 @@ Source of the formats: bfcl_eval/data/ and eval_checker/ast_eval/ast_checker.py
 
 from __future__ import annotations
 
-import io
+import functools
 import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
+
+import yaml
 
 from runner.errors import CaseFileError, Location, UserErrors
 from runner.names import ID_PATTERN
@@ -276,17 +278,28 @@ def file_name(category: str) -> str:
 
 
 def case_file_text(category: str, cases: list[dict[str, Any]], source: str) -> str:
-    """The YAML text of one category's case file: a comment naming ``source``, then ``{defaults, cases}``.
+    """The YAML text of one category's case file: a comment naming ``source``, then ``{defaults, cases}``;
+    collections of scalars only in flow style.
 
-    Written by ruamel.yaml, whose YAML 1.2 quoting is the reading of tooltrial's loader (a string that
-    reads as a number or boolean is quoted); collections of scalars only are in flow style.
+    Written by PyYAML's emitter, which is libyaml's, the parser of tooltrial's fast path (whose plain
+    scalars of ruamel's might not parse), and a string any YAML 1.2 rule reads as something else (``1e3``,
+    ``0o17``, as tooltrial's loader reads them) quoted, as YAML 1.1's already are.
     """
-    from ruamel.yaml import YAML  # imported here: only the import command writes YAML
-
-    yaml = YAML()
-    yaml.width = 4096  # a question stays on its line
-    yaml.default_flow_style = None
-    text = io.StringIO()
-    yaml.dump({"defaults": defaults_for(category), "cases": cases}, text)
+    text = yaml.dump({"defaults": defaults_for(category), "cases": cases}, Dumper=_dumper(), sort_keys=False,
+                     allow_unicode=True, width=4096, default_flow_style=None)
     named = " ".join(source.split())  # one comment line, whatever the file name holds
-    return f"# BFCL {category}, imported by `tooltrial import bfcl` from {named}\n" + text.getvalue()
+    return f"# BFCL {category}, imported by `tooltrial import bfcl` from {named}\n" + text
+
+
+@functools.cache
+def _dumper() -> type[yaml.SafeDumper]:
+    """PyYAML's safe dumper that quotes the strings YAML 1.2 resolves to another type too (ruamel's rules)."""
+    from ruamel.yaml.resolver import implicit_resolvers
+
+    class Dumper(yaml.SafeDumper):
+        pass
+
+    for versions, tag, regexp, first in implicit_resolvers:
+        if (1, 2) in versions:
+            Dumper.add_implicit_resolver(tag, regexp, list(first))
+    return Dumper
