@@ -110,3 +110,42 @@ def test_no_reference_no_table(tmp_path: Path) -> None:
     assert "trajectory match" not in done.stdout
     report = json.loads(next((tmp_path / "results").glob("*/report.json")).read_text())
     assert report["overall"]["trajectory_mean"] is None
+
+
+CALLS = """\
+- id: calls
+  turns: [roots of two equations]
+  tools: [roots]
+  mocks:
+    - name: roots
+      parameters: {type: object, properties: {a: {type: integer}}, required: [a]}
+      responses: [{result: ok}]
+  expect:
+    trace:
+      calls:
+        - {name: roots, args: {a: 1}}
+        - {name: roots, args: {a: 2}}
+  script:
+    - tool_calls:
+        - {name: roots, arguments: {a: 2}}
+        - {name: roots, arguments: {}}
+        - {name: nosuch, arguments: {}}
+        - {name: roots, arguments: {a: 1}}
+        - {name: roots, arguments: {a: 1}}
+    - content: done
+"""
+
+
+def test_call_level_scores_count_only_calls_that_ran(tmp_path: Path) -> None:
+    # ran: roots a=2, a=1, a=1; the call without a (schema) and the unknown tool were refused, not counted
+    cases = tmp_path / "calls.yml"
+    cases.write_text(CALLS)
+    done = run_cli("run", str(cases), "-p", "scripted", "--results", str(tmp_path / "results"))
+    assert done.returncode == 0, done.stdout + done.stderr
+    record = json.loads(next((tmp_path / "results").glob("*/runs/*.json")).read_text())
+    assert [s["status"] for s in record["steps"]] == ["executed", "refused", "refused", "executed", "executed"]
+    assert record["trajectory_match"] == {
+        "exact": False, "in_order": False, "any_order": True, "name_precision": 2 / 3, "name_recall": 1.0,
+        "call_precision": 2 / 3, "call_recall": 1.0}
+    assert done.stdout.split("trajectory match\n", 1)[1].splitlines()[2].split() == [
+        "calls", "1", "0.00", "0.00", "1.00", "0.67", "1.00", "0.67", "1.00"]
