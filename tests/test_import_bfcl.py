@@ -10,7 +10,11 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
+from runner.spec.casefile import load_file
+from runner.spec.foreign.bfcl import case_file_text, import_bfcl
 from tests.helpers import run_cli
 
 TRIANGLE = {"name": "geometry.triangle_area", "description": "Area of a triangle.", "parameters": {
@@ -236,3 +240,21 @@ def test_assistant_messages_are_left_out_with_a_warning(tmp_path: Path) -> None:
                            "the model answers each user message itself\n")
     case = yaml.safe_load((tmp_path / "out" / "bfcl_live_irrelevance.yml").read_text())["cases"][0]
     assert case["turns"] == ["Hi", "Bye"]
+
+
+TEXT = st.text(st.characters(blacklist_categories=("Cs", "Cc")), min_size=1, max_size=30)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(question=TEXT, value=TEXT | st.sampled_from(["1e3", "0o17", "yes", "null", "~", "- x", "a: b", "[x]", "?x", "#"]))
+def test_any_question_and_value_read_back_as_written(tmp_path: Path, question: str, value: str) -> None:
+    entry = {"id": "live_simple_0-0-0", "question": [[{"role": "user", "content": question}]], "function": [WEATHER]}
+    answer = {"id": "live_simple_0-0-0", "ground_truth": [{"get_weather": {"city": [value]}}]}
+    imported = import_bfcl(_jsonl(tmp_path / "q.json", [entry]), _jsonl(tmp_path / "a.json", [answer]), script=True)
+    path = tmp_path / "bfcl_live_simple.yml"
+    path.write_text(case_file_text("live_simple", imported.groups["live_simple"], "q.json"))
+    case = load_file(path)[0]
+    turn = case.turns[0] if not case.vars else case.vars["turn1"]
+    assert turn == question
+    assert case.expect.trace.calls[0].args == {"city": {"normalized": value}}
+    assert case.script[0]["tool_calls"][0]["arguments"] == {"city": value}
