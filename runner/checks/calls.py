@@ -38,16 +38,16 @@ def check_calls(spec: TraceExpect, ran: Numbered, case: Case, not_run: str) -> C
     reasons = [[_mismatches(call, step, spec, schemas) for _, step in ran] for call in expected]
     edges = [[j for j, found in enumerate(row) if found == []] for row in reasons]
     partner = ordered_matching(edges) if spec.calls_ordered else maximum_matching(edges, len(ran))
-    problems = [_unpaired(i, expected, ran, reasons, partner, spec.calls_ordered)
-                for i, mate in enumerate(partner) if mate is None]
-    if not spec.extra_calls:
-        taken = set(partner)
+    unpaired = [_unpaired(i, expected, ran, reasons, partner) for i, mate in enumerate(partner) if mate is None]
+    problems = [message for message, _ in unpaired]
+    if not spec.extra_calls:  # an extra call already named as the nearest to an expected one is not named twice
+        named = set(partner) | {nearest for _, nearest in unpaired}
         problems += [f"call #{number} {step.name} {show(step.arguments)} is no expected call (extra_calls: false)"
-                     for j, (number, step) in enumerate(ran) if j not in taken]
+                     for j, (number, step) in enumerate(ran) if j not in named]
     if problems:
         return CheckResult("trace.calls", False, "; ".join(problems) + not_run)
     if not expected:
-        return CheckResult("trace.calls", True, "no call expected" + (" and none made" if not spec.extra_calls else ""))
+        return CheckResult("trace.calls", True, "0 calls expected" + (" and 0 made" if not spec.extra_calls else ""))
     pairs = ", ".join(f"#{i} {call.name} = call #{ran[mate][0]}"
                       for i, (call, mate) in enumerate(zip(expected, partner), 1) if mate is not None)
     order = " in order" if spec.calls_ordered else ""
@@ -70,25 +70,28 @@ def _mismatches(call: CallExpect, step: Step, trace: TraceExpect, schemas: Mappi
 
 
 def _unpaired(index: int, expected: Sequence[CallExpect], ran: Numbered, reasons: list[list[list[str] | None]],
-              partner: Sequence[int | None], ordered: bool) -> str:
-    """``expected call #2 quadratic_roots {...} found no partner: nearest call #3 {...} (a: expected 5, got 3)``."""
+              partner: Sequence[int | None]) -> tuple[str, int | None]:
+    """``expected call #2 quadratic_roots {...} found no partner: nearest call #3 {...} (a: expected 5, got 3)``,
+    and the index in ``ran`` of that nearest call (None: the tool was never called): the call of that tool
+    with the fewest differences; on a tie, one no other expected call is paired with, then the first."""
     call = expected[index]
-    wanted = show(call.args) if call.args is not None else "(any arguments)"
+    wanted = show(call.args, 160) if call.args is not None else "(any arguments)"
     head = f"expected call #{index + 1} {call.name} {wanted} found no partner"
-    candidates = [(len(found), j) for j, found in enumerate(reasons[index]) if found is not None]
+    taken = set(partner)
+    candidates = [(len(found), j in taken, j) for j, found in enumerate(reasons[index]) if found is not None]
     if not candidates:
-        return f"{head}: {call.name} was never called"
-    _, nearest = min(candidates)
+        return f"{head}: {call.name} was never called", None
+    *_, nearest = min(candidates)
     number, step = ran[nearest]
     found = reasons[index][nearest] or []
     if found:
         why = f"{found[0]}" + (f", and {len(found) - 1} more difference(s)" if len(found) > 1 else "")
-        return f"{head}: nearest call #{number} {show(step.arguments)} ({why})"
+        return f"{head}: nearest call #{number} {show(step.arguments)} ({why})", nearest
     rival = next((i for i, mate in enumerate(partner) if mate == nearest), None)
     if rival is not None:
-        return f"{head}: call #{number} {show(step.arguments)} fits but is the partner of expected call #{rival + 1}"
+        return f"{head}: call #{number} {show(step.arguments)} fits but is the partner of expected call #{rival + 1}", nearest
     # a free call that fits is always taken by a maximum matching: only an ordered one leaves it
-    return f"{head}: call #{number} {show(step.arguments)} fits but comes before the partner of an earlier expected call"
+    return f"{head}: call #{number} {show(step.arguments)} fits but comes before the partner of an earlier one", nearest
 
 
 def parameter_schemas(case: Case) -> dict[str, Any]:

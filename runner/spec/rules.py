@@ -85,8 +85,10 @@ def _tool_name_errors(case: dict[str, Any], spot: Spot, defaults: Spot | None) -
             hint = did_you_mean(name, known, "known tools: " + ", ".join(known))
             errors.append(at.error(f"unknown tool {name!r}", path[:-1] if key else path, at=path, key=key, hint=hint))
         elif name not in usable and any(part in _RUN_ONLY for part in path):
-            why = "denied by the case" if name in _list(case.get("deny")) else "not offered by the case"
-            hint = did_you_mean(name, usable, f"a call of it is refused and never counts; offered: {', '.join(usable)}")
+            denied = name in _list(case.get("deny"))
+            why = "denied by the case" if denied else "not offered by the case"
+            fix = "remove it from deny" if denied else f"add it to tools (offered: {', '.join(usable)})"
+            hint = did_you_mean(name, usable, f"a call of it is refused and never counts; {fix}")
             errors.append(at.error(f"tool {name!r} is {why}", path, hint=hint))
     return errors
 
