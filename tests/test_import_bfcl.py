@@ -14,7 +14,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from runner.spec.casefile import load_file
-from runner.spec.foreign.bfcl import case_file_text, import_bfcl
+from runner.spec.foreign.bfcl import import_bfcl
+from runner.spec.foreign.bfclfile import case_file_text
 from tests.helpers import run_cli
 
 TRIANGLE = {"name": "geometry.triangle_area", "description": "Area of a triangle.", "parameters": {

@@ -9,7 +9,8 @@ from pathlib import Path
 
 from runner.errors import ExitCode, UserError
 from runner.output.store import write_new, write_replace
-from runner.spec.foreign.bfcl import case_file_text, file_name, import_bfcl
+from runner.spec.foreign.bfcl import import_bfcl
+from runner.spec.foreign.bfclfile import case_file_text, file_name
 
 
 def add(sub: argparse._SubParsersAction) -> None:

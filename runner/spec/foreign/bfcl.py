@@ -20,14 +20,11 @@ Source of the formats: bfcl_eval/data/ and eval_checker/ast_eval/ast_checker.py
 
 from __future__ import annotations
 
-import functools
 import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
-
-import yaml
 
 from runner.errors import CaseFileError, Location, UserErrors
 from runner.names import ID_PATTERN
@@ -260,46 +257,3 @@ def _relevant_script(mock: dict[str, Any]) -> list[dict[str, Any]]:
     """A relevance entry's scripted replies: a call of its first function with placeholder arguments
     (runner.spec.foreign.bfclschema.placeholder), then a reply without calls."""
     return [{"tool_calls": [{"name": mock["name"], "arguments": placeholder(mock["parameters"])}]}, {"content": "Done."}]
-
-
-def defaults_for(category: str) -> dict[str, Any]:
-    """What every case of ``category`` shares (a case file's ``defaults``): tags, and for an AST category
-    BFCL's strictness: no parameter the answer does not name, JSON Schema types as the function doc
-    says them (5.0 is no integer), no call beyond the expected ones."""
-    defaults: dict[str, Any] = {"tags": ["bfcl", category]}
-    if not category.endswith("relevance"):
-        defaults["expect"] = {"trace": {"exact_args": True, "strict_types": True, "extra_calls": False}}
-    return defaults
-
-
-def file_name(category: str) -> str:
-    """The case file a category is written to: ``bfcl_<category>.yml`` (its group is the stem)."""
-    return f"bfcl_{category}.yml"
-
-
-def case_file_text(category: str, cases: list[dict[str, Any]], source: str) -> str:
-    """The YAML text of one category's case file: a comment naming ``source``, then ``{defaults, cases}``;
-    collections of scalars only in flow style.
-
-    Written by PyYAML's emitter, which is libyaml's, the parser of tooltrial's fast path (whose plain
-    scalars of ruamel's might not parse), and a string any YAML 1.2 rule reads as something else (``1e3``,
-    ``0o17``, as tooltrial's loader reads them) quoted, as YAML 1.1's already are.
-    """
-    text = yaml.dump({"defaults": defaults_for(category), "cases": cases}, Dumper=_dumper(), sort_keys=False,
-                     allow_unicode=True, width=4096, default_flow_style=None)
-    named = " ".join(source.split())  # one comment line, whatever the file name holds
-    return f"# BFCL {category}, imported by `tooltrial import bfcl` from {named}\n" + text
-
-
-@functools.cache
-def _dumper() -> type[yaml.SafeDumper]:
-    """PyYAML's safe dumper that quotes the strings YAML 1.2 resolves to another type too (ruamel's rules)."""
-    from ruamel.yaml.resolver import implicit_resolvers
-
-    class Dumper(yaml.SafeDumper):
-        pass
-
-    for versions, tag, regexp, first in implicit_resolvers:
-        if (1, 2) in versions:
-            Dumper.add_implicit_resolver(tag, regexp, list(first))
-    return Dumper
