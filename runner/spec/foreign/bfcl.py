@@ -222,9 +222,15 @@ def _expected_call(call: dict[str, Any], docs: Mapping[str, Any], index: int) ->
         raise _Bad(f"ground_truth[{index}]", f"the answer calls {name!r}, which the entry does not define")
     properties = docs[name].get("parameters", {}).get("properties", {})
     return {"name": name.replace(".", "_"),
-            "args": {param: param_spec(properties.get(param, {}), values) if param in properties
-                     else {"absent": True} if "" in values else param_spec({}, values)
-                     for param, values in params.items()}}
+            "args": {param: _arg_spec(properties, param, values) for param, values in params.items()}}
+
+
+def _arg_spec(properties: Mapping[str, Any], param: str, values: list[Any]) -> Any:
+    """The spec of one answer parameter. One the function doc lacks is, sent, an unexpected parameter
+    to BFCL: only its absence passes, and only where ``""`` allows it (else no call can pass)."""
+    if param in properties:
+        return param_spec(properties[param], values)
+    return {"absent": True} if "" in values else param_spec({}, values)
 
 
 def _mock(name: str, doc: Mapping[str, Any], where: str, ground: list[dict[str, Any]] | None) -> dict[str, Any]:
