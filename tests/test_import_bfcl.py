@@ -234,12 +234,15 @@ def test_malformed_lines_are_errors_at_file_and_line(tmp_path: Path) -> None:
 def test_assistant_messages_are_left_out_with_a_warning(tmp_path: Path) -> None:
     entry = {"id": "live_irrelevance_4-1-0", "function": [ROOTS], "question": [[
         {"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello"}, {"role": "user", "content": "Bye"}]]}
-    done = run_cli("import", "bfcl", str(_jsonl(tmp_path / "q.json", [entry])), "-o", str(tmp_path / "out"))
+    done = run_cli("import", "bfcl", str(_jsonl(tmp_path / "q.json", [entry])), "-o", str(tmp_path / "out"), "--script")
     assert done.returncode == 0
     assert done.stderr == ("warning: live_irrelevance_4-1-0: 1 assistant message(s) of the question left out: "
                            "the model answers each user message itself\n")
     case = yaml.safe_load((tmp_path / "out" / "bfcl_live_irrelevance.yml").read_text())["cases"][0]
     assert case["turns"] == ["Hi", "Bye"]
+    assert case["script"] == [{"content": "Noted."}, {"content": "None of the functions fits this request."}]
+    ran = run_cli("run", str(tmp_path / "out"), "-p", "scripted", "--results", str(tmp_path / "results"))
+    assert ran.returncode == 0, ran.stdout
 
 
 TEXT = st.text(st.characters(blacklist_categories=("Cs", "Cc")), min_size=1, max_size=30)

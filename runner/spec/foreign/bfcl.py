@@ -149,8 +149,8 @@ def _case(entry: Any, key: Mapping[str, tuple[int, Any]], answers: Path | None, 
         trace = {"min_calls": 1}
         replies = _relevant_script(case["mocks"][0]) if case["mocks"] else none_fits
     case["expect"] = {"trace": trace}
-    if script:
-        case["script"] = replies
+    if script:  # a reply to each earlier user message, then the answer to the last
+        case["script"] = [{"content": "Noted."}] * (len(case["turns"]) - 1) + replies
     return category, case
 
 
