@@ -29,7 +29,7 @@ from typing import Any, Mapping
 from runner.errors import CaseFileError, Location, UserErrors
 from runner.names import ID_PATTERN
 from runner.spec.foreign.bfclanswers import first_arguments, is_variable, param_spec
-from runner.spec.foreign.bfclschema import BadDoc, json_schema, json_type, placeholder, widen
+from runner.spec.foreign.bfclschema import BadDoc, json_schema, json_type, placeholder, unlist, widen
 
 MOCK_RESULT = "ok"  # what every generated mock answers, so the model can finish its reply
 _NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")  # a tool name, as schemas/case.schema.json says
@@ -246,6 +246,8 @@ def _mock(name: str, doc: Mapping[str, Any], where: str, ground: list[dict[str, 
         for param, values in call.get(doc["name"], {}).items():
             if param in properties and is_variable(properties[param], values):
                 widen(schema["properties"][param], {json_type(v) for v in values if v != ""})
+            if param in properties:
+                unlist(schema["properties"][param], [v for v in values if v != ""])
     mock: dict[str, Any] = {"name": name}
     if isinstance(doc.get("description"), str):
         mock["description"] = doc["description"]

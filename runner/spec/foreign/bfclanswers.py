@@ -97,10 +97,15 @@ def _element_spec(value: Any) -> Any:
 
 def first_arguments(doc: Mapping[str, Any], answer: Mapping[str, list[Any]]) -> dict[str, Any]:
     """The first acceptable arguments of one expected call: each parameter's first value, a parameter
-    whose first value is ``""`` left out; ``doc`` is the function's ``parameters`` schema (BFCL types)."""
-    properties = doc.get("properties", {})
-    return {param: _first(properties.get(param, {}), values[0])
-            for param, values in answer.items() if values and values[0] != OPTIONAL}
+    whose first value is ``""`` left out unless the doc requires it (then its first other value, if
+    any); ``doc`` is the function's ``parameters`` schema (BFCL types)."""
+    properties, required = doc.get("properties", {}), doc.get("required", [])
+    arguments = {}
+    for param, values in answer.items():
+        given = [v for v in values if v != OPTIONAL] if param in required else values[:1]
+        if given and given[0] != OPTIONAL:
+            arguments[param] = _first(properties.get(param, {}), given[0])
+    return arguments
 
 
 def _first(doc: Mapping[str, Any], value: Any) -> Any:

@@ -5,6 +5,7 @@ to JSON Schema's at every depth. Source: bfcl_eval/data/*.json and ast_checker.P
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from runner.spec.foreign.bfclanswers import PYTHON_TYPES
@@ -28,6 +29,17 @@ def widen(schema: dict[str, Any], kinds: set[str]) -> None:
     if "type" in schema:
         have = schema["type"] if isinstance(schema["type"], list) else [schema["type"]]
         schema["type"] = [*have, *sorted(kinds - set(have))]
+
+
+def unlist(schema: dict[str, Any], values: list[Any]) -> None:
+    """Move ``schema``'s ``enum`` into its description when some acceptable answer in ``values`` is not
+    in it: BFCL never checks an enum, and the mock's schema would refuse the answer its key accepts.
+    The model still reads the choices; the answer is not added to them."""
+    enum = schema.get("enum")
+    if isinstance(enum, list) and any(value not in enum for value in values):
+        del schema["enum"]
+        choices = "one of " + json.dumps(enum, ensure_ascii=False)
+        schema["description"] = f"{schema['description']} ({choices})" if schema.get("description") else choices
 
 
 def json_type(value: Any) -> str:
