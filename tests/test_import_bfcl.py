@@ -226,7 +226,7 @@ def test_malformed_lines_are_errors_at_file_and_line(tmp_path: Path) -> None:
         f"error: {q}:5: function[0].parameters.properties.x.type: unknown type 'HashMap' (BFCL's Python types: "
         "string, integer, float, boolean, array, tuple, dict, any)",
         f"error: {q}:6: id: no answer for 'simple_python_7' ({answers} has no line for it)",
-        f"error: {q}:7: question: expected a list, got str",
+        f"error: {q}:7: question: expected a list, got a string",
     ]
     assert not (tmp_path / "cases").exists()
 

@@ -165,8 +165,10 @@ def tool_name(name: str, where: str) -> str:
 
 
 def _need(value: Any, kind: type, where: str, noun: str) -> Any:
+    """``value`` when it is a ``kind``; else raises _Bad at ``where``: ``expected a list, got a string``."""
     if not isinstance(value, kind):
-        raise _Bad(where or "(entry)", f"expected {noun}, got {type(value).__name__}")
+        got = {"null": "null", "object": "an object", "array": "a list", "integer": "a number"}.get(json_type(value))
+        raise _Bad(where or "(entry)", f"expected {noun}, got {got or 'a ' + json_type(value)}")
     return value
 
 
