@@ -13,6 +13,7 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from runner.errors import UserErrors
 from runner.spec.casefile import load_file
 from runner.spec.foreign.bfcl import import_bfcl
 from runner.spec.foreign.bfclfile import case_file_text
@@ -280,3 +281,59 @@ def test_an_enum_an_answer_lies_outside_moves_into_the_description(tmp_path: Pat
     assert case["script"][0]["tool_calls"] == [{"name": "find", "arguments": {"genre": "horror", "size": "M"}}]
     ran = run_cli("run", str(tmp_path / "out"), "-p", "scripted", "--results", str(tmp_path / "results"))
     assert ran.returncode == 0, ran.stdout
+
+
+JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=5)
+                    | st.sampled_from(["user", "system", "dict", "float", "simple_1", ""]),
+                    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(
+                        st.sampled_from(["id", "question", "function", "role", "content", "name", "parameters",
+                                         "properties", "type", "items", "required", "ground_truth", "f", "x"]),
+                        inner, max_size=4), max_leaves=12)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(entry=JSON, answer=JSON)
+def test_any_malformed_entry_is_an_error_never_a_crash(tmp_path: Path, entry: Any, answer: Any) -> None:
+    questions = _jsonl(tmp_path / "q.json", [entry, QUESTIONS[2]])
+    answers = _jsonl(tmp_path / "a.json", [answer, ANSWERS[2]])
+    try:
+        imported = import_bfcl(questions, answers, script=True)
+    except UserErrors as e:
+        assert all(str(error.location).startswith(str(tmp_path)) for error in e.errors)
+    else:
+        for category, cases in imported.groups.items():
+            case_file_text(category, cases, "q.json")
+
+
+def _paths(value: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    """Every path to a value inside ``value``."""
+    inner = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else []
+    return [prefix, *[p for key, item in inner for p in _paths(item, (*prefix, key))]]
+
+
+def _replaced(value: Any, path: tuple[Any, ...], new: Any) -> Any:
+    if not path:
+        return new
+    copy = json.loads(json.dumps(value))
+    place = copy
+    for key in path[:-1]:
+        place = place[key]
+    place[path[-1]] = new
+    return copy
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_any_part_of_an_entry_replaced_is_an_error_or_a_case_never_a_crash(tmp_path: Path, data: st.DataObject) -> None:
+    entry, answer = QUESTIONS[3], ANSWERS[3]
+    if data.draw(st.booleans()):
+        entry = _replaced(entry, data.draw(st.sampled_from(_paths(entry))), data.draw(JSON))
+    else:
+        answer = _replaced(answer, data.draw(st.sampled_from(_paths(answer))), data.draw(JSON))
+    try:
+        imported = import_bfcl(_jsonl(tmp_path / "q.json", [entry]), _jsonl(tmp_path / "a.json", [answer]), script=True)
+    except UserErrors as e:
+        assert all(str(error.location).startswith(str(tmp_path)) for error in e.errors)
+    else:
+        for category, cases in imported.groups.items():
+            case_file_text(category, cases, "q.json")

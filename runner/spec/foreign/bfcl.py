@@ -131,8 +131,8 @@ def _case(entry: Any, key: Mapping[str, tuple[int, Any]], answers: Path | None, 
     docs = {_need(_need(f, dict, f"function[{i}]", "an object").get("name"), str, f"function[{i}].name", "a string"): f
             for i, f in enumerate(functions)}
     names = {name: tool_name(name, f"function[{i}].name") for i, name in enumerate(docs)}
-    if len(set(names.values())) < len(names):
-        raise _Bad("function", "two functions have the same name once dots become underscores")
+    if len(set(names.values())) < len(functions):
+        raise _Bad("function", "two functions have the same name (dots read as underscores)")
     case: dict[str, Any] = {"id": entry_id}
     case.update(_conversation(entry.get("question"), entry_id, warnings))
     case["tools"] = list(names.values())
@@ -182,7 +182,7 @@ def _conversation(question: Any, entry_id: str, warnings: list[str]) -> dict[str
     for i, message in enumerate(messages):
         message = _need(message, dict, f"question[0][{i}]", "an object")
         role = message.get("role")
-        if role not in said:
+        if not isinstance(role, str) or role not in said:
             raise _Bad(f"question[0][{i}].role", f"unknown role {role!r}", "system, user or assistant")
         said[role].append(_need(message.get("content"), str, f"question[0][{i}].content", "a string"))
     if not said["user"]:
@@ -243,7 +243,7 @@ def _mock(name: str, doc: Mapping[str, Any], where: str, ground: list[dict[str, 
         schema = json_schema(parameters, f"{where}.parameters")
     except BadDoc as e:
         raise _Bad(e.where, str(e), e.hint) from e
-    properties = parameters.get("properties", {})
+    properties = _need(parameters.get("properties", {}), dict, f"{where}.parameters.properties", "an object")
     for call in ground or []:
         for param, values in call.get(doc["name"], {}).items():
             if param in properties and is_variable(properties[param], values):

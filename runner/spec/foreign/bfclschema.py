@@ -54,19 +54,24 @@ def json_type(value: Any) -> str:
 def json_schema(doc: Any, where: str) -> Any:
     """A BFCL parameter doc as JSON Schema: BFCL's type names mapped (``TYPES``: dict -> object, float ->
     number, tuple -> array, any -> no type), at every depth; its non-standard ``optional`` flag dropped.
-    Raises BadDoc for a type name BFCL's Python checker does not know."""
+    Raises BadDoc for a type name BFCL's Python checker does not know, a schema that is not an object
+    (a parameter's, an ``items``), and ``properties`` or ``required`` of another shape."""
     if not isinstance(doc, dict):
-        return doc
+        raise BadDoc(where, f"expected an object, got {json_type(doc)}", "a parameter doc is a JSON object")
     out: dict[str, Any] = {}
     for key, value in doc.items():
         if key == "type":
-            if value not in TYPES:
+            if not isinstance(value, str) or value not in TYPES:
                 raise BadDoc(f"{where}.type", f"unknown type {value!r}", "BFCL's Python types: " + ", ".join(PYTHON_TYPES))
             if TYPES[value] is not None:
                 out["type"] = TYPES[value]
-        elif key == "properties" and isinstance(value, dict):
+        elif key == "properties":
+            if not isinstance(value, dict):
+                raise BadDoc(f"{where}.properties", f"expected an object, got {json_type(value)}")
             out[key] = {name: json_schema(sub, f"{where}.properties.{name}") for name, sub in value.items()}
-        elif key in ("items", "additionalProperties"):
+        elif key == "required" and not (isinstance(value, list) and all(isinstance(v, str) for v in value)):
+            raise BadDoc(f"{where}.required", "expected a list of parameter names")
+        elif key == "items":
             out[key] = json_schema(value, f"{where}.{key}")
         elif key != "optional":
             out[key] = value
