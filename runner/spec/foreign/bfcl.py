@@ -246,10 +246,14 @@ def _mock(name: str, doc: Mapping[str, Any], where: str, ground: list[dict[str, 
     properties = _need(parameters.get("properties", {}), dict, f"{where}.parameters.properties", "an object")
     for call in ground or []:
         for param, values in call.get(doc["name"], {}).items():
-            if param in properties and is_variable(properties[param], values):
-                widen(schema["properties"][param], {json_type(v) for v in values if v != ""})
-            if param in properties:
-                unlist(schema["properties"][param], [v for v in values if v != ""])
+            if param not in properties:
+                continue
+            given, typed = [v for v in values if v != ""], schema["properties"][param]
+            if is_variable(properties[param], values):
+                widen(typed, {json_type(v) for v in given})
+            elif isinstance(typed.get("items"), dict):  # BFCL takes an item of the answer's type too
+                widen(typed["items"], {json_type(item) for v in given if isinstance(v, list) for item in v})
+            unlist(typed, given)
     mock: dict[str, Any] = {"name": name}
     if isinstance(doc.get("description"), str):
         mock["description"] = doc["description"]

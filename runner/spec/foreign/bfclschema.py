@@ -26,9 +26,12 @@ class BadDoc(Exception):
 
 def widen(schema: dict[str, Any], kinds: set[str]) -> None:
     """Let ``schema`` (one parameter's) accept the JSON types ``kinds`` too, where it names a type."""
-    if "type" in schema:
-        have = schema["type"] if isinstance(schema["type"], list) else [schema["type"]]
-        schema["type"] = [*have, *sorted(kinds - set(have))]
+    if "type" not in schema:
+        return
+    have = schema["type"] if isinstance(schema["type"], list) else [schema["type"]]
+    new = kinds - set(have) - ({"integer"} if "number" in have else set())  # a number includes the integers
+    if new:
+        schema["type"] = [*have, *sorted(new)]
 
 
 def unlist(schema: dict[str, Any], values: list[Any]) -> None:
