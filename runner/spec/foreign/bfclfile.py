@@ -28,9 +28,10 @@ def case_file_text(category: str, cases: list[dict[str, Any]], source: str) -> s
     """The YAML text of one category's case file: a comment naming ``source``, then ``{defaults, cases}``;
     collections of scalars only in flow style.
 
-    Written by PyYAML's emitter, which is libyaml's, the parser of tooltrial's fast path (whose plain
-    scalars of ruamel's might not parse), and a string any YAML 1.2 rule reads as something else (``1e3``,
-    ``0o17``, as tooltrial's loader reads them) quoted, as YAML 1.1's already are.
+    Written by libyaml's emitter (PyYAML's ``CSafeDumper``), so libyaml, the parser of tooltrial's fast
+    path, reads every line (ruamel's emitter writes plain scalars such as ``[days?]`` that it does
+    not); a string some YAML 1.2 rule reads as another type (``1e3``, ``0o17``: tooltrial's loader
+    reads YAML 1.2) is quoted, as YAML 1.1's already are.
     """
     text = yaml.dump({"defaults": defaults_for(category), "cases": cases}, Dumper=_dumper(), sort_keys=False,
                      allow_unicode=True, width=4096, default_flow_style=None)
@@ -39,11 +40,11 @@ def case_file_text(category: str, cases: list[dict[str, Any]], source: str) -> s
 
 
 @functools.cache
-def _dumper() -> type[yaml.SafeDumper]:
-    """PyYAML's safe dumper that quotes the strings YAML 1.2 resolves to another type too (ruamel's rules)."""
+def _dumper() -> type[yaml.CSafeDumper]:
+    """libyaml's safe dumper that quotes the strings YAML 1.2 resolves to another type too (ruamel's rules)."""
     from ruamel.yaml.resolver import implicit_resolvers
 
-    class Dumper(yaml.SafeDumper):
+    class Dumper(yaml.CSafeDumper):
         pass
 
     for versions, tag, regexp, first in implicit_resolvers:
