@@ -265,21 +265,25 @@ def test_any_question_and_value_read_back_as_written(tmp_path: Path, question: s
 
 
 def test_an_enum_an_answer_lies_outside_moves_into_the_description_and_items_take_the_answers_type(tmp_path: Path) -> None:
-    doc = {"name": "find", "parameters": {"type": "dict", "required": ["genre", "size"], "properties": {
+    doc = {"name": "find", "parameters": {"type": "dict", "required": ["genre", "size", "note"], "properties": {
+        "note": {"type": "string"},
         "genre": {"type": "string", "description": "Genre.", "enum": ["Comedy", "Drama"]},
         "size": {"type": "string", "enum": ["S", "M"]}, "ids": {"type": "array", "items": {"type": "integer"}}}}}
     entry = {"id": "live_simple_1-0-0", "question": [[{"role": "user", "content": "A horror film"}]], "function": [doc]}
-    answer = {"id": "live_simple_1-0-0", "ground_truth": [{"find": {"genre": ["horror"], "size": ["", "M"], "ids": [["a1"]]}}]}
+    answer = {"id": "live_simple_1-0-0", "ground_truth": [{"find": {"genre": ["horror"], "size": ["", "M"], "ids": [["a1"]], "note": [""]}}]}
     done = run_cli("import", "bfcl", str(_jsonl(tmp_path / "q.json", [entry])), "--answers",
                    str(_jsonl(tmp_path / "a.json", [answer])), "-o", str(tmp_path / "out"), "--script")
     assert done.returncode == 0, done.stderr
     case = yaml.safe_load((tmp_path / "out" / "bfcl_live_simple.yml").read_text())["cases"][0]
     assert case["mocks"][0]["parameters"]["properties"] == {
+        "note": {"type": "string"},
         "genre": {"type": "string", "description": 'Genre. (one of ["Comedy", "Drama"])'},
         "size": {"type": "string", "enum": ["S", "M"]},
         "ids": {"type": "array", "items": {"type": ["integer", "string"]}}}  # BFCL takes an item of the answer's type
-    # "size" is required: the script sends its first value that is not "", as BFCL's checker needs it
-    assert case["script"][0]["tool_calls"] == [{"name": "find", "arguments": {"genre": "horror", "size": "M", "ids": ["a1"]}}]
+    # "size" and "note" are required: the script sends the first value that is not "", else (a string) "",
+    # as BFCL's checker needs them present
+    assert case["script"][0]["tool_calls"] == [
+        {"name": "find", "arguments": {"genre": "horror", "size": "M", "ids": ["a1"], "note": ""}}]
     ran = run_cli("run", str(tmp_path / "out"), "-p", "scripted", "--results", str(tmp_path / "results"))
     assert ran.returncode == 0, ran.stdout
 

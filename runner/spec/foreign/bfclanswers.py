@@ -97,14 +97,18 @@ def _element_spec(value: Any) -> Any:
 
 def first_arguments(doc: Mapping[str, Any], answer: Mapping[str, list[Any]]) -> dict[str, Any]:
     """The first acceptable arguments of one expected call: each parameter's first value, a parameter
-    whose first value is ``""`` left out unless the doc requires it (then its first other value, if
-    any); ``doc`` is the function's ``parameters`` schema (BFCL types)."""
+    whose first value is ``""`` left out unless the doc requires it (then its first other value; a
+    string with no other, ``""``, which BFCL's string check accepts); ``doc`` is the function's
+    ``parameters`` schema (BFCL types)."""
     properties, required = doc.get("properties", {}), doc.get("required", [])
     arguments = {}
     for param, values in answer.items():
+        kind = properties.get(param, {}).get("type")
         given = [v for v in values if v != OPTIONAL] if param in required else values[:1]
         if given and given[0] != OPTIONAL:
             arguments[param] = _first(properties.get(param, {}), given[0])
+        elif param in required and OPTIONAL in values and kind in _STRINGS:
+            arguments[param] = OPTIONAL
     return arguments
 
 
