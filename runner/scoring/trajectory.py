@@ -6,8 +6,9 @@ recovered), as for the trace checks; refused, invalid and truncated calls were a
 
 A reference call *matches* an actual call when the names are equal and, where the reference
 gives ``args``, the arguments match them (runner.spec.matchers, with that call's ``exact_args``
-and ``strict_types``, as ``expect.trace.calls`` pairs them: runner.checks.calls). With ``n`` actual calls, ``r`` reference calls and ``m`` the size of a
-maximum one-to-one matching (a reference call pairs with at most one actual call):
+and ``strict_types``, as ``expect.trace.calls`` pairs them: runner.checks.calls). With ``n``
+actual calls, ``r`` reference calls and ``m`` the size of a maximum one-to-one matching (a
+reference call pairs with at most one actual call):
 
 - ``exact``: ``n == r`` and the i-th actual call matches the i-th reference call, for every i;
 - ``in_order``: the reference calls match actual calls in their order, other calls allowed
