@@ -12,6 +12,7 @@ from runner.providers.base import Attempt, Completion, ToolCall, Usage
 from runner.providers.parse import reply_kind
 from runner.run.agent import Step
 from runner.sandbox.command import CommandResult, Confinement
+from runner.scoring.trajectory import TrajectoryMatch
 from runner.sums import known_sum
 
 PASS, FAIL, ERROR = Status.PASS, Status.FAIL, Status.ERROR
@@ -172,6 +173,8 @@ class RunRecord:
         changes: workspace paths ``{"added": [...], "changed": [...], "deleted": [...]}``.
         outcome, process: scores in [0, 1] (runner.scoring), None when the case has no such checks.
         accuracy: 1/0 against ``expect.trace.expected``, None without it.
+        trajectory_match: the calls scored against the case's reference list (``expect.trace.calls``,
+            else ``expect.trace.expected``; runner.scoring.trajectory), None without one.
         redundant, errors: counts of repeated identical calls and of error results plus loop errors.
         failure: the failure cause of a non-passing run (runner.scoring taxonomy), None for a pass.
         sandbox: how the run's commands were confined (runner.sandbox.command.Confinement); None in
@@ -215,6 +218,7 @@ class RunRecord:
     redundant: int = 0
     errors: int = 0
     failure: FailureCause | None = None
+    trajectory_match: TrajectoryMatch | None = None
     sandbox: Confinement | None = None
     script: list[dict[str, Any]] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)

@@ -27,7 +27,33 @@ from runner.run.record import ERROR, FAIL, PASS, RunRecord
 from runner.scoring.gates import blame, is_infrastructure_error
 from runner.scoring.paired import Paired, compare_pairs, outcomes, overridden
 from runner.scoring.stats import is_flaky, mean_std, pass_at_k, pass_hat_k, wilson
+from runner.scoring.trajectory import TrajectoryMatch
 from runner.sums import known_mean, known_sum
+
+
+@dataclass(frozen=True)
+class TrajectoryMeans:
+    """The means of the runs' ``trajectory_match`` (runner.scoring.trajectory) over the scored runs that
+    have one, in [0, 1]: ``exact``, ``in_order`` and ``any_order`` are the fractions of those runs that
+    matched so; ``call_precision`` and ``call_recall`` are None when no such run has them."""
+
+    runs: int
+    exact: float
+    in_order: float
+    any_order: float
+    name_precision: float
+    name_recall: float
+    call_precision: float | None
+    call_recall: float | None
+
+
+def trajectory_means(matches: Sequence[TrajectoryMatch | None]) -> TrajectoryMeans | None:
+    """The TrajectoryMeans of ``matches`` (None entries left out); None when none is given."""
+    known = [m for m in matches if m is not None]
+    if not known:
+        return None
+    values = {name: known_mean(getattr(m, name) for m in known) for name in vars(known[0])}
+    return TrajectoryMeans(runs=len(known), **values)  # type: ignore[arg-type]
 
 
 @dataclass(frozen=True)
@@ -54,6 +80,8 @@ class Figures:
     per pass: no run passed). ``truncated_replies`` counts the runs whose final reply was cut off at the
     output limit, ``prompt_overridden`` those that used their case's own ``system`` prompt instead of the
     arm's, ``queued_total`` the seconds runs waited for a free provider slot (not in ``duration_total``).
+    ``trajectory_mean`` holds the means of the trajectory match scores over the scored runs of cases with a
+    reference (``runs`` counts them), None when there is no such run.
     """
 
     runs: int
@@ -92,6 +120,7 @@ class Figures:
     truncated_replies: int
     prompt_overridden: int
     queued_total: float
+    trajectory_mean: TrajectoryMeans | None = None
     failures: dict[str, int] = field(default_factory=dict)
     blames: dict[str, int] = field(default_factory=dict)
 
@@ -148,6 +177,7 @@ def figures(records: Sequence[RunRecord]) -> Figures:
         truncated_replies=sum(r.truncated_reply for r in records),
         prompt_overridden=sum(r.prompt_overridden for r in records),
         queued_total=sum(r.queued for r in records),
+        trajectory_mean=trajectory_means([r.trajectory_match for r in scored]),
         failures=dict(Counter(r.failure for r in records if r.failure)),
         blames=dict(Counter(str(b) for b in map(blame, records) if b is not None)),
     )

@@ -24,6 +24,7 @@ from runner.kinds import ErrorKind, FailureCause, Status
 from runner.run.agent import Step
 from runner.run.record import ERROR, PASS, RunRecord
 from runner.scoring.gates import is_infrastructure_error
+from runner.scoring.trajectory import TrajectoryMatch, run_trajectory_match
 from runner.spec.case import Case
 from runner.spec.expect import TraceExpect
 from runner.spec.offered import offered_tools
@@ -42,17 +43,18 @@ class Metrics:
     outcome: float | None
     process: float | None
     failure: FailureCause | None
+    trajectory_match: TrajectoryMatch | None
 
 
 def fill_metrics(case: Case, record: RunRecord) -> None:
-    """Set ``record``'s accuracy, redundant, errors, outcome, process and failure from ``score``."""
+    """Set ``record``'s accuracy, redundant, errors, outcome, process, failure and trajectory_match from ``score``."""
     for name, value in vars(score(case, record)).items():
         setattr(record, name, value)
 
 
 def score(case: Case, record: RunRecord) -> Metrics:
-    """Every metric of ``record``, a finished run of ``case``; accuracy, outcome and process are None
-    for a run ended by an error not of the agent's making (``is_infrastructure_error``)."""
+    """Every metric of ``record``, a finished run of ``case``; accuracy, outcome, process and
+    trajectory_match are None for a run ended by an error not of the agent's making (``is_infrastructure_error``)."""
     trace = case.expect.trace or TraceExpect()
     names = record.names
     offered = frozenset(offered_tools(case.tools, (mock["name"] for mock in case.mocks)))
@@ -64,6 +66,7 @@ def score(case: Case, record: RunRecord) -> Metrics:
         outcome=outcome_score(record.checks) if scored else None,
         process=process_score(case, record.checks, record.steps, offered) if scored and record.requests else None,
         failure=failure_cause(case, record),
+        trajectory_match=run_trajectory_match(case, record.steps) if scored else None,
     )
 
 

@@ -6,12 +6,13 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
-from runner.scoring.aggregate import Aggregate, Arm, Figures
+from runner.scoring.aggregate import Aggregate, Arm, Figures, TrajectoryMeans
 from runner.terminal.console import shown
 
 _COLUMNS = ("group", "passed", "accuracy", "outcome", "process", "calls", "redundant", "errors", "tokens", "time")
 _JUDGE_COLUMN = "judge tokens"
 _INFRA_COLUMN = "infra"
+_TRAJECTORY = ("group", "runs", "exact", "in order", "any order", "name prec", "name rec", "call prec", "call rec")
 _UNLIMITED = 10_000  # columns
 _SHORT = {"accuracy": "acc", "outcome": "outc", "process": "proc", "redundant": "redun", "errors": "errs",
           _JUDGE_COLUMN: "judge tok"}  # headers of a table too wide for the terminal
@@ -43,6 +44,30 @@ def arm_table(arm: Arm, short: bool = False) -> Table:
     return table
 
 
+def trajectory_table(arm: Arm) -> Table | None:
+    """The trajectory match means of ``arm`` (runner.scoring.aggregate.TrajectoryMeans): a row per case
+    group whose runs have a reference, and an ``all`` row when the arm has several groups; ``runs`` counts
+    the scored runs with a reference, the rest are means to 2 decimals (``-`` when undefined). None when
+    no run of the arm has a trajectory match."""
+    if arm.figures.trajectory_mean is None:
+        return None
+    table = plain_table()
+    for name in _TRAJECTORY:
+        table.add_column(name, justify="left" if name == "group" else "right", no_wrap=True)
+    rows = [(group, f.trajectory_mean) for group, f in arm.groups.items() if f.trajectory_mean is not None]
+    for group, means in rows:
+        table.add_row(shown(group), *_trajectory_cells(means))
+    if len(arm.groups) > 1:
+        table.add_row("all", *_trajectory_cells(arm.figures.trajectory_mean), style="bold")
+    return table
+
+
+def _trajectory_cells(means: TrajectoryMeans) -> list[str]:
+    scores = (means.exact, means.in_order, means.any_order, means.name_precision, means.name_recall,
+              means.call_precision, means.call_recall)
+    return [str(means.runs), *map(_score, scores)]
+
+
 def failure_table(figures: Figures) -> Table:
     """Runs per failure cause, most frequent first."""
     table = plain_table()
@@ -55,7 +80,8 @@ def failure_table(figures: Figures) -> Table:
 
 def print_summary(console: Console, model: Aggregate) -> None:
     """What follows the run lines: the token line (when any agent or judge reported usage), after a
-    blank line each arm's label and table, then the failure causes when some run did not pass."""
+    blank line each arm's label and table (and, when some of its runs have a reference list of calls,
+    the ``trajectory match`` table), then the failure causes when some run did not pass."""
     usage = usage_line(model.overall)
     if usage:
         console.print(usage, markup=False)
@@ -65,6 +91,11 @@ def print_summary(console: Console, model: Aggregate) -> None:
         console.print(shown(arm.label, style="bold"))
         table = arm_table(arm)
         console.print(table if _natural_width(console, table) <= console.width else arm_table(arm, short=True))
+        trajectory = trajectory_table(arm)
+        if trajectory is not None:
+            console.print()
+            console.print("trajectory match", style="bold", markup=False)
+            console.print(trajectory)
         for note in arm_notes(arm):
             console.print(shown(note, style="yellow"))
     if overall.failures:
