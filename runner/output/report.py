@@ -71,7 +71,7 @@ def run_dict(record: RunRecord) -> dict[str, Any]:
     trace = [
         {"turn": s.turn, "request": s.request, "call_id": s.call_id, "status": s.status, "name": s.name,
          "arguments": s.arguments, "result": cap_text(s.result, TRACE_RESULT_LIMIT), "is_error": s.is_error,
-         "duration": s.duration}
+         "duration": s.duration, "started": s.started}
         for s in record.steps
     ]
     return {**data, "names": record.names, "calls": record.calls, "trace": trace}

@@ -52,7 +52,8 @@ class Step:
     parallel calls share one. ``status``: ``executed``, ``invalid`` (its arguments did not parse, the
     model got the error), ``truncated`` (not run: its reply was cut off at the output limit) or
     ``recovered`` (written as text in the reply's content, run because the alias says
-    ``recover_text_calls``)."""
+    ``recover_text_calls``). ``started``: when the call began, epoch seconds (None in records of earlier
+    versions)."""
 
     turn: int
     call_id: str
@@ -63,6 +64,7 @@ class Step:
     duration: float
     request: int | None = None
     status: str = "executed"
+    started: float | None = None
 
 
 @dataclass
@@ -189,10 +191,10 @@ def _run_turn(
 
 
 def _run_call(toolbox: Toolbox, call: ToolCall, turn: int, request: int) -> Step:
-    started = time.monotonic()
+    wall, started = time.time(), time.monotonic()
     result = toolbox.call(call.name, call.arguments, call.error)
     return Step(turn, call.id, call.name, call.arguments, result.content, result.is_error,
-                time.monotonic() - started, request, "invalid" if call.error else "executed")
+                time.monotonic() - started, request, "invalid" if call.error else "executed", wall)
 
 
 def _recover(toolbox: Toolbox, trajectory: Trajectory, calls: Sequence[ToolCall], turn: int, request: int,
@@ -212,7 +214,7 @@ def _recover(toolbox: Toolbox, trajectory: Trajectory, calls: Sequence[ToolCall]
 def _cut_off(call: ToolCall, turn: int, request: int) -> Step:
     """A call from a truncated reply: not run, whether or not its arguments parse (they may be cut short
     where they still parse); the model is told why."""
-    return Step(turn, call.id, call.name, call.arguments, CUT_OFF, True, 0.0, request, "truncated")
+    return Step(turn, call.id, call.name, call.arguments, CUT_OFF, True, 0.0, request, "truncated", time.time())
 
 
 def _no_reply(kind: ReplyKind, times: int, completion: Completion) -> tuple[StopReason, str]:
