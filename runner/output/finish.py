@@ -22,6 +22,8 @@ from typing import Any, Callable, Sequence, TextIO
 from runner.errors import ExitCode
 from runner.output.report import report_document, unfinished_list
 from runner.output.junit import junit_xml
+from runner.output.otel import OtelTarget, run_spans
+from runner.output.otlp import json_lines, send
 from runner.output.store import REPORT_FILE, ResultsWriter, to_json, write_replace
 from runner.run.engine import RunKey
 from runner.run.record import RunRecord
@@ -43,13 +45,15 @@ def utc_now() -> str:
 class Conclusion:
     """Where the outputs go: ``report`` and ``junit`` files (None: not written), ``as_json`` for
     ``--output json``, the suite's ``min_pass_rate`` gate (None: every run must pass), and the
-    runs an interruption left ``unfinished`` (case, provider, prompt, run index)."""
+    runs an interruption left ``unfinished`` (case, provider, prompt, run index), and the OpenTelemetry
+    export (``--otel``, ``--otel-endpoint``; None: none)."""
 
     report: Path | None = None
     junit: Path | None = None
     as_json: bool = False
     min_pass_rate: float | None = None
     unfinished: Sequence[RunKey] = ()
+    otel: OtelTarget | None = None
 
 
 @dataclass(frozen=True)
@@ -78,9 +82,10 @@ class Ending:
 def conclude(
     records: Sequence[RunRecord], cases: Sequence[Case], writer: ResultsWriter, started: str, outputs: Conclusion
 ) -> Ending:
-    """Write ``report.json`` to the results folder, then the ``--report`` and ``--junit`` files;
-    prints nothing. The report lists the ``unfinished`` runs. A file that cannot be written
-    (disk full, folder gone) is a line in ``Ending.failed_writes``, and the others are still written."""
+    """Write ``report.json`` to the results folder, then the ``--report``, ``--junit`` and ``--otel``
+    files, then send the traces to ``--otel-endpoint``; prints nothing. The report lists the
+    ``unfinished`` runs. A file that cannot be written (disk full, folder gone) or a collector that
+    does not take the traces is a line in ``Ending.failed_writes``, and the others are still written."""
     model = aggregate(records)
     gates = evaluate(model.cells, {c.full_id: c.min_pass_rate for c in cases}, outputs.min_pass_rate)
     meta = {"run_id": writer.run_id, "results": str(writer.path), "started": started, "finished": utc_now()}
@@ -95,12 +100,20 @@ def conclude(
     if outputs.junit is not None:
         junit = outputs.junit
         writes.append((junit, lambda: write_replace(junit, junit_xml(model, gates, records, started)), ""))
+    otel = outputs.otel
+    traces = run_spans(records, otel) if otel is not None else []
+    if otel is not None and otel.file is not None:
+        lines = otel.file
+        writes.append((lines, lambda: write_replace(lines, json_lines(traces)), ""))
     failed = []
     for path, write, hint in writes:
         try:
             write()
         except OSError as e:
             failed.append(f"cannot write {path}: {e.strerror or e}{hint}")
+    if otel is not None and otel.endpoint is not None:
+        refused = send(traces, otel.endpoint)
+        failed.extend([refused] if refused else [])
     return Ending(records, document, model, gates, failed)
 
 
