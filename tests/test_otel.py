@@ -29,7 +29,7 @@ from runner.output.otel import OtelTarget, provider_and_model, run_spans
 from runner.output.otlp import json_lines
 from runner.run.record import RunRecord
 
-from tests.fake_servers import OpenAIServer, openai_reply
+from tests.fake_servers import OpenAIServer, error_reply, openai_reply
 from tests.wire_runs import run_case
 
 pytestmark = pytest.mark.usefixtures("litellm_loaded")
@@ -250,3 +250,24 @@ def test_any_reply_text_survives_the_json_lines_as_utf8(text: str) -> None:
 def test_a_record_without_start_times_gives_no_trace() -> None:
     old = RunRecord(case="g/c", provider="scripted", prompt="default")
     assert json_lines(run_spans([old], OtelTarget())) == ""
+
+
+def test_a_failed_request_a_failed_tool_call_and_an_errored_run_are_error_spans(tmp_path: Path) -> None:
+    lines = tmp_path / "traces.jsonl"
+    with OpenAIServer() as server:
+        server.push(openai_reply(tool_calls=[("read_file", {"path": "missing.txt"})], ids=["call_r"]),
+                    *[error_reply(500, "upstream broke")] * 3)
+        code, err, (run,) = run_case(tmp_path, server, "openai/fake-model", flags=["--otel", str(lines)])
+    assert run["status"] == "error" and run["error_kind"] == "server_error", err
+    spans = _by_name(_spans(json.loads(lines.read_text(encoding="utf-8"))))
+    (root,) = spans["run case/write-hi"]
+    answered, failed = sorted(spans["chat fake-model"], key=lambda s: int(s["startTimeUnixNano"]))
+    (tool,) = spans["execute_tool read_file"]
+    assert root["status"] == {"code": 2, "message": run["cause"].splitlines()[0]}
+    assert (_attributes(root)["error.type"], _attributes(root)["tooltrial.status"]) == ("server_error", "error")
+    assert _attributes(root)["tooltrial.checks.failed"] == ["files.exists"]  # out.txt was never written
+    assert answered["status"] == {} and "error.type" not in _attributes(answered)
+    assert failed["status"]["code"] == 2 and "upstream broke" in failed["status"]["message"]
+    assert (_attributes(failed)["error.type"], _attributes(failed)["tooltrial.request.attempts"]) == ("server_error", 3)
+    assert "gen_ai.response.finish_reasons" not in _attributes(failed)
+    assert tool["status"] == {"code": 2} and _attributes(tool)["error.type"] == "tool_error"  # no result text without --otel-content

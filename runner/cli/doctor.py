@@ -24,7 +24,7 @@ _MARKS = {OK: "ok", FAIL: "FAIL"}
 
 def add(sub: argparse._SubParsersAction) -> None:
     """The ``doctor`` subcommand's parser."""
-    doctor = sub.add_parser("doctor", help="check each provider: key set, server answering, native tool calls (--call)")
+    doctor = sub.add_parser("doctor", help="check each provider's key, server and tool calls")
     doctor.add_argument("-p", "--provider", action="append", default=[],
                         help="check this provider (repeatable; default: scripted and every alias in tooltrial.yml)")
     doctor.add_argument("--config", metavar="FILE", help="project config (default: ./tooltrial.yml if it exists)")

@@ -12,6 +12,7 @@ away (``| head``) can cut the printing short but no result. The tables, the repo
 
 from __future__ import annotations
 
+import functools
 import json
 import sys
 from dataclasses import dataclass, field
@@ -101,10 +102,10 @@ def conclude(
         junit = outputs.junit
         writes.append((junit, lambda: write_replace(junit, junit_xml(model, gates, records, started)), ""))
     otel = outputs.otel
-    traces = run_spans(records, otel) if otel is not None else []
+    traces = functools.cache(lambda: run_spans(records, otel) if otel is not None else [])  # made after report.json
     if otel is not None and otel.file is not None:
         lines = otel.file
-        writes.append((lines, lambda: write_replace(lines, json_lines(traces)), ""))
+        writes.append((lines, lambda: write_replace(lines, json_lines(traces())), ""))
     failed = []
     for path, write, hint in writes:
         try:
@@ -112,7 +113,7 @@ def conclude(
         except OSError as e:
             failed.append(f"cannot write {path}: {e.strerror or e}{hint}")
     if otel is not None and otel.endpoint is not None:
-        refused = send(traces, otel.endpoint)
+        refused = send(traces(), otel.endpoint)
         failed.extend([refused] if refused else [])
     return Ending(records, document, model, gates, failed)
 

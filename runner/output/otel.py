@@ -31,6 +31,7 @@ from runner.run.record import RequestStats, RunRecord
 from runner.text import first_line
 
 if TYPE_CHECKING:
+    from opentelemetry.context import Context
     from opentelemetry.sdk.trace import ReadableSpan, Tracer
     from opentelemetry.trace import Span
 
@@ -99,7 +100,7 @@ def run_spans(records: Sequence[RunRecord], target: OtelTarget) -> list[list[Rea
     traces = []
     for record in records:
         if record.started is not None:
-            _run_trace(tracer, record, target)
+            _run_trace(tracer, record, record.started, target)
         traces.append(list(memory.get_finished_spans()))
         memory.clear()
     provider.shutdown()
@@ -112,24 +113,24 @@ def _ns(seconds: float) -> int:
     return whole * 1_000_000_000 + round((seconds - whole) * 1e9)
 
 
-def _run_trace(tracer: Tracer, record: RunRecord, target: OtelTarget) -> None:
+def _run_trace(tracer: Tracer, record: RunRecord, started: float, target: OtelTarget) -> None:
+    """The spans of the run that began at ``started`` (epoch seconds): its own, its requests' and its calls'."""
     from opentelemetry.context import Context
     from opentelemetry.trace import SpanKind, set_span_in_context
 
-    assert record.started is not None
     run = tracer.start_span(f"run {record.case}", Context(), SpanKind.INTERNAL, _run_attributes(record, target),
-                            start_time=_ns(record.started))
+                            start_time=_ns(started))
     if record.status == "error":
         _failed(run, str(record.error_kind or "error"), first_line(record.cause, ""))
     inside = set_span_in_context(run, Context())
     system, model = provider_and_model(target.models.get(record.provider, record.provider))
     for request in record.model_requests:
         if request.started is not None:
-            _request_span(tracer, inside, request, system, model, target.content)
+            _request_span(tracer, inside, request, request.started, (system, model), target.content)
     for step in record.steps:
         if step.started is not None:
-            _tool_span(tracer, inside, step, target.content)
-    run.end(end_time=_ns(record.started + record.duration))
+            _tool_span(tracer, inside, step, step.started, target.content)
+    run.end(end_time=_ns(started + record.duration))
 
 
 def _run_attributes(record: RunRecord, target: OtelTarget) -> dict[str, Any]:
@@ -141,7 +142,7 @@ def _run_attributes(record: RunRecord, target: OtelTarget) -> dict[str, Any]:
         "tooltrial.error_kind": None if record.error_kind is None else str(record.error_kind),
         "tooltrial.cause": first_line(record.cause, "") or None,
         "tooltrial.requests": record.requests, "tooltrial.calls": record.calls,
-        "tooltrial.checks.failed": [c.name for c in record.failed_checks] or None,
+        "tooltrial.checks.failed": [c.check for c in record.failed_checks] or None,
         "gen_ai.usage.input_tokens": record.tokens.prompt, "gen_ai.usage.output_tokens": record.tokens.completion,
         "tooltrial.cost": record.cost,
     }
@@ -150,10 +151,12 @@ def _run_attributes(record: RunRecord, target: OtelTarget) -> dict[str, Any]:
     return _known(attributes)
 
 
-def _request_span(tracer: Tracer, parent: Any, request: RequestStats, system: str, model: str, content: bool) -> None:
+def _request_span(tracer: Tracer, parent: Context, request: RequestStats, started: float, reached: tuple[str, str],
+                  content: bool) -> None:
+    """The span of model request ``request``, sent at ``started`` to ``reached`` (provider name, model)."""
     from opentelemetry.trace import SpanKind
 
-    assert request.started is not None
+    system, model = reached
     attributes: dict[str, Any] = {
         "gen_ai.operation.name": "chat", "gen_ai.provider.name": system, "gen_ai.system": system,
         "gen_ai.request.model": model, "gen_ai.request.stream": request.streamed,
@@ -170,11 +173,11 @@ def _request_span(tracer: Tracer, parent: Any, request: RequestStats, system: st
     if content:
         attributes["gen_ai.output.messages"] = json.dumps([_output_message(request)])
     span = tracer.start_span(f"chat {model}", parent, SpanKind.CLIENT, _known(attributes),
-                             start_time=_ns(request.started))
+                             start_time=_ns(started))
     if request.finish_reason is None and request.attempts:  # failed for good: its last try says how
         last = request.attempts[-1]
         _failed(span, str(last.error_kind or "error"), last.message or "")
-    span.end(end_time=_ns(request.started + request.latency))
+    span.end(end_time=_ns(started + request.latency))
 
 
 def _output_message(request: RequestStats) -> dict[str, Any]:
@@ -189,10 +192,10 @@ def _output_message(request: RequestStats) -> dict[str, Any]:
     return {"role": "assistant", "parts": parts, "finish_reason": request.finish_reason}
 
 
-def _tool_span(tracer: Tracer, parent: Any, step: Step, content: bool) -> None:
+def _tool_span(tracer: Tracer, parent: Context, step: Step, started: float, content: bool) -> None:
+    """The span of tool call ``step``, begun at ``started``."""
     from opentelemetry.trace import SpanKind
 
-    assert step.started is not None
     attributes: dict[str, Any] = {
         "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": step.name, "gen_ai.tool.call.id": step.call_id,
         "gen_ai.tool.type": "function", "tooltrial.tool.status": step.status, "tooltrial.tool.is_error": step.is_error,
@@ -202,10 +205,10 @@ def _tool_span(tracer: Tracer, parent: Any, step: Step, content: bool) -> None:
         attributes["gen_ai.tool.call.arguments"] = json.dumps(step.arguments)
         attributes["gen_ai.tool.call.result"] = step.result
     span = tracer.start_span(f"execute_tool {step.name}", parent, SpanKind.INTERNAL, _known(attributes),
-                             start_time=_ns(step.started))
+                             start_time=_ns(started))
     if step.is_error:  # the result's text only with content: it is the tool's output
         _failed(span, "tool_error", first_line(step.result, "") if content else "")
-    span.end(end_time=_ns(step.started + step.duration))
+    span.end(end_time=_ns(started + step.duration))
 
 
 def _failed(span: Span, kind: str, message: str) -> None:
