@@ -30,6 +30,10 @@ class Listing(OpenAIServer):
     static = {"/v1/models": MODELS}
 
 
+class Refusing(OpenAIServer):
+    static = {"/v1/models": Reply({"error": {"message": "Incorrect API key provided"}}, status=401)}
+
+
 class Tags(OllamaServer):
     static = {**OllamaServer.static, "/api/tags": TAGS}
 
@@ -108,13 +112,15 @@ def test_ollama_not_running_or_without_the_model_is_said_so(tmp_path: Path) -> N
 
 def test_a_key_is_checked_by_its_variable_and_never_shown(tmp_path: Path) -> None:
     secret = "sk-doctor-secret-4242"
-    with Listing() as server:
-        code, table, found = _doctor(tmp_path, {"keyed": f"{{model: openai/fake, api_base: '{server.api_base}', "
-                                                         "api_key_env: DOCTOR_TEST_KEY}"},
-                                     env={"DOCTOR_TEST_KEY": secret})
+    with Listing() as server, Refusing() as refusing:
+        code, table, found = _doctor(tmp_path, {
+            "keyed": f"{{model: openai/fake, api_base: '{server.api_base}', api_key_env: DOCTOR_TEST_KEY}}",
+            "refused": f"{{model: openai/fake, api_base: '{refusing.api_base}', api_key_env: DOCTOR_TEST_KEY}}"},
+            env={"DOCTOR_TEST_KEY": secret})
         sent = [r.headers.get("authorization") for r in server.requests]
-    assert code == 0 and table.splitlines()[-1] == "2 of 2 providers ready"
+    assert code == 6 and table.splitlines()[-1] == "2 of 3 providers ready; not ready: refused"
     assert _found(found[1])[0] == ("key", OK, "DOCTOR_TEST_KEY is set")
+    assert _found(found[2])[1] == ("endpoint", FAIL, f"{refusing.api_base}/models refused the key (HTTP 401)")
     assert sent == [f"Bearer {secret}"] * 2  # to the alias's own server, as runs send it
     assert secret not in table and secret not in json.dumps(found)
 

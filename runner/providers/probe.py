@@ -151,7 +151,7 @@ def _endpoint(settings: ModelSettings, server: Server | None, environ: Mapping[s
     request = urllib.request.Request(url, headers=_auth(style, secret))
     started = time.monotonic()
     try:
-        with urllib.request.urlopen(request, timeout=PROBE_TIMEOUT) as response:
+        with urllib.request.build_opener(_Stay).open(request, timeout=PROBE_TIMEOUT) as response:
             status, body = response.status, response.read(1_000_000)
     except urllib.error.HTTPError as e:
         status, body = e.code, b""
@@ -170,12 +170,20 @@ def _endpoint(settings: ModelSettings, server: Server | None, environ: Mapping[s
         return Finding("endpoint", FAIL, f"{url} does not answer ({why})")
     took = f"{time.monotonic() - started:.2f} s"
     if status in (401, 403):
-        return Finding("endpoint", FAIL, f"{url} refused the key (HTTP {status})")
+        refused = "refused the key" if secret else "wants a key"
+        return Finding("endpoint", FAIL, f"{url} {refused} (HTTP {status})")
     if ollama and status == 200:
         return _pulled(settings.model, body, base, took)
     if status < 400 or status == 404:  # a server of one's own may list no models there: it answered
         return Finding("endpoint", OK, f"{url} answers (HTTP {status}, {took})")
     return Finding("endpoint", FAIL, f"{url} answers HTTP {status}")
+
+
+class _Stay(urllib.request.HTTPRedirectHandler):
+    """Follows no redirect: the key goes to the configured server only (a redirect is an answer)."""
+
+    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
+        return None
 
 
 def _auth(style: str, secret: str | None) -> dict[str, str]:
