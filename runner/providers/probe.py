@@ -21,7 +21,6 @@ from typing import Any, Collection, Mapping
 from runner.errors import did_you_mean
 from runner.names import SCRIPTED
 from runner.providers.base import ProviderError
-from runner.providers.litellm import is_local, key_from
 from runner.providers.retry import RetryPolicy
 from runner.providers.settings import ModelSettings
 
@@ -122,6 +121,8 @@ def _key_variable(settings: ModelSettings, server: Server | None) -> str | None:
 
 
 def _key(settings: ModelSettings, server: Server | None, environ: Mapping[str, str]) -> Finding:
+    from runner.providers.litellm import is_local, key_from  # cheap, but kept off every command's imports
+
     variable = _key_variable(settings, server)
     base = settings.api_base or (server.base if server else None)
     if key_from(variable, environ):
@@ -141,6 +142,8 @@ def _key(settings: ModelSettings, server: Server | None, environ: Mapping[str, s
 def _endpoint(settings: ModelSettings, server: Server | None, environ: Mapping[str, str]) -> Finding:
     """GET the server's model list: any HTTP answer but 401/403 (and for Ollama, one without the model)
     is a server that answers."""
+    from runner.providers.litellm import key_from
+
     base = (settings.api_base or (server.base if server else None) or "").rstrip("/")
     if not base:
         return Finding("endpoint", SKIPPED, f"no api_base, and tooltrial knows no default server for {settings.model!r}")
