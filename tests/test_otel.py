@@ -271,3 +271,20 @@ def test_a_failed_request_a_failed_tool_call_and_an_errored_run_are_error_spans(
     assert (_attributes(failed)["error.type"], _attributes(failed)["tooltrial.request.attempts"]) == ("server_error", 3)
     assert "gen_ai.response.finish_reasons" not in _attributes(failed)
     assert tool["status"] == {"code": 2} and _attributes(tool)["error.type"] == "tool_error"  # no result text without --otel-content
+
+
+def test_a_collector_that_is_down_is_named_with_the_last_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    import socket
+
+    from runner.output import otlp
+
+    with socket.socket() as s:  # a loopback port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    monkeypatch.setattr(otlp, "EXPORT_TIMEOUT", 2.5)  # one retry after about a second, then the next wait is too long
+    traces = run_spans([RunRecord(case="g/c", provider="scripted", prompt="default", started=1.0)], OtelTarget())
+    said = otlp.send(traces, f"http://127.0.0.1:{port}/v1/traces")
+    assert said is not None and said.startswith(
+        f"cannot export the traces to http://127.0.0.1:{port}/v1/traces: Failed to export spans batch due to timeout, "
+        "max retries or shutdown. (the last error: ")
+    assert "Connection refused" in said

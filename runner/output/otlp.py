@@ -76,8 +76,9 @@ def send(traces: Sequence[Sequence[ReadableSpan]], url: str) -> str | None:
         with _exporter_log() as said:
             for batch in _batches(traces):
                 if exporter.export(batch) is not SpanExportResult.SUCCESS:
-                    why = said[-1] if said else "it did not accept the spans"
-                    return f"cannot export the traces to {url}: {why}"
+                    why = said.messages[-1] if said.messages else "it did not accept the spans"
+                    last = f" (the last error: {said.transient[-1]})" if said.transient else ""
+                    return f"cannot export the traces to {url}: {why}{last}"
     finally:
         exporter.shutdown()
     return None
@@ -91,25 +92,29 @@ def _batches(traces: Sequence[Sequence[ReadableSpan]]) -> Iterator[list[Readable
 
 
 class _Said(logging.Handler):
-    """Keeps the messages logged to it, instead of letting Python print them on stderr."""
+    """Keeps the messages logged to it, instead of letting Python print them on stderr, and the
+    errors of the retried tries (``Transient error %s ...``: a retry that timed out names none)."""
 
     def __init__(self) -> None:
         super().__init__(logging.WARNING)
         self.messages: list[str] = []
+        self.transient: list[str] = []
 
     def emit(self, record: logging.LogRecord) -> None:
         self.messages.append(record.getMessage())
+        if str(record.msg).startswith("Transient error") and isinstance(record.args, tuple) and record.args:
+            self.transient.append(str(record.args[0]))
 
 
 @contextlib.contextmanager
-def _exporter_log() -> Iterator[list[str]]:
+def _exporter_log() -> Iterator[_Said]:
     """While open, the OTLP/HTTP exporter's log lines (why an export failed) are kept, not printed."""
     logger = logging.getLogger(_EXPORTER_LOG)
     said, propagate = _Said(), logger.propagate
     logger.addHandler(said)
     logger.propagate = False
     try:
-        yield said.messages
+        yield said
     finally:
         logger.removeHandler(said)
         logger.propagate = propagate
