@@ -17,6 +17,8 @@
 (e) The HTML report of 10,000 runs (the bundled suite's runs repeated): the CPU time to make the
     page from the report document, its size, and in headless Chromium (Debian's, through playwright) the first paint, the load event,
     the run list ready and one transcript opened; skipped with a message without chromium.
+(f) The OpenTelemetry export (``--otel``) of 1,000 run records, (b)'s repeated: the spans made
+    with the SDK and written as OTLP JSON lines, per run, and the file's size.
 """
 
 from __future__ import annotations
@@ -125,7 +127,7 @@ class TimedSandbox(Sandbox):
         return result
 
 
-def figure_b(sandbox: Sandbox, repeats: int = 5) -> None:
+def figure_b(sandbox: Sandbox, repeats: int = 5) -> list[RunRecord]:
     cases = load_cases([ROOT / "cases"])
     timed = TimedSandbox(sandbox)
     arm = Arm(resolve_provider("scripted"), load_prompt(None))
@@ -137,6 +139,20 @@ def figure_b(sandbox: Sandbox, repeats: int = 5) -> None:
     print(f"(b) harness overhead: {(wall - timed.seconds) / runs * 1000:.1f} ms/run wall,"
           f" {cpu / runs * 1000:.1f} ms/run CPU, over {runs} runs ({sandbox.mode} sandbox; time in"
           f" subprocesses, left out: {timed.seconds / runs * 1000:.0f} ms/run)   target < 10 ms")
+    return records
+
+
+def figure_f(records: Sequence[RunRecord], count: int = 1000) -> None:
+    from runner.output.otel import OtelTarget, run_spans
+    from runner.output.otlp import json_lines
+
+    many = [records[i % len(records)] for i in range(count)]
+    started = time.perf_counter()
+    lines = json_lines(run_spans(many, OtelTarget()))
+    wall = time.perf_counter() - started
+    spans = sum(len(r.model_requests) + len(r.steps) + 1 for r in many)
+    print(f"(f) --otel export of {count:,} runs ({spans:,} spans): {wall / count * 1000:.2f} ms/run,"
+          f" {len(lines.encode()) / 1e6:.1f} MB of OTLP JSON lines   target < 5 ms/run")
 
 
 def urllib_arm(url: str) -> Arm:
@@ -168,9 +184,6 @@ def figure_c(folder: Path, sandbox: Sandbox, count: int, delay: float, make_arm:
 _MEASURED_RUN = """
 import contextlib, io, sys
 from runner.cli.app import main
-from runner.output.html import html_page
-from runner.output.report import report_document
-from runner.scoring.aggregate import aggregate
 with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
     code = main(sys.argv[1:])
 peak = next(line for line in open("/proc/self/status") if line.startswith("VmHWM:"))
@@ -252,7 +265,7 @@ def main_benchmark() -> None:
     sandbox = choose_sandbox("auto")
     with tempfile.TemporaryDirectory(prefix="tooltrial-bench-") as folder:
         figure_a(Path(folder))
-        figure_b(sandbox)
+        figure_f(figure_b(sandbox))
         figure_c(Path(folder), sandbox, args.http_cases, args.delay, urllib_arm)
         if args.litellm:
             figure_c(Path(folder), sandbox, args.http_cases, args.delay, litellm_arm)

@@ -87,13 +87,15 @@ def run(case: Case, provider: ProviderSpec) -> RunRecord:
 def same_run(record: RunRecord) -> dict[str, Any]:
     """What a replay must reproduce: everything but timings, call ids, the provider's name and the workspace."""
     data = record.to_dict()
-    for key in ("provider", "duration", "workspace", "latency"):
+    for key in ("provider", "duration", "workspace", "latency", "started"):
         data.pop(key)
     for step in data["steps"]:
         step.pop("duration")
+        step.pop("started")
         step.pop("call_id")
     for request in data["model_requests"]:
         request.pop("latency")
+        request.pop("started")
         for call in request["tool_calls"]:
             call.pop("id")
     return data

@@ -52,9 +52,10 @@ def comparable(run: dict[str, Any]) -> dict[str, Any]:
     """A run of the JSON report without what differs between a live run and its replay: timings, the provider,
     the tries it took (a scripted reply takes none), call ids (the scripted provider makes its own) and the
     provider's native finish reason (a script has none)."""
-    run = {k: v for k, v in run.items() if k not in ("provider", "duration", "latency", "queued", "workspace")}
-    run["trace"] = [{k: v for k, v in step.items() if k not in ("duration", "call_id")} for step in run["trace"]]
-    run["model_requests"] = [{**{k: v for k, v in r.items() if k not in ("latency", "native_finish_reason", "attempts")},
+    run = {k: v for k, v in run.items() if k not in ("provider", "duration", "latency", "queued", "workspace", "started")}
+    run["trace"] = [{k: v for k, v in step.items() if k not in ("duration", "call_id", "started")} for step in run["trace"]]
+    run["model_requests"] = [{**{k: v for k, v in r.items()
+                                 if k not in ("latency", "native_finish_reason", "attempts", "started")},
                               "tool_calls": [{k: v for k, v in c.items() if k != "id"} for c in r["tool_calls"]]}
                              for r in run["model_requests"]]
     return run

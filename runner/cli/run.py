@@ -22,6 +22,8 @@ from runner.errors import ExitCode, silence_output
 from runner.names import SCRIPTED
 from runner.output.finish import Conclusion, conclude, show_ending, utc_now
 from runner.output.load import read_results
+from runner.output.otel import OtelTarget, require_otel
+from runner.output.otlp import traces_url
 from runner.output.replay import Recorder
 from runner.output.store import ResultsWriter
 from runner.providers.precheck import precheck
@@ -71,15 +73,19 @@ def add(sub: argparse._SubParsersAction) -> None:
     run.add_argument("--timeout", type=seconds, metavar="S", help="wall-clock seconds per run (overrides the cases)")
     run.add_argument("-l", "--list", action="store_true", help="list the selected cases without running them")
     run.add_argument("--record", type=Path, metavar="DIR", help="write each run as a case whose script is what the model did, to DIR/cases")
+    run.add_argument("--otel", type=Path, metavar="FILE", help="write each run as an OpenTelemetry trace to FILE (OTLP JSON lines; needs the otel extra)")
+    run.add_argument("--otel-endpoint", metavar="URL", help="send each run as an OpenTelemetry trace to an OTLP/HTTP collector (http://localhost:4318)")
+    run.add_argument("--otel-content", action="store_true", help="put reply text, tool arguments and results in the traces (they may hold secrets)")
     run.set_defaults(sources=False)
 
 
 def _check_output_files(args: argparse.Namespace) -> None:
-    """Refuse, before any run starts, ``--report`` / ``--junit`` / ``--html`` / ``--summary-md`` files and
-    ``--record`` / ``--results`` folders that cannot be written: a file that is a folder (or the reverse), a
+    """Refuse, before any run starts, ``--report`` / ``--junit`` / ``--html`` / ``--summary-md`` / ``--otel`` files
+    and ``--record`` / ``--results`` folders that cannot be written: a file that is a folder (or the reverse), a
     path under a file, a folder no file can be created in. Raises UserError naming the flag and the path, with a hint."""
     for flag, path, folder in (("--report", args.report, False), ("--junit", args.junit, False),
                                ("--html", args.html, False), ("--summary-md", args.summary_md, False),
+                               ("--otel", args.otel, False),
                                ("--record", args.record, True), ("--results", args.results, True)):
         if path is not None:
             check_writable(flag, path, folder)
@@ -90,6 +96,11 @@ def command(args: argparse.Namespace) -> int:
     if args.list:
         return listing.command(args)
     _check_output_files(args)
+    endpoint = traces_url(args.otel_endpoint) if args.otel_endpoint else None
+    if args.otel or endpoint:
+        require_otel("--otel" if args.otel else "--otel-endpoint")
+    elif args.otel_content:
+        raise UserError("--otel-content needs --otel FILE or --otel-endpoint URL", hint="add one, or leave --otel-content out")
     cases = [s.case for s in selected(args)]
     if not cases:
         return ExitCode.NO_CASES
@@ -118,9 +129,14 @@ def command(args: argparse.Namespace) -> int:
     writer, started = ResultsWriter(results), utc_now()
     recorder = Recorder(args.record, cases, len(providers), len(prompts), args.runs) if args.record else None
     done = run_live(cases, arms, options, args.runs, printer, writer, earlier, recorder)
+    otel = None
+    if args.otel or endpoint:
+        models = {name: config.providers[name].model if name in config.providers else name for name in names}
+        otel = OtelTarget(args.otel, endpoint, args.otel_content, models)
     step_summary = os.environ.get("GITHUB_STEP_SUMMARY")  # GitHub Actions' job summary file
     outputs = Conclusion(args.report, args.junit, as_json, args.min_pass_rate, done.left, html=args.html,
-                         summary_md=args.summary_md, step_summary=Path(step_summary) if step_summary else None)
+                         summary_md=args.summary_md, step_summary=Path(step_summary) if step_summary else None,
+                         otel=otel)
     ending = conclude(done.records, cases, writer, started, outputs)
     notes = done.warnings
     if recorder is not None:

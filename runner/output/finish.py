@@ -13,6 +13,7 @@ away (``| head``) can cut the printing short but no result. The tables, the repo
 
 from __future__ import annotations
 
+import functools
 import json
 import sys
 from dataclasses import dataclass, field
@@ -25,6 +26,8 @@ from runner.output.report import report_document, unfinished_list
 from runner.output.html import write_html
 from runner.output.junit import junit_xml
 from runner.output.markdown import summary_markdown
+from runner.output.otel import OtelTarget, run_spans
+from runner.output.otlp import json_lines, send
 from runner.output.store import REPORT_FILE, ResultsWriter, to_json, write_replace
 from runner.run.engine import RunKey
 from runner.run.record import RunRecord
@@ -47,7 +50,8 @@ class Conclusion:
     """Where the outputs go: ``report``, ``junit``, ``html`` and ``summary_md`` (Markdown) files (None: not
     written), ``step_summary`` a file the Markdown summary is appended to (``$GITHUB_STEP_SUMMARY``),
     ``as_json`` for ``--output json``, the suite's ``min_pass_rate`` gate (None: every run must pass),
-    and the runs an interruption left ``unfinished`` (case, provider, prompt, run index)."""
+    the runs an interruption left ``unfinished`` (case, provider, prompt, run index), and the OpenTelemetry
+    export (``--otel``, ``--otel-endpoint``; None: none)."""
 
     report: Path | None = None
     junit: Path | None = None
@@ -57,6 +61,7 @@ class Conclusion:
     html: Path | None = None
     summary_md: Path | None = None
     step_summary: Path | None = None
+    otel: OtelTarget | None = None
 
 
 @dataclass(frozen=True)
@@ -85,10 +90,11 @@ class Ending:
 def conclude(
     records: Sequence[RunRecord], cases: Sequence[Case], writer: ResultsWriter, started: str, outputs: Conclusion
 ) -> Ending:
-    """Write ``report.json`` to the results folder, then the ``--report``, ``--junit``, ``--html`` and
-    ``--summary-md`` files, and append the summary to ``step_summary``; prints nothing. The report
-    lists the ``unfinished`` runs. A file that cannot be written
-    (disk full, folder gone) is a line in ``Ending.failed_writes``, and the others are still written."""
+    """Write ``report.json`` to the results folder, then the ``--report``, ``--junit``, ``--html``,
+    ``--summary-md`` and ``--otel`` files, append the summary to ``step_summary``, then send the traces to
+    ``--otel-endpoint``; prints nothing. The report lists the ``unfinished`` runs. A file that cannot be
+    written (disk full, folder gone) or a collector that does not take the traces is a line in
+    ``Ending.failed_writes``, and the others are still written."""
     model = aggregate(records)
     gates = evaluate(model.cells, {c.full_id: c.min_pass_rate for c in cases}, outputs.min_pass_rate)
     meta = {"run_id": writer.run_id, "results": str(writer.path), "started": started, "finished": utc_now()}
@@ -110,12 +116,20 @@ def conclude(
     for target, write_md in ((outputs.summary_md, write_replace), (outputs.step_summary, append_text)):
         if target is not None:
             writes.append((target, lambda path=target, write=write_md: write(path, markdown), ""))
+    otel = outputs.otel
+    traces = functools.cache(lambda: run_spans(records, otel) if otel is not None else [])  # made after report.json
+    if otel is not None and otel.file is not None:
+        lines = otel.file
+        writes.append((lines, lambda: write_replace(lines, json_lines(traces())), ""))
     failed = []
     for path, write, hint in writes:
         try:
             write()
         except OSError as e:
             failed.append(f"cannot write {path}: {e.strerror or e}{hint}")
+    if otel is not None and otel.endpoint is not None:
+        refused = send(traces(), otel.endpoint)
+        failed.extend([refused] if refused else [])
     return Ending(records, document, model, gates, failed)
 
 

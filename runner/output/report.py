@@ -75,7 +75,7 @@ def run_dict(record: RunRecord) -> dict[str, Any]:
     trace = [
         {"turn": s.turn, "request": s.request, "call_id": s.call_id, "status": s.status, "name": s.name,
          "arguments": s.arguments, "result": cap_text(s.result, TRACE_RESULT_LIMIT), "is_error": s.is_error,
-         "duration": s.duration}
+         "duration": s.duration, "started": s.started}
         for s in record.steps
     ]
     commands = [{**c, "stdout": cap_text(c["stdout"], TRACE_RESULT_LIMIT), "stderr": cap_text(c["stderr"], TRACE_RESULT_LIMIT)}

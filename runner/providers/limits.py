@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from runner.providers.base import Attempt, Completion, Provider, ProviderError
@@ -13,7 +14,8 @@ class TurnLimitExceeded(Exception):
 
 class TurnLimited:
     """Wraps a provider; counts requests and keeps every completion, and in ``failed`` the tries of
-    a request that failed for good.
+    a request that failed for good; ``started`` holds when each request sent was first tried, epoch
+    seconds (one per completion, then one for the request that failed).
 
     Request number ``max_turns + 1`` raises TurnLimitExceeded before it is sent.
     """
@@ -24,6 +26,7 @@ class TurnLimited:
         self.max_turns = max_turns
         self.completions: list[Completion] = []
         self.failed: tuple[Attempt, ...] = ()
+        self.started: list[float] = []
 
     @property
     def requests(self) -> int:
@@ -34,6 +37,7 @@ class TurnLimited:
     ) -> Completion:
         if self.requests >= self.max_turns:
             raise TurnLimitExceeded(f"turn limit {self.max_turns} exceeded")
+        self.started.append(time.time())
         try:
             completion = self.provider.complete(messages, tools, deadline)
         except ProviderError as e:

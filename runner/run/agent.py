@@ -56,7 +56,8 @@ class Step:
     ``invalid`` (its arguments did not parse, the model got the error), ``truncated`` (not run: its
     reply was cut off at the output limit) or ``recovered`` (written as text in the reply's content,
     run because the alias says ``recover_text_calls``). Only ``executed`` and ``recovered`` calls
-    ``ran``: the trace checks that ask for calls count no other (runner.checks.trace)."""
+    ``ran``: the trace checks that ask for calls count no other (runner.checks.trace). ``started``: when
+    the call began, epoch seconds (None in records of earlier versions)."""
 
     turn: int
     call_id: str
@@ -67,6 +68,7 @@ class Step:
     duration: float
     request: int | None = None
     status: str = "executed"
+    started: float | None = None
 
     @property
     def ran(self) -> bool:
@@ -216,11 +218,11 @@ def _run_turn(
 
 
 def _run_call(toolbox: Toolbox, call: ToolCall, turn: int, request: int) -> Step:
-    started = time.monotonic()
+    wall, started = time.time(), time.monotonic()
     result = toolbox.call(call.name, call.arguments, call.error)
     status = "refused" if result.refused else "invalid" if call.error else "executed"
     return Step(turn, call.id, call.name, call.arguments, result.content, result.is_error,
-                time.monotonic() - started, request, status)
+                time.monotonic() - started, request, status, wall)
 
 
 def _call_done(step: Step) -> CallDone:
@@ -249,7 +251,7 @@ def _recover(toolbox: Toolbox, trajectory: Trajectory, calls: Sequence[ToolCall]
 def _cut_off(call: ToolCall, turn: int, request: int) -> Step:
     """A call from a truncated reply: not run, whether or not its arguments parse (they may be cut short
     where they still parse); the model is told why."""
-    return Step(turn, call.id, call.name, call.arguments, CUT_OFF, True, 0.0, request, "truncated")
+    return Step(turn, call.id, call.name, call.arguments, CUT_OFF, True, 0.0, request, "truncated", time.time())
 
 
 def _no_reply(kind: ReplyKind, times: int, completion: Completion) -> tuple[StopReason, str]:

@@ -46,7 +46,7 @@ from runner.tools.base import ToolContext
 from runner.tools.mocks import mock_tools
 from runner.tools.toolbox import build_toolbox
 
-_KEPT = frozenset({"case", "provider", "prompt", "run", "duration", "sandbox", "queued"})  # what _clear keeps
+_KEPT = frozenset({"case", "provider", "prompt", "run", "duration", "sandbox", "queued", "started"})  # what _clear keeps
 
 
 def execute(case: Case, arm: Arm, options: RunOptions, number: int = 1, breaker: Breaker | None = None) -> RunRecord:
@@ -57,7 +57,7 @@ def execute(case: Case, arm: Arm, options: RunOptions, number: int = 1, breaker:
     around it (cleanup, scoring), is on the record, a bug as error kind ``internal``.
     """
     record = RunRecord(case=case.full_id, provider=arm.provider.name, prompt=arm.prompt.name, run=number,
-                       sandbox=options.sandbox.confinement)
+                       sandbox=options.sandbox.confinement, started=time.time())
     started = time.monotonic()
     try:
         _execute(case, arm, options, record, started, breaker)
@@ -198,13 +198,16 @@ def _account(record: RunRecord, provider: TurnLimited, trajectory: Trajectory) -
     record.final_reply = trajectory.final_reply
     record.truncated_reply = trajectory.final_reply_cut
     turns, done = trajectory.request_turns, len(provider.completions)
+    sent = provider.started
     failed = [RequestStats(latency=sum(a.duration for a in provider.failed), attempts=list(provider.failed), index=done,
-                           turn=turns[done] if done < len(turns) else None)] if provider.failed else []
+                           turn=turns[done] if done < len(turns) else None,
+                           started=sent[done] if done < len(sent) else None)] if provider.failed else []
     record.script = [script_reply(c) for c in provider.completions]
     record.tokens = Tokens.of([c.usage for c in provider.completions])
     record.cost = known_sum(c.usage.cost for c in provider.completions if c.usage is not None)
     record.model_requests = [
-        request_stats(i, c, turns[i] if i < len(turns) else None, trajectory.steps, trajectory.text_calls.get(i, ()))
+        request_stats(i, c, turns[i] if i < len(turns) else None, trajectory.steps, trajectory.text_calls.get(i, ()),
+                      sent[i] if i < len(sent) else None)
         for i, c in enumerate(provider.completions)] + failed
     record.requests = sum(max(1, len(r.attempts)) for r in record.model_requests)  # every try was sent
     record.latency = known_sum(c.latency for c in provider.completions)

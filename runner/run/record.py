@@ -69,7 +69,9 @@ class RequestStats:
     ``invalid``, ``truncated``) or ``not_run`` when the run stopped first; ``text_calls``, calls written as text
     in the content, ``{name, arguments}`` each, never run.;
     ``attempts``, every try the request took (runner.providers.base.Attempt), the last the one that
-    answered, or for a request that failed for good (``finish_reason`` None) the one that failed last."""
+    answered, or for a request that failed for good (``finish_reason`` None) the one that failed last;
+    ``started``, when its first try was sent, epoch seconds (None in records of earlier versions): it
+    ended ``latency`` seconds later."""
 
     prompt: int | None = None
     completion: int | None = None
@@ -92,13 +94,14 @@ class RequestStats:
     tool_calls: list[dict[str, Any]] = field(default_factory=list)
     text_calls: list[dict[str, Any]] = field(default_factory=list)
     attempts: list[Attempt] = field(default_factory=list)
+    started: float | None = None
 
 
 def request_stats(index: int, completion: Completion, turn: int | None, steps: Sequence[Step],
-                  text_calls: Sequence[ToolCall] = ()) -> RequestStats:
+                  text_calls: Sequence[ToolCall] = (), started: float | None = None) -> RequestStats:
     """The record of model request ``index`` (0-based) whose reply is ``completion``, made in case turn
-    ``turn``; ``steps`` are the run's, which say what became of each of its calls; ``text_calls`` are
-    those its reply wrote as text (runner.run.agent.Trajectory.text_calls)."""
+    ``turn`` and sent at ``started`` (epoch seconds); ``steps`` are the run's, which say what became of
+    each of its calls; ``text_calls`` are those its reply wrote as text (runner.run.agent.Trajectory.text_calls)."""
     usage = completion.usage or Usage()
     status = {s.call_id: s.status for s in steps if s.request == index}
     return RequestStats(
@@ -108,7 +111,8 @@ def request_stats(index: int, completion: Completion, turn: int | None, steps: S
         outcome=reply_kind(completion), native_finish_reason=completion.native_finish_reason,
         text=completion.content or None, reasoning=completion.reasoning or None,
         tool_calls=[{**_call(c), "status": status.get(c.id, "not_run")} for c in completion.tool_calls],
-        text_calls=[{"name": c.name, "arguments": c.arguments} for c in text_calls], attempts=list(completion.attempts))
+        text_calls=[{"name": c.name, "arguments": c.arguments} for c in text_calls], attempts=list(completion.attempts),
+        started=started)
 
 
 def _call(call: ToolCall) -> dict[str, Any]:
@@ -164,7 +168,8 @@ class RunRecord:
         error_kind: for an error, its kind (runner.kinds.ErrorKind: ``setup``, ``workspace``,
             ``turn_limit``, ``provider_error``, ``script_exhausted``, ``timeout``, ``judge_error``...).
         requests: model requests sent: every try counts, retries included (each model request's
-            ``attempts`` lists them). duration: wall-clock seconds.
+            ``attempts`` lists them). duration: wall-clock seconds. started: when the run began, epoch
+            seconds (None in records of earlier versions).
         tokens, cost: the agent's own usage (tokens; USD), each None when no request reported it;
             judges' usage is apart, in ``judge_tokens`` and ``judge_cost``.
         latency: seconds spent waiting on the model, summed over requests (None before any request).
@@ -227,6 +232,7 @@ class RunRecord:
     prompt_overridden: bool = False
     truncated_reply: bool = False
     queued: float = 0.0
+    started: float | None = None
 
     @property
     def names(self) -> list[str]:

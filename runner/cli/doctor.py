@@ -1,0 +1,75 @@
+"""``tooltrial doctor``: is each provider ready? Its key set, its server answering and, with ``--call``,
+its model making native tool calls (runner.providers.probe), as a table, before a suite finds out the
+slow way. Exit 0 when every check that ran passed, 6 (infrastructure) when one failed."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from concurrent.futures import ThreadPoolExecutor
+
+from rich.table import Table
+
+from runner.errors import ExitCode
+from runner.names import SCRIPTED
+from runner.providers.probe import FAIL, OK, Diagnosis, as_dict, diagnose
+from runner.spec.config import Config, load_config
+from runner.terminal.console import make_console, shown
+from runner.terminal.lines import plural
+
+_STYLES = {OK: "green", FAIL: "bold red"}
+_MARKS = {OK: "ok", FAIL: "FAIL"}
+
+
+def add(sub: argparse._SubParsersAction) -> None:
+    """The ``doctor`` subcommand's parser."""
+    doctor = sub.add_parser("doctor", help="check each provider's key, server and tool calls")
+    doctor.add_argument("-p", "--provider", action="append", default=[],
+                        help="check this provider (repeatable; default: scripted and every alias in tooltrial.yml)")
+    doctor.add_argument("--config", metavar="FILE", help="project config (default: ./tooltrial.yml if it exists)")
+    doctor.add_argument("--call", action="store_true", help="send each live model one tiny request with one tool")
+    doctor.add_argument("--output", choices=["text", "json"], default="text", help="a table, or JSON on stdout")
+    doctor.add_argument("-v", "--verbose", action="store_true", help="let litellm log its requests (DEBUG)")
+
+
+def command(args: argparse.Namespace) -> int:
+    """Check the providers, all at once; print the table (or JSON); 0 when none failed, else 6."""
+    config = load_config(args.config)
+    names = args.provider or list(dict.fromkeys([SCRIPTED, *config.providers, *_defaults(config)]))
+    if args.call and any(name != SCRIPTED for name in names):
+        from runner.providers.litellm import load_litellm
+
+        load_litellm(args.verbose)  # once, on this thread, before the checks' threads use it
+    environ = dict(os.environ)
+    with ThreadPoolExecutor(max_workers=min(8, len(names))) as pool:
+        found = list(pool.map(lambda name: diagnose(name, config.providers.get(name), args.call, environ,
+                                                    args.verbose, config.providers), names))
+    if args.output == "json":
+        print(json.dumps([as_dict(d) for d in found], indent=2))
+    else:
+        _print_table(found)
+    return ExitCode.OK if all(d.ok for d in found) else ExitCode.INFRASTRUCTURE
+
+
+def _defaults(config: Config) -> list[str]:
+    """The config's ``default_provider`` and ``judge``, where set (an alias among them is checked once)."""
+    return [name for name in (config.default_provider, config.judge) if name]
+
+
+def _print_table(found: list[Diagnosis]) -> None:
+    console = make_console()
+    table = Table("provider", "key", "endpoint", "tool calls", box=None, pad_edge=False)
+    for diagnosis in found:
+        cells = [_cell(f.status, f.detail) for f in diagnosis.findings] + [""] * (3 - len(diagnosis.findings))
+        table.add_row(shown(f"{diagnosis.name} ({diagnosis.model})" if diagnosis.model != diagnosis.name
+                            else diagnosis.name), *cells)
+    console.print(table)
+    failed = [d.name for d in found if not d.ok]
+    ready = f"{len(found) - len(failed)} of {plural(len(found), 'provider')} ready"
+    console.print(shown(f"{ready}; not ready: {', '.join(failed)}" if failed else ready))
+
+
+def _cell(status: str, detail: str) -> object:
+    mark = _MARKS.get(status, "-")
+    return shown(f"{mark} {detail}", _STYLES.get(status, "dim"))

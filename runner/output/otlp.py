@@ -1,0 +1,120 @@
+"""Spans (runner.output.otel) out in the OpenTelemetry protocol: OTLP JSON lines to a file, or
+OTLP/HTTP (protobuf) to a collector with the official exporter (``opentelemetry-exporter-otlp-proto-http``).
+
+The file holds one ``ExportTraceServiceRequest`` per line, one run's trace each, in the OTLP/JSON
+encoding (https://opentelemetry.io/docs/specs/otlp/#json-protobuf-encoding): protobuf's JSON
+mapping with lowerCamelCase keys, enums as integers, and trace and span ids as hex strings, not
+base64 (the one place OTLP/JSON departs from protobuf's mapping). This is the format of the
+OpenTelemetry Collector's file exporter, which its ``otlpjsonfile`` receiver reads back.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import json
+import logging
+from typing import TYPE_CHECKING, Any, Iterator, Sequence
+from urllib.parse import urlsplit, urlunsplit
+
+from runner.errors import UserError
+
+if TYPE_CHECKING:
+    from opentelemetry.sdk.trace import ReadableSpan
+
+TRACES_PATH = "/v1/traces"
+EXPORT_TIMEOUT = 10.0  # seconds for one export request, the exporter's retries of a transient failure included
+BATCH_RUNS = 100  # runs' spans per OTLP/HTTP request: well under the exporter's 64 MiB request limit
+_ID_KEYS = ("traceId", "spanId", "parentSpanId")
+_EXPORTER_LOG = "opentelemetry.exporter.otlp.proto.http.trace_exporter"  # the exporter's logger
+
+
+def traces_url(url: str) -> str:
+    """The OTLP/HTTP traces URL of ``--otel-endpoint``'s value: a URL with no path gets ``/v1/traces``
+    (as ``OTEL_EXPORTER_OTLP_ENDPOINT`` does), any other is used as given. Raises UserError for
+    anything but an http(s) URL with a host."""
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise UserError(f"--otel-endpoint {url!r} is not an http(s) URL",
+                        hint="give the collector's OTLP/HTTP address, e.g. http://localhost:4318")
+    if parts.path in ("", "/"):
+        return urlunsplit(parts._replace(path=TRACES_PATH))
+    return url
+
+
+def json_lines(traces: Sequence[Sequence[ReadableSpan]]) -> str:
+    """One OTLP/JSON ``ExportTraceServiceRequest`` line per non-empty trace, each ending in a newline."""
+    from google.protobuf.json_format import MessageToDict
+    from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+
+    lines = []
+    for spans in traces:
+        if spans:
+            document = MessageToDict(encode_spans(spans), use_integers_for_enums=True)
+            lines.append(json.dumps(_hex_ids(document), separators=(",", ":")) + "\n")
+    return "".join(lines)
+
+
+def _hex_ids(value: Any) -> Any:
+    """``value`` (protobuf's JSON mapping) with every trace and span id as hex instead of base64."""
+    if isinstance(value, dict):
+        return {k: base64.b64decode(v).hex() if k in _ID_KEYS and isinstance(v, str) else _hex_ids(v)
+                for k, v in value.items()}
+    if isinstance(value, list):
+        return [_hex_ids(v) for v in value]
+    return value
+
+
+def send(traces: Sequence[Sequence[ReadableSpan]], url: str) -> str | None:
+    """POST the spans to the OTLP/HTTP traces ``url``, ``BATCH_RUNS`` runs a request; None when the
+    collector took them all, else one line saying what it answered (the exporter's own log line)."""
+    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+    from opentelemetry.sdk.trace.export import SpanExportResult
+
+    exporter = OTLPSpanExporter(endpoint=url, timeout=EXPORT_TIMEOUT)
+    try:
+        with _exporter_log() as said:
+            for batch in _batches(traces):
+                if exporter.export(batch) is not SpanExportResult.SUCCESS:
+                    why = said.messages[-1] if said.messages else "it did not accept the spans"
+                    last = f" (the last error: {said.transient[-1]})" if said.transient else ""
+                    return f"cannot export the traces to {url}: {why}{last}"
+    finally:
+        exporter.shutdown()
+    return None
+
+
+def _batches(traces: Sequence[Sequence[ReadableSpan]]) -> Iterator[list[ReadableSpan]]:
+    for start in range(0, len(traces), BATCH_RUNS):
+        batch = [span for spans in traces[start:start + BATCH_RUNS] for span in spans]
+        if batch:
+            yield batch
+
+
+class _Said(logging.Handler):
+    """Keeps the messages logged to it, instead of letting Python print them on stderr, and the
+    errors of the retried tries (``Transient error %s ...``: a retry that timed out names none)."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.messages: list[str] = []
+        self.transient: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.messages.append(record.getMessage())
+        if str(record.msg).startswith("Transient error") and isinstance(record.args, tuple) and record.args:
+            self.transient.append(str(record.args[0]))
+
+
+@contextlib.contextmanager
+def _exporter_log() -> Iterator[_Said]:
+    """While open, the OTLP/HTTP exporter's log lines (why an export failed) are kept, not printed."""
+    logger = logging.getLogger(_EXPORTER_LOG)
+    said, propagate = _Said(), logger.propagate
+    logger.addHandler(said)
+    logger.propagate = False
+    try:
+        yield said
+    finally:
+        logger.removeHandler(said)
+        logger.propagate = propagate

@@ -1,0 +1,160 @@
+"""``tooltrial doctor``: each provider's key, endpoint and native tool calls, checked against loopback fakes:
+one that answers and calls tools, one that refuses connections, one that only writes text, one that writes its
+call as text, and an Ollama without the model."""
+
+from __future__ import annotations
+
+import json
+import socket
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from runner.providers.probe import FAIL, OK, SKIPPED, Server, _key
+from runner.providers.settings import ModelSettings
+
+from tests.fake_servers import OllamaServer, OpenAIServer, Reply, openai_reply
+from tests.helpers import run_cli
+
+pytestmark = pytest.mark.usefixtures("litellm_loaded")
+
+MODELS = Reply({"object": "list", "data": [{"id": "fake", "object": "model"}]})
+TAGS = Reply({"models": [{"name": "llama3:latest"}, {"name": "qwen3:latest"}]})
+PONG = openai_reply(tool_calls=[("ping", {"word": "pong"})])
+
+
+class Listing(OpenAIServer):
+    """An OpenAI-compatible fake that lists its models at /v1/models."""
+
+    static = {"/v1/models": MODELS}
+
+
+class Refusing(OpenAIServer):
+    static = {"/v1/models": Reply({"error": {"message": "Incorrect API key provided"}}, status=401)}
+
+
+class Tags(OllamaServer):
+    static = {**OllamaServer.static, "/api/tags": TAGS}
+
+
+def _refused_port() -> int:
+    """A loopback port nothing listens on (bound, then closed: connecting is refused)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _doctor(tmp_path: Path, aliases: dict[str, str], *flags: str, env: dict[str, str | None] | None = None
+            ) -> tuple[int, str, list[dict[str, Any]]]:
+    """``tooltrial doctor --output json`` with a tooltrial.yml of ``aliases`` (alias -> its YAML mapping);
+    the exit code, the text table of the same check, and the JSON findings."""
+    config = tmp_path / "tooltrial.yml"
+    config.write_text("providers:\n" + "".join(f"  {name}: {entry}\n" for name, entry in aliases.items()), encoding="utf-8")
+    done = run_cli("doctor", "--config", str(config), "--output", "json", *flags, env=env)
+    text = run_cli("doctor", "--config", str(config), *flags, env=env)
+    assert text.returncode == done.returncode, text.stderr
+    return done.returncode, text.stdout, json.loads(done.stdout)
+
+
+def _found(diagnosis: dict[str, Any]) -> list[tuple[str, str, str]]:
+    return [(f["check"], f["status"], f["detail"]) for f in diagnosis["findings"]]
+
+
+def test_doctor_tells_a_working_provider_from_a_dead_one_and_one_without_tool_calls(tmp_path: Path) -> None:
+    port = _refused_port()
+    with Listing() as up, Listing() as text_only, Listing() as as_text:
+        up.push(PONG, PONG)  # one for the JSON run, one for the table
+        text_only.push(*[openai_reply("I would ping, but I cannot call tools.")] * 2)
+        as_text.push(*[openai_reply('<tool_call>{"name": "ping", "arguments": {"word": "pong"}}</tool_call>')] * 2)
+        code, table, found = _doctor(tmp_path, {
+            "up": f"{{model: openai/fake, api_base: '{up.api_base}'}}",
+            "down": f"{{model: openai/fake, api_base: 'http://127.0.0.1:{port}/v1'}}",
+            "textonly": f"{{model: openai/fake, api_base: '{text_only.api_base}'}}",
+            "astext": f"{{model: openai/fake, api_base: '{as_text.api_base}'}}"}, "--call")
+        chats = [(len(s.chats), [t["function"]["name"] for t in s.chats[0].body["tools"]]) for s in (up, text_only, as_text)]
+    assert code == 6
+    assert [(d["name"], d["ok"]) for d in found] == [
+        ("scripted", True), ("up", True), ("down", False), ("textonly", False), ("astext", False)]
+    by_name = {d["name"]: _found(d) for d in found}
+    (_, status, detail) = by_name["up"][1]
+    assert (status, detail.split(" (HTTP")[0]) == (OK, f"{up.api_base}/models answers")
+    assert by_name["up"][0] == ("key", OK, "none needed: a server on this machine")
+    assert by_name["up"][2] == ("tools", OK, "native tool calls")
+    assert by_name["down"][1:] == [
+        ("endpoint", FAIL, f"http://127.0.0.1:{port}/v1/models does not answer (connection refused)"),
+        ("tools", SKIPPED, "the endpoint check failed")]
+    assert by_name["textonly"][2] == ("tools", FAIL, "replied without calling the tool: 'I would ping, but I cannot call tools.'")
+    assert by_name["astext"][2] == ("tools", FAIL, "wrote the call as text, not as a tool call: "
+                                                   "set recover_text_calls: true on its alias to run such calls")
+    assert chats == [(2, ["ping"])] * 3  # one request each, for the JSON and the text run: tried once, one tool
+    assert "down (openai/fake)" in table and f"FAIL http://127.0.0.1:{port}/v1/models does not answer" in table
+    assert table.splitlines()[-1] == "2 of 5 providers ready; not ready: down, textonly, astext"
+
+
+def test_ollama_not_running_or_without_the_model_is_said_so(tmp_path: Path) -> None:
+    port = _refused_port()
+    with Tags() as ollama:
+        code, _, found = _doctor(tmp_path, {
+            "stopped": f"{{model: ollama/qwen3, api_base: 'http://127.0.0.1:{port}'}}",
+            "missing": f"{{model: ollama/mistral, api_base: '{ollama.base_url}'}}",
+            "pulled": f"{{model: ollama/qwen3, api_base: '{ollama.base_url}'}}"})
+    assert code == 6
+    found_by = {d["name"]: _found(d) for d in found}
+    assert found_by["stopped"][1] == ("endpoint", FAIL, f"Ollama is not running at http://127.0.0.1:{port} "
+                                                        "(connection refused): start it with 'ollama serve'")
+    assert found_by["missing"][1] == ("endpoint", FAIL, f"Ollama answers at {ollama.base_url} but has no model mistral: "
+                                                        "'ollama pull mistral'")
+    check, status, detail = found_by["pulled"][1]
+    assert (check, status, detail.split(" (")[0]) == ("endpoint", OK, f"Ollama answers at {ollama.base_url} and has qwen3")
+    assert found_by["pulled"][2] == ("tools", SKIPPED, "--call sends one tiny request to find out")
+
+
+def test_a_key_is_checked_by_its_variable_and_never_shown(tmp_path: Path) -> None:
+    secret = "sk-doctor-secret-4242"
+    with Listing() as server, Refusing() as refusing:
+        code, table, found = _doctor(tmp_path, {
+            "keyed": f"{{model: openai/fake, api_base: '{server.api_base}', api_key_env: DOCTOR_TEST_KEY}}",
+            "refused": f"{{model: openai/fake, api_base: '{refusing.api_base}', api_key_env: DOCTOR_TEST_KEY}}"},
+            env={"DOCTOR_TEST_KEY": secret})
+        sent = [r.headers.get("authorization") for r in server.requests]
+    assert code == 6 and table.splitlines()[-1] == "2 of 3 providers ready; not ready: refused"
+    assert _found(found[1])[0] == ("key", OK, "DOCTOR_TEST_KEY is set")
+    assert _found(found[2])[1] == ("endpoint", FAIL, f"{refusing.api_base}/models refused the key (HTTP 401)")
+    assert sent == [f"Bearer {secret}"] * 2  # to the alias's own server, as runs send it
+    assert secret not in table and secret not in json.dumps(found)
+
+
+@pytest.mark.parametrize(("settings", "server", "environ", "expected"), [
+    (ModelSettings("openai/gpt-4o"), Server("OPENAI_API_KEY", "https://api.openai.com/v1"), {},
+     (FAIL, "OPENAI_API_KEY is not set: export it in the shell that runs tooltrial")),
+    (ModelSettings("openai/gpt-4o"), Server("OPENAI_API_KEY", "https://api.openai.com/v1"), {"OPENAI_API_KEY": "  "},
+     (FAIL, "OPENAI_API_KEY is not set: export it in the shell that runs tooltrial")),  # a blank key is no key
+    (ModelSettings("openai/gpt-4o"), Server("OPENAI_API_KEY", "https://api.openai.com/v1"), {"OPENAI_API_KEY": "k"},
+     (OK, "OPENAI_API_KEY is set")),
+    (ModelSettings("openai/x", api_base="https://llm.example.com/v1"), Server("OPENAI_API_KEY", None), {},
+     (SKIPPED, "OPENAI_API_KEY is not set (a server of your own may take none)")),
+    (ModelSettings("openai/x", api_base="https://llm.example.com/v1", api_key_env="MY_KEY"), None, {},
+     (FAIL, "MY_KEY is not set: export it in the shell that runs tooltrial")),
+    (ModelSettings("ollama/qwen3"), Server(None, "http://localhost:11434", "ollama"), {},
+     (OK, "none needed: a server on this machine")),
+    (ModelSettings("foo/bar"), None, {},
+     (SKIPPED, "tooltrial does not know the key variable of 'foo/bar': set api_key_env on its alias")),
+])
+def test_the_key_check(settings: ModelSettings, server: Server | None, environ: dict[str, str],
+                       expected: tuple[str, str]) -> None:
+    finding = _key(settings, server, environ)
+    assert (finding.status, finding.detail) == expected
+
+
+def test_scripted_alone_is_ready() -> None:
+    done = run_cli("doctor", "-p", "scripted")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[-1] == "1 of 1 provider ready"
+
+
+def test_a_misspelt_alias_is_a_failure_with_the_nearest(tmp_path: Path) -> None:
+    code, _, found = _doctor(tmp_path, {"local": "{model: ollama/qwen3, api_base: 'http://127.0.0.1:9'}"}, "-p", "locl")
+    assert code == 6
+    assert [(d["name"], _found(d)) for d in found] == [
+        ("locl", [("key", FAIL, "no alias 'locl' in tooltrial.yml (did you mean 'local'?)")])]
