@@ -18,7 +18,7 @@ from runner.cli.options import (
     seconds,
     selected,
 )
-from runner.errors import ExitCode, silence_output
+from runner.errors import ExitCode, UserError, silence_output
 from runner.names import SCRIPTED
 from runner.output.finish import Conclusion, conclude, show_ending, utc_now
 from runner.output.load import read_results
