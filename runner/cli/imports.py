@@ -15,7 +15,7 @@ from runner.spec.foreign.bfclfile import case_file_text, file_name
 
 def add(sub: argparse._SubParsersAction) -> None:
     """The ``import`` subcommand's parser, with one subcommand per format (``bfcl``)."""
-    parser = sub.add_parser("import", help="write case files from another harness's test data (BFCL)")
+    parser = sub.add_parser("import", help="write case files from BFCL's test data")
     formats = parser.add_subparsers(dest="format", required=True, metavar="FORMAT", parser_class=type(parser))
     bfcl = formats.add_parser("bfcl", help="Berkeley Function-Calling Leaderboard JSON-lines files (single-turn)")
     bfcl.add_argument("questions", type=Path, metavar="QUESTIONS", help="a BFCL questions file, e.g. BFCL_v4_simple_python.json")
