@@ -74,8 +74,8 @@ def test_loops_that_never_end_in_practice_stop_at_the_render_deadline(project: P
                     f"- id: b\n  turns: [Hi.]\n  script: [{{content: hi}}]\n", encoding="utf-8")
     hint = "a loop or a recursive macro runs too long: loop over fewer items"
     assert refused(project, capsys, str(path), "-P", str(project / "p.j2")) == (
-        f"error: {path}:1: g/a.system: the template ran longer than 1 s ({hint})\n"
-        f"error: {project / 'p.j2'}:2: the template ran longer than 1 s ({hint})\n"
+        f"error: {path}:1: g/a.system: the template ran for more than 1 s of CPU time ({hint})\n"
+        f"error: {project / 'p.j2'}:2: the template ran for more than 1 s of CPU time ({hint})\n"
     )
 
 

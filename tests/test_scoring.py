@@ -314,6 +314,14 @@ cases:
     script:
       - tool_calls: [{name: lookup, arguments: {id: 7}}]
       - content: Order 7 is still being packed.
+  - id: calls-tool-never-ran
+    turns: [What is the status of order 7?]
+    expect:
+      response_contains: [shipped]
+      trace: {expected: [lookup], calls: [{name: lookup, args: {id: 7}}]}
+    script:
+      - tool_calls: [{name: lookup, arguments: {id: "7"}}]
+      - content: Order 7 has shipped.
   - id: passes
     turns: [What is the status of order 7?]
     expect:
@@ -347,7 +355,9 @@ EXPECTED: dict[str, tuple[Any, ...]] = {
     "wrong-args": ("wrong_args", "fail", 1, None, 0, 0, 1.0, (1 + 0 + 1) / 3),  # the failed args check is a part
     "excessive-calls": ("excessive_calls", "fail", 3, None, 2, 0, 1.0, (1 + 0 + 1 / 3) / 3),
     "good-process-bad-outcome": ("good_process_bad_outcome", "fail", 1, 1, 0, 0, 0.0, 1.0),
-    "passes": (None, "pass", 2, 0, 0, 1, 1.0, (1 + 1 + 1 / 2) / 3),
+    # the one call was refused (the schema wants an integer): never ran, so no accuracy and the tool is the fault
+    "calls-tool-never-ran": ("wrong_tool", "fail", 1, 0, 0, 1, 1.0, 0.0),
+    "passes": (None, "pass", 2, 1, 0, 1, 1.0, (1 + 1 + 1 / 2) / 3),  # accuracy: the refused first call never ran
 }
 
 

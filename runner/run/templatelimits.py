@@ -13,7 +13,8 @@ and ranges of more than 100,000 items; on top of it:
   a value's size is the text it stands for, counted through nested lists,
   tuples and mappings (a part shared many times counts each time, as ``str()``
   would write it). Each value written out, and the whole output, is bounded too.
-- time: a render stops after ``RENDER_SECONDS``; every loop step (each ``{% for %}`` is compiled
+- time: a render stops after ``RENDER_SECONDS`` of its thread's CPU time (not wall-clock time, so a
+  busy machine does not fail a template); every loop step (each ``{% for %}`` is compiled
   to go through ``Budget.loop``), call, operator and output chunk checks the render's deadline.
 
 Not bounded: one C-level operation on a value literals built by sharing (hashing nested tuples).
@@ -37,7 +38,7 @@ from jinja2.utils import generate_lorem_ipsum
 
 MAX_SIZE = 1_000_000  # characters (list items count too) one value in a template may stand for
 MAX_BITS = 1_000_000  # bits of one integer (about 300,000 digits)
-RENDER_SECONDS = 1.0  # wall-clock time one render may take
+RENDER_SECONDS = 1.0  # CPU seconds of the rendering thread one render may take
 BUDGET = "__tooltrial_budget"  # the name the compiled loops find the render's Budget under
 
 _PERCENT = re.compile(r"%(?:\([^)]*\))?[#0\- +]*(\*|\d+)?(?:\.(\*|\d+))?")
@@ -87,16 +88,16 @@ def _bits(bits: int) -> None:
 
 @dataclass
 class Budget:
-    """One render's deadline (``time.monotonic()`` seconds) and the text it has written so far."""
+    """One render's deadline (``time.thread_time()`` seconds: its thread's CPU time) and the text it has written so far."""
 
     deadline: float
     written: int = 0
 
     def tick(self) -> None:
         """Raise LimitError once the deadline has passed."""
-        if time.monotonic() > self.deadline:
+        if time.thread_time() > self.deadline:
             hint = "a loop or a recursive macro runs too long: loop over fewer items"
-            raise LimitError(f"the template ran longer than {RENDER_SECONDS:g} s", hint)
+            raise LimitError(f"the template ran for more than {RENDER_SECONDS:g} s of CPU time", hint)
 
     def loop(self, items: Iterable[Any]) -> Iterator[Any]:
         """``items``, checking the deadline every 256 of them."""
@@ -292,7 +293,7 @@ def render_bounded(template: Template, context: Mapping[str, Any]) -> str:
     """``template`` (compiled by a BoundedEnvironment from ``guard_loops`` of its source) rendered with
     ``context`` and a fresh Budget. Raises what the template raises (LimitError past a limit), its
     traceback pointing at template lines as jinja's own ``render`` makes it."""
-    budget = Budget(time.monotonic() + RENDER_SECONDS)
+    budget = Budget(time.thread_time() + RENDER_SECONDS)
     frame = template.new_context({**context, BUDGET: budget})
     try:
         return "".join(budget.write(chunk) for chunk in template.root_render_func(frame))

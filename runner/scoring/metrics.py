@@ -56,11 +56,11 @@ def score(case: Case, record: RunRecord) -> Metrics:
     """Every metric of ``record``, a finished run of ``case``; accuracy, outcome, process and
     trajectory_match are None for a run ended by an error not of the agent's making (``is_infrastructure_error``)."""
     trace = case.expect.trace or TraceExpect()
-    names = record.names
+    ran = [step.name for step in record.steps if step.ran]  # refused, unparsed, truncated calls were only attempted
     offered = frozenset(offered_tools(case.tools, (mock["name"] for mock in case.mocks)))
     scored = not is_infrastructure_error(record)
     return Metrics(
-        accuracy=accuracy(names, trace.expected) if scored else None,
+        accuracy=accuracy(ran, trace.expected) if scored else None,
         redundant=redundant(record.steps),
         errors=error_count(record.steps, record.status),
         outcome=outcome_score(record.checks) if scored else None,
@@ -71,7 +71,7 @@ def score(case: Case, record: RunRecord) -> Metrics:
 
 
 def accuracy(names: Sequence[str], expected: Sequence[str] | None) -> int | None:
-    """1 when the called tool names equal ``expected`` exactly (order and count), 0 otherwise,
+    """1 when the names of the calls that ran equal ``expected`` exactly (order and count), 0 otherwise,
     None when the case gives no ``expect.trace.expected``. Not a pass condition (replio eval)."""
     return None if expected is None else int(list(names) == list(expected))
 
@@ -218,7 +218,8 @@ def failure_cause(case: Case, record: RunRecord) -> FailureCause | None:
     6. ``missing_output``: what the case checks was never produced: a file that must exist
        does not (``files.exists``), or the final reply is empty and a ``response_contains``,
        ``response_matches`` or ``response_not_contains`` check failed.
-    7. ``wrong_args``: the right tools, wrong arguments: a failed ``trace.args`` or ``trace.calls`` check.
+    7. ``wrong_args``: the right tools, wrong arguments: a failed ``trace.args`` or ``trace.calls`` check
+       (a failed ``trace.calls`` whose expected tool never ran is ``wrong_tool``).
     8. ``excessive_calls``: a failed ``trace.max_calls`` check.
     9. ``over_budget``: the run used more tokens or USD than ``expect.max_tokens`` / ``max_cost``.
     10. ``good_process_bad_outcome``: every process check passed, some outcome check failed.
@@ -244,12 +245,21 @@ def failure_cause(case: Case, record: RunRecord) -> FailureCause | None:
     pointed = {p.cause for name in failed if (p := points.get(name)) is not None and (empty or not p.empty_reply)}
     if set(case.deny) & set(record.names):
         pointed.add(FailureCause.CALLED_FORBIDDEN)
+    if "trace.calls" in failed and _uncalled(case, record):
+        pointed.add(FailureCause.WRONG_TOOL)  # not other arguments: the tool itself never ran
     first = next((cause for cause in FailureCause if cause in pointed), None)  # the enum is in first-match order
     if first is not None:
         return first
     if {c.category for c in record.failed_checks} == {OUTCOME}:
         return FailureCause.GOOD_PROCESS_BAD_OUTCOME
     return FailureCause.UNKNOWN
+
+
+def _uncalled(case: Case, record: RunRecord) -> bool:
+    """Whether some tool that a ``trace.calls`` entry (the case's or a turn's) expects never ran."""
+    traces = [case.expect.trace, *(turn.trace for turn in case.turn_expect)]
+    wanted = {call.name for trace in traces if trace is not None for call in trace.calls or ()}
+    return bool(wanted - {step.name for step in record.steps if step.ran})
 
 
 def _points() -> dict[str, Points]:
