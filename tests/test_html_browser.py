@@ -98,6 +98,7 @@ def test_summary_renders_the_report_figures(browser: Any, pages: Pages) -> None:
     assert [row[0] for row in _cells(page, "#summary table.groups")] == ["web [scripted · plain]", f"web [scripted · {PROMPT_NAME}]"]
     assert page.query_selector("#cells table") is None  # drawn when opened
     page.click("#cells summary")
+    page.wait_for_selector("#cells table")  # drawn by the toggle event, which comes after the click
     cells = _cells(page, "#cells table")
     assert [row[:6] for row in cells[:3]] == [
         [CASE_ID, "scripted · plain", "1", "1", "100.0%", "20.7% to 100.0%"],
