@@ -26,7 +26,7 @@ from runner.run.record import ERROR, PASS, RunRecord
 from runner.scoring.gates import is_infrastructure_error
 from runner.spec.case import Case
 from runner.spec.expect import TraceExpect
-from runner.spec.offered import offered_tools
+from runner.spec.offered import offered_tools, offers
 
 FAILURE_CAUSES = tuple(FailureCause)  # in first-match order
 _TURN_PREFIX = re.compile(r"^turns\[\d+\]\.")
@@ -55,7 +55,8 @@ def score(case: Case, record: RunRecord) -> Metrics:
     for a run ended by an error not of the agent's making (``is_infrastructure_error``)."""
     trace = case.expect.trace or TraceExpect()
     names = record.names
-    offered = frozenset(offered_tools(case.tools, (mock["name"] for mock in case.mocks)))
+    mocks, servers = (mock["name"] for mock in case.mocks), (server["name"] for server in case.mcp)
+    offered = frozenset(offered_tools(case.tools, mocks, servers))
     scored = not is_infrastructure_error(record)
     return Metrics(
         accuracy=accuracy(names, trace.expected) if scored else None,
@@ -155,7 +156,7 @@ def _process_components(trace: TraceExpect, names: Sequence[str], offered: froze
     required = list(trace.must_include or ())
     if required:
         parts.append(sum(tool in names for tool in required) / len(required))
-    forbidden = [tool for tool in trace.avoid or () if tool in offered]
+    forbidden = [tool for tool in trace.avoid or () if offers(offered, tool)]
     if forbidden:
         parts.append(sum(tool not in names for tool in forbidden) / len(forbidden))
     if trace.minimal_calls is not None:
