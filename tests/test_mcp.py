@@ -19,7 +19,6 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from runner.spec.offered import expand, mcp_pattern, offers
 from tests.helpers import ROOT, run_cli
 
 SERVER = ROOT / "tests" / "data" / "mcp_server.py"
@@ -53,7 +52,8 @@ def _server_processes() -> list[str]:
 STDIO = f"""\
 - id: work
   turns: [Add 2 and 3 and note the sum.]
-  mcp: [{{name: files, command: {COMMAND}}}]
+  mcp: [{{name: files, command: {COMMAND}, env: {{LEVEL: 3}}}}]
+  env: {{GREETING: hi}}
   deny: [files__echo]
   command_timeout: 1
   expect:
@@ -73,6 +73,7 @@ STDIO = f"""\
     - tool_calls: [{{name: files__add, arguments: {{a: two, b: 3}}}}]
     - tool_calls: [{{name: files__sleep, arguments: {{seconds: 30}}}}]
     - tool_calls: [{{name: files__note, arguments: {{path: note.txt, text: "5"}}}}]
+    - tool_calls: [{{name: files__environment}}]
     - content: The sum is 5.
 - id: missing
   turns: [Hi.]
@@ -97,12 +98,14 @@ def test_a_stdio_server_runs_in_the_workspace_and_its_calls_are_checked_and_reco
         ("files__add", "Error: invalid arguments for files__add: a: 'two' is not of type 'integer'", True, "refused"),
         ("files__sleep", "Error: the MCP server did not answer within 1s", True, "executed"),
         ("files__note", "wrote note.txt", False, "executed"),
+        ("files__environment", "GREETING,HOME,LANG,LC_ALL,LEVEL,PATH,PWD,PYTHONDONTWRITEBYTECODE,TERM", False,
+         "executed"),  # the scrubbed environment, the case's and the server's env; PWD as a shell sets it
     ]
     assert [c["check"] for c in work["checks"] if not c["passed"]] == []
     missing = records["mcp/missing"]
     assert (missing["status"], missing["error_kind"]) == ("error", "setup")
     assert missing["cause"] == ("MCP server 'files' has no tool 'nope' (named 'files__nope' by the case);"
-                                " it lists: add, echo, fail, note, sleep")
+                                " it lists: add, echo, fail, note, environment, sleep")
     assert _server_processes() == []
 
 
@@ -148,7 +151,7 @@ def test_an_http_server_alone_replaces_the_builtins(tmp_path: Path, http_server:
     result = run_cli("run", str(cases), "-p", "scripted", "--results", str(tmp_path / "results"))
     assert result.returncode == 1, result.stdout + result.stderr
     records = _records(tmp_path / "results")
-    available = "remote__add, remote__echo, remote__fail, remote__note, remote__sleep"
+    available = "remote__add, remote__echo, remote__fail, remote__note, remote__environment, remote__sleep"
     assert _steps(records["remote/sum"]) == [
         ("read_file", f"Error: unknown tool 'read_file'; available: {available}", True, "refused"),
         ("remote__add", "42", False, "executed"),
@@ -175,7 +178,7 @@ def test_an_http_servers_tools_are_offered_with_its_descriptions_and_schemas(tmp
         box = build_toolbox(case, context, servers.start(case, context))
         add = next(spec["function"] for spec in box.specs() if spec["function"]["name"] == "r__add")
         denied = box.call("r__echo", {"text": "x"})
-    assert box.offered[-5:] == ["r__add", "r__echo", "r__fail", "r__note", "r__sleep"]
+    assert box.offered[-6:] == ["r__add", "r__echo", "r__fail", "r__note", "r__environment", "r__sleep"]
     assert add["description"] == "Add two integers."
     assert add["parameters"]["properties"] == {"a": {"title": "A", "type": "integer"},
                                                "b": {"title": "B", "type": "integer"}}
@@ -246,6 +249,8 @@ def test_mcp_servers_are_checked_when_loading(tmp_path: Path) -> None:
 @given(st.lists(st.from_regex(r"[a-z]{1,3}", fullmatch=True), min_size=1, max_size=4, unique=True),
        st.lists(st.from_regex(r"[a-z_]{1,4}", fullmatch=True), max_size=4, unique=True))
 def test_a_server_pattern_stands_for_exactly_the_names_under_its_prefix(servers: list[str], tools: list[str]) -> None:
+    from runner.spec.offered import expand, mcp_pattern, offers
+
     known = [f"{server}__{tool}" for server in servers for tool in tools] + ["read_file"]
     first = servers[0]
     assert expand([mcp_pattern(first)], known) == [f"{first}__{tool}" for tool in tools]

@@ -6,6 +6,7 @@ on 127.0.0.1:PORT at /mcp.
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from pathlib import Path
@@ -39,6 +40,12 @@ def note(path: str, text: str) -> str:
     """Write the text to a file in the server's working folder."""
     Path(path).write_text(text, encoding="utf-8")
     return f"wrote {path}"
+
+
+@server.tool()
+def environment() -> str:
+    """The names of the server's environment variables, sorted, comma-separated."""
+    return ",".join(sorted(os.environ))
 
 
 @server.tool()
