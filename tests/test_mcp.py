@@ -75,21 +75,16 @@ STDIO = f"""\
     - tool_calls: [{{name: files__note, arguments: {{path: note.txt, text: "5"}}}}]
     - tool_calls: [{{name: files__environment}}]
     - content: The sum is 5.
-- id: missing
-  turns: [Hi.]
-  mcp: [{{name: files, command: {COMMAND}}}]
-  tools: [files__add, files__nope]
-  script: [{{content: hi}}]
 """
 
 
+@pytest.mark.slow  # a server process of its own, which imports the SDK
 def test_a_stdio_server_runs_in_the_workspace_and_its_calls_are_checked_and_recorded(tmp_path: Path) -> None:
     cases = tmp_path / "mcp.yml"
     cases.write_text(STDIO, encoding="utf-8")
-    result = run_cli("run", str(cases), "-p", "scripted", "-j", "2", "--results", str(tmp_path / "results"))
-    assert result.returncode == 6, result.stdout + result.stderr  # the missing tool: the server's fault
-    records = _records(tmp_path / "results")
-    work = records["mcp/work"]
+    result = run_cli("run", str(cases), "-p", "scripted", "--results", str(tmp_path / "results"))
+    assert result.returncode == 0, result.stdout + result.stderr
+    work = _records(tmp_path / "results")["mcp/work"]
     assert work["status"] == "pass", work["checks"]
     assert _steps(work) == [
         ("files__add", "5", False, "executed"),
@@ -102,16 +97,23 @@ def test_a_stdio_server_runs_in_the_workspace_and_its_calls_are_checked_and_reco
          "executed"),  # the scrubbed environment, the case's and the server's env; PWD as a shell sets it
     ]
     assert [c["check"] for c in work["checks"] if not c["passed"]] == []
-    missing = records["mcp/missing"]
-    assert (missing["status"], missing["error_kind"]) == ("error", "setup")
-    assert missing["cause"] == ("MCP server 'files' has no tool 'nope' (named 'files__nope' by the case);"
-                                " it lists: add, echo, fail, note, environment, sleep")
     assert _server_processes() == []
 
 
+class HttpServer(str):
+    """The /mcp URL of the test server over streamable HTTP; ``stop()`` ends it at once."""
+
+    server: Any
+    thread: threading.Thread
+
+    def stop(self) -> None:
+        self.server.should_exit = self.server.force_exit = True
+        self.thread.join(10)
+
+
 @pytest.fixture
-def http_server() -> Iterator[str]:
-    """The test server over streamable HTTP on 127.0.0.1 (a free port), in a thread; its /mcp URL."""
+def http_server() -> Iterator[HttpServer]:
+    """The test server over streamable HTTP on 127.0.0.1 (a free port), in a thread."""
     import uvicorn
 
     spec = importlib.util.spec_from_file_location("mcp_test_server", SERVER)
@@ -126,13 +128,14 @@ def http_server() -> Iterator[str]:
     thread.start()
     while not server.started:
         thread.join(0.01)
-    yield f"http://127.0.0.1:{port}/mcp"
-    server.should_exit = True
-    thread.join(10)
+    url = HttpServer(f"http://127.0.0.1:{port}/mcp")
+    url.server, url.thread = server, thread
+    yield url
+    url.stop()
     sock.close()
 
 
-def test_an_http_server_alone_replaces_the_builtins(tmp_path: Path, http_server: str) -> None:
+def test_an_http_server_alone_replaces_the_builtins(tmp_path: Path, http_server: HttpServer) -> None:
     cases = tmp_path / "remote.yml"
     case = f"""\
 - id: sum
@@ -146,10 +149,11 @@ def test_an_http_server_alone_replaces_the_builtins(tmp_path: Path, http_server:
     - tool_calls: [{{name: read_file, arguments: {{path: x}}}}, {{name: remote__add, arguments: {{a: 40, b: 2}}}}]
     - content: "42"
 """
-    cases.write_text(case + case.replace("id: sum", "id: wrong").replace("args: {a: 40, b: 2}}]", "args: {a: 41, b: 1}}]"),
-                     encoding="utf-8")
+    wrong = case.replace("id: sum", "id: wrong").replace("args: {a: 40, b: 2}}]", "args: {a: 41, b: 1}}]")
+    missing = case.replace("id: sum", "id: missing").replace('tools: ["remote__*"]', "tools: [remote__add, remote__nope]")
+    cases.write_text(case + wrong + missing, encoding="utf-8")
     result = run_cli("run", str(cases), "-p", "scripted", "--results", str(tmp_path / "results"))
-    assert result.returncode == 1, result.stdout + result.stderr
+    assert result.returncode == 1, result.stdout + result.stderr  # a failed case outranks the setup error
     records = _records(tmp_path / "results")
     available = "remote__add, remote__echo, remote__fail, remote__note, remote__environment, remote__sleep"
     assert _steps(records["remote/sum"]) == [
@@ -160,14 +164,19 @@ def test_an_http_server_alone_replaces_the_builtins(tmp_path: Path, http_server:
     wrong = records["remote/wrong"]
     assert (wrong["status"], wrong["failure"]) == ("fail", "wrong_args")
     assert [c["check"] for c in wrong["checks"] if not c["passed"]] == ["trace.calls"]
+    missing = records["remote/missing"]
+    assert (missing["status"], missing["error_kind"], missing["steps"]) == ("error", "setup", [])
+    assert missing["cause"] == ("MCP server 'remote' has no tool 'nope' (named 'remote__nope' by the case);"
+                                " it lists: add, echo, fail, note, environment, sleep")
 
 
-def test_an_http_servers_tools_are_offered_with_its_descriptions_and_schemas(tmp_path: Path, http_server: str) -> None:
+def test_an_http_servers_tools_are_offered_with_its_descriptions_and_schemas_and_its_end_is_survived(
+        tmp_path: Path, http_server: HttpServer) -> None:
     from runner.sandbox.command import Sandbox
     from runner.spec.discover import load_cases
     from runner.tools.base import ToolContext
     from runner.tools.mcp import McpServers
-    from runner.tools.toolbox import build_toolbox
+    from runner.tools.toolbox import Toolbox, build_toolbox
 
     cases = tmp_path / "g.yml"
     cases.write_text(f'- {{id: c, turns: [Hi.], mcp: [{{name: r, url: "{http_server}"}}], deny: ["r__*"]}}\n',
@@ -178,6 +187,10 @@ def test_an_http_servers_tools_are_offered_with_its_descriptions_and_schemas(tmp
         box = build_toolbox(case, context, servers.start(case, context))
         add = next(spec["function"] for spec in box.specs() if spec["function"]["name"] == "r__add")
         denied = box.call("r__echo", {"text": "x"})
+        http_server.stop()
+        gone = Toolbox({"r__add": box.tools["r__add"]}, (), context).call("r__add", {"a": 1, "b": 2})
+    assert (gone.content, gone.is_error) == ("Error: MCP error: Connection closed", True)
+    assert [w.split(": ")[0] for w in servers.warnings] == ["MCP servers did not stop cleanly"]
     assert box.offered[-6:] == ["r__add", "r__echo", "r__fail", "r__note", "r__environment", "r__sleep"]
     assert add["description"] == "Add two integers."
     assert add["parameters"]["properties"] == {"a": {"title": "A", "type": "integer"},

@@ -81,6 +81,7 @@ def _execute(case: Case, arm: Arm, options: RunOptions, record: RunRecord, start
         workspace = Workspace.create(case, options.sandbox)
         with McpServers() as servers:  # stopped before the workspace goes
             _run_in(workspace, case, arm, options, record, started, breaker, servers)
+        record.warnings.extend(servers.warnings)
     except RunTimeout as e:
         _error(record, ErrorKind.TIMEOUT, str(e))
     except (SetupError, McpError) as e:  # an MCP server that did not start fails the run's setup

@@ -45,17 +45,25 @@ class McpError(Exception):
 
 
 class McpServers:
-    """The MCP servers of one run (a context manager): ``start`` starts them, leaving stops them all."""
+    """The MCP servers of one run (a context manager): ``start`` starts them, leaving stops them all.
+
+    ``warnings`` holds, once left, one line when stopping went wrong (a ``url`` server already gone
+    refuses the session's end): the run's result stands, and its record keeps the line.
+    """
 
     def __init__(self) -> None:
         self._stack = contextlib.ExitStack()
         self._portal: BlockingPortal | None = None
+        self.warnings: list[str] = []
 
     def __enter__(self) -> McpServers:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self._stack.close()
+        try:
+            self._stack.close()  # every server's exit runs, even after one raised
+        except Exception as e:  # whatever the SDK raised while a server went away, the run is over
+            self.warnings.append(f"MCP servers did not stop cleanly: {_why(e)}")
 
     def start(self, case: Case, context: ToolContext) -> dict[str, Tool]:
         """Start every server of ``case.mcp`` and return ``{SERVER__TOOL: Tool}`` of the tools each
