@@ -9,6 +9,7 @@ import importlib.util
 import json
 import os
 import socket
+import subprocess
 import sys
 import threading
 from collections.abc import Iterator
@@ -20,6 +21,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tests.helpers import ROOT, run_cli
+from tests.sandboxes import MODES, make_sandbox, processes_with
 
 SERVER = ROOT / "tests" / "data" / "mcp_server.py"
 COMMAND = json.dumps([sys.executable, str(SERVER)])
@@ -34,19 +36,6 @@ def _records(results: Path) -> dict[str, dict[str, Any]]:
 
 def _steps(record: dict[str, Any]) -> list[tuple[str, str, bool, str]]:
     return [(s["name"], s["result"], s["is_error"], s["status"]) for s in record["steps"]]
-
-
-def _server_processes() -> list[str]:
-    """The command lines of live processes that run the test server (zombies have none)."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        try:
-            line = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
-        except (OSError, ValueError):
-            continue
-        if str(SERVER) in line:
-            found.append(line)
-    return found
 
 
 STDIO = f"""\
@@ -97,7 +86,7 @@ def test_a_stdio_server_runs_in_the_workspace_and_its_calls_are_checked_and_reco
          "executed"),  # the scrubbed environment, the case's and the server's env; PWD as a shell sets it
     ]
     assert [c["check"] for c in work["checks"] if not c["passed"]] == []
-    assert _server_processes() == []
+    assert processes_with(str(SERVER)) == []
 
 
 class HttpServer(str):
@@ -257,6 +246,20 @@ def test_mcp_servers_are_checked_when_loading(tmp_path: Path) -> None:
                     .replace("    - {name: files, url", "    - {name: other, url")
                     .replace("command: [x], url", "url").replace("Bad_Name", "Bad-Name"), encoding="utf-8")
     assert run_cli("validate", str(fine)).returncode == 0
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_server_command_line_confines_the_server_as_every_command(mode: str, tmp_path: Path) -> None:
+    sandbox = make_sandbox(mode)
+    env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), "ONLY": "this"}
+    program = ["sh", "-c", "grep '^Seccomp:' /proc/self/status; env | sort; pwd"]
+    argv = sandbox.server_argv(program, tmp_path, env, 30, False, tmp_path.parent / f"{tmp_path.name}.filter")
+    # spawned as the SDK spawns a stdio server: the parent's environment, no descriptor passed on
+    done = subprocess.run(argv, cwd=tmp_path, env={**os.environ, "SECRET": "x"}, capture_output=True, text=True,
+                          timeout=30, start_new_session=True)
+    filtered = "2" if mode == "bwrap" else "0"  # seccomp's filter mode: the socket filter reached bwrap on fd 3
+    assert done.stdout.splitlines() == [f"Seccomp:\t{filtered}", f"HOME={tmp_path}", "ONLY=this",
+                                        f"PATH={os.environ['PATH']}", f"PWD={tmp_path}", str(tmp_path)], done.stderr
 
 
 @given(st.lists(st.from_regex(r"[a-z]{1,3}", fullmatch=True), min_size=1, max_size=4, unique=True),
