@@ -163,7 +163,7 @@ def test_an_http_servers_tools_are_offered_with_its_descriptions_and_schemas_and
         tmp_path: Path, http_server: HttpServer) -> None:
     from runner.sandbox.command import Sandbox
     from runner.spec.discover import load_cases
-    from runner.tools.base import ToolContext
+    from runner.tools.base import ToolContext, ToolError
     from runner.tools.mcp import McpServers
     from runner.tools.toolbox import Toolbox, build_toolbox
 
@@ -176,6 +176,11 @@ def test_an_http_servers_tools_are_offered_with_its_descriptions_and_schemas_and
         box = build_toolbox(case, context, servers.start(case, context))
         add = next(spec["function"] for spec in box.specs() if spec["function"]["name"] == "r__add")
         denied = box.call("r__echo", {"text": "x"})
+        cancel = threading.Event()
+        threading.Timer(0.1, cancel.set).start()
+        ctrl_c = box.tools["r__sleep"].run
+        with pytest.raises(ToolError, match="^stopped: the suite was interrupted$"):
+            ctrl_c({"seconds": 1}, ToolContext(tmp_path, Sandbox(), {}, cancel=cancel))
         http_server.stop()
         gone = Toolbox({"r__add": box.tools["r__add"]}, (), context).call("r__add", {"a": 1, "b": 2})
     assert (gone.content, gone.is_error) == ("Error: MCP error: Connection closed", True)
