@@ -233,7 +233,7 @@ def test_mcp_servers_are_checked_when_loading(tmp_path: Path) -> None:
     - {name: Bad_Name, url: "http://127.0.0.1:1/mcp"}
   tools: [files__add, "files__*", read_file]
   expect:
-    trace: {must_include: [files__add, filez__add]}
+    trace: {must_include: [files__add, filez__add], avoid: ["files__*"]}
 """, encoding="utf-8")
     result = run_cli("validate", str(cases))
     assert result.returncode == 4
@@ -245,9 +245,11 @@ def test_mcp_servers_are_checked_when_loading(tmp_path: Path) -> None:
         f"error: {cases}:7:14: mcp[3].name: 'Bad_Name' is not a valid name (must match ^[A-Za-z0-9][A-Za-z0-9-]{{0,31}}$)",
         f"error: {cases}:10:40: expect.trace.must_include[1]: unknown tool 'filez__add' (no MCP server 'filez':"
         " did you mean 'files'?)",
+        f"error: {cases}:10:61: expect.trace.avoid[0]: 'files__*' is a pattern (name one tool: SERVER__* selects only"
+        " in tools and deny)",
     ]
     fine = tmp_path / "fine.yml"
-    fine.write_text(cases.read_text(encoding="utf-8").replace("filez__add", "files__note")
+    fine.write_text(cases.read_text(encoding="utf-8").replace("filez__add", "files__note").replace('"files__*"]}', "files__rm]}")
                     .replace("    - {name: files, url", "    - {name: other, url")
                     .replace("command: [x], url", "url").replace("Bad_Name", "Bad-Name"), encoding="utf-8")
     assert run_cli("validate", str(fine)).returncode == 0

@@ -74,7 +74,8 @@ _RUN_ONLY = ("exact_unordered", "calls")
 
 def _tool_name_errors(case: dict[str, Any], spot: Spot, defaults: Spot | None) -> list[CaseFileError]:
     """Every tool ``tools``, ``deny`` and the trace checks (the case's and each turn's) name is a
-    builtin, one of the case's mocks or under an MCP server's prefix. A script's tool calls may name any tool: a model may too."""
+    builtin, one of the case's mocks or under an MCP server's prefix (``SERVER__*`` only in ``tools``
+    and ``deny``). A script's tool calls may name any tool: a model may too."""
     mock_names, servers = _names(case.get("mocks")), _names(case.get("mcp"))
     known = offered_tools(None, mock_names, servers)
     tools = case.get("tools") if isinstance(case.get("tools"), list) else None
@@ -83,7 +84,9 @@ def _tool_name_errors(case: dict[str, Any], spot: Spot, defaults: Spot | None) -
     errors = []
     for path, name, key in _named_tools(case):
         at = written(path, spot, defaults)
-        if not offers(known, name):
+        if name.endswith("*") and path[0] not in ("tools", "deny"):
+            errors.append(at.error(f"{name!r} is a pattern", path, hint="name one tool: SERVER__* selects only in tools and deny"))
+        elif not offers(known, name):
             hint = mcp_name_hint(name, servers) or did_you_mean(name, known, "known tools: " + ", ".join(known))
             errors.append(at.error(f"unknown tool {name!r}", path[:-1] if key else path, at=path, key=key, hint=hint))
         elif (not offers(usable, name) or offers(deny, name)) and any(part in _RUN_ONLY for part in path):
