@@ -280,3 +280,30 @@ def test_a_server_pattern_stands_for_exactly_the_names_under_its_prefix(servers:
     assert [name for name in known if offers([mcp_pattern(first)], name)] == [f"{first}__{tool}" for tool in tools]
     assert not offers([mcp_pattern(first)], f"{first}__")
     assert expand(["read_file", mcp_pattern(first), "read_file"], known)[0] == "read_file"
+
+
+def test_a_results_text_structured_content_and_error_are_what_the_model_sees() -> None:
+    from mcp.types import (
+        CallToolResult,
+        EmbeddedResource,
+        ImageContent,
+        ResourceLink,
+        TextContent,
+        TextResourceContents,
+    )
+
+    from runner.tools.base import ToolError
+    from runner.tools.mcp import result_text
+
+    blocks = [TextContent(text="first"), ImageContent(data="aGk=", mime_type="image/png"),
+              EmbeddedResource(resource=TextResourceContents(uri="file:///a.txt", text="inside")),
+              ResourceLink(uri="file:///b.txt", name="b")]
+    assert result_text(CallToolResult(content=blocks)) == (
+        "first\n[image image/png: 4 base64 characters]\ninside\n[resource link file:///b.txt]")
+    assert result_text(CallToolResult(content=[], structured_content={"celsius": 21, "sky": "sûnny"})) == (
+        '{"celsius": 21, "sky": "sûnny"}')
+    assert result_text(CallToolResult(content=[TextContent(text="21")], structured_content={"celsius": 21})) == "21"
+    with pytest.raises(ToolError, match="^no such city$"):
+        result_text(CallToolResult(content=[TextContent(text="no such city")], is_error=True))
+    with pytest.raises(ToolError, match="^the MCP tool reported an error$"):
+        result_text(CallToolResult(content=[], is_error=True))
