@@ -14,8 +14,6 @@
     provider, which costs CPU per request that a small machine feels at -j 16.
 (d) Peak memory (RSS, the process's VmHWM) of ``tooltrial run`` on the bundled suite at
     -j 16, 4 runs a case, in a fresh interpreter.
-(e) An MCP stdio server of one run (tests/data/mcp_server.py, under the sandbox): the seconds
-    to start it and list its tools, the milliseconds a call takes, the seconds to stop it.
 """
 
 from __future__ import annotations
@@ -23,7 +21,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import io
-import json
 import os
 import subprocess
 import sys
@@ -180,31 +177,6 @@ def figure_d() -> None:
           "   target < 150 MB")
 
 
-def figure_e(folder: Path, sandbox: Sandbox, calls: int = 50) -> None:
-    from runner.sandbox.command import scrubbed_env
-    from runner.tools.base import ToolContext
-    from runner.tools.mcp import McpServers
-
-    command = json.dumps([sys.executable, str(ROOT / "tests" / "data" / "mcp_server.py")])
-    path = folder / "mcp.yml"
-    path.write_text(f"- {{id: m, turns: [Hi.], mcp: [{{name: s, command: {command}}}]}}\n", encoding="utf-8")
-    (case,) = load_cases([path])
-    workspace = folder / "mcp-workspace"
-    workspace.mkdir()
-    context = ToolContext(workspace, sandbox, scrubbed_env(workspace))
-    began = time.monotonic()
-    with McpServers() as servers:
-        add = servers.start(case, context)["s__add"]
-        started = time.monotonic()
-        for n in range(calls):
-            assert add.run({"a": n, "b": 1}, context) == str(n + 1)
-        called = time.monotonic()
-    stopped = time.monotonic()
-    print(f"(e) MCP stdio server ({sandbox.confinement.mode}): start {started - began:.2f}s,"
-          f" call {(called - started) / calls * 1000:.1f} ms, stop {stopped - called:.2f}s"
-          "   target start < 3 s, call < 20 ms, stop < 1 s")
-
-
 def peak_rss_mb() -> float:
     """This process's peak resident memory so far, in MB (VmHWM)."""
     peak = next(line for line in Path("/proc/self/status").read_text().splitlines() if line.startswith("VmHWM:"))
@@ -231,7 +203,6 @@ def main_benchmark() -> None:
         if args.litellm:
             figure_c(Path(folder), sandbox, args.http_cases, args.delay, litellm_arm)
             print(f"    (this process's peak RSS after the litellm runs: {peak_rss_mb():.0f} MB)")
-        figure_e(Path(folder), sandbox)
     figure_d()
 
 
