@@ -12,6 +12,7 @@ import socket
 import subprocess
 import sys
 import threading
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -69,8 +70,11 @@ STDIO = f"""\
 
 @pytest.mark.slow  # a server process of its own, which imports the SDK
 def test_a_stdio_server_runs_in_the_workspace_and_its_calls_are_checked_and_recorded(tmp_path: Path) -> None:
+    server = f"server-{uuid.uuid4().hex}.py"  # written into the workspace; a name to look for in the process table
+    source = f"  files: {{{server}: {json.dumps(SERVER.read_text(encoding='utf-8'))}}}\n"
     cases = tmp_path / "mcp.yml"
-    cases.write_text(STDIO, encoding="utf-8")
+    cases.write_text(STDIO.replace(json.dumps(str(SERVER)), server).replace("  deny:", source + "  deny:", 1),
+                     encoding="utf-8")
     result = run_cli("run", str(cases), "-p", "scripted", "--results", str(tmp_path / "results"))
     assert result.returncode == 0, result.stdout + result.stderr
     work = _records(tmp_path / "results")["mcp/work"]
@@ -86,7 +90,7 @@ def test_a_stdio_server_runs_in_the_workspace_and_its_calls_are_checked_and_reco
          "executed"),  # the scrubbed environment, the case's and the server's env; PWD as a shell sets it
     ]
     assert [c["check"] for c in work["checks"] if not c["passed"]] == []
-    assert processes_with(str(SERVER)) == []
+    assert processes_with(server) == []
 
 
 class HttpServer(str):
@@ -193,7 +197,7 @@ def test_an_http_servers_tools_are_offered_with_its_descriptions_and_schemas_and
     assert (denied.content, denied.refused) == ("Error: tool 'r__echo' is denied in this case", True)
 
 
-def test_servers_that_fail_to_start_are_setup_errors(tmp_path: Path) -> None:
+def test_servers_that_fail_to_start_are_setup_errors_and_the_runs_deadline_a_timeout(tmp_path: Path) -> None:
     closed = socket.socket()
     closed.bind(("127.0.0.1", 0))
     port = closed.getsockname()[1]
@@ -208,8 +212,14 @@ def test_servers_that_fail_to_start_are_setup_errors(tmp_path: Path) -> None:
   turns: [Hi.]
   mcp: [{{name: far, url: "http://127.0.0.1:{port}/mcp", timeout: 5}}]
   script: [{{content: hi}}]
+- id: silent
+  turns: [Hi.]
+  timeout: 1
+  mcp: [{{name: mute, command: [sh, -c, "cat > /dev/null"]}}]
+  script: [{{content: hi}}]
 """, encoding="utf-8")
-    result = run_cli("run", str(cases), "-p", "scripted", "--results", str(tmp_path / "results"))
+    result = run_cli("run", str(cases), "-p", "scripted", "-c", "broken/exits", "-c", "broken/unreachable",
+                     "--results", str(tmp_path / "results"))
     assert result.returncode == 6, result.stdout + result.stderr
     records = _records(tmp_path / "results")
     exits, unreachable = records["broken/exits"], records["broken/unreachable"]
@@ -219,6 +229,12 @@ def test_servers_that_fail_to_start_are_setup_errors(tmp_path: Path) -> None:
     assert (unreachable["status"], unreachable["error_kind"]) == ("error", "setup")
     assert unreachable["cause"].startswith("MCP server 'far' did not start: ")
     assert "ERROR broken/exits: MCP server 'gone' did not start" in result.stdout
+    late = run_cli("run", str(cases), "-p", "scripted", "-c", "broken/silent", "--results", str(tmp_path / "late"))
+    assert late.returncode == 1, late.stdout + late.stderr
+    silent = _records(tmp_path / "late")["broken/silent"]  # the run's time ran out while its server said nothing
+    assert (silent["status"], silent["error_kind"]) == ("error", "timeout")
+    assert silent["cause"].startswith("run timed out after 1s, starting MCP servers: MCP server 'mute' did not start:"
+                                      " TimeoutError: no answer to initialize and tools/list within ")
 
 
 def test_mcp_servers_are_checked_when_loading(tmp_path: Path) -> None:

@@ -121,7 +121,13 @@ def _run_in(workspace: Workspace, case: Case, arm: Arm, options: RunOptions, rec
     env = workspace.env(case)
     tool_context = ToolContext(workspace.path, options.sandbox, env, command_timeout, deadline, case.network,
                                options.cancel)
-    toolbox = build_toolbox(case, tool_context, {**mock_tools(case.mocks), **servers.start(case, tool_context)})
+    try:
+        served = servers.start(case, tool_context)
+    except McpError as e:
+        if time.monotonic() >= deadline:
+            raise RunTimeout(f"run timed out after {timeout:g}s, starting MCP servers: {e}") from e
+        raise
+    toolbox = build_toolbox(case, tool_context, {**mock_tools(case.mocks), **served})
     context = context_for(case, toolbox.specs(), str(workspace.path))
     system, turns = system_prompt(arm.prompt, case, context), turn_prompts(case, context)
     model = arm.provider.create(case)

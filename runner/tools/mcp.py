@@ -121,7 +121,7 @@ async def _call(session: ClientSession, name: str, arguments: dict[str, Any], se
         with anyio.fail_after(seconds):
             return await session.call_tool(name, arguments)  # type: ignore[return-value]
     except TimeoutError as e:
-        raise ToolError(f"the MCP server did not answer within {seconds:g}s") from e
+        raise ToolError(f"the MCP server did not answer within {seconds:.3g}s") from e
     except MCPError as e:
         raise ToolError(f"MCP error: {e}") from e
 
@@ -178,7 +178,7 @@ async def _connect(server: Mapping[str, Any], context: ToolContext, scratch: Pat
                 await session.initialize()
                 tools = await _list_tools(session)
         except TimeoutError as e:
-            raise TimeoutError(f"no answer to initialize and tools/list within {seconds:g}s") from e
+            raise TimeoutError(f"no answer to initialize and tools/list within {seconds:.3g}s") from e
         yield session, tools
 
 
