@@ -43,6 +43,7 @@ from runner.scoring.metrics import fill_metrics
 from runner.spec.case import Case
 from runner.sums import known_sum
 from runner.tools.base import ToolContext
+from runner.tools.mcp import McpError, McpServers
 from runner.tools.mocks import mock_tools
 from runner.tools.toolbox import build_toolbox
 
@@ -90,10 +91,12 @@ def _execute(case: Case, arm: Arm, options: RunOptions, record: RunRecord, start
     workspace: Workspace | None = None
     try:
         workspace = Workspace.create(case, options.sandbox)
-        _run_in(workspace, case, arm, options, record, started, breaker)
+        with McpServers() as servers:  # stopped before the workspace goes
+            _run_in(workspace, case, arm, options, record, started, breaker, servers)
+        record.warnings.extend(servers.warnings)
     except RunTimeout as e:
         _error(record, ErrorKind.TIMEOUT, str(e))
-    except SetupError as e:
+    except (SetupError, McpError) as e:  # an MCP server that did not start fails the run's setup
         _error(record, ErrorKind.SETUP, str(e))
     except WorkspaceError as e:
         _error(record, ErrorKind.WORKSPACE, str(e))
@@ -113,7 +116,7 @@ def _execute(case: Case, arm: Arm, options: RunOptions, record: RunRecord, start
 
 
 def _run_in(workspace: Workspace, case: Case, arm: Arm, options: RunOptions, record: RunRecord, started: float,
-            breaker: Breaker | None) -> None:
+            breaker: Breaker | None, servers: McpServers) -> None:
     timeout = options.timeout or case.timeout or DEFAULT_RUN_TIMEOUT
     deadline = started + timeout
     command_timeout = case.command_timeout or options.command_timeout
@@ -130,7 +133,13 @@ def _run_in(workspace: Workspace, case: Case, arm: Arm, options: RunOptions, rec
     env = workspace.env(case)
     tool_context = ToolContext(workspace.path, options.sandbox, env, command_timeout, deadline, case.network,
                                options.cancel)
-    toolbox = build_toolbox(case, tool_context, mock_tools(case.mocks))
+    try:
+        served = servers.start(case, tool_context)
+    except McpError as e:
+        if time.monotonic() >= deadline:
+            raise RunTimeout(f"run timed out after {timeout:g}s, starting MCP servers: {e}") from e
+        raise
+    toolbox = build_toolbox(case, tool_context, {**mock_tools(case.mocks), **served})
     context = context_for(case, toolbox.specs(), str(workspace.path))
     system, turns = system_prompt(arm.prompt, case, context), turn_prompts(case, context)
     record.prompt_overridden = case.system is not None  # runner.run.prompts.system_prompt: the case's own wins

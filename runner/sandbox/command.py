@@ -12,6 +12,7 @@ guarantees is in ``Confinement``, recorded on every run.
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -135,9 +136,9 @@ class Sandbox:
         self._live: set[int] = set()
         self._lock = threading.Lock()
 
-    def _argv(self, command: str, cwd: Path, env: Mapping[str, str], timeout: float, network: bool,
+    def _argv(self, command: str | Sequence[str], cwd: Path, env: Mapping[str, str], timeout: float, network: bool,
               seccomp_fd: int | None) -> list[str]:
-        argv = ["bash", "-c", command]
+        argv = ["bash", "-c", command] if isinstance(command, str) else list(command)
         if self.mode == "bwrap":
             view = host_view(env.get("PATH", os.defpath), self.hide)
             argv = [*bwrap_argv(self.binary, cwd, cwd, network, view, seccomp_fd, self.hardened), *argv]
@@ -225,6 +226,26 @@ class Sandbox:
             duration=time.monotonic() - start,
             stderr=None if errors is None else errors.text(cut),
         )
+
+    def server_argv(self, argv: Sequence[str], cwd: Path, env: Mapping[str, str], timeout: float,
+                    network: bool, scratch: Path) -> list[str]:
+        """The command line that starts program ``argv`` in ``cwd`` confined as ``run`` confines a
+        command, for a caller that spawns it itself and keeps it running (an MCP server over stdio).
+
+        ``env -i`` gives it exactly ``env`` whatever the spawner adds; ``timeout`` (seconds) sets its
+        resource limits; it dies with the thread that spawns it. The caller spawns it in a session
+        of its own and kills that process group when done. Under bwrap the seccomp filter is written
+        to ``scratch`` (a file outside the workspace, which the caller deletes once the program
+        stopped) and given to bwrap on descriptor 3 by a shell redirection, as the spawner passes on
+        no descriptor.
+        """
+        seccomp_fd = 3 if self._filter is not None and not network else None
+        wrapped = self._argv(argv, cwd, env, timeout, network, seccomp_fd)
+        clean = [shutil.which("env") or "env", "-i", *(f"{name}={value}" for name, value in env.items())]
+        if seccomp_fd is None:
+            return [*clean, *wrapped]
+        scratch.write_bytes(self._filter or b"")
+        return [*clean, "sh", "-c", 'exec "$@" 3<"$0"', str(scratch), *wrapped]
 
     def kill_all(self) -> None:
         """SIGKILL the process group of every command still running (for an immediate exit)."""

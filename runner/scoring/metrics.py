@@ -27,7 +27,7 @@ from runner.scoring.gates import is_infrastructure_error
 from runner.scoring.trajectory import TrajectoryMatch, run_trajectory_match
 from runner.spec.case import Case
 from runner.spec.expect import TraceExpect
-from runner.spec.offered import offered_tools
+from runner.spec.offered import offered_tools, offers
 
 FAILURE_CAUSES = tuple(FailureCause)  # in first-match order
 _TURN_PREFIX = re.compile(r"^turns\[\d+\]\.")
@@ -57,7 +57,8 @@ def score(case: Case, record: RunRecord) -> Metrics:
     trajectory_match are None for a run ended by an error not of the agent's making (``is_infrastructure_error``)."""
     trace = case.expect.trace or TraceExpect()
     ran = [step.name for step in record.steps if step.ran]  # refused, unparsed, truncated calls were only attempted
-    offered = frozenset(offered_tools(case.tools, (mock["name"] for mock in case.mocks)))
+    mocks, servers = (mock["name"] for mock in case.mocks), (server["name"] for server in case.mcp)
+    offered = frozenset(offered_tools(case.tools, mocks, servers))
     scored = not is_infrastructure_error(record)
     return Metrics(
         accuracy=accuracy(ran, trace.expected) if scored else None,
@@ -171,7 +172,7 @@ def _components(trace: TraceExpect, kinds: dict[str, list[CheckResult]], calls: 
     """One trace's components: the fraction passed of each of its check kinds' results (``kinds``), then
     efficiency of the ``calls`` that ran among the ``attempts``; all 0 when it wants calls and none ran."""
     if "avoid" in kinds:  # one result per avoided tool, in the order the case lists them
-        kinds["avoid"] = [r for tool, r in zip(trace.avoid or (), kinds["avoid"]) if tool in offered]
+        kinds["avoid"] = [r for tool, r in zip(trace.avoid or (), kinds["avoid"]) if offers(offered, tool)]
     parts = [sum(r.passed for r in kind) / len(kind) for kind in kinds.values() if kind]
     if trace.minimal_calls is not None:
         parts.append(efficiency(calls, trace.minimal_calls, attempts))

@@ -31,7 +31,9 @@ class Case:
         command_timeout: seconds allowed to each command (setup, tools, verify), or None for the default.
         network: whether agent commands may reach the network (sandboxed runs).
         runs / min_pass_rate: this case's repeat count and pass-rate gate, or None for the suite's.
-        tools: names offered to the model, None meaning every builtin plus the mocks.
+        tools: names offered to the model, None meaning every builtin plus the mocks and MCP tools.
+        mcp: the case's MCP servers, each ``{name, command, url, env, timeout}`` with every key present
+            (``command`` a tuple of strings or None, ``url`` a string or None, ``timeout`` seconds).
     """
 
     group: str
@@ -50,6 +52,7 @@ class Case:
     tools: tuple[str, ...] | None = None
     deny: tuple[str, ...] = ()
     mocks: tuple[Mapping[str, Any], ...] = ()
+    mcp: tuple[Mapping[str, Any], ...] = ()
     expect: Expect = field(default_factory=Expect)
     timeout: float | None = None
     script: tuple[Mapping[str, Any], ...] | None = None
@@ -88,6 +91,7 @@ def build_case(path: Path, group: str, line: int, data: dict[str, Any], fixtures
         tools=tuple(data["tools"]) if "tools" in data else None,
         deny=tuple(data.get("deny", ())),
         mocks=tuple(_mock(mock) for mock in data.get("mocks", ())),
+        mcp=tuple(_server(server) for server in data.get("mcp", ())),
         expect=expect_of(data.get("expect", {})),
         timeout=float(data["timeout"]) if "timeout" in data else None,
         script=tuple(_reply(reply) for reply in data["script"]) if "script" in data else None,
@@ -116,6 +120,17 @@ def _env_text(value: str | float | bool) -> str:
 def _mock(mock: dict[str, Any]) -> dict[str, Any]:
     """A mock tool with every key present: name, description, parameters, responses."""
     return {"description": "", "parameters": {"type": "object", "properties": {}}, "responses": [], **mock}
+
+
+MCP_START_TIMEOUT = 30.0  # seconds an MCP server has to start and list its tools, by default
+
+
+def _server(server: dict[str, Any]) -> dict[str, Any]:
+    """An MCP server with every key present: name, command (a tuple or None), url, env (strings), timeout."""
+    command = tuple(server["command"]) if "command" in server else None
+    env = {name: _env_text(value) for name, value in server.get("env", {}).items()}
+    return {"name": server["name"], "command": command, "url": server.get("url"), "env": env,
+            "timeout": float(server.get("timeout", MCP_START_TIMEOUT))}
 
 
 def _reply(reply: dict[str, Any]) -> dict[str, Any]:

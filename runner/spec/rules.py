@@ -4,11 +4,12 @@ Ids are unique in a file; the fixture folder exists and holds nothing the worksp
 refuses (named pipes, sockets, devices); every regex the check table names compiles
 (``matches`` in replies, files and argument matchers, per-turn ones too);
 ``tools``/``deny`` and the trace checks (``expected``, ``exact``, ``exact_unordered``, ``must_include``,
-``avoid``, ``order``, ``args`` keys, ``calls`` names; per-turn ones too) name builtin tools or the case's
-mocks, and those of ``exact_unordered`` and ``calls`` tools the case offers and does not deny; ``files`` paths stay
+``avoid``, ``order``, ``args`` keys, ``calls`` names; per-turn ones too) name builtin tools, the case's
+mocks or names under one of its MCP servers' prefixes (runner.spec.offered), and those of
+``exact_unordered`` and ``calls`` tools the case offers and does not deny; ``files`` paths stay
 inside the workspace; mocks have unique names, a valid ``parameters`` schema,
 and responses that give exactly one of ``result``/``error``, at most one of
-them without ``when``.
+them without ``when``; MCP servers as runner.spec.mcpservers says.
 """
 
 from __future__ import annotations
@@ -24,7 +25,8 @@ from runner.checks.table import KINDS, KeyPath
 from runner.errors import CaseFileError, did_you_mean
 from runner.patterns import compile_pattern
 from runner.resources import bundled
-from runner.spec.offered import offered_tools
+from runner.spec.mcpservers import mcp_name_hint, mcp_server_errors
+from runner.spec.offered import offered_tools, offers
 from runner.spec.positions import Spot, position, written
 
 Checked = list[tuple[Spot, dict[str, Any]]]  # each case merged over the defaults, with its Spot
@@ -60,7 +62,7 @@ def _rules(checked: Checked, defaults: Spot | None, fixtures: Path) -> list[Case
             except regex.error as e:
                 errors.append(written(path, spot, defaults).error(f"invalid regex {pattern!r}: {e}", path))
         errors += _tool_name_errors(case, spot, defaults) + _file_path_errors(case, spot, defaults)
-        errors += _mock_errors(case, spot, defaults)
+        errors += _mock_errors(case, spot, defaults) + mcp_server_errors(case, spot, defaults)
     return errors
 
 
@@ -72,20 +74,23 @@ _RUN_ONLY = ("exact_unordered", "calls")
 
 def _tool_name_errors(case: dict[str, Any], spot: Spot, defaults: Spot | None) -> list[CaseFileError]:
     """Every tool ``tools``, ``deny`` and the trace checks (the case's and each turn's) name is a
-    builtin or one of the case's mocks. A script's tool calls may name any tool: a model may too."""
-    mocks = case.get("mocks") if isinstance(case.get("mocks"), list) else []
-    mock_names = [m["name"] for m in mocks if isinstance(m, dict) and isinstance(m.get("name"), str)]
-    known = offered_tools(None, mock_names)
+    builtin, one of the case's mocks or under an MCP server's prefix (``SERVER__*`` only in ``tools``
+    and ``deny``). A script's tool calls may name any tool: a model may too."""
+    mock_names, servers = _names(case.get("mocks")), _names(case.get("mcp"))
+    known = offered_tools(None, mock_names, servers)
     tools = case.get("tools") if isinstance(case.get("tools"), list) else None
-    usable = [n for n in offered_tools(tools, mock_names) if n not in _list(case.get("deny"))]
+    deny = [n for n in _list(case.get("deny")) if isinstance(n, str)]
+    usable = [n for n in offered_tools(tools, mock_names, servers) if n not in deny]
     errors = []
     for path, name, key in _named_tools(case):
         at = written(path, spot, defaults)
-        if name not in known:
-            hint = did_you_mean(name, known, "known tools: " + ", ".join(known))
+        if name.endswith("*") and path[0] not in ("tools", "deny"):
+            errors.append(at.error(f"{name!r} is a pattern", path, hint="name one tool: SERVER__* selects only in tools and deny"))
+        elif not offers(known, name):
+            hint = mcp_name_hint(name, servers) or did_you_mean(name, known, "known tools: " + ", ".join(known))
             errors.append(at.error(f"unknown tool {name!r}", path[:-1] if key else path, at=path, key=key, hint=hint))
-        elif name not in usable and any(part in _RUN_ONLY for part in path):
-            denied = name in _list(case.get("deny"))
+        elif (not offers(usable, name) or offers(deny, name)) and any(part in _RUN_ONLY for part in path):
+            denied = offers(deny, name)
             why = "denied by the case" if denied else "not offered by the case"
             fix = "remove it from deny" if denied else f"add it to tools (offered: {', '.join(usable)})"
             hint = did_you_mean(name, usable, f"a call of it is refused and never counts; {fix}")
@@ -109,6 +114,11 @@ def _named_tools(case: dict[str, Any]) -> list[tuple[list[str | int], str, bool]
         args = _get(trace, "args")
         found += [([*at, "args", name], name, True) for name in args if isinstance(name, str)] if isinstance(args, dict) else []
     return found
+
+
+def _names(items: Any) -> list[str]:
+    """The ``name`` of each mapping in a list (the case's mocks or MCP servers)."""
+    return [m["name"] for m in _list(items) if isinstance(m, dict) and isinstance(m.get("name"), str)]
 
 
 def _get(value: Any, key: str) -> Any:

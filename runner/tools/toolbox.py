@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Collection, Mapping
 
-from runner.spec.offered import offered_tools
+from runner.spec.offered import expand, offered_tools
 from runner.text import cap_text, encodable
 from runner.tools.base import Tool, ToolContext, ToolError, ToolResult
 from runner.tools.files import EDIT_FILE, LIST_DIR, READ_FILE, WRITE_FILE
@@ -87,15 +87,16 @@ class Toolbox:
 
 def build_toolbox(case: Case, context: ToolContext, extra: Mapping[str, Tool] = {}) -> Toolbox:
     """The Toolbox of ``case``: ``case.tools`` by name (default every builtin, then every ``extra``),
-    with ``extra`` (e.g. the case's mocks) overriding a builtin of the same name; ``case.deny`` refused.
+    with ``extra`` (e.g. the case's mocks, then its MCP tools) overriding a builtin of the same name;
+    ``case.deny`` refused. A ``SERVER__*`` pattern in either stands for every such tool of ``extra``.
 
     Raises ValueError for a name in ``case.tools`` or ``case.deny`` that is no known tool.
     """
     known = {**BUILTIN_TOOLS, **extra}
-    names = offered_tools(case.tools, extra)
-    unknown = [name for name in (*names, *case.deny) if name not in known]
+    names, deny = expand(offered_tools(case.tools, extra), list(known)), expand(case.deny, list(known))
+    unknown = [name for name in (*names, *deny) if name not in known]
     if unknown:
         raise ValueError(
             f"{case.full_id}: unknown tool {', '.join(map(repr, unknown))}; known: {', '.join(known)}"
         )
-    return Toolbox({name: known[name] for name in names}, case.deny, context)
+    return Toolbox({name: known[name] for name in names}, deny, context)
