@@ -13,9 +13,8 @@ and ranges of more than 100,000 items; on top of it:
   a value's size is the text it stands for, counted through nested lists,
   tuples and mappings (a part shared many times counts each time, as ``str()``
   would write it). Each value written out, and the whole output, is bounded too.
-- time: a render stops after ``RENDER_SECONDS`` of its thread's CPU time (not wall-clock: a busy machine
-  fails no template); every loop step (``{% for %}`` compiled through ``Budget.loop``), call, operator
-  and output chunk checks it.
+- time: a render stops after ``RENDER_SECONDS`` of its thread's CPU time (a busy machine fails none); each
+  loop step (``{% for %}`` goes through ``Budget.loop``), call, operator and output chunk checks it.
 
 Not bounded: one C-level operation on a value literals built by sharing (hashing nested tuples).
 """
