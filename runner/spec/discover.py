@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 
-from runner.errors import CaseFileError, Location, UserError, UserErrors
+from runner.errors import CaseFileError, CaseFileWarning, Location, UserError, UserErrors
 from runner.resources import bundled
 from runner.spec.case import Case
 from runner.spec.casefile import read_file
@@ -62,21 +62,30 @@ def _expand(given: str) -> list[Path]:
 def load_cases(
     paths: Sequence[str | Path], cases_dir: Path | None = None, fixtures_dir: Path | None = None
 ) -> list[Case]:
-    """Every case of every file ``discover`` finds, in file order.
+    """Every case of every file ``discover`` finds, in file order (warnings left out:
+    ``load_warned`` gives them).
 
     Raises UserError when discovery fails, and UserErrors with every error of
     every file, including a full id (``group/id``) defined in two files.
     """
+    return load_warned(paths, cases_dir, fixtures_dir)[0]
+
+
+def load_warned(
+    paths: Sequence[str | Path], cases_dir: Path | None = None, fixtures_dir: Path | None = None
+) -> tuple[list[Case], list[CaseFileWarning]]:
+    """``load_cases``, and every file's warnings (runner.spec.tracerules), file by file in
+    order. Raises as ``load_cases`` does: the UserErrors then list the warnings beside the errors."""
     cases: list[Case] = []
-    errors: list[UserError] = []
+    problems: list[UserError] = []
     for file in discover(paths, cases_dir):
         found, bad = read_file(file, fixtures_dir)
         cases += found
-        errors += bad
-    errors += _duplicates_across_files(cases)
-    if errors:
-        raise UserErrors(errors)
-    return cases
+        problems += bad
+    problems += _duplicates_across_files(cases)
+    if any(not isinstance(e, CaseFileWarning) for e in problems):
+        raise UserErrors(problems)
+    return cases, [e for e in problems if isinstance(e, CaseFileWarning)]
 
 
 def _duplicates_across_files(cases: Sequence[Case]) -> list[UserError]:
@@ -201,11 +210,20 @@ def load_sourced(sources: Sequence[Source], fixtures_dir: Path | None = None) ->
     source defining the same id is an error. Raises UserErrors with every
     error of every source.
     """
+    return load_sourced_warned(sources, fixtures_dir)[0]
+
+
+def load_sourced_warned(
+    sources: Sequence[Source], fixtures_dir: Path | None = None
+) -> tuple[list[Sourced], list[CaseFileWarning]]:
+    """``load_sourced``, and the warnings of every source's files, in order."""
     merged: dict[str, Sourced] = {}
     errors: list[UserError] = []
+    warnings: list[CaseFileWarning] = []
     for source in sources:
         try:
-            cases = load_cases(source.paths, fixtures_dir=fixtures_dir)
+            cases, found = load_warned(source.paths, fixtures_dir=fixtures_dir)
+            warnings += found
         except UserErrors as e:
             errors += e.errors
             continue
@@ -217,5 +235,5 @@ def load_sourced(sources: Sequence[Source], fixtures_dir: Path | None = None) ->
             overrides = (*earlier.overrides, earlier.source) if earlier else ()
             merged[case.full_id] = Sourced(case, source, overrides)
     if errors:
-        raise UserErrors(errors)
-    return list(merged.values())
+        raise UserErrors([*warnings, *errors])
+    return list(merged.values()), warnings

@@ -12,6 +12,8 @@ them without ``when``.
 
 from __future__ import annotations
 
+import functools
+import json
 import os
 import stat
 from pathlib import Path, PurePosixPath
@@ -23,8 +25,8 @@ from runner.checks.table import KINDS, KeyPath
 from runner.errors import CaseFileError, did_you_mean
 from runner.patterns import compile_pattern
 from runner.resources import bundled
-from runner.spec.offered import offered_tools
 from runner.spec.positions import Spot, position, written
+from runner.spec.tracerules import tool_rule_errors
 
 Checked = list[tuple[Spot, dict[str, Any]]]  # each case merged over the defaults, with its Spot
 
@@ -58,52 +60,18 @@ def _rules(checked: Checked, defaults: Spot | None, fixtures: Path) -> list[Case
                 compile_pattern(pattern)
             except regex.error as e:
                 errors.append(written(path, spot, defaults).error(f"invalid regex {pattern!r}: {e}", path))
-        errors += _tool_name_errors(case, spot, defaults) + _file_path_errors(case, spot, defaults)
-        errors += _mock_errors(case, spot, defaults)
+        errors += tool_rule_errors(case, spot, defaults) + _file_path_errors(case, spot, defaults)
+        errors += _mock_errors(case, spot, defaults) + _verify_errors(case, spot, defaults)
     return errors
 
 
-# The trace keys whose list items name tools; ``args`` names them by its keys.
-_TRACE_TOOL_LISTS = ("expected", "exact", "must_include", "avoid", "order")
-
-
-def _tool_name_errors(case: dict[str, Any], spot: Spot, defaults: Spot | None) -> list[CaseFileError]:
-    """Every tool ``tools``, ``deny`` and the trace checks (the case's and each turn's) name is a
-    builtin or one of the case's mocks. A script's tool calls may name any tool: a model may too."""
-    mocks = case.get("mocks") if isinstance(case.get("mocks"), list) else []
-    known = offered_tools(None, (m["name"] for m in mocks if isinstance(m, dict) and isinstance(m.get("name"), str)))
-    errors = []
-    for path, name, key in _named_tools(case):
-        if name not in known:
-            hint = did_you_mean(name, known, "known tools: " + ", ".join(known))
-            at = written(path, spot, defaults)
-            errors.append(at.error(f"unknown tool {name!r}", path[:-1] if key else path, at=path, key=key, hint=hint))
-    return errors
-
-
-def _named_tools(case: dict[str, Any]) -> list[tuple[list[str | int], str, bool]]:
-    """(path, tool name, whether the name is a mapping key) of each tool name the case writes."""
-    found: list[tuple[list[str | int], str, bool]] = []
-    for key in ("tools", "deny"):
-        found += [(path, name, False) for path, name in _strings(_list(case.get(key)), [key])]
-    traces: list[tuple[list[str | int], Any]] = [(["expect", "trace"], _get(case.get("expect"), "trace"))]
-    for i, turn in enumerate(_list(case.get("turns"))):
-        traces.append((["turns", i, "expect", "trace"], _get(_get(turn, "expect"), "trace")))
-    for at, trace in traces:
-        for key in _TRACE_TOOL_LISTS:
-            found += [(path, name, False) for path, name in _strings(_list(_get(trace, key)), [*at, key])]
-        args = _get(trace, "args")
-        found += [([*at, "args", name], name, True) for name in args if isinstance(name, str)] if isinstance(args, dict) else []
-    return found
-
-
-def _get(value: Any, key: str) -> Any:
-    """``value[key]`` when ``value`` is a mapping; else None (a wrong shape is the schema's business)."""
-    return value.get(key) if isinstance(value, dict) else None
-
-
-def _list(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else []
+def _verify_errors(case: dict[str, Any], spot: Spot, defaults: Spot | None) -> list[CaseFileError]:
+    """Each ``expect.verify`` command holds more than blanks: an empty command exits 0 in every
+    shell, so the check would pass whatever the agent did."""
+    verify = case["expect"].get("verify") if isinstance(case.get("expect"), dict) else None
+    hint = "write a shell command that exits 0 only when the task is done, or remove verify"
+    return [written(path, spot, defaults).error("empty verify command: it passes whatever the agent did", path, hint=hint)
+            for path, command in _strings(verify, ["expect", "verify"]) if not command.strip()]
 
 
 def _file_path_errors(case: dict[str, Any], spot: Spot, defaults: Spot | None) -> list[CaseFileError]:
@@ -186,21 +154,41 @@ def _mock_errors(case: dict[str, Any], spot: Spot, defaults: Spot | None) -> lis
             errors.append(here.error(f"duplicate mock {name!r}", ["mocks", i, "name"], hint="give each mock its own name"))
         elif isinstance(name, str):
             names.add(name)
-        from jsonschema import (
-            Draft202012Validator,  # imported here: files without mocks load faster
-        )
-        from jsonschema.exceptions import SchemaError
-
-        try:
-            if isinstance(mock.get("parameters"), dict):
-                Draft202012Validator.check_schema(mock["parameters"])
-        except SchemaError as e:
-            where = "/".join(map(str, e.absolute_path))
-            message = f"invalid JSON Schema{f' at {where!r}' if where else ''}: {e.message}"
-            errors.append(here.error(message, ["mocks", i, "parameters"]))
+        problem = schema_problem(mock["parameters"]) if isinstance(mock.get("parameters"), dict) else None
+        if problem is not None:
+            errors.append(here.error(problem, ["mocks", i, "parameters"]))
         responses = mock.get("responses") if isinstance(mock.get("responses"), list) else []
         errors += _response_errors(responses, ["mocks", i, "responses"], here)
     return errors
+
+
+def schema_problem(schema: dict[str, Any]) -> str | None:
+    """Why ``schema`` is no valid JSON Schema (draft 2020-12, jsonschema's ``check_schema``), or None.
+    Checked once per distinct schema (its canonical JSON text): generated suites repeat theirs."""
+    try:
+        text = json.dumps(schema, sort_keys=True, allow_nan=False)
+    except (TypeError, ValueError):  # not JSON (a YAML date...): checked as it is
+        return _schema_problem(schema)
+    return _canonical_problem(text)
+
+
+@functools.lru_cache(maxsize=4096)
+def _canonical_problem(text: str) -> str | None:
+    return _schema_problem(json.loads(text))
+
+
+def _schema_problem(schema: dict[str, Any]) -> str | None:
+    from jsonschema import (
+        Draft202012Validator,  # imported here: files without mocks load faster
+    )
+    from jsonschema.exceptions import SchemaError
+
+    try:
+        Draft202012Validator.check_schema(schema)
+    except SchemaError as e:
+        where = "/".join(map(str, e.absolute_path))
+        return f"invalid JSON Schema{f' at {where!r}' if where else ''}: {e.message}"
+    return None
 
 
 def _response_errors(responses: list[Any], path: list[str | int], spot: Spot) -> list[CaseFileError]:

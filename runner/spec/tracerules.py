@@ -1,0 +1,161 @@
+"""The rules on the tools and parameters a case names, which the schema cannot say: a check that
+can never pass is an error, one that checks nothing a warning.
+
+Every name ``tools``, ``deny`` and the trace checks (the case's and each turn's: ``expected``,
+``exact``, ``must_include``, ``avoid``, ``order``, the keys of ``args``) write must be a builtin tool or
+one of the case's mocks (an error, with a did-you-mean). Beyond that, by what the check can do:
+
+- ``must_include``, ``exact``, ``order`` and ``args`` naming a tool the case does not offer (its
+  ``tools`` leave it out) or denies: an error, since only calls that ran count for them;
+- ``expected`` (the reference for accuracy, which counts attempted calls too) has no such rule: a
+  denied tool's refused call is part of the trajectory it describes;
+- ``avoid`` and ``deny`` naming a tool the case does not offer: a warning (it can never be called);
+- an ``args`` spec naming a parameter the tool's schema does not declare (``properties``): an error
+  when the schema allows no other (``additionalProperties: false``, as every builtin's does), else
+  a warning (the model is never told of it); ``{absent: true}`` for it is a warning (it always holds).
+  Nested object specs are checked against nested ``properties`` the same way. A mock without
+  ``properties`` in its ``parameters`` has no rule.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable, Mapping
+
+from runner.errors import CaseFileError, did_you_mean
+from runner.spec.matchers import is_matcher
+from runner.spec.offered import offered_tools
+from runner.spec.positions import Spot, written
+from runner.tools.registry import BUILTIN_PARAMETERS
+
+Path = list[str | int]
+
+# The trace keys whose items name tools, and what a name the case cannot call does to each.
+_NEVER_PASSES = ("exact", "must_include", "order")
+_TRACE_LISTS = ("expected", *_NEVER_PASSES, "avoid")
+
+
+def tool_rule_errors(case: dict[str, Any], spot: Spot, defaults: Spot | None) -> list[CaseFileError]:
+    """Every error and warning (CaseFileWarning) of the rules above for one merged case."""
+    mocks = [m for m in _list(case.get("mocks")) if isinstance(m, dict) and isinstance(m.get("name"), str)]
+    known = offered_tools(None, (m["name"] for m in mocks))
+    tools = case.get("tools")
+    offered = (offered_tools([t for t in tools if isinstance(t, str)] if isinstance(tools, list) else None,
+                                (m["name"] for m in mocks)))
+    denied = {name for name in _list(case.get("deny")) if isinstance(name, str)}
+    schemas: dict[str, Any] = {name: _closed(params) for name, params in BUILTIN_PARAMETERS.items()}
+    schemas.update({m["name"]: m.get("parameters") for m in mocks})
+    errors = []
+    for path, name, role in _named_tools(case):
+        at = written(path, spot, defaults)
+        key = role == "args"
+        label = path[:-1] if key else path
+        if name not in known:
+            hint = did_you_mean(name, known, "known tools: " + ", ".join(known))
+            errors.append(at.error(f"unknown tool {name!r}", label, at=path, key=key, hint=hint))
+            continue
+        problem = _unusable(name, role, offered, denied, isinstance(tools, list))
+        if problem is not None:
+            message, hint, warning = problem
+            make = at.warning if warning else at.error
+            errors.append(make(message, label, at=path, key=key, hint=hint))
+        elif key:
+            errors += _parameter_errors(_walk(case, path), schemas.get(name), name, path, spot, defaults)
+    return errors
+
+
+def _unusable(name: str, role: str, offered: tuple[str, ...], denied: set[str],
+              restricted: bool) -> tuple[str, str, bool] | None:
+    """(message, hint, whether only a warning) when ``role`` names a tool the case cannot call, else None."""
+    listed = "the case offers " + (", ".join(offered) or "no tool")
+    if role in ("tools", "expected"):
+        return None
+    if role in ("deny", "avoid"):
+        if name in offered:
+            return None
+        what = "denying it changes nothing" if role == "deny" else "avoiding it checks nothing"
+        return f"tool {name!r} is not offered by this case, so {what}", f"{listed}; remove it, or add it to tools", True
+    if name not in offered and restricted:
+        hint = f"{listed}; add {name} to tools, or remove it here"
+        return f"tool {name!r} is not offered by this case, so this check can never pass", hint, False
+    if name in denied:
+        message = f"tool {name!r} is denied by this case: its calls are refused and do not count, so this check can never pass"
+        return message, "remove it from deny, or from here", False
+    return None
+
+
+def _named_tools(case: dict[str, Any]) -> list[tuple[Path, str, str]]:
+    """(path, tool name, the key that names it: ``tools``, ``deny``, a trace list key or ``args``)
+    of each tool name the case writes; an ``args`` path ends at the key, which is the name."""
+    found: list[tuple[Path, str, str]] = []
+    for key in ("tools", "deny"):
+        found += [(path, name, key) for path, name in _strings(case.get(key), [key])]
+    traces: list[tuple[Path, Any]] = [(["expect", "trace"], _get(case.get("expect"), "trace"))]
+    for i, turn in enumerate(_list(case.get("turns"))):
+        traces.append((["turns", i, "expect", "trace"], _get(_get(turn, "expect"), "trace")))
+    for at, trace in traces:
+        for key in _TRACE_LISTS:
+            found += [(path, name, key) for path, name in _strings(_get(trace, key), [*at, key])]
+        args = _get(trace, "args")
+        found += [([*at, "args", name], name, "args") for name in args if isinstance(name, str)] if isinstance(args, dict) else []
+    return found
+
+
+def _parameter_errors(spec: Any, schema: Any, tool: str, path: Path, spot: Spot,
+                      defaults: Spot | None) -> list[CaseFileError]:
+    """The parameters ``spec`` (an ``args`` spec at ``path``) names that ``schema`` does not declare,
+    at every depth where both are objects with named keys."""
+    if not isinstance(spec, Mapping) or is_matcher(spec) or not isinstance(schema, Mapping):
+        return []
+    declared = schema.get("properties")
+    if not isinstance(declared, Mapping):
+        return []
+    closed = schema.get("additionalProperties") is False and "patternProperties" not in schema
+    errors: list[CaseFileError] = []
+    for name, wanted in spec.items():
+        at = [*path, name]
+        if name in declared:
+            errors += _parameter_errors(wanted, declared[name], tool, at, spot, defaults)
+            continue
+        where = written(at, spot, defaults)
+        hint = did_you_mean(str(name), [str(k) for k in declared], f"{tool}'s parameters here: {_names(declared)}")
+        if isinstance(wanted, Mapping) and wanted.get("absent") is True and len(wanted) == 1:
+            message = f"{tool} has no parameter {name!r}, so {{absent: true}} always holds"
+            errors.append(where.warning(message, path, at=at, key=True, hint=hint))
+        elif closed:
+            message = f"{tool} has no parameter {name!r} (its schema allows no other), so no call can match"
+            errors.append(where.error(message, path, at=at, key=True, hint=hint))
+        else:
+            message = f"{tool}'s schema does not declare the parameter {name!r}: the model is never told of it"
+            errors.append(where.warning(message, path, at=at, key=True, hint=hint))
+    return errors
+
+
+def _closed(parameters: Iterable[str]) -> dict[str, Any]:
+    """A builtin's parameters as the shape of its JSON Schema that the rules read."""
+    return {"properties": dict.fromkeys(parameters, {}), "additionalProperties": False}
+
+
+def _names(declared: Mapping[Any, Any]) -> str:
+    return ", ".join(map(str, declared)) or "none"
+
+
+def _walk(value: Any, path: Path) -> Any:
+    for step in path:
+        value = value[step] if isinstance(value, list) and isinstance(step, int) else _get(value, str(step))
+    return value
+
+
+def _get(value: Any, key: str) -> Any:
+    """``value[key]`` when ``value`` is a mapping; else None (a wrong shape is the schema's business)."""
+    return value.get(key) if isinstance(value, dict) else None
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def _strings(value: Any, path: Path) -> list[tuple[Path, str]]:
+    """(path, text) of each string of a string-or-list value; other items are the schema's business."""
+    if isinstance(value, str):
+        return [(path, value)]
+    return [([*path, i], item) for i, item in enumerate(_list(value)) if isinstance(item, str)]
