@@ -116,8 +116,9 @@ def select(cases: Sequence[Case], globs: Sequence[str] = (), tags: Sequence[str]
 
 ENTRY_POINT_GROUP = "tooltrial.suites"
 PROJECT_DIR = Path(".tooltrial") / "cases"
+CASES_DIR = Path("cases")
 
-BUNDLED, PACKAGE, USER, PROJECT, PATHS = "bundled", "package", "user", "project", "path"
+BUNDLED, CASES, PACKAGE, USER, PROJECT, PATHS = "bundled", "cases", "package", "user", "project", "path"
 
 
 @dataclass(frozen=True)
@@ -125,7 +126,7 @@ class Source:
     """One place cases are read from.
 
     Attributes:
-        kind: ``bundled``, ``package``, ``user``, ``project`` or ``path``.
+        kind: ``bundled``, ``cases`` (./cases), ``package``, ``user``, ``project`` or ``path``.
         label: what ``list --sources`` shows: the kind, or ``package <distribution>``.
         paths: case files, folders or globs, as ``runner.spec.casefile.discover`` takes them.
     """
@@ -187,20 +188,30 @@ def select_sources(
 ) -> list[Source]:
     """The sources of one command, least local first.
 
-    ``paths`` (else ``cases_dir``) make the only source. Otherwise: the bundled
-    suite, the case packs, the user's folder (unless ``user`` is False) and the
-    project's folder under ``cwd`` (default: the current directory), each
-    folder only when it exists.
+    ``paths`` (else ``cases_dir``) make the only source. Otherwise: the ``cases``
+    folder under ``cwd`` (default: the current directory) when it exists, else the
+    bundled suite; the case packs, the user's folder (unless ``user`` is False) and
+    the project's folder under ``cwd``, each folder only when it exists.
     """
     if paths:
         return [Source(PATHS, PATHS, tuple(paths))]
     if cases_dir is not None:
         return [Source(PATHS, PATHS, (cases_dir,))]
-    sources = [Source(BUNDLED, BUNDLED, (bundled("cases"),)), *package_sources()]
+    here = cwd or Path.cwd()
+    sources = [_base(CASES_DIR if cwd is None else cwd / CASES_DIR), *package_sources()]  # as given: messages name it so
     folders = [(USER, user_cases_dir(environ))] if user else []
-    folders.append((PROJECT, (cwd or Path.cwd()) / PROJECT_DIR))
+    folders.append((PROJECT, here / PROJECT_DIR))
     sources += [Source(kind, kind, (folder,)) for kind, folder in folders if folder.is_dir()]
     return sources
+
+
+def _base(folder: Path) -> Source:
+    """The least local source: ``folder`` (the project's ``cases``) when it exists, else the bundled
+    suite (which ``folder`` is, in tooltrial's own checkout)."""
+    suite = bundled("cases")
+    if folder.is_dir() and folder.resolve() != suite.resolve():
+        return Source(CASES, CASES, (folder,))
+    return Source(BUNDLED, BUNDLED, (suite,))
 
 
 def load_sourced(sources: Sequence[Source], fixtures_dir: Path | None = None) -> list[Sourced]:
