@@ -1,0 +1,196 @@
+"""``tooltrial validate`` catches checks that can never pass (errors) and checks that check nothing
+(warnings), each where it was written, with a did-you-mean; ``--strict`` makes warnings errors."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from runner.errors import CaseFileWarning, ExitCode
+from runner.spec.casefile import validate_file
+from runner.tools.registry import BUILTIN_NAMES, BUILTIN_PARAMETERS
+from runner.tools.toolbox import BUILTIN_TOOLS
+from tests.helpers import run_cli
+
+ISSUE = """\
+- id: typos
+  tools: [read_file, grep]
+  turns: [Read a.txt]
+  expect:
+    trace:
+      must_include: [serach, bash]
+      avoid: [writ_file]
+      args: {nosuchtool: {x: 1}, read_file: {file_path: a.txt}}
+  script: [{content: hi}]
+"""
+
+
+def _write(folder: Path, name: str, text: str) -> Path:
+    (folder / "cases").mkdir(exist_ok=True)
+    path = folder / "cases" / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_the_issue_s_case_gives_one_positioned_error_per_check_that_can_never_pass(tmp_path: Path) -> None:
+    _write(tmp_path, "t.yml", ISSUE)
+    done = run_cli("validate", "cases/t.yml", cwd=tmp_path)
+    assert (done.returncode, done.stdout) == (ExitCode.USAGE, "")
+    assert done.stderr.splitlines() == [
+        "error: cases/t.yml:6:22: expect.trace.must_include[0]: unknown tool 'serach' "
+        "(known tools: read_file, write_file, edit_file, list_dir, glob, grep, bash)",
+        "error: cases/t.yml:6:30: expect.trace.must_include[1]: tool 'bash' is not offered by this case, "
+        "so this check can never pass (the case offers read_file, grep; add bash to tools, or remove it here)",
+        "error: cases/t.yml:7:15: expect.trace.avoid[0]: unknown tool 'writ_file' (did you mean 'write_file'?)",
+        "error: cases/t.yml:8:14: expect.trace.args: unknown tool 'nosuchtool' "
+        "(known tools: read_file, write_file, edit_file, list_dir, glob, grep, bash)",
+        "error: cases/t.yml:8:46: expect.trace.args.read_file: read_file has no parameter 'file_path' "
+        "(its schema allows no other), so no call can match (did you mean 'path'?)",
+    ]
+
+
+DENIED = """\
+defaults:
+  deny: [bash]
+cases:
+  - id: denied
+    turns:
+      - content: Count the lines.
+        expect: {trace: {order: [read_file, bash]}}
+    expect:
+      verify: ["test -f a.txt", "  "]
+      trace: {exact: [bash], args: {bash: {command: wc -l a.txt}}}
+    script: [{content: hi}]
+  - id: empty-verify
+    turns: [Hi.]
+    expect: {verify: ""}
+    script: [{content: hi}]
+"""
+
+
+def test_a_denied_tool_in_a_check_that_counts_only_calls_that_ran_is_an_error_and_so_is_an_empty_verify(
+        tmp_path: Path) -> None:
+    _write(tmp_path, "d.yml", DENIED)
+    done = run_cli("validate", "cases", cwd=tmp_path)
+    refused = "is denied by this case: its calls are refused and do not count, so this check can never pass" \
+              " (remove it from deny, or from here)"
+    empty = "empty verify command: it passes whatever the agent did" \
+            " (write a shell command that exits 0 only when the task is done, or remove verify)"
+    assert done.returncode == ExitCode.USAGE
+    assert done.stderr.splitlines() == [
+        f"error: cases/d.yml:7:45: turns[0].expect.trace.order[1]: tool 'bash' {refused}",
+        f"error: cases/d.yml:9:33: expect.verify[1]: {empty}",
+        f"error: cases/d.yml:10:23: expect.trace.exact[0]: tool 'bash' {refused}",
+        f"error: cases/d.yml:10:37: expect.trace.args: tool 'bash' {refused}",
+        f"error: cases/d.yml:14:22: expect.verify: {empty}",
+    ]
+
+
+WARNED = """\
+- id: warned
+  tools: [read_file, lookup]
+  deny: [bash]
+  turns: [Look it up.]
+  mocks:
+    - name: lookup
+      description: Looks a word up.
+      parameters:
+        type: object
+        properties:
+          word: {type: string}
+          options: {type: object, properties: {lang: {type: string}}, additionalProperties: false}
+      responses: [{result: found}]
+  expect:
+    response_contains: [found]
+    trace:
+      must_include: [lookup]
+      avoid: [write_file]
+      args:
+        lookup: {wrd: x, options: {language: en}}
+        read_file: {limit: {absent: true}, lines: {absent: true}}
+  script:
+    - tool_calls: [{name: lookup, arguments: {word: x}}]
+    - content: found
+"""
+
+
+def test_checks_that_check_nothing_are_warnings_that_stop_nothing_and_strict_makes_them_errors(tmp_path: Path) -> None:
+    _write(tmp_path, "w.yml", WARNED)
+    lines = [
+        "cases/w.yml:3:10: deny[0]: tool 'bash' is not offered by this case, so denying it changes nothing"
+        " (the case offers read_file, lookup; remove it, or add it to tools)",
+        "cases/w.yml:18:15: expect.trace.avoid[0]: tool 'write_file' is not offered by this case, so avoiding it"
+        " checks nothing (the case offers read_file, lookup; remove it, or add it to tools)",
+        "cases/w.yml:20:18: expect.trace.args.lookup: lookup's schema does not declare the parameter 'wrd':"
+        " the model is never told of it (did you mean 'word'?)",
+        "cases/w.yml:20:36: expect.trace.args.lookup.options: lookup has no parameter 'language' (its schema allows"
+        " no other), so no call can match (did you mean 'lang'?)",
+        "cases/w.yml:21:44: expect.trace.args.read_file: read_file has no parameter 'lines', so {absent: true}"
+        " always holds (read_file's parameters here: path, offset, limit)",
+    ]
+    done = run_cli("validate", "cases", cwd=tmp_path)
+    assert done.returncode == ExitCode.USAGE  # the nested closed object is an error
+    assert done.stderr.splitlines() == [f"{'error' if 'allows no other' in line else 'warning'}: {line}"
+                                        for line in lines]
+    _write(tmp_path, "w.yml", WARNED.replace("language: en", "lang: en"))
+    done = run_cli("validate", "cases", cwd=tmp_path)
+    kept = [line for line in lines if "allows no other" not in line]
+    assert (done.returncode, done.stdout) == (ExitCode.OK, "1 cases in 1 files are valid (4 warnings)\n")
+    assert done.stderr.splitlines() == [f"warning: {line}" for line in kept]
+    strict = run_cli("validate", "cases", "--strict", cwd=tmp_path)
+    assert (strict.returncode, strict.stdout) == (ExitCode.USAGE, "")
+    assert strict.stderr.splitlines() == [f"error: {line}" for line in kept]
+    ran = run_cli("run", "cases", "--results", str(tmp_path / "results"), cwd=tmp_path)
+    # a warning stops no run: the case runs as written (and fails its args check: wrd is never sent)
+    assert (ran.returncode, ran.stdout.splitlines()[0]) == (ExitCode.FAILED, "FAIL w/warned")
+    assert "warning" not in ran.stderr
+
+
+def test_a_mock_without_properties_has_no_parameter_rule_and_a_mock_named_like_a_builtin_replaces_its_schema(
+        tmp_path: Path) -> None:
+    path = _write(tmp_path, "m.yml", """\
+- id: mocked
+  turns: [Go.]
+  mocks:
+    - {name: free, description: Anything., parameters: {type: object}, responses: [{result: ok}]}
+    - name: read_file
+      description: A read_file of the case's own.
+      parameters: {type: object, properties: {file_path: {type: string}}, additionalProperties: false}
+      responses: [{result: ok}]
+  expect:
+    trace: {args: {free: {anything: 1}, read_file: {file_path: a.txt}}}
+""")
+    assert validate_file(path) == []
+
+
+def test_the_builtin_parameters_the_rules_read_are_the_tools_own_schemas() -> None:
+    assert tuple(BUILTIN_PARAMETERS) == BUILTIN_NAMES
+    assert BUILTIN_PARAMETERS == {name: tuple(tool.parameters["properties"]) for name, tool in BUILTIN_TOOLS.items()}
+    assert all(tool.parameters["additionalProperties"] is False for tool in BUILTIN_TOOLS.values())
+
+
+def test_a_schema_error_is_reported_for_every_case_that_repeats_the_schema(tmp_path: Path) -> None:
+    mock = "  mocks: [{name: m, description: d, parameters: {type: object, required: x}, responses: [{result: r}]}]\n"
+    path = _write(tmp_path, "s.yml", "".join(f"- id: c{n}\n  turns: [Go.]\n{mock}" for n in range(3)))
+    assert [e.render() for e in validate_file(path)] == [
+        f"{path}:{line}:49: mocks[0].parameters: invalid JSON Schema at 'required': 'x' is not of type 'array'" for line in (3, 6, 9)]
+
+
+@settings(max_examples=40, deadline=None)
+@given(offered=st.lists(st.sampled_from(BUILTIN_NAMES), min_size=1, max_size=4, unique=True),
+       named=st.sampled_from(BUILTIN_NAMES), key=st.sampled_from(["must_include", "exact", "order", "avoid"]))
+def test_a_builtin_a_trace_check_names_is_reported_exactly_when_the_case_does_not_offer_it(
+        tmp_path_factory, offered: list[str], named: str, key: str) -> None:
+    folder = tmp_path_factory.mktemp("offered")
+    path = folder / "p.yml"
+    path.write_text(f"- id: p\n  tools: [{', '.join(offered)}]\n  turns: [Go.]\n"
+                    f"  expect: {{trace: {{{key}: [{named}]}}}}\n", encoding="utf-8")
+    found = validate_file(path)
+    if named in offered:
+        assert found == []
+    else:
+        (one,) = found
+        assert isinstance(one, CaseFileWarning) == (key == "avoid")
+        assert (one.location.line, one.location.column, one.path) == (4, 23 + len(key), f"expect.trace.{key}[0]")
