@@ -194,3 +194,98 @@ def test_a_builtin_a_trace_check_names_is_reported_exactly_when_the_case_does_no
         (one,) = found
         assert isinstance(one, CaseFileWarning) == (key == "avoid")
         assert (one.location.line, one.location.column, one.path) == (4, 23 + len(key), f"expect.trace.{key}[0]")
+
+
+PROMPTED = """\
+- id: with-repo
+  vars: {repo: calc}
+  tools: [read_file, lookup]
+  mocks: [{name: lookup, description: Looks a word up., responses: [{result: found}]}]
+  turns: [Hi.]
+- id: no-repo
+  tags: [shell]
+  turns: [Hi.]
+- id: own-prompt
+  system: Own prompt.
+  turns: [Hi.]
+"""
+TEMPLATE = "In {{ workspace }} on {{ case.full_id }} ({{ case.tags | join(',') }}).\n" \
+           "Tools: {% for t in tools %}{{ t.name }}={{ t.description[:5] }} {% endfor %}\nRepo: {{ vars.repo }}\n"
+
+
+def test_validate_p_renders_the_template_against_each_selected_case_and_names_where_it_fails(tmp_path: Path) -> None:
+    _write(tmp_path, "p.yml", PROMPTED)
+    (tmp_path / "mine.j2").write_text(TEMPLATE, encoding="utf-8")
+    done = run_cli("validate", "cases", "-P", "mine.j2", cwd=tmp_path)
+    assert (done.returncode, done.stdout) == (ExitCode.USAGE, "")
+    assert done.stderr == ("error: mine.j2:3: 'dict object' has no attribute 'repo', for p/no-repo"
+                           " (define it under the case's vars:, or check its spelling)\n")
+    kept = run_cli("validate", "cases", "-P", "mine.j2", "-c", "p/with-repo", "-c", "p/own-prompt", cwd=tmp_path)
+    assert (kept.returncode, kept.stderr) == (ExitCode.OK, "")
+    assert kept.stdout.splitlines() == ["3 cases in 1 files are valid",
+                                        "mine.j2 renders for 1 case (1 more use their own system:)"]
+    (tmp_path / "bad.j2").write_text("{{ tools[0].name }}\n{% if %}\n", encoding="utf-8")
+    bad = run_cli("validate", "cases", "-P", "bad.j2", cwd=tmp_path)
+    assert bad.stderr == ("error: bad.j2:2: Expected an expression, got 'end of statement block', for all 2 cases"
+                          " (close each {{ with }} and each {% with %}; write {{ '{{' }} for literal braces)\n")
+
+
+def test_the_template_sees_the_tools_the_case_offers_in_order_with_their_descriptions() -> None:
+    from runner.run.prompts import context_for, render
+    from runner.run.templatecheck import WORKSPACE, offered_specs
+    from runner.spec.case import build_case
+
+    case = build_case(Path("p.yml"), "p", 1, {"id": "c", "vars": {"repo": "calc"}, "tools": ["lookup", "read_file"],
+                                              "mocks": [{"name": "lookup", "description": "Looks a word up.",
+                                                         "responses": [{"result": "x"}]}],
+                                              "turns": ["Hi."], "tags": ["a"]}, Path("fixtures"))
+    text = render(TEMPLATE, context_for(case, offered_specs(case), WORKSPACE), "mine.j2")
+    assert text == "In /workspace on p/c (a).\nTools: lookup=Looks read_file=Read  \nRepo: calc"
+
+
+SELECTABLE = """\
+- {id: fix-one, tags: [python], turns: [Hi.], script: [{content: hi}]}
+- {id: other, tags: [shell], turns: [Hi.], script: [{content: hi}]}
+"""
+
+
+def test_a_selection_of_no_case_names_the_filter_that_matched_nothing_and_the_nearest_ids_or_tags(
+        tmp_path: Path) -> None:
+    _write(tmp_path, "mine.yml", SELECTABLE)
+
+    def why(*argv: str) -> list[str]:
+        done = run_cli("list", "cases", *argv, cwd=tmp_path)
+        assert (done.returncode, done.stdout) == (ExitCode.NO_CASES, "")
+        return done.stderr.splitlines()
+
+    assert why("-c", "fix-*") == ["no case selected: -c fix-* is matched against group/id, not the id alone"
+                                  " (did you mean -c mine/fix-one, or -c '*/fix-*' for every group?)"]
+    assert why("--tag", "PYTHON") == ["no case selected: --tag PYTHON: no case has this tag"
+                                      " (tags match exactly, case too: did you mean --tag python?)"]
+    assert why("--tag", "shel") == ["no case selected: --tag shel: no case has this tag (did you mean --tag shell?)"]
+    assert why("--tag", "zzz") == ["no case selected: --tag zzz: no case has this tag (the cases' tags: python, shell)"]
+    assert why("-c", "mine/fix-on") == ["no case selected: -c mine/fix-on matches no case's group/id"
+                                        " (did you mean -c mine/fix-one?)"]
+    assert why("-c", "fxi-one", "--tag", "nope") == [
+        "no case selected: -c fxi-one is matched against group/id, and no case's id matches it either"
+        " (did you mean -c mine/fix-one?)",
+        "no case selected: --tag nope: no case has this tag (the cases' tags: python, shell)"]
+    assert why("-c", "mine/fix*", "--tag", "shell") == [
+        "no case selected: -c mine/fix* matches 1 case and --tag shell 1, but no case both (the tags of the 1: python)"]
+
+
+def test_without_a_path_the_project_s_cases_folder_replaces_the_bundled_suite(tmp_path: Path) -> None:
+    _write(tmp_path, "mine.yml", SELECTABLE)
+    env = {"HOME": str(tmp_path / "home"), "XDG_CONFIG_HOME": None}
+    listed = run_cli("list", cwd=tmp_path, env=env)
+    assert (listed.returncode, listed.stdout.split()) == (ExitCode.OK, ["mine/fix-one", "mine/other"])
+    sources = run_cli("list", "--sources", cwd=tmp_path, env=env)
+    assert sources.stdout.splitlines()[0].split() == ["mine/fix-one", "cases", "cases/mine.yml:1"]
+    validated = run_cli("validate", cwd=tmp_path, env=env)
+    assert validated.stdout == "2 cases in 1 files are valid\n"
+    ran = run_cli("run", "-c", "mine/other", "--results", str(tmp_path / "results"), cwd=tmp_path, env=env)
+    assert (ran.returncode, ran.stdout.splitlines()[0]) == (ExitCode.OK, "PASS mine/other")
+    (tmp_path / "cases" / "mine.yml").unlink()
+    (tmp_path / "cases").rmdir()
+    bundled = run_cli("list", "--sources", cwd=tmp_path, env=env)
+    assert bundled.stdout.splitlines()[0].split()[1] == "bundled"

@@ -40,7 +40,8 @@ def render_for_cases(template: PromptTemplate, cases: Sequence[Case]) -> Rendere
     """``template`` rendered once per case of ``cases`` whose ``system`` does not replace it.
 
     An error the template gives for several cases (same line, same message) is reported once:
-    its message ends ``, for group/id`` with at most three full ids, then ``and N more``.
+    its message ends ``, for group/id`` with at most three full ids, then ``and N more``, or
+    ``, for all N cases``.
     """
     failed: dict[tuple[str, str, str], tuple[TemplateError, list[str]]] = {}
     used = [case for case in cases if case.system is None]
@@ -50,10 +51,13 @@ def render_for_cases(template: PromptTemplate, cases: Sequence[Case]) -> Rendere
             render(template.source, context, template.origin)
         except TemplateError as e:
             failed.setdefault((str(e.location), e.message, e.hint), (e, []))[1].append(case.full_id)
-    errors = tuple(_naming(error, ids) for error, ids in failed.values())
+    errors = tuple(_naming(error, ids, len(used)) for error, ids in failed.values())
     return Rendered(template, len(used), len(cases) - len(used), errors)
 
 
-def _naming(error: UserError, ids: list[str]) -> TemplateError:
-    named = ", ".join(ids[:_NAMED]) + (f" and {len(ids) - _NAMED} more" if len(ids) > _NAMED else "")
+def _naming(error: UserError, ids: list[str], rendered: int) -> TemplateError:
+    if len(ids) == rendered > 1:
+        named = f"all {rendered} cases"
+    else:
+        named = ", ".join(ids[:_NAMED]) + (f" and {len(ids) - _NAMED} more" if len(ids) > _NAMED else "")
     return TemplateError(f"{error.message}, for {named}", error.location, error.path, error.hint)
