@@ -42,8 +42,7 @@ def tool_rule_errors(case: dict[str, Any], spot: Spot, defaults: Spot | None) ->
     offered = (offered_tools([t for t in tools if isinstance(t, str)] if isinstance(tools, list) else None,
                                 (m["name"] for m in mocks)))
     denied = {name for name in _list(case.get("deny")) if isinstance(name, str)}
-    schemas: dict[str, Any] = {name: _closed(params) for name, params in BUILTIN_PARAMETERS.items()}
-    schemas.update({m["name"]: m.get("parameters") for m in mocks})
+    schemas: dict[str, Any] = {**_BUILTIN_SCHEMAS, **{m["name"]: m.get("parameters") for m in mocks}}
     errors = []
     for path, name, role in _named_tools(case):
         at = written(path, spot, defaults)
@@ -133,6 +132,9 @@ def _parameter_errors(spec: Any, schema: Any, tool: str, path: Path, spot: Spot,
 def _closed(parameters: Iterable[str]) -> dict[str, Any]:
     """A builtin's parameters as the shape of its JSON Schema that the rules read."""
     return {"properties": dict.fromkeys(parameters, {}), "additionalProperties": False}
+
+
+_BUILTIN_SCHEMAS = {name: _closed(params) for name, params in BUILTIN_PARAMETERS.items()}
 
 
 def _names(declared: Mapping[Any, Any]) -> str:
