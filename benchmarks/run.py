@@ -36,7 +36,7 @@ from typing import Any, Callable, Sequence
 from fake_openai import FakeOpenAI, HttpProvider
 
 from runner.spec.discover import load_cases
-from runner.spec.rules import _canonical_problem
+from runner.spec.rules import canonical_problem
 from runner.cli.app import main
 from runner.spec.config import Config
 from runner.run.options import Arm, RunOptions
@@ -144,7 +144,7 @@ def quiet_main(argv: Sequence[str]) -> None:
 
 def fresh_main(argv: Sequence[str]) -> None:
     """``quiet_main`` with the per-schema cache emptied first, so no repetition reuses another's checks."""
-    _canonical_problem.cache_clear()
+    canonical_problem.cache_clear()
     quiet_main(argv)
 
 

@@ -3,11 +3,10 @@
 Ids are unique in a file; the fixture folder exists and holds nothing the workspace copy
 refuses (named pipes, sockets, devices); every regex the check table names compiles
 (``matches`` in replies, files and argument matchers, per-turn ones too);
-``tools``/``deny`` and the trace checks (``expected``, ``exact``, ``must_include``, ``avoid``,
-``order``, ``args`` keys; per-turn ones too) name builtin tools or the case's mocks; ``files`` paths stay
-inside the workspace; mocks have unique names, a valid ``parameters`` schema,
-and responses that give exactly one of ``result``/``error``, at most one of
-them without ``when``.
+the tools and parameters a case names (runner.spec.tracerules); ``files`` paths stay
+inside the workspace; mocks have unique names, a valid ``parameters`` schema
+(checked once per distinct schema), and responses that give exactly one of
+``result``/``error``, at most one of them without ``when``; no ``verify`` command is blank.
 """
 
 from __future__ import annotations
@@ -169,11 +168,13 @@ def schema_problem(schema: dict[str, Any]) -> str | None:
         text = json.dumps(schema, sort_keys=True, allow_nan=False)
     except (TypeError, ValueError):  # not JSON (a YAML date...): checked as it is
         return _schema_problem(schema)
-    return _canonical_problem(text)
+    return canonical_problem(text)
 
 
 @functools.lru_cache(maxsize=4096)
-def _canonical_problem(text: str) -> str | None:
+def canonical_problem(text: str) -> str | None:
+    """``schema_problem`` of the schema whose canonical JSON is ``text``: the per-schema cache
+    (``canonical_problem.cache_clear()`` empties it, as the benchmark does between repetitions)."""
     return _schema_problem(json.loads(text))
 
 
