@@ -41,8 +41,8 @@ def test_the_issue_s_case_gives_one_positioned_error_per_check_that_can_never_pa
     assert done.stderr.splitlines() == [
         "error: cases/t.yml:6:22: expect.trace.must_include[0]: unknown tool 'serach' "
         "(known tools: read_file, write_file, edit_file, list_dir, glob, grep, bash)",
-        "error: cases/t.yml:6:30: expect.trace.must_include[1]: tool 'bash' is not offered by this case, "
-        "so this check can never pass (the case offers read_file, grep; add bash to tools, or remove it here)",
+        "error: cases/t.yml:6:30: expect.trace.must_include[1]: tool 'bash' is not offered by the case "
+        "(a call of it is refused and never counts; add it to tools (offered: read_file, grep))",
         "error: cases/t.yml:7:15: expect.trace.avoid[0]: unknown tool 'writ_file' (did you mean 'write_file'?)",
         "error: cases/t.yml:8:14: expect.trace.args: unknown tool 'nosuchtool' "
         "(known tools: read_file, write_file, edit_file, list_dir, glob, grep, bash)",
@@ -74,8 +74,7 @@ def test_a_denied_tool_in_a_check_that_counts_only_calls_that_ran_is_an_error_an
         tmp_path: Path) -> None:
     _write(tmp_path, "d.yml", DENIED)
     done = run_cli("validate", "cases", cwd=tmp_path)
-    refused = "is denied by this case: its calls are refused and do not count, so this check can never pass" \
-              " (remove it from deny, or from here)"
+    refused = "is denied by the case (a call of it is refused and never counts; remove it from deny)"
     empty = "empty verify command: it passes whatever the agent did" \
             " (write a shell command that exits 0 only when the task is done, or remove verify)"
     assert done.returncode == ExitCode.USAGE
@@ -119,10 +118,10 @@ WARNED = """\
 def test_checks_that_check_nothing_are_warnings_that_stop_nothing_and_strict_makes_them_errors(tmp_path: Path) -> None:
     _write(tmp_path, "w.yml", WARNED)
     lines = [
-        "cases/w.yml:3:10: deny[0]: tool 'bash' is not offered by this case, so denying it changes nothing"
-        " (the case offers read_file, lookup; remove it, or add it to tools)",
-        "cases/w.yml:18:15: expect.trace.avoid[0]: tool 'write_file' is not offered by this case, so avoiding it"
-        " checks nothing (the case offers read_file, lookup; remove it, or add it to tools)",
+        "cases/w.yml:3:10: deny[0]: tool 'bash' is not offered by the case, so denying it changes nothing"
+        " (remove it, or add it to tools (offered: read_file, lookup))",
+        "cases/w.yml:18:15: expect.trace.avoid[0]: tool 'write_file' is not offered by the case, so avoiding it"
+        " checks nothing (remove it, or add it to tools (offered: read_file, lookup))",
         "cases/w.yml:20:18: expect.trace.args.lookup: lookup's schema does not declare the parameter 'wrd':"
         " the model is never told of it (did you mean 'word'?)",
         "cases/w.yml:20:36: expect.trace.args.lookup.options: lookup has no parameter 'language' (its schema allows"

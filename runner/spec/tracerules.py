@@ -2,15 +2,17 @@
 can never pass is an error, one that checks nothing a warning.
 
 Every name ``tools``, ``deny`` and the trace checks (the case's and each turn's: ``expected``,
-``exact``, ``must_include``, ``avoid``, ``order``, the keys of ``args``) write must be a builtin tool or
-one of the case's mocks (an error, with a did-you-mean). Beyond that, by what the check can do:
+``exact``, ``exact_unordered``, ``must_include``, ``avoid``, ``order``, the keys of ``args``, each
+``calls`` item's ``name``) write must be a builtin tool or one of the case's mocks (an error, with a
+did-you-mean). Beyond that, by what the check can do:
 
-- ``must_include``, ``exact``, ``order`` and ``args`` naming a tool the case does not offer (its
-  ``tools`` leave it out) or denies: an error, since only calls that ran count for them;
+- ``must_include``, ``exact``, ``exact_unordered``, ``order``, ``args`` and ``calls`` naming a tool
+  the case does not offer (its ``tools`` leave it out) or denies: an error, since only calls that
+  ran count for them;
 - ``expected`` (the reference for accuracy, which counts attempted calls too) has no such rule: a
   denied tool's refused call is part of the trajectory it describes;
 - ``avoid`` and ``deny`` naming a tool the case does not offer: a warning (it can never be called);
-- an ``args`` spec naming a parameter the tool's schema does not declare (``properties``): an error
+- an ``args`` spec (or a ``calls`` item's ``args``, or the spec inside ``{exact: SPEC}``) naming a parameter the tool's schema does not declare (``properties``): an error
   when the schema allows no other (``additionalProperties: false``, as every builtin's does), else
   a warning (the model is never told of it); ``{absent: true}`` for it is a warning (it always holds).
   Nested object specs are checked against nested ``properties`` the same way. A mock without
@@ -19,6 +21,7 @@ one of the case's mocks (an error, with a did-you-mean). Beyond that, by what th
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
 from runner.errors import CaseFileError, did_you_mean
@@ -30,7 +33,7 @@ from runner.tools.registry import BUILTIN_PARAMETERS
 Path = list[str | int]
 
 # The trace keys whose items name tools, and what a name the case cannot call does to each.
-_NEVER_PASSES = ("exact", "must_include", "order")
+_NEVER_PASSES = ("exact", "exact_unordered", "must_include", "order")
 _TRACE_LISTS = ("expected", *_NEVER_PASSES, "avoid")
 
 
@@ -39,63 +42,76 @@ def tool_rule_errors(case: dict[str, Any], spot: Spot, defaults: Spot | None) ->
     mocks = [m for m in _list(case.get("mocks")) if isinstance(m, dict) and isinstance(m.get("name"), str)]
     known = offered_tools(None, (m["name"] for m in mocks))
     tools = case.get("tools")
-    offered = (offered_tools([t for t in tools if isinstance(t, str)] if isinstance(tools, list) else None,
-                                (m["name"] for m in mocks)))
+    offered = offered_tools([t for t in tools if isinstance(t, str)] if isinstance(tools, list) else None,
+                            (m["name"] for m in mocks))
     denied = {name for name in _list(case.get("deny")) if isinstance(name, str)}
     schemas: dict[str, Any] = {**_BUILTIN_SCHEMAS, **{m["name"]: m.get("parameters") for m in mocks}}
     errors = []
-    for path, name, role in _named_tools(case):
-        at = written(path, spot, defaults)
-        key = role == "args"
-        label = path[:-1] if key else path
-        if name not in known:
-            hint = did_you_mean(name, known, "known tools: " + ", ".join(known))
-            errors.append(at.error(f"unknown tool {name!r}", label, at=path, key=key, hint=hint))
+    for named in _named_tools(case):
+        at = written(named.path, spot, defaults)
+        key = named.role == "args"
+        label = named.path[:-1] if key else named.path
+        if named.name not in known:
+            hint = did_you_mean(named.name, known, "known tools: " + ", ".join(known))
+            errors.append(at.error(f"unknown tool {named.name!r}", label, at=named.path, key=key, hint=hint))
             continue
-        problem = _unusable(name, role, offered, denied, isinstance(tools, list))
+        problem = _unusable(named.name, named.role, offered, denied)
         if problem is not None:
             message, hint, warning = problem
             make = at.warning if warning else at.error
-            errors.append(make(message, label, at=path, key=key, hint=hint))
-        elif key:
-            errors += _parameter_errors(_walk(case, path), schemas.get(name), name, path, spot, defaults)
+            errors.append(make(message, label, at=named.path, key=key, hint=hint))
+        elif named.args is not None:
+            spec = _walk(case, named.args)
+            errors += _parameter_errors(spec, schemas.get(named.name), named.name, named.args, spot, defaults)
     return errors
 
 
-def _unusable(name: str, role: str, offered: tuple[str, ...], denied: set[str],
-              restricted: bool) -> tuple[str, str, bool] | None:
+def _unusable(name: str, role: str, offered: tuple[str, ...], denied: set[str]) -> tuple[str, str, bool] | None:
     """(message, hint, whether only a warning) when ``role`` names a tool the case cannot call, else None."""
-    listed = "the case offers " + (", ".join(offered) or "no tool")
+    usable = [n for n in offered if n not in denied]
     if role in ("tools", "expected"):
         return None
     if role in ("deny", "avoid"):
         if name in offered:
             return None
         what = "denying it changes nothing" if role == "deny" else "avoiding it checks nothing"
-        return f"tool {name!r} is not offered by this case, so {what}", f"{listed}; remove it, or add it to tools", True
-    if name not in offered and restricted:
-        hint = f"{listed}; add {name} to tools, or remove it here"
-        return f"tool {name!r} is not offered by this case, so this check can never pass", hint, False
-    if name in denied:
-        message = f"tool {name!r} is denied by this case: its calls are refused and do not count, so this check can never pass"
-        return message, "remove it from deny, or from here", False
-    return None
+        hint = f"remove it, or add it to tools (offered: {', '.join(offered) or 'none'})"
+        return f"tool {name!r} is not offered by the case, so {what}", hint, True
+    if name in usable:
+        return None
+    fix = "remove it from deny" if name in denied else f"add it to tools (offered: {', '.join(usable) or 'none'})"
+    why = "denied by the case" if name in denied else "not offered by the case"
+    return f"tool {name!r} is {why}", did_you_mean(name, usable, f"a call of it is refused and never counts; {fix}"), False
 
 
-def _named_tools(case: dict[str, Any]) -> list[tuple[Path, str, str]]:
-    """(path, tool name, the key that names it: ``tools``, ``deny``, a trace list key or ``args``)
-    of each tool name the case writes; an ``args`` path ends at the key, which is the name."""
-    found: list[tuple[Path, str, str]] = []
-    for key in ("tools", "deny"):
-        found += [(path, name, key) for path, name in _strings(case.get(key), [key])]
+@dataclass(frozen=True)
+class _Named:
+    """A tool name the case writes: where (``path``; for ``args``, the key that is the name), the key
+    that names it (``tools``, ``deny``, a trace list key, ``args`` or ``calls``), and where the
+    argument spec for that tool is, if any."""
+
+    path: Path
+    name: str
+    role: str
+    args: Path | None = None
+
+
+def _named_tools(case: dict[str, Any]) -> list[_Named]:
+    """Each tool name the case writes, in ``tools``, ``deny`` and every trace (the case's and each turn's)."""
+    found = [_Named(path, name, key) for key in ("tools", "deny") for path, name in _strings(case.get(key), [key])]
     traces: list[tuple[Path, Any]] = [(["expect", "trace"], _get(case.get("expect"), "trace"))]
     for i, turn in enumerate(_list(case.get("turns"))):
         traces.append((["turns", i, "expect", "trace"], _get(_get(turn, "expect"), "trace")))
     for at, trace in traces:
         for key in _TRACE_LISTS:
-            found += [(path, name, key) for path, name in _strings(_get(trace, key), [*at, key])]
+            found += [_Named(path, name, key) for path, name in _strings(_get(trace, key), [*at, key])]
+        for i, call in enumerate(_list(_get(trace, "calls"))):
+            if isinstance(_get(call, "name"), str):
+                found.append(_Named([*at, "calls", i, "name"], call["name"], "calls", [*at, "calls", i, "args"]))
         args = _get(trace, "args")
-        found += [([*at, "args", name], name, "args") for name in args if isinstance(name, str)] if isinstance(args, dict) else []
+        for name in args if isinstance(args, dict) else ():
+            if isinstance(name, str):
+                found.append(_Named([*at, "args", name], name, "args", [*at, "args", name]))
     return found
 
 
@@ -103,6 +119,9 @@ def _parameter_errors(spec: Any, schema: Any, tool: str, path: Path, spot: Spot,
                       defaults: Spot | None) -> list[CaseFileError]:
     """The parameters ``spec`` (an ``args`` spec at ``path``) names that ``schema`` does not declare,
     at every depth where both are objects with named keys."""
+    if is_matcher(spec) and "exact" in spec:  # {exact: SPEC}: SPEC names the parameters
+        spec = spec["exact"]
+        path = [*path, "exact"]
     if not isinstance(spec, Mapping) or is_matcher(spec) or not isinstance(schema, Mapping):
         return []
     declared = schema.get("properties")
