@@ -9,7 +9,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from runner.errors import CaseFileWarning, ExitCode
+from runner.spec.case import build_case as build
 from runner.spec.casefile import validate_file
+from runner.spec.discover import select
+from runner.spec.unmatched import why_none_selected
 from runner.tools.registry import BUILTIN_NAMES, BUILTIN_PARAMETERS
 from runner.tools.toolbox import BUILTIN_TOOLS
 from tests.helpers import run_cli
@@ -288,3 +291,20 @@ def test_without_a_path_the_project_s_cases_folder_replaces_the_bundled_suite(tm
     (tmp_path / "cases").rmdir()
     bundled = run_cli("list", "--sources", cwd=tmp_path, env=env)
     assert bundled.stdout.splitlines()[0].split()[1] == "bundled"
+
+
+_CASES = [build(Path("g.yml"), group, 1, {"id": case_id, "tags": tags, "turns": ["Hi."]}, Path("fixtures"))
+          for group, case_id, tags in (("fs", "read-one", ["smoke", "fs"]), ("fix", "fix-one", ["python"]),
+                                       ("fix", "fix-two", []))]
+
+
+@settings(max_examples=200, deadline=None)
+@given(globs=st.lists(st.sampled_from(["fs/*", "*/fix-*", "fix-*", "fs/read-on", "nothing", "fix/fix-two", "*"]),
+                      max_size=2),
+       tags=st.lists(st.sampled_from(["smoke", "SMOKE", "python", "pyth", "zzz"]), max_size=2))
+def test_a_reason_is_given_exactly_when_the_filters_select_nothing(globs: list[str], tags: list[str]) -> None:
+    reasons = why_none_selected(_CASES, globs, tags)
+    assert bool(reasons) == (not select(_CASES, globs, tags))
+    unmatched = [g for g in globs if not select(_CASES, [g])] + [t for t in tags if not select(_CASES, tags=[t])]
+    if reasons:  # one line per filter that matched nothing, else one saying no case matches both
+        assert len(reasons) == (len(unmatched) or 1)
