@@ -308,3 +308,9 @@ def test_a_reason_is_given_exactly_when_the_filters_select_nothing(globs: list[s
     unmatched = [g for g in globs if not select(_CASES, [g])] + [t for t in tags if not select(_CASES, tags=[t])]
     if reasons:  # one line per filter that matched nothing, else one saying no case matches both
         assert len(reasons) == (len(unmatched) or 1)
+
+
+def test_new_appends_to_a_file_whose_cases_have_warnings(tmp_path: Path) -> None:
+    _write(tmp_path, "mine.yml", "- {id: old, tools: [read_file], turns: [Hi.], expect: {trace: {avoid: [bash]}}}\n")
+    done = run_cli("new", "mine/fresh", cwd=tmp_path)
+    assert (done.returncode, done.stdout.splitlines()[0]) == (ExitCode.OK, "wrote mine/fresh to cases/mine.yml:3")
