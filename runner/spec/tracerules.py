@@ -21,8 +21,7 @@ did-you-mean). Beyond that, by what the check can do:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Mapping, NamedTuple
 
 from runner.errors import CaseFileError, did_you_mean
 from runner.spec.matchers import is_matcher
@@ -84,8 +83,7 @@ def _unusable(name: str, role: str, offered: tuple[str, ...], denied: set[str]) 
     return f"tool {name!r} is {why}", did_you_mean(name, usable, f"a call of it is refused and never counts; {fix}"), False
 
 
-@dataclass(frozen=True)
-class _Named:
+class _Named(NamedTuple):
     """A tool name the case writes: where (``path``; for ``args``, the key that is the name), the key
     that names it (``tools``, ``deny``, a trace list key, ``args`` or ``calls``), and where the
     argument spec for that tool is, if any."""
