@@ -46,8 +46,9 @@ CASES = """\
     response_contains: finished
     response_not_contains: sorry
     response_matches: "fin.sh"
-    trace: {exact: [write_file], must_include: [write_file], avoid: [bash], max_calls: 3, min_calls: 1,
-            order: [write_file], args: {write_file: {path: out.txt}}}
+    trace: {exact: [write_file], exact_unordered: [write_file], must_include: [write_file], avoid: [bash],
+            max_calls: 3, min_calls: 1, order: [write_file], args: {write_file: {path: out.txt}},
+            calls: [{name: write_file, args: {path: out.txt}}]}
     judge: {rubric: The greeting was written., threshold: 0.7}
     max_tokens: 1000000
     max_cost: 1.0
@@ -66,8 +67,8 @@ CASES = """\
     response_contains: finished
     response_not_contains: sorry
     response_matches: "fin.sh"
-    trace: {exact: [write_file], must_include: [write_file], avoid: [bash], max_calls: 1, min_calls: 3,
-            order: [write_file, bash], args: {bash: {command: ls}}}
+    trace: {exact: [write_file], exact_unordered: [bash], must_include: [write_file], avoid: [bash], max_calls: 1,
+            min_calls: 3, order: [write_file, bash], args: {bash: {command: ls}}, calls: [{name: bash, args: {command: ls}}]}
     judge: {rubric: The greeting was written., threshold: 0.7}
     max_tokens: 1000
     max_cost: 0.01
@@ -90,12 +91,14 @@ PASSING = [
     ("response_not_contains", True, 'response is free of "sorry"'),
     ("response_matches", True, "response matches /fin.sh/"),
     ("trace.exact", True, "tool calls were exactly [write_file]"),
+    ("trace.exact_unordered", True, "tool calls [write_file] are [write_file] in some order"),
     ("trace.must_include", True, "called write_file 1 time(s)"),
     ("trace.avoid", True, "avoided bash (0 of 1 calls)"),
     ("trace.max_calls", True, "1 tool calls, within the limit of 3"),
     ("trace.min_calls", True, "1 tool calls, meeting the minimum of 1"),
     ("trace.order", True, "calls [write_file] contain [write_file] in that order"),
     ("trace.args", True, 'call #1 of write_file matches {"path": "out.txt"}'),
+    ("trace.calls", True, "1 expected call(s) paired one to one: #1 write_file = call #1"),
     ("judge", True, "judge score 0.90 reached 0.70: The greeting is there."),
     ("max_tokens", True, "used 300,000 tokens, within the budget of 1,000,000"),
     ("max_cost", True, "cost $0.0900, within the budget of $1.0000"),
@@ -112,6 +115,7 @@ FAILING = [
     ("response_not_contains", False, 'response contains "sorry"'),
     ("response_matches", False, "response does not match /fin.sh/"),
     ("trace.exact", False, "tool calls were [bash, bash], expected exactly [write_file]"),
+    ("trace.exact_unordered", False, "tool calls were [bash, bash], expected [bash] in any order (1 extra bash)"),
     ("trace.must_include", False, "never called write_file (calls: bash, bash)"),
     ("trace.avoid", False, "called bash 2 time(s), which the case forbids"),
     ("trace.max_calls", False, "2 tool calls, at most 1 allowed"),
@@ -120,6 +124,8 @@ FAILING = [
     ("trace.args", False, 'no bash call has arguments matching {"command": "ls"}: '
                           '#1 {"command": "echo hi"} (command: expected "ls", got "echo hi"); '
                           '#2 {"command": "echo hi"} (command: expected "ls", got "echo hi")'),
+    ("trace.calls", False, 'expected call #1 bash {"command": "ls"} found no partner: '
+                           'nearest call #1 {"command": "echo hi"} (command: expected "ls", got "echo hi")'),
     ("judge", False, "judge score 0.20 is below 0.70: The reply gave up."),
     ("max_tokens", False, "used 450,000 tokens, over the budget of 1,000"),
     ("max_cost", False, "cost $0.1350, over the budget of $0.0100"),

@@ -81,12 +81,17 @@ def test_each_regex_key_is_compiled_when_the_file_loads(name: str, keys: KeyPath
 
 
 def test_a_matcher_key_compiles_every_matcher_below_it(tmp_path: Path) -> None:
-    assert [(n, k.matcher_keys) for n, k in KINDS.items() if k.matcher_keys] == [("trace", (("args",),))]
+    assert [(n, k.matcher_keys) for n, k in KINDS.items() if k.matcher_keys] == [("trace", (("args",), ("calls",)))]
     path = _case_file(tmp_path, {"trace": {"args": {"bash": {"command": {"matches": "["}}}}})
     with pytest.raises(CaseFileError) as caught:
         load_file(path)
     assert (caught.value.path, caught.value.message) == ("expect.trace.args.bash.command.matches",
                                                          "invalid regex '[': unterminated character set at position 1")
+    calls = {"trace": {"calls": [{"name": "bash", "args": {"command": {"any_of": ["ls", {"matches": "("}]}}}]}}
+    with pytest.raises(CaseFileError) as caught:
+        load_file(_case_file(tmp_path, calls))
+    assert (caught.value.path, caught.value.message) == ("expect.trace.calls[0].args.command.any_of[1].matches",
+                                                         "invalid regex '(': missing ) at position 1")
 
 
 @pytest.fixture

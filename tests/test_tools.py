@@ -211,17 +211,18 @@ def test_bash_timeout_is_an_error(workspace: Path) -> None:
 def test_toolbox_errors_never_raise(workspace: Path) -> None:
     box = Toolbox({**BUILTIN_TOOLS, "broken": BROKEN}, ("bash",), _context(workspace))
     denied = box.call("bash", {"command": "true"})
-    assert denied == ToolResult("Error: tool 'bash' is denied in this case", True)
+    assert denied == ToolResult("Error: tool 'bash' is denied in this case", True, refused=True)
     unknown = box.call("nope", {})
-    assert unknown.is_error
+    assert unknown.is_error and unknown.refused
     assert unknown.content == (
         "Error: unknown tool 'nope'; "
         "available: read_file, write_file, edit_file, list_dir, glob, grep, broken"
     )
     missing = box.call("read_file", {})
     assert missing.content == "Error: invalid arguments for read_file: 'path' is a required property"
+    assert missing.refused
     extra = box.call("read_file", {"path": "a", "bogus": 1})
-    assert extra.is_error and extra.content.startswith("Error: invalid arguments for read_file: ")
+    assert extra.is_error and extra.refused and extra.content.startswith("Error: invalid arguments for read_file: ")
     assert "'bogus'" in extra.content
     typed = box.call("read_file", {"path": "a", "offset": "2"})
     assert typed.content == "Error: invalid arguments for read_file: offset: '2' is not of type 'integer'"

@@ -314,3 +314,38 @@ def test_new_appends_to_a_file_whose_cases_have_warnings(tmp_path: Path) -> None
     _write(tmp_path, "mine.yml", "- {id: old, tools: [read_file], turns: [Hi.], expect: {trace: {avoid: [bash]}}}\n")
     done = run_cli("new", "mine/fresh", cwd=tmp_path)
     assert (done.returncode, done.stdout.splitlines()[0]) == (ExitCode.OK, "wrote mine/fresh to cases/mine.yml:3")
+
+
+CALLS = """\
+- id: calls
+  tools: [read_file, lookup]
+  mocks:
+    - name: lookup
+      description: Looks a word up.
+      parameters: {type: object, properties: {word: {type: string}}, additionalProperties: false}
+      responses: [{result: found}]
+  turns: [Look it up.]
+  expect:
+    trace:
+      calls:
+        - {name: lookup, args: {wrod: x}}
+        - {name: bash}
+        - {name: read_file, args: {exact: {pth: a.txt}}}
+      args: {read_file: {exact: {path: a.txt, lmit: 2}}}
+"""
+
+
+def test_calls_items_and_exact_specs_are_held_to_the_offered_tools_and_their_parameters(tmp_path: Path) -> None:
+    _write(tmp_path, "c.yml", CALLS)
+    done = run_cli("validate", "cases", cwd=tmp_path)
+    assert done.returncode == ExitCode.USAGE
+    assert done.stderr.splitlines() == [
+        "error: cases/c.yml:12:33: expect.trace.calls[0].args: lookup has no parameter 'wrod' (its schema allows"
+        " no other), so no call can match (did you mean 'word'?)",
+        "error: cases/c.yml:13:18: expect.trace.calls[1].name: tool 'bash' is not offered by the case"
+        " (a call of it is refused and never counts; add it to tools (offered: read_file, lookup))",
+        "error: cases/c.yml:14:44: expect.trace.calls[2].args.exact: read_file has no parameter 'pth' (its schema"
+        " allows no other), so no call can match (did you mean 'path'?)",
+        "error: cases/c.yml:15:47: expect.trace.args.read_file.exact: read_file has no parameter 'lmit' (its schema"
+        " allows no other), so no call can match (did you mean 'limit'?)",
+    ]

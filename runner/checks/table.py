@@ -71,13 +71,15 @@ KINDS: dict[str, CheckKind] = _rows(
     CheckKind("response_matches", Category.OUTCOME, per_turn=True, list_keys=(WHOLE,), regex_keys=(WHOLE,),
               causes={"response_matches": _MISSING_REPLY}),
     CheckKind("max_turns", None),
-    CheckKind("trace", Category.PROCESS, per_turn=True, matcher_keys=(("args",),), causes={
+    CheckKind("trace", Category.PROCESS, per_turn=True, matcher_keys=(("args",), ("calls",)), causes={
         "trace.avoid": Points(FailureCause.CALLED_FORBIDDEN),
         "trace.must_include": Points(FailureCause.WRONG_TOOL),
         "trace.exact": Points(FailureCause.WRONG_TOOL),
+        "trace.exact_unordered": Points(FailureCause.WRONG_TOOL),
         "trace.order": Points(FailureCause.WRONG_TOOL),
         "trace.min_calls": Points(FailureCause.WRONG_TOOL),
         "trace.args": Points(FailureCause.WRONG_ARGS),
+        "trace.calls": Points(FailureCause.WRONG_ARGS),
         "trace.max_calls": Points(FailureCause.EXCESSIVE_CALLS),
     }),
     CheckKind("judge", Category.OUTCOME),

@@ -38,6 +38,7 @@ class _Stopped(Exception):
         self.reason = reason
 
 
+RAN = frozenset({"executed", "recovered"})  # the step statuses of calls whose tool ran
 TRUNCATED_LIMIT = 2  # consecutive replies cut off at the output limit that stop the run
 EMPTY_RETRIES = 2  # re-requests of an empty or malformed-call reply before the run stops
 RECOVERED = "Results of the tool calls in your last message:\n\n"
@@ -49,10 +50,12 @@ CUT_OFF = ("not run: your reply was cut off at the output limit (max_tokens), so
 class Step:
     """One tool call the model made. ``duration`` is in seconds; ``turn`` is 0-based; ``request`` is the
     0-based index of the model request whose reply held the call (None in records of earlier versions):
-    parallel calls share one. ``status``: ``executed``, ``invalid`` (its arguments did not parse, the
-    model got the error), ``truncated`` (not run: its reply was cut off at the output limit) or
-    ``recovered`` (written as text in the reply's content, run because the alias says
-    ``recover_text_calls``)."""
+    parallel calls share one. ``status``: ``executed``, ``refused`` (not run: the tool is unknown,
+    denied by the case, or its arguments fail the tool's JSON Schema; the model got the error),
+    ``invalid`` (its arguments did not parse, the model got the error), ``truncated`` (not run: its
+    reply was cut off at the output limit) or ``recovered`` (written as text in the reply's content,
+    run because the alias says ``recover_text_calls``). Only ``executed`` and ``recovered`` calls
+    ``ran``: the trace checks that ask for calls count no other (runner.checks.trace)."""
 
     turn: int
     call_id: str
@@ -63,6 +66,11 @@ class Step:
     duration: float
     request: int | None = None
     status: str = "executed"
+
+    @property
+    def ran(self) -> bool:
+        """Whether the tool ran: the call was ``executed`` or ``recovered``."""
+        return self.status in RAN
 
 
 @dataclass
@@ -191,8 +199,9 @@ def _run_turn(
 def _run_call(toolbox: Toolbox, call: ToolCall, turn: int, request: int) -> Step:
     started = time.monotonic()
     result = toolbox.call(call.name, call.arguments, call.error)
+    status = "refused" if result.refused else "invalid" if call.error else "executed"
     return Step(turn, call.id, call.name, call.arguments, result.content, result.is_error,
-                time.monotonic() - started, request, "invalid" if call.error else "executed")
+                time.monotonic() - started, request, status)
 
 
 def _recover(toolbox: Toolbox, trajectory: Trajectory, calls: Sequence[ToolCall], turn: int, request: int,
@@ -203,7 +212,7 @@ def _recover(toolbox: Toolbox, trajectory: Trajectory, calls: Sequence[ToolCall]
     for n, call in enumerate(calls, 1):
         _check_stop(deadline, cancel)
         step = _run_call(toolbox, replace(call, id=f"text_{request}_{n}"), turn, request)
-        step = replace(step, status="recovered")
+        step = replace(step, status="recovered") if step.status == "executed" else step
         trajectory.steps.append(step)
         results.append(f"{call.name}: {step.result}")
     trajectory.messages.append({"role": "user", "content": RECOVERED + "\n\n".join(results)})

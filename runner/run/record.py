@@ -64,8 +64,8 @@ class RequestStats:
     the provider's own where known (not for a stream); ``text``, its content (None for none or "");
     ``reasoning``, its thinking text (never part of the final reply); ``tool_calls``, each ``{id,
     name, arguments, raw_arguments, error, status}``: the full provider id, the text as sent for
-    arguments that did not parse (else None), ``status`` as on the step (``executed``, ``invalid``,
-    ``truncated``) or ``not_run`` when the run stopped first; ``text_calls``, calls written as text
+    arguments that did not parse (else None), ``status`` as on the step (``executed``, ``refused``,
+    ``invalid``, ``truncated``) or ``not_run`` when the run stopped first; ``text_calls``, calls written as text
     in the content, ``{name, arguments}`` each, never run.;
     ``attempts``, every try the request took (runner.providers.base.Attempt), the last the one that
     answered, or for a request that failed for good (``finish_reason`` None) the one that failed last."""

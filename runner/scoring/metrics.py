@@ -185,11 +185,11 @@ def failure_cause(case: Case, record: RunRecord) -> FailureCause | None:
 
     4. ``called_forbidden``: a failed ``trace.avoid`` check, or a call to a tool in ``deny``.
     5. ``wrong_tool``: the calls were not the needed ones: a failed ``trace.must_include``,
-       ``trace.exact``, ``trace.order`` or ``trace.min_calls`` check.
+       ``trace.exact``, ``trace.exact_unordered``, ``trace.order`` or ``trace.min_calls`` check.
     6. ``missing_output``: what the case checks was never produced: a file that must exist
        does not (``files.exists``), or the final reply is empty and a ``response_contains``
        or ``response_matches`` check failed.
-    7. ``wrong_args``: the right tools, wrong arguments: a failed ``trace.args`` check.
+    7. ``wrong_args``: the right tools, wrong arguments: a failed ``trace.args`` or ``trace.calls`` check.
     8. ``excessive_calls``: a failed ``trace.max_calls`` check.
     9. ``over_budget``: the run used more tokens or USD than ``expect.max_tokens`` / ``max_cost``.
     10. ``good_process_bad_outcome``: every process check passed, some outcome check failed.

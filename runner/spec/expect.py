@@ -37,11 +37,28 @@ class FileExpect:
 
 
 @dataclass(frozen=True)
+class CallExpect:
+    """One expected call of ``expect.trace.calls``: the tool ``name``, its ``args`` (None: any
+    arguments), and ``exact_args`` / ``strict_types`` for this call (None: the trace's)."""
+
+    name: str
+    args: ArgumentSpec | None = None
+    exact_args: bool | None = None
+    strict_types: bool | None = None
+
+
+@dataclass(frozen=True)
 class TraceExpect:
-    """The checks and metrics on the tool calls (``expect.trace``): names, counts, order, arguments."""
+    """The checks and metrics on the tool calls (``expect.trace``): names, counts, order, arguments.
+
+    ``calls`` are per-call expectations matched one to one against the calls that ran
+    (runner.checks.calls), in order with ``calls_ordered``, with no other call with
+    ``extra_calls`` false; ``strict_types`` holds argument values to the tool's parameter types.
+    """
 
     expected: tuple[str, ...] | None = None
     exact: tuple[str, ...] | None = None
+    exact_unordered: tuple[str, ...] | None = None
     must_include: tuple[str, ...] | None = None
     avoid: tuple[str, ...] | None = None
     max_calls: int | None = None
@@ -50,12 +67,17 @@ class TraceExpect:
     minimal_calls: int | None = None
     args: Mapping[str, ArgumentSpec] | None = None
     exact_args: bool = False
+    strict_types: bool = False
+    calls: tuple[CallExpect, ...] | None = None
+    calls_ordered: bool = False
+    extra_calls: bool = True
 
     @property
     def wants_calls(self) -> bool:
-        """Whether the trace asks for some tool call (``expected``, ``exact``, ``must_include``,
-        ``order`` or ``args`` given, or ``min_calls`` / ``minimal_calls`` >= 1)."""
-        named = any((self.expected, self.exact, self.must_include, self.order, self.args))
+        """Whether the trace asks for some tool call (``expected``, ``exact``, ``exact_unordered``,
+        ``must_include``, ``order``, ``args`` or ``calls`` given, or ``min_calls`` / ``minimal_calls`` >= 1)."""
+        named = any((self.expected, self.exact, self.exact_unordered, self.must_include, self.order, self.args,
+                     self.calls))
         return named or (self.min_calls or 0) >= 1 or self.minimal_calls is not None
 
 
@@ -152,9 +174,16 @@ def _tuples(data: Mapping[str, Any]) -> dict[str, Any]:
     return {key: tuple(value) if isinstance(value, list) else value for key, value in data.items()}
 
 
+def _trace_of(trace: Mapping[str, Any]) -> TraceExpect:
+    values = _tuples(trace)
+    if values.get("calls") is not None:
+        values["calls"] = tuple(CallExpect(**call) for call in values["calls"])
+    return TraceExpect(**values)
+
+
 _PARTS: dict[str, Callable[[Any], Any]] = {
     "files": lambda files: {path: FileExpect(**_tuples(rules)) for path, rules in files.items()},
-    "trace": lambda trace: TraceExpect(**_tuples(trace)),
+    "trace": _trace_of,
     "judge": lambda judge: JudgeExpect(**judge),
 }
 

@@ -17,10 +17,13 @@ class ToolError(Exception):
 
 @dataclass(frozen=True)
 class ToolResult:
-    """What a tool call returned: the text the model sees, and whether it is an error."""
+    """What a tool call returned: the text the model sees, whether it is an error, and ``refused``:
+    whether the tool never ran because the Toolbox turned the call away (unknown tool, denied by
+    the case, arguments invalid for the tool's JSON Schema)."""
 
     content: str
     is_error: bool = False
+    refused: bool = False
 
 
 INTERRUPTED = "the suite was interrupted"

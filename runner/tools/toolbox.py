@@ -19,8 +19,8 @@ if TYPE_CHECKING:  # the case loader imports the tool names, so no import cycle 
 BUILTIN_TOOLS: dict[str, Tool] = {tool.name: tool for tool in (READ_FILE, WRITE_FILE, EDIT_FILE, LIST_DIR, GLOB, GREP, BASH)}
 
 
-def _error(message: str) -> ToolResult:
-    return ToolResult(cap_text(encodable(f"Error: {message}")), is_error=True)
+def _error(message: str, refused: bool = False) -> ToolResult:
+    return ToolResult(cap_text(encodable(f"Error: {message}")), is_error=True, refused=refused)
 
 
 def _describe(error: ValidationError) -> str:
@@ -61,12 +61,14 @@ class Toolbox:
         """Run tool ``name`` with ``arguments`` (None: no arguments given).
 
         ``arguments_error`` says why the model's arguments were unusable (e.g. invalid JSON).
+        A call of an unknown or denied tool, or with arguments the tool's schema rejects, is
+        refused: the result says why and has ``refused`` set.
         """
         if name not in self.tools:
             available = ", ".join(n for n in self.offered if n not in self.deny) or "(none)"
-            return _error(f"unknown tool {name!r}; available: {available}")
+            return _error(f"unknown tool {name!r}; available: {available}", refused=True)
         if name in self.deny:
-            return _error(f"tool {name!r} is denied in this case")
+            return _error(f"tool {name!r} is denied in this case", refused=True)
         if arguments_error is not None:
             return _error(arguments_error)
         arguments = {} if arguments is None else arguments
@@ -75,7 +77,7 @@ class Toolbox:
         try:
             problem = best_match(self._validators[name].iter_errors(arguments))
             if problem is not None:
-                return _error(f"invalid arguments for {name}: {_describe(problem)}")
+                return _error(f"invalid arguments for {name}: {_describe(problem)}", refused=True)
             return ToolResult(cap_text(encodable(self.tools[name].run(arguments, self.context))))
         except ToolError as e:
             return _error(str(e))
