@@ -90,6 +90,12 @@ class CaseFileError(UserError):
     """A case file that cannot be loaded or does not match the case schema."""
 
 
+class CaseFileWarning(CaseFileError):
+    """A case file mistake that stops no run but makes a check check nothing (``avoid`` naming a
+    tool the case does not offer). ``validate`` prints it as a warning, ``validate --strict`` as an
+    error; ``run`` and ``list`` run the case as written."""
+
+
 class ConfigError(UserError):
     """A project config file (tooltrial.yml) or CLI option that is invalid."""
 
@@ -126,7 +132,8 @@ def did_you_mean(word: str, choices: Iterable[str], otherwise: str = "") -> str:
 def run_at_boundary(fn: Callable[[], int], stderr: TextIO | None = None) -> int:
     """Call ``fn`` and turn every expected error into a message and an exit code.
 
-    User errors print one line each and give 4; Ctrl-C, or a closed stdout (``| head``),
+    User errors print one line each (``error: ...``, ``warning: ...`` for a CaseFileWarning listed
+    beside them) and give 4; Ctrl-C, or a closed stdout (``| head``),
     gives 2; anything else is an internal error: one line on stderr naming a log file made
     for this invocation alone (``tooltrial-internal-error-*.log`` in the temp folder,
     created new, readable by its owner only), which holds the traceback, and 3.
@@ -137,7 +144,8 @@ def run_at_boundary(fn: Callable[[], int], stderr: TextIO | None = None) -> int:
         return fn()
     except UserErrors as e:
         for one in e.errors:
-            print(f"error: {printable(one.render())}", file=err)
+            label = "warning" if isinstance(one, CaseFileWarning) else "error"
+            print(f"{label}: {printable(one.render())}", file=err)
         return e.exit_code
     except UserError as e:
         print(f"error: {printable(e.render())}", file=err)

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from runner.run.baselines import DoNothing, RandomTools, made_up_arguments
 from runner.tools.toolbox import BUILTIN_TOOLS
+from runner.errors import ExitCode
 from tests.helpers import run_cli
 
 CASES = """\
@@ -27,17 +28,28 @@ CASES = """\
 """
 
 
-def test_validate_baseline_warns_for_each_weak_case(tmp_path: Path) -> None:
+def test_validate_baseline_fails_for_a_case_the_do_nothing_agent_passes(tmp_path: Path) -> None:
     (tmp_path / "weak.yml").write_text(CASES)
     done = run_cli("validate", str(tmp_path / "weak.yml"), "--baseline")
-    assert done.returncode == 0, done.stderr
+    at = tmp_path / "weak.yml"
+    assert (done.returncode, done.stderr) == (ExitCode.FAILED, "")
     assert done.stdout.splitlines() == [
         "3 cases in 1 file are valid",
-        "warning: weak/says-nothing-wrong passes with the do-nothing agent: its checks do not test the task",
-        "warning: weak/says-nothing-wrong passes with the random-tools agent: its checks do not test the task",
-        "warning: weak/any-call-will-do passes with the random-tools agent: its checks do not test the task",
+        f"error: {at}:1: weak/says-nothing-wrong passes with the do-nothing agent: its checks do not test the task",
+        f"warning: {at}:1: weak/says-nothing-wrong passes with the random-tools agent: its checks do not test the task",
+        f"warning: {at}:5: weak/any-call-will-do passes with the random-tools agent: its checks do not test the task",
         "baseline: 2 of 3 cases pass without doing the task",
     ]
+
+
+def test_validate_baseline_exits_0_when_only_the_random_tools_agent_passes_and_1_with_strict(tmp_path: Path) -> None:
+    (tmp_path / "weak.yml").write_text("- id: any-call-will-do\n  turns: [Look around]\n  expect: {trace: {min_calls: 1}}\n")
+    done = run_cli("validate", str(tmp_path / "weak.yml"), "--baseline")
+    line = f"{tmp_path / 'weak.yml'}:1: weak/any-call-will-do passes with the random-tools agent: its checks do not test the task"
+    assert (done.returncode, done.stdout.splitlines()) == (ExitCode.OK, [
+        "1 case in 1 file is valid", f"warning: {line}", "baseline: 1 of 1 cases pass without doing the task"])
+    strict = run_cli("validate", str(tmp_path / "weak.yml"), "--baseline", "--strict")
+    assert (strict.returncode, strict.stdout.splitlines()[1]) == (ExitCode.FAILED, f"error: {line}")
 
 
 def test_do_nothing_never_calls_a_tool() -> None:

@@ -8,12 +8,12 @@ import os
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from runner.errors import UserError
-from runner.spec.case import Case
 from runner.spec.discover import Source, Sourced, load_sourced, select, select_sources
 from runner.spec.schema import case_schema
+from runner.spec.unmatched import why_none_selected
 
 
 class Parser(argparse.ArgumentParser):
@@ -46,20 +46,10 @@ def selected(args: argparse.Namespace) -> list[Sourced]:
     kept = {case.full_id for case in select([s.case for s in everything], args.cases, args.tag)}
     chosen = [s for s in everything if s.case.full_id in kept]
     if not chosen:
-        whys = [_why_unmatched(glob, [s.case for s in everything], args.tag) for glob in args.cases if "/" not in glob]
+        whys = why_none_selected([s.case for s in everything], args.cases, args.tag)
         for line in [f"no case selected: {why}" for why in whys] or ["no case selected"]:
             print(line, file=sys.stderr)
     return chosen
-
-
-def _why_unmatched(glob: str, cases: Sequence[Case], tags: Sequence[str]) -> str:
-    """Why ``-c GLOB`` with no ``/`` matched nothing: ``-c`` matches ``group/id``; with the full ids
-    of the cases whose id alone matches (at most 3 named), or ``'*/GLOB'`` for it in every group."""
-    ids = [case.full_id for case in select(cases, [f"*/{glob}"], tags)]
-    if not ids:
-        return f"-c {glob} is matched against group/id, and no case's id matches it either ('tooltrial list' shows them)"
-    named = " or ".join(f"-c {full_id}" for full_id in ids[:3]) + (f" (and {len(ids) - 3} more)" if len(ids) > 3 else "")
-    return f"-c {glob} is matched against group/id, not the id alone (did you mean {named}, or -c '*/{glob}' for every group?)"
 
 
 def _number(text: str, kind: type, wanted: str) -> Any:

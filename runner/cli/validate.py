@@ -1,51 +1,101 @@
-"""``tooltrial validate``: every error of every case file, templates rendered, and with ``--baseline``
-the cases a do-nothing or random-tool agent passes."""
+"""``tooltrial validate``: every error and warning of every case file, templates rendered (``-P``
+templates against each selected case), and with ``--baseline`` the cases a do-nothing or
+random-tool agent passes.
+
+Exit codes: 0 valid (warnings are printed), 4 an error (or, with ``--strict``, a warning),
+5 no case file, 1 ``--baseline`` found a case the do-nothing agent passes (with ``--strict``,
+also one the random-tools agent passes).
+"""
 
 from __future__ import annotations
 
 import argparse
 import sys
+from typing import Sequence
 
 from runner.checks.judge import resolve_judges
 from runner.cli.options import add_selection, sources
-from runner.errors import ExitCode
+from runner.errors import CaseFileError, CaseFileWarning, ExitCode, Location, UserError, UserErrors
 from runner.names import SCRIPTED
 from runner.providers.registry import resolve_provider
-from runner.run.baselines import weak_cases
+from runner.run.baselines import DoNothing, weak_cases
 from runner.run.engine import preflight
 from runner.run.options import Arm, RunOptions
-from runner.run.prompts import load_prompt
+from runner.run.prompts import load_prompt, load_prompts
+from runner.run.templatecheck import Rendered, render_for_cases
 from runner.sandbox.command import Sandbox
+from runner.spec.case import Case
 from runner.spec.config import load_config
-from runner.spec.discover import load_sourced
-from runner.text import plural
+from runner.spec.discover import load_sourced_warned, select
+from runner.text import plural, printable
 
 
 def add(sub: argparse._SubParsersAction) -> None:
     """The ``validate`` subcommand's parser."""
     parser = sub.add_parser("validate", help="check case files and report every error")
     add_selection(parser)
-    parser.add_argument("--baseline", action="store_true", help="warn about cases a do-nothing or random-tool agent passes")
+    parser.add_argument("--strict", action="store_true", help="treat warnings (checks that check nothing) as errors")
+    parser.add_argument("-P", "--prompt", action="append", default=[], metavar="FILE",
+                        help="render this system prompt template against each selected case (repeatable)")
+    parser.add_argument("--baseline", action="store_true",
+                        help="run each selected case with a do-nothing and a random-tool agent; exit 1 when the do-nothing one passes")
     parser.add_argument("--judge", metavar="MODEL", help="judge model for expect.judge checks during --baseline")
     parser.add_argument("--config", metavar="FILE", help="project config for --baseline (default: ./tooltrial.yml if it exists)")
 
 
 def command(args: argparse.Namespace) -> int:
-    """Exit 0 when every file is valid; UserErrors (exit 4) list every error; 5 without case files."""
+    """The exit code above; UserErrors (exit 4) list every error, and the warnings beside them."""
     chosen = sources(args)
     files = [f for source in chosen for f in source.files()]
     if not files:
         print("no case file found", file=sys.stderr)
         return ExitCode.NO_CASES
-    cases = [s.case for s in load_sourced(chosen, args.fixtures_dir)]  # raises UserErrors with every error
-    preflight(cases, [Arm(resolve_provider(SCRIPTED), load_prompt(None))])  # turn and system templates render
-    print(f"{plural(len(cases), 'case')} in {plural(len(files), 'file')} {'is' if len(cases) == 1 else 'are'} valid")
-    if args.baseline:
-        config = load_config(args.config)
-        judges = resolve_judges(cases, args.judge or config.judge, lambda name: resolve_provider(name, config))
-        options = RunOptions(sandbox=Sandbox(), judges=judges)
-        weak = weak_cases(cases, options, load_prompt(None))
-        for one in weak:
-            print(f"warning: {one.case} passes with the {one.agent} agent: its checks do not test the task")
-        print(f"baseline: {len({w.case for w in weak})} of {len(cases)} cases pass without doing the task")
-    return ExitCode.OK
+    try:
+        sourced, warnings = load_sourced_warned(chosen, args.fixtures_dir)
+    except UserErrors as e:
+        raise UserErrors(_strict(e.errors) if args.strict else e.errors) from None
+    if warnings and args.strict:
+        raise UserErrors(_strict(warnings))
+    for warning in warnings:
+        print(f"warning: {printable(warning.render())}", file=sys.stderr)
+    every = [s.case for s in sourced]
+    preflight(every, [Arm(resolve_provider(SCRIPTED), load_prompt(None))])  # turn and system templates render
+    cases = select(every, args.cases, args.tag)
+    rendered = _render_prompts(args.prompt, cases)
+    noted = f" ({plural(len(warnings), 'warning')})" if warnings else ""
+    print(f"{plural(len(every), 'case')} in {plural(len(files), 'file')} {'is' if len(every) == 1 else 'are'} valid{noted}")
+    for one in rendered:
+        own = f" ({one.overridden} more use their own system:)" if one.overridden else ""
+        print(f"{one.template.origin} renders for {plural(one.cases, 'case')}{own}")
+    return _baseline(args, cases) if args.baseline else ExitCode.OK
+
+
+def _strict(problems: Sequence[UserError]) -> list[UserError]:
+    """``problems`` with each warning made an error (``--strict``)."""
+    return [CaseFileError(p.message, p.location, p.path, p.hint) if isinstance(p, CaseFileWarning) else p
+            for p in problems]
+
+
+def _render_prompts(paths: Sequence[str], cases: Sequence[Case]) -> list[Rendered]:
+    """Each ``-P`` template rendered against ``cases``; raises UserErrors with every template error."""
+    rendered = [render_for_cases(template, cases) for template in (load_prompts(paths) if paths else [])]
+    errors: list[UserError] = [e for one in rendered for e in one.errors]
+    if errors:
+        raise UserErrors(errors)
+    return rendered
+
+
+def _baseline(args: argparse.Namespace, cases: Sequence[Case]) -> int:
+    """Run the baseline agents; 1 when the do-nothing agent (or, ``--strict``, any) passes a case."""
+    config = load_config(args.config)
+    judges = resolve_judges(cases, args.judge or config.judge, lambda name: resolve_provider(name, config))
+    weak = weak_cases(cases, RunOptions(sandbox=Sandbox(), judges=judges), load_prompt(None))
+    where = {case.full_id: Location(str(case.source), case.line) for case in cases}
+    failing = False
+    for one in weak:
+        fails = one.agent == DoNothing.name or args.strict
+        failing = failing or fails
+        print(f"{'error' if fails else 'warning'}: {where[one.case]}: {one.case} passes with the {one.agent} agent:"
+              " its checks do not test the task")
+    print(f"baseline: {len({w.case for w in weak})} of {len(cases)} cases pass without doing the task")
+    return ExitCode.FAILED if failing else ExitCode.OK

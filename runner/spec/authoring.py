@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from runner.errors import UserError, UserErrors
+from runner.errors import CaseFileWarning, UserError, UserErrors
 from runner.names import ID_PATTERN
 from runner.resources import bundled
 from runner.spec.casefile import load_file, validate_file
@@ -81,7 +81,7 @@ def new_case(full_id: str, cases_dir: Path, fixture: str | None = None) -> Writt
     created = _fixture_folder(cases_dir, fixture) if fixture else None
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text, encoding="utf-8")
-    errors = validate_file(path)
+    errors = _errors(path)
     if errors:  # never leave things worse than they were
         if original is None:
             path.unlink()
@@ -93,9 +93,14 @@ def new_case(full_id: str, cases_dir: Path, fixture: str | None = None) -> Writt
     return Written(path, line, created)
 
 
+def _errors(path: Path) -> list[UserError]:
+    """The file's errors; its warnings (a check that checks nothing) stop nothing here either."""
+    return [e for e in validate_file(path) if not isinstance(e, CaseFileWarning)]
+
+
 def _appended(path: Path, case_id: str, skeleton: str) -> tuple[str, int]:
     """The file's text with the skeleton added to its case list, and the skeleton's first line."""
-    errors = validate_file(path)
+    errors = _errors(path)
     if errors:
         raise UserErrors(errors)
     existing = {case.id: case.line for case in load_file(path)}

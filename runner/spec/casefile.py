@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping, MutableMapping
 
-from runner.errors import CaseFileError, Location, UserError, did_you_mean, in_file_order
+from runner.errors import CaseFileError, CaseFileWarning, Location, UserError, did_you_mean, in_file_order
 from runner.names import ID_PATTERN
 from runner.resources import bundled
 from runner.spec.case import Case, build_case
@@ -28,24 +28,28 @@ def load_file(path: Path, fixtures_dir: Path | None = None) -> list[Case]:
 
     ``fixtures_dir`` is where fixtures are looked up; None means the
     ``fixtures`` folder beside the case file's folder if there is one, else the
-    bundled fixtures. Raises CaseFileError: the file's first error, by position.
+    bundled fixtures. Raises CaseFileError: the file's first error, by position (a warning
+    stops nothing).
     """
-    cases, errors = read_file(Path(path), fixtures_dir)
+    cases, problems = read_file(Path(path), fixtures_dir)
+    errors = [e for e in problems if not isinstance(e, CaseFileWarning)]
     if errors:
         raise errors[0]
     return cases
 
 
 def validate_file(path: Path, fixtures_dir: Path | None = None) -> list[UserError]:
-    """Every error of one case file (CaseFileErrors, sorted by position); [] when it is valid."""
+    """Every error and warning of one case file (CaseFileErrors, CaseFileWarnings among them,
+    sorted by position); [] when it is valid."""
     return list(read_file(Path(path), fixtures_dir)[1])
 
 
 def read_file(path: Path, fixtures_dir: Path | None) -> tuple[list[Case], list[CaseFileError]]:
-    """The cases of one file (a case file or a replio fixture) and its errors; no cases unless it has no error.
+    """The cases of one file (a case file or a replio fixture) and its errors and warnings
+    (CaseFileWarning), in file order; no cases unless it has no error, warnings or not.
 
     A case file is read on the fast path (runner.spec.fastyaml) first; when that gives up or the
-    file has any error, it is read again with positions, which every error message needs.
+    file has any error or warning, it is read again with positions, which every message needs.
     """
     file = str(path)
     try:
@@ -72,10 +76,10 @@ def read_file(path: Path, fixtures_dir: Path | None) -> tuple[list[Case], list[C
     else:
         group = path.stem
         checked, errors = _check_case_file(spot, data, fixtures)
-    if errors:
+    if any(not isinstance(e, CaseFileWarning) for e in errors):
         return [], errors
     resolved = fixtures.resolve()
-    return [build_case(path, group, position(case_spot.node, ())[0], merged, resolved) for case_spot, merged in checked], []
+    return [build_case(path, group, position(case_spot.node, ())[0], merged, resolved) for case_spot, merged in checked], errors
 
 
 def _check_case_file(spot: Spot, data: Any, fixtures: Path) -> tuple[Checked, list[CaseFileError]]:

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 
-from runner.errors import CaseFileError, Location, UserError, UserErrors
+from runner.errors import CaseFileError, CaseFileWarning, Location, UserError, UserErrors
 from runner.resources import bundled
 from runner.spec.case import Case
 from runner.spec.casefile import read_file
@@ -62,21 +62,30 @@ def _expand(given: str) -> list[Path]:
 def load_cases(
     paths: Sequence[str | Path], cases_dir: Path | None = None, fixtures_dir: Path | None = None
 ) -> list[Case]:
-    """Every case of every file ``discover`` finds, in file order.
+    """Every case of every file ``discover`` finds, in file order (warnings left out:
+    ``load_warned`` gives them).
 
     Raises UserError when discovery fails, and UserErrors with every error of
     every file, including a full id (``group/id``) defined in two files.
     """
+    return load_warned(paths, cases_dir, fixtures_dir)[0]
+
+
+def load_warned(
+    paths: Sequence[str | Path], cases_dir: Path | None = None, fixtures_dir: Path | None = None
+) -> tuple[list[Case], list[CaseFileWarning]]:
+    """``load_cases``, and every file's warnings (runner.spec.tracerules), file by file in
+    order. Raises as ``load_cases`` does: the UserErrors then list the warnings beside the errors."""
     cases: list[Case] = []
-    errors: list[UserError] = []
+    problems: list[UserError] = []
     for file in discover(paths, cases_dir):
         found, bad = read_file(file, fixtures_dir)
         cases += found
-        errors += bad
-    errors += _duplicates_across_files(cases)
-    if errors:
-        raise UserErrors(errors)
-    return cases
+        problems += bad
+    problems += _duplicates_across_files(cases)
+    if any(not isinstance(e, CaseFileWarning) for e in problems):
+        raise UserErrors(problems)
+    return cases, [e for e in problems if isinstance(e, CaseFileWarning)]
 
 
 def _duplicates_across_files(cases: Sequence[Case]) -> list[UserError]:
@@ -107,8 +116,9 @@ def select(cases: Sequence[Case], globs: Sequence[str] = (), tags: Sequence[str]
 
 ENTRY_POINT_GROUP = "tooltrial.suites"
 PROJECT_DIR = Path(".tooltrial") / "cases"
+CASES_DIR = Path("cases")
 
-BUNDLED, PACKAGE, USER, PROJECT, PATHS = "bundled", "package", "user", "project", "path"
+BUNDLED, CASES, PACKAGE, USER, PROJECT, PATHS = "bundled", "cases", "package", "user", "project", "path"
 
 
 @dataclass(frozen=True)
@@ -116,7 +126,7 @@ class Source:
     """One place cases are read from.
 
     Attributes:
-        kind: ``bundled``, ``package``, ``user``, ``project`` or ``path``.
+        kind: ``bundled``, ``cases`` (./cases), ``package``, ``user``, ``project`` or ``path``.
         label: what ``list --sources`` shows: the kind, or ``package <distribution>``.
         paths: case files, folders or globs, as ``runner.spec.casefile.discover`` takes them.
     """
@@ -178,20 +188,30 @@ def select_sources(
 ) -> list[Source]:
     """The sources of one command, least local first.
 
-    ``paths`` (else ``cases_dir``) make the only source. Otherwise: the bundled
-    suite, the case packs, the user's folder (unless ``user`` is False) and the
-    project's folder under ``cwd`` (default: the current directory), each
-    folder only when it exists.
+    ``paths`` (else ``cases_dir``) make the only source. Otherwise: the ``cases``
+    folder under ``cwd`` (default: the current directory) when it exists, else the
+    bundled suite; the case packs, the user's folder (unless ``user`` is False) and
+    the project's folder under ``cwd``, each folder only when it exists.
     """
     if paths:
         return [Source(PATHS, PATHS, tuple(paths))]
     if cases_dir is not None:
         return [Source(PATHS, PATHS, (cases_dir,))]
-    sources = [Source(BUNDLED, BUNDLED, (bundled("cases"),)), *package_sources()]
+    here = cwd or Path.cwd()
+    sources = [_base(CASES_DIR if cwd is None else cwd / CASES_DIR), *package_sources()]  # as given: messages name it so
     folders = [(USER, user_cases_dir(environ))] if user else []
-    folders.append((PROJECT, (cwd or Path.cwd()) / PROJECT_DIR))
+    folders.append((PROJECT, here / PROJECT_DIR))
     sources += [Source(kind, kind, (folder,)) for kind, folder in folders if folder.is_dir()]
     return sources
+
+
+def _base(folder: Path) -> Source:
+    """The least local source: ``folder`` (the project's ``cases``) when it exists, else the bundled
+    suite (which ``folder`` is, in tooltrial's own checkout)."""
+    suite = bundled("cases")
+    if folder.is_dir() and folder.resolve() != suite.resolve():
+        return Source(CASES, CASES, (folder,))
+    return Source(BUNDLED, BUNDLED, (suite,))
 
 
 def load_sourced(sources: Sequence[Source], fixtures_dir: Path | None = None) -> list[Sourced]:
@@ -201,11 +221,20 @@ def load_sourced(sources: Sequence[Source], fixtures_dir: Path | None = None) ->
     source defining the same id is an error. Raises UserErrors with every
     error of every source.
     """
+    return load_sourced_warned(sources, fixtures_dir)[0]
+
+
+def load_sourced_warned(
+    sources: Sequence[Source], fixtures_dir: Path | None = None
+) -> tuple[list[Sourced], list[CaseFileWarning]]:
+    """``load_sourced``, and the warnings of every source's files, in order."""
     merged: dict[str, Sourced] = {}
     errors: list[UserError] = []
+    warnings: list[CaseFileWarning] = []
     for source in sources:
         try:
-            cases = load_cases(source.paths, fixtures_dir=fixtures_dir)
+            cases, found = load_warned(source.paths, fixtures_dir=fixtures_dir)
+            warnings += found
         except UserErrors as e:
             errors += e.errors
             continue
@@ -217,5 +246,5 @@ def load_sourced(sources: Sequence[Source], fixtures_dir: Path | None = None) ->
             overrides = (*earlier.overrides, earlier.source) if earlier else ()
             merged[case.full_id] = Sourced(case, source, overrides)
     if errors:
-        raise UserErrors(errors)
-    return list(merged.values())
+        raise UserErrors([*warnings, *errors])
+    return list(merged.values()), warnings

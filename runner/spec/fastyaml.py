@@ -31,6 +31,8 @@ _NULLS = frozenset(("", "~", "null", "Null", "NULL"))
 _INT = re.compile(r"[-+]?(?:0|[1-9][0-9]*)")
 _FLOAT = re.compile(r"[-+]?(?:0|[1-9][0-9]*)\.[0-9]+")
 _BLOCK_HEADER = re.compile(r"[|>][-+1-9]*[ ]*(?:\n|$)")
+_SCALAR, _SEQUENCE, _SEQUENCE_END = yaml.ScalarEvent, yaml.SequenceStartEvent, yaml.SequenceEndEvent
+_MAPPING, _MAPPING_END = yaml.MappingStartEvent, yaml.MappingEndEvent
 
 
 class _GiveUp(Exception):
@@ -84,38 +86,63 @@ def _expect(events: Iterator[Any], kind: type) -> Any:
 
 
 class _Reader:
-    """Builds plain data from libyaml events, noting where each mapping starts."""
+    """Builds plain data from libyaml events, noting where each mapping starts.
+
+    The hot loop of loading a suite: events are told apart by their exact type, and scalars,
+    most of a case file, are read inline.
+    """
 
     def __init__(self, text: str) -> None:
         self.text = text
         self.lines: dict[int, int] = {}
+        first, self.special = _special()
+        self.first = first | _TYPED_FIRST  # what a plain scalar that is not text may start with
 
     def node(self, event: Any, events: Iterator[Any]) -> Any:
         """The value that starts with ``event``; the events it spans are consumed."""
-        if getattr(event, "anchor", None) is not None or getattr(event, "tag", None) is not None:
-            raise _GiveUp
-        if isinstance(event, yaml.ScalarEvent):
+        kind = type(event)
+        if kind is _SCALAR:
             return self.scalar(event)
-        if isinstance(event, yaml.SequenceStartEvent):
+        if kind is not _SEQUENCE and kind is not _MAPPING:
+            raise _GiveUp  # an alias
+        if event.anchor is not None or event.tag is not None:
+            raise _GiveUp
+        if kind is _SEQUENCE:
             items = []
-            while not isinstance(event := next(events), yaml.SequenceEndEvent):
-                items.append(self.node(event, events))
-            return items
-        if isinstance(event, yaml.MappingStartEvent):
+            for event in events:
+                kind = type(event)
+                if kind is _SEQUENCE_END:
+                    return items
+                items.append(self.scalar(event) if kind is _SCALAR else self.node(event, events))
+            raise _GiveUp
+        if kind is _MAPPING:
             mapping: dict[str, Any] = {}
             self.lines[id(mapping)] = event.start_mark.line + 1
-            while not isinstance(event := next(events), yaml.MappingEndEvent):
-                key = self.node(event, events)
+            for event in events:
+                kind = type(event)
+                if kind is _MAPPING_END:
+                    return mapping
+                key = self.scalar(event) if kind is _SCALAR else None  # a key that is no scalar is no text
                 if not isinstance(key, str) or key in mapping:
                     raise _GiveUp
-                mapping[key] = self.node(next(events), events)
-            return mapping
-        raise _GiveUp  # an alias
+                value = next(events)
+                mapping[key] = self.scalar(value) if type(value) is _SCALAR else self.node(value, events)
+        raise _GiveUp
 
     def scalar(self, event: Any) -> Any:
-        if event.style in ("|", ">") and not _BLOCK_HEADER.match(self.text, event.start_mark.index):
+        if event.anchor is not None or event.tag is not None:
             raise _GiveUp
-        return _plain(event.value) if event.implicit[0] else event.value
+        value, style = event.value, event.style
+        if not style:  # plain (libyaml says ""), so typed by its text
+            return value if value and value[0] not in self.first else _plain(value)
+        if (style == "|" or style == ">") and not _BLOCK_HEADER.match(self.text, event.start_mark.index):
+            raise _GiveUp
+        return value  # quoted or a block scalar: text
+
+
+# The first characters of the plain scalars ``_plain`` reads as something else than text (booleans,
+# nulls, numbers); ``_special`` adds those of every other type.
+_TYPED_FIRST = frozenset("tTfFnN~+-0123456789")
 
 
 def _plain(value: str) -> Any:

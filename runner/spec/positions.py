@@ -15,7 +15,7 @@ from typing import Any
 
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
-from runner.errors import CaseFileError, Location
+from runner.errors import CaseFileError, CaseFileWarning, Location
 
 Position = tuple[int, int]  # 1-based (line, column)
 
@@ -159,6 +159,19 @@ class Spot:
         line, col = position(self.node, path if at is None else at, key)
         label = dotted((*self.prefix, *path)) or self.empty
         return CaseFileError(message, Location(self.file, line, col), label, hint)
+
+    def warning(
+        self,
+        message: str,
+        path: Sequence[str | int] = (),
+        *,
+        at: Sequence[str | int] | None = None,
+        key: bool = False,
+        hint: str = "",
+    ) -> CaseFileWarning:
+        """``error``'s CaseFileWarning: positioned and named alike."""
+        found = self.error(message, path, at=at, key=key, hint=hint)
+        return CaseFileWarning(found.message, found.location, found.path, found.hint)
 
 
 def dotted(path: Sequence[str | int]) -> str:

@@ -3,17 +3,17 @@
 Ids are unique in a file; the fixture folder exists and holds nothing the workspace copy
 refuses (named pipes, sockets, devices); every regex the check table names compiles
 (``matches`` in replies, files and argument matchers, per-turn ones too);
-``tools``/``deny`` and the trace checks (``expected``, ``exact``, ``exact_unordered``, ``must_include``,
-``avoid``, ``order``, ``args`` keys, ``calls`` names; per-turn ones too) name builtin tools, the case's
-mocks or names under one of its MCP servers' prefixes (runner.spec.offered), and those of
-``exact_unordered`` and ``calls`` tools the case offers and does not deny; ``files`` paths stay
-inside the workspace; mocks have unique names, a valid ``parameters`` schema,
-and responses that give exactly one of ``result``/``error``, at most one of
-them without ``when``; MCP servers as runner.spec.mcpservers says.
+the tools and parameters a case names (runner.spec.tracerules); ``files`` paths stay
+inside the workspace; mocks have unique names, a valid ``parameters`` schema
+(checked once per distinct schema), and responses that give exactly one of
+``result``/``error``, at most one of them without ``when``; no ``verify`` command is blank;
+MCP servers as runner.spec.mcpservers says.
 """
 
 from __future__ import annotations
 
+import functools
+import json
 import os
 import stat
 from pathlib import Path, PurePosixPath
@@ -25,9 +25,9 @@ from runner.checks.table import KINDS, KeyPath
 from runner.errors import CaseFileError, did_you_mean
 from runner.patterns import compile_pattern
 from runner.resources import bundled
-from runner.spec.mcpservers import mcp_name_hint, mcp_server_errors
-from runner.spec.offered import offered_tools, offers
+from runner.spec.mcpservers import mcp_server_errors
 from runner.spec.positions import Spot, position, written
+from runner.spec.tracerules import tool_rule_errors
 
 Checked = list[tuple[Spot, dict[str, Any]]]  # each case merged over the defaults, with its Spot
 
@@ -61,73 +61,19 @@ def _rules(checked: Checked, defaults: Spot | None, fixtures: Path) -> list[Case
                 compile_pattern(pattern)
             except regex.error as e:
                 errors.append(written(path, spot, defaults).error(f"invalid regex {pattern!r}: {e}", path))
-        errors += _tool_name_errors(case, spot, defaults) + _file_path_errors(case, spot, defaults)
-        errors += _mock_errors(case, spot, defaults) + mcp_server_errors(case, spot, defaults)
+        errors += tool_rule_errors(case, spot, defaults) + _file_path_errors(case, spot, defaults)
+        errors += _mock_errors(case, spot, defaults) + _verify_errors(case, spot, defaults)
+        errors += mcp_server_errors(case, spot, defaults)
     return errors
 
 
-# The trace keys whose list items name tools; ``args`` names them by its keys, ``calls`` by each one's ``name``.
-_TRACE_TOOL_LISTS = ("expected", "exact", "exact_unordered", "must_include", "avoid", "order")
-# The trace keys that only a call of an offered, undenied tool can satisfy: a call of any other is refused.
-_RUN_ONLY = ("exact_unordered", "calls")
-
-
-def _tool_name_errors(case: dict[str, Any], spot: Spot, defaults: Spot | None) -> list[CaseFileError]:
-    """Every tool ``tools``, ``deny`` and the trace checks (the case's and each turn's) name is a
-    builtin, one of the case's mocks or under an MCP server's prefix (``SERVER__*`` only in ``tools``
-    and ``deny``). A script's tool calls may name any tool: a model may too."""
-    mock_names, servers = _names(case.get("mocks")), _names(case.get("mcp"))
-    known = offered_tools(None, mock_names, servers)
-    tools = case.get("tools") if isinstance(case.get("tools"), list) else None
-    deny = [n for n in _list(case.get("deny")) if isinstance(n, str)]
-    usable = [n for n in offered_tools(tools, mock_names, servers) if n not in deny]
-    errors = []
-    for path, name, key in _named_tools(case):
-        at = written(path, spot, defaults)
-        if name.endswith("*") and path[0] not in ("tools", "deny"):
-            errors.append(at.error(f"{name!r} is a pattern", path, hint="name one tool: SERVER__* selects only in tools and deny"))
-        elif not offers(known, name):
-            hint = mcp_name_hint(name, servers) or did_you_mean(name, known, "known tools: " + ", ".join(known))
-            errors.append(at.error(f"unknown tool {name!r}", path[:-1] if key else path, at=path, key=key, hint=hint))
-        elif (not offers(usable, name) or offers(deny, name)) and any(part in _RUN_ONLY for part in path):
-            denied = offers(deny, name)
-            why = "denied by the case" if denied else "not offered by the case"
-            fix = "remove it from deny" if denied else f"add it to tools (offered: {', '.join(usable)})"
-            hint = did_you_mean(name, usable, f"a call of it is refused and never counts; {fix}")
-            errors.append(at.error(f"tool {name!r} is {why}", path, hint=hint))
-    return errors
-
-
-def _named_tools(case: dict[str, Any]) -> list[tuple[list[str | int], str, bool]]:
-    """(path, tool name, whether the name is a mapping key) of each tool name the case writes."""
-    found: list[tuple[list[str | int], str, bool]] = []
-    for key in ("tools", "deny"):
-        found += [(path, name, False) for path, name in _strings(_list(case.get(key)), [key])]
-    traces: list[tuple[list[str | int], Any]] = [(["expect", "trace"], _get(case.get("expect"), "trace"))]
-    for i, turn in enumerate(_list(case.get("turns"))):
-        traces.append((["turns", i, "expect", "trace"], _get(_get(turn, "expect"), "trace")))
-    for at, trace in traces:
-        for key in _TRACE_TOOL_LISTS:
-            found += [(path, name, False) for path, name in _strings(_list(_get(trace, key)), [*at, key])]
-        calls = [(i, _get(call, "name")) for i, call in enumerate(_list(_get(trace, "calls")))]
-        found += [([*at, "calls", i, "name"], name, False) for i, name in calls if isinstance(name, str)]
-        args = _get(trace, "args")
-        found += [([*at, "args", name], name, True) for name in args if isinstance(name, str)] if isinstance(args, dict) else []
-    return found
-
-
-def _names(items: Any) -> list[str]:
-    """The ``name`` of each mapping in a list (the case's mocks or MCP servers)."""
-    return [m["name"] for m in _list(items) if isinstance(m, dict) and isinstance(m.get("name"), str)]
-
-
-def _get(value: Any, key: str) -> Any:
-    """``value[key]`` when ``value`` is a mapping; else None (a wrong shape is the schema's business)."""
-    return value.get(key) if isinstance(value, dict) else None
-
-
-def _list(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else []
+def _verify_errors(case: dict[str, Any], spot: Spot, defaults: Spot | None) -> list[CaseFileError]:
+    """Each ``expect.verify`` command holds more than blanks: an empty command exits 0 in every
+    shell, so the check would pass whatever the agent did."""
+    verify = case["expect"].get("verify") if isinstance(case.get("expect"), dict) else None
+    hint = "write a shell command that exits 0 only when the task is done, or remove verify"
+    return [written(path, spot, defaults).error("empty verify command: it passes whatever the agent did", path, hint=hint)
+            for path, command in _strings(verify, ["expect", "verify"]) if not command.strip()]
 
 
 def _file_path_errors(case: dict[str, Any], spot: Spot, defaults: Spot | None) -> list[CaseFileError]:
@@ -210,21 +156,43 @@ def _mock_errors(case: dict[str, Any], spot: Spot, defaults: Spot | None) -> lis
             errors.append(here.error(f"duplicate mock {name!r}", ["mocks", i, "name"], hint="give each mock its own name"))
         elif isinstance(name, str):
             names.add(name)
-        from jsonschema import (
-            Draft202012Validator,  # imported here: files without mocks load faster
-        )
-        from jsonschema.exceptions import SchemaError
-
-        try:
-            if isinstance(mock.get("parameters"), dict):
-                Draft202012Validator.check_schema(mock["parameters"])
-        except SchemaError as e:
-            where = "/".join(map(str, e.absolute_path))
-            message = f"invalid JSON Schema{f' at {where!r}' if where else ''}: {e.message}"
-            errors.append(here.error(message, ["mocks", i, "parameters"]))
+        problem = schema_problem(mock["parameters"]) if isinstance(mock.get("parameters"), dict) else None
+        if problem is not None:
+            errors.append(here.error(problem, ["mocks", i, "parameters"]))
         responses = mock.get("responses") if isinstance(mock.get("responses"), list) else []
         errors += _response_errors(responses, ["mocks", i, "responses"], here)
     return errors
+
+
+def schema_problem(schema: dict[str, Any]) -> str | None:
+    """Why ``schema`` is no valid JSON Schema (draft 2020-12, jsonschema's ``check_schema``), or None.
+    Checked once per distinct schema (its canonical JSON text): generated suites repeat theirs."""
+    try:
+        text = json.dumps(schema, sort_keys=True, allow_nan=False)
+    except (TypeError, ValueError):  # not JSON (a YAML date...): checked as it is
+        return _schema_problem(schema)
+    return canonical_problem(text)
+
+
+@functools.lru_cache(maxsize=4096)
+def canonical_problem(text: str) -> str | None:
+    """``schema_problem`` of the schema whose canonical JSON is ``text``: the per-schema cache
+    (``canonical_problem.cache_clear()`` empties it, as the benchmark does between repetitions)."""
+    return _schema_problem(json.loads(text))
+
+
+def _schema_problem(schema: dict[str, Any]) -> str | None:
+    from jsonschema import (
+        Draft202012Validator,  # imported here: files without mocks load faster
+    )
+    from jsonschema.exceptions import SchemaError
+
+    try:
+        Draft202012Validator.check_schema(schema)
+    except SchemaError as e:
+        where = "/".join(map(str, e.absolute_path))
+        return f"invalid JSON Schema{f' at {where!r}' if where else ''}: {e.message}"
+    return None
 
 
 def _response_errors(responses: list[Any], path: list[str | int], spot: Spot) -> list[CaseFileError]:

@@ -1,0 +1,185 @@
+"""The rules on the tools and parameters a case names, which the schema cannot say: a check that
+can never pass is an error, one that checks nothing a warning.
+
+Every name ``tools``, ``deny`` and the trace checks (the case's and each turn's: ``expected``,
+``exact``, ``exact_unordered``, ``must_include``, ``avoid``, ``order``, the keys of ``args``, each
+``calls`` item's ``name``) write must be a builtin tool, one of the case's mocks or a name under one
+of its MCP servers' prefixes (runner.spec.offered; an error, with a did-you-mean); a ``SERVER__*``
+pattern selects only in ``tools`` and ``deny``. Beyond that, by what the check can do:
+
+- ``expected``, ``must_include``, ``exact``, ``exact_unordered``, ``order``, ``args`` and ``calls``
+  naming a tool the case does not offer (its ``tools`` leave it out) or denies: an error, since only
+  calls that ran count for them (and for accuracy);
+- ``avoid`` and ``deny`` naming a tool the case does not offer: a warning (it can never be called);
+- an ``args`` spec (or a ``calls`` item's ``args``, or the spec inside ``{exact: SPEC}``) naming a parameter the tool's schema does not declare (``properties``): an error
+  when the schema allows no other (``additionalProperties: false``, as every builtin's does), else
+  a warning (the model is never told of it); ``{absent: true}`` for it is a warning (it always holds).
+  Nested object specs are checked against nested ``properties`` the same way. A mock without
+  ``properties`` in its ``parameters`` has no rule.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable, Mapping, NamedTuple
+
+from runner.errors import CaseFileError, did_you_mean
+from runner.spec.matchers import is_matcher
+from runner.spec.mcpservers import mcp_name_hint
+from runner.spec.offered import offered_tools, offers
+from runner.spec.positions import Spot, written
+from runner.tools.registry import BUILTIN_PARAMETERS
+
+Path = list[str | int]
+
+# The trace keys whose items name tools, and what a name the case cannot call does to each.
+_NEVER_PASSES = ("exact", "exact_unordered", "must_include", "order")
+_TRACE_LISTS = ("expected", *_NEVER_PASSES, "avoid")
+
+
+def tool_rule_errors(case: dict[str, Any], spot: Spot, defaults: Spot | None) -> list[CaseFileError]:
+    """Every error and warning (CaseFileWarning) of the rules above for one merged case."""
+    mocks = [m for m in _list(case.get("mocks")) if isinstance(m, dict) and isinstance(m.get("name"), str)]
+    servers = [s["name"] for s in _list(case.get("mcp")) if isinstance(s, dict) and isinstance(s.get("name"), str)]
+    known = offered_tools(None, (m["name"] for m in mocks), servers)
+    tools = case.get("tools")
+    offered = offered_tools([t for t in tools if isinstance(t, str)] if isinstance(tools, list) else None,
+                            (m["name"] for m in mocks), servers)
+    denied = [name for name in _list(case.get("deny")) if isinstance(name, str)]
+    schemas: dict[str, Any] = {**_BUILTIN_SCHEMAS, **{m["name"]: m.get("parameters") for m in mocks}}
+    errors = []
+    for named in _named_tools(case):
+        at = written(named.path, spot, defaults)
+        key = named.role == "args"
+        label = named.path[:-1] if key else named.path
+        if named.name.endswith("*") and named.role not in ("tools", "deny"):
+            hint = "name one tool: SERVER__* selects only in tools and deny"
+            errors.append(at.error(f"{named.name!r} is a pattern", label, at=named.path, key=key, hint=hint))
+            continue
+        if not offers(known, named.name):
+            hint = mcp_name_hint(named.name, servers) or did_you_mean(named.name, known, "known tools: " + ", ".join(known))
+            errors.append(at.error(f"unknown tool {named.name!r}", label, at=named.path, key=key, hint=hint))
+            continue
+        problem = _unusable(named.name, named.role, offered, denied)
+        if problem is not None:
+            message, hint, warning = problem
+            make = at.warning if warning else at.error
+            errors.append(make(message, label, at=named.path, key=key, hint=hint))
+        elif named.args is not None:
+            spec = _walk(case, named.args)
+            errors += _parameter_errors(spec, schemas.get(named.name), named.name, named.args, spot, defaults)
+    return errors
+
+
+def _unusable(name: str, role: str, offered: tuple[str, ...], denied: list[str]) -> tuple[str, str, bool] | None:
+    """(message, hint, whether only a warning) when ``role`` names a tool the case cannot call, else None."""
+    usable = [n for n in offered if n not in denied]
+    if role == "tools":
+        return None
+    if role in ("deny", "avoid"):
+        if offers(offered, name) or (role == "deny" and any(offers((name,), n) for n in offered)):
+            return None
+        what = "denying it changes nothing" if role == "deny" else "avoiding it checks nothing"
+        hint = f"remove it, or add it to tools (offered: {', '.join(offered) or 'none'})"
+        return f"tool {name!r} is not offered by the case, so {what}", hint, True
+    if offers(usable, name) and not offers(denied, name):
+        return None
+    fix = "remove it from deny" if offers(denied, name) else f"add it to tools (offered: {', '.join(usable) or 'none'})"
+    why = "denied by the case" if offers(denied, name) else "not offered by the case"
+    return f"tool {name!r} is {why}", did_you_mean(name, usable, f"a call of it is refused and never counts; {fix}"), False
+
+
+class _Named(NamedTuple):
+    """A tool name the case writes: where (``path``; for ``args``, the key that is the name), the key
+    that names it (``tools``, ``deny``, a trace list key, ``args`` or ``calls``), and where the
+    argument spec for that tool is, if any."""
+
+    path: Path
+    name: str
+    role: str
+    args: Path | None = None
+
+
+def _named_tools(case: dict[str, Any]) -> list[_Named]:
+    """Each tool name the case writes, in ``tools``, ``deny`` and every trace (the case's and each turn's)."""
+    found = [_Named(path, name, key) for key in ("tools", "deny") for path, name in _strings(case.get(key), [key])]
+    traces: list[tuple[Path, Any]] = [(["expect", "trace"], _get(case.get("expect"), "trace"))]
+    for i, turn in enumerate(_list(case.get("turns"))):
+        traces.append((["turns", i, "expect", "trace"], _get(_get(turn, "expect"), "trace")))
+    for at, trace in traces:
+        for key in _TRACE_LISTS:
+            found += [_Named(path, name, key) for path, name in _strings(_get(trace, key), [*at, key])]
+        for i, call in enumerate(_list(_get(trace, "calls"))):
+            if isinstance(_get(call, "name"), str):
+                found.append(_Named([*at, "calls", i, "name"], call["name"], "calls", [*at, "calls", i, "args"]))
+        args = _get(trace, "args")
+        for name in args if isinstance(args, dict) else ():
+            if isinstance(name, str):
+                found.append(_Named([*at, "args", name], name, "args", [*at, "args", name]))
+    return found
+
+
+def _parameter_errors(spec: Any, schema: Any, tool: str, path: Path, spot: Spot,
+                      defaults: Spot | None) -> list[CaseFileError]:
+    """The parameters ``spec`` (an ``args`` spec at ``path``) names that ``schema`` does not declare,
+    at every depth where both are objects with named keys."""
+    if is_matcher(spec) and "exact" in spec:  # {exact: SPEC}: SPEC names the parameters
+        spec = spec["exact"]
+        path = [*path, "exact"]
+    if not isinstance(spec, Mapping) or is_matcher(spec) or not isinstance(schema, Mapping):
+        return []
+    declared = schema.get("properties")
+    if not isinstance(declared, Mapping):
+        return []
+    closed = schema.get("additionalProperties") is False and "patternProperties" not in schema
+    errors: list[CaseFileError] = []
+    for name, wanted in spec.items():
+        at = [*path, name]
+        if name in declared:
+            errors += _parameter_errors(wanted, declared[name], tool, at, spot, defaults)
+            continue
+        where = written(at, spot, defaults)
+        hint = did_you_mean(str(name), [str(k) for k in declared], f"{tool}'s parameters here: {_names(declared)}")
+        if isinstance(wanted, Mapping) and wanted.get("absent") is True and len(wanted) == 1:
+            message = f"{tool} has no parameter {name!r}, so {{absent: true}} always holds"
+            errors.append(where.warning(message, path, at=at, key=True, hint=hint))
+        elif closed:
+            message = f"{tool} has no parameter {name!r} (its schema allows no other), so no call can match"
+            errors.append(where.error(message, path, at=at, key=True, hint=hint))
+        else:
+            message = f"{tool}'s schema does not declare the parameter {name!r}: the model is never told of it"
+            errors.append(where.warning(message, path, at=at, key=True, hint=hint))
+    return errors
+
+
+def _closed(parameters: Iterable[str]) -> dict[str, Any]:
+    """A builtin's parameters as the shape of its JSON Schema that the rules read."""
+    return {"properties": dict.fromkeys(parameters, {}), "additionalProperties": False}
+
+
+_BUILTIN_SCHEMAS = {name: _closed(params) for name, params in BUILTIN_PARAMETERS.items()}
+
+
+def _names(declared: Mapping[Any, Any]) -> str:
+    return ", ".join(map(str, declared)) or "none"
+
+
+def _walk(value: Any, path: Path) -> Any:
+    for step in path:
+        value = value[step] if isinstance(value, list) and isinstance(step, int) else _get(value, str(step))
+    return value
+
+
+def _get(value: Any, key: str) -> Any:
+    """``value[key]`` when ``value`` is a mapping; else None (a wrong shape is the schema's business)."""
+    return value.get(key) if isinstance(value, dict) else None
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def _strings(value: Any, path: Path) -> list[tuple[Path, str]]:
+    """(path, text) of each string of a string-or-list value; other items are the schema's business."""
+    if isinstance(value, str):
+        return [(path, value)]
+    return [([*path, i], item) for i, item in enumerate(_list(value)) if isinstance(item, str)]
