@@ -19,7 +19,7 @@ import sys
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable, Sequence, TextIO
+from typing import Any, Callable, Mapping, Sequence, TextIO
 
 from runner.errors import ExitCode
 from runner.output.report import report_document, unfinished_list
@@ -50,8 +50,9 @@ class Conclusion:
     """Where the outputs go: ``report``, ``junit``, ``html`` and ``summary_md`` (Markdown) files (None: not
     written), ``step_summary`` a file the Markdown summary is appended to (``$GITHUB_STEP_SUMMARY``),
     ``as_json`` for ``--output json``, the suite's ``min_pass_rate`` gate (None: every run must pass),
-    the runs an interruption left ``unfinished`` (case, provider, prompt, run index), and the OpenTelemetry
-    export (``--otel``, ``--otel-endpoint``; None: none)."""
+    the runs an interruption left ``unfinished`` (case, provider, prompt, run index), the OpenTelemetry
+    export (``--otel``, ``--otel-endpoint``; None: none), and for ``--shard`` what the report records of
+    the shard (runner.run.shard.shard_summary; None: not sharded)."""
 
     report: Path | None = None
     junit: Path | None = None
@@ -62,6 +63,7 @@ class Conclusion:
     summary_md: Path | None = None
     step_summary: Path | None = None
     otel: OtelTarget | None = None
+    shard: Mapping[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -97,15 +99,18 @@ def conclude(
     ``Ending.failed_writes``, and the others are still written."""
     model = aggregate(records)
     gates = evaluate(model.cells, {c.full_id: c.min_pass_rate for c in cases}, outputs.min_pass_rate)
-    meta = {"run_id": writer.run_id, "results": str(writer.path), "started": started, "finished": utc_now()}
+    meta: dict[str, Any] = {"run_id": writer.run_id, "results": str(writer.path), "started": started, "finished": utc_now()}
     unfinished = unfinished_list(outputs.unfinished)
+    if outputs.shard is not None:
+        meta["shard"] = dict(outputs.shard)
     document = report_document(model, gates, records, exit_code(gates), meta, unfinished)
+    text = to_json(document)  # once: report.json and --report are the same bytes
     folder_hint = f" (the run files are there: 'tooltrial report {writer.path}' reads them)"
     writes: list[tuple[Path, Callable[[], object], str]] = [
-        (writer.path / REPORT_FILE, lambda: writer.write_report(document), folder_hint)]
+        (writer.path / REPORT_FILE, lambda: writer.write_report(text), folder_hint)]
     if outputs.report is not None:
         report = outputs.report
-        writes.append((report, lambda: write_replace(report, to_json(document)), ""))
+        writes.append((report, lambda: write_replace(report, text), ""))
     if outputs.junit is not None:
         junit = outputs.junit
         writes.append((junit, lambda: write_replace(junit, junit_xml(model, gates, records, started)), ""))

@@ -115,10 +115,10 @@ class ResultsWriter:
         write_new(path, to_json({"schema_version": SCHEMA_VERSION, "run_id": self.run_id, **record.to_dict()}))
         return path
 
-    def write_report(self, report: dict[str, Any]) -> Path:
-        """Write ``report.json`` (once)."""
+    def write_report(self, report: dict[str, Any] | str) -> Path:
+        """Write ``report.json`` (once): the report document, or its text as ``to_json`` made it."""
         path = self.path / REPORT_FILE
-        write_new(path, to_json(report))
+        write_new(path, report if isinstance(report, str) else to_json(report))
         return path
 
 
