@@ -227,19 +227,21 @@ def test_a_shard_folder_that_never_finished_is_refused_with_what_to_do(demo: Pat
                            f"'tooltrial run' command with --resume {two})\n")
 
 
-def test_the_report_is_serialised_once_for_report_json_and_report(demo: Path, tmp_path: Path,
-                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
-    from runner.output import finish, store
+def test_the_report_is_encoded_once_for_report_json_report_and_stdout(demo: Path, tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    encoded: list[str] = []
+    dumps = json.dumps
 
-    made: list[str] = []
-    original = store.to_json
+    def counted(value: Any, **how: Any) -> str:
+        if isinstance(value, dict) and value.get("kind") == "tooltrial.report":
+            encoded.append(value["kind"])
+        return dumps(value, **how)
 
-    def counted(document: Any) -> str:
-        made.extend([document["kind"]] if document.get("kind") else [])  # run records have no kind
-        return original(document)
-
-    monkeypatch.setattr(finish, "to_json", counted)
-    monkeypatch.setattr(store, "to_json", counted)
-    folder = _run(demo, tmp_path / "r", "--report", str(tmp_path / "copy.json"))
-    assert made == ["tooltrial.report"]
+    monkeypatch.setattr(json, "dumps", counted)
+    done = run_cli("run", str(demo), "-p", "scripted", "--sandbox", "none", "--results", str(tmp_path / "r"),
+                   "--report", str(tmp_path / "copy.json"), "--output", "json")
+    monkeypatch.undo()
+    folder = next((tmp_path / "r").iterdir())
+    assert (done.returncode, encoded) == (ExitCode.OK, ["tooltrial.report"])
     assert (tmp_path / "copy.json").read_bytes() == (folder / "report.json").read_bytes()
+    assert done.stdout == json.dumps(_report(folder), indent=2) + "\n"  # ASCII, as before

@@ -14,7 +14,6 @@ away (``| head``) can cut the printing short but no result. The tables, the repo
 from __future__ import annotations
 
 import functools
-import json
 import sys
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -28,7 +27,7 @@ from runner.output.junit import junit_xml
 from runner.output.markdown import summary_markdown
 from runner.output.otel import OtelTarget, run_spans
 from runner.output.otlp import json_lines, send
-from runner.output.store import REPORT_FILE, ResultsWriter, to_json, write_replace
+from runner.output.store import REPORT_FILE, ResultsWriter, ascii_json, to_json, write_replace
 from runner.run.engine import RunKey
 from runner.run.record import RunRecord
 from runner.scoring.aggregate import Aggregate, aggregate
@@ -73,6 +72,7 @@ class Ending:
     Attributes:
         records: the finished runs, in plan order. document: the report (report.json's content).
         model, gates: the aggregation (runner.scoring.aggregate) and the gates of ``records``.
+        text: ``document`` as report.json's text (runner.output.store.to_json), made once for every output.
         failed_writes: one line per output that could not be written (the file and why).
         code: the exit code: the report's ``exit_code`` (runner.scoring.gates.exit_code, or 2 with runs
             unfinished), or 2 when some output could not be written.
@@ -82,6 +82,7 @@ class Ending:
     document: dict[str, Any]
     model: Aggregate
     gates: Sequence[Gate]
+    text: str
     failed_writes: list[str] = field(default_factory=list)
 
     @property
@@ -135,7 +136,7 @@ def conclude(
     if otel is not None and otel.endpoint is not None:
         refused = send(traces(), otel.endpoint)
         failed.extend([refused] if refused else [])
-    return Ending(records, document, model, gates, failed)
+    return Ending(records, document, model, gates, text, failed)
 
 
 def append_text(path: Path, text: str) -> None:
@@ -168,7 +169,7 @@ def show_ending(
         print(printable(note), file=sys.stderr)
     print_statistics(console, ending.model, ending.gates)
     if as_json:
-        print(json.dumps(document, indent=2, default=str), file=out)  # ASCII: any stdout carries it
+        print(ascii_json(ending.text), end="", file=out)  # ASCII, so any stdout carries it; not encoded again
     else:
         print(f"results: {printable(document['results'])}", file=sys.stderr)
     for error in [*errors, *ending.failed_writes]:

@@ -80,6 +80,17 @@ def to_json(document: Any) -> str:
     return _SURROGATE.sub(lambda found: f"\\u{ord(found.group()):04x}", text) + "\n"
 
 
+_NON_ASCII = re.compile("[^\x00-\x7f]")
+
+
+def ascii_json(text: str) -> str:
+    """JSON text as ``to_json`` makes it, with every character beyond ASCII written as its ``\\u`` escape
+    (a surrogate pair beyond U+FFFF): the same text ``json.dumps(document, indent=2)`` gives, for a
+    stdout of any encoding, without encoding the document again. Outside strings JSON text is ASCII,
+    so every such character is inside one, where the escape means the same."""
+    return _NON_ASCII.sub(lambda found: json.dumps(found.group())[1:-1], text)
+
+
 def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-")[:60] or "x"
 
