@@ -102,7 +102,7 @@ def test_a_bad_shard_is_a_usage_error_that_says_what_k_and_n_may_be(demo: Path, 
 
 def test_list_shows_what_a_shard_holds_and_auto_takes_k_from_the_job_index(demo: Path) -> None:
     one = run_cli("list", str(demo), "--shard", "1/2")
-    assert (one.returncode, one.stdout.splitlines()) == (ExitCode.OK, ["demo/say-hi  (runs 1 of 3)"])
+    assert (one.returncode, one.stdout.splitlines()) == (ExitCode.OK, ["demo/say-hi  (run 1 of 3)"])
     assert one.stderr == "shard 1/2 holds 1 of 5 runs of each arm (1 of 3 cases)\n"
     two = run_cli("list", str(demo), "--shard", "auto/2", env={"JOB_COMPLETION_INDEX": "1"})
     assert two.stdout.splitlines() == ["demo/write-hello  Write a greeting file.", "demo/count-lines  Count lines.",

@@ -37,7 +37,7 @@ def command(args: argparse.Namespace) -> int:
 
 def _in_shard(args: argparse.Namespace, chosen: list[Sourced]) -> tuple[list[Sourced], dict[str, str]]:
     """The cases ``args.shard`` holds a run of, and for each it holds only some runs of, which
-    (``runs 1, 3 of 3``); says on stderr how many runs of each arm the shard holds. ``run -l`` gives
+    (``run 2 of 2``, ``runs 1, 3 of 3``); says on stderr how many runs of each arm the shard holds. ``run -l`` gives
     ``--runs``; a case's own ``runs`` wins."""
     shard, repeats = args.shard, getattr(args, "runs", 1)
     held: list[Sourced] = []
@@ -51,7 +51,7 @@ def _in_shard(args: argparse.Namespace, chosen: list[Sourced]) -> tuple[list[Sou
         if runs:
             held.append(item)
         if runs and len(runs) < planned:
-            notes[case.full_id] = f"(runs {', '.join(map(str, runs))} of {planned})"
+            notes[case.full_id] = f"(run{'s' if len(runs) > 1 else ''} {', '.join(map(str, runs))} of {planned})"
     print(f"shard {shard.label} holds {kept} of {total} runs of each arm ({len(held)} of {len(chosen)} cases)",
           file=sys.stderr)
     return held, notes
