@@ -22,6 +22,9 @@
     the run list ready and one transcript opened; skipped with a message without chromium.
 (f) The OpenTelemetry export (``--otel``) of 1,000 run records, (b)'s repeated: the spans made
     with the SDK and written as OTLP JSON lines, per run, and the file's size.
+(g) What follows the matrix for 1,000 run records, (b)'s repeated, with ``--report FILE --output json``:
+    the CPU time of ``conclude`` and ``show_ending`` (the report document built and encoded once, for
+    report.json, the --report file and stdout), best of 3.
 """
 
 from __future__ import annotations
@@ -215,6 +218,24 @@ def figure_f(records: Sequence[RunRecord], count: int = 1000) -> None:
           f" {len(lines.encode()) / 1e6:.1f} MB of OTLP JSON lines   target < 5 ms/run")
 
 
+def figure_g(folder: Path, records: Sequence[RunRecord], count: int = 1000) -> None:
+    from runner.output.finish import Conclusion, conclude, show_ending
+    from runner.output.store import ResultsWriter
+    from runner.terminal.console import make_console
+    from runner.terminal.lines import RunPrinter
+
+    many = [dataclasses.replace(records[i % len(records)], run=i // len(records) + 1) for i in range(count)]
+
+    def finish() -> None:
+        ending = conclude(many, [], ResultsWriter(folder / "g"), "bench", Conclusion(report=folder / "g.json", as_json=True))
+        with contextlib.redirect_stderr(io.StringIO()):
+            show_ending(ending, RunPrinter(make_console(io.StringIO()), False, True), True, stdout=io.StringIO())
+
+    _, cpu = best_of(3, finish)
+    print(f"(g) the report of {count:,} runs written to report.json and --report and printed (--output json):"
+          f" {cpu:.2f} s CPU ({cpu / count * 1000:.2f} ms/run)   target < 1.5 ms/run")
+
+
 def urllib_arm(url: str) -> Arm:
     return Arm(ProviderSpec("urllib", lambda case: HttpProvider(url)), load_prompt(None))
 
@@ -325,7 +346,9 @@ def main_benchmark() -> None:
     sandbox = choose_sandbox("auto")
     with tempfile.TemporaryDirectory(prefix="tooltrial-bench-") as folder:
         figure_a(Path(folder))
-        figure_f(figure_b(sandbox))
+        records = figure_b(sandbox)
+        figure_f(records)
+        figure_g(Path(folder), records)
         figure_c(Path(folder), sandbox, args.http_cases, args.delay, urllib_arm)
         if args.litellm:
             figure_c(Path(folder), sandbox, args.http_cases, args.delay, litellm_arm)

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from runner.errors import UserError
+from runner.run.shard import INDEX_VARIABLE, Shard, parse_shard
 from runner.spec.discover import Source, Sourced, load_sourced, select, select_sources
 from runner.spec.schema import case_schema
 from runner.spec.unmatched import why_none_selected
@@ -32,6 +33,21 @@ def add_selection(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--cases-dir", type=Path, help="folder of case files used instead of the default sources")
     parser.add_argument("--no-user-cases", action="store_true", help="leave out the user's case folder (~/.config/tooltrial/cases)")
     parser.add_argument("--fixtures-dir", type=Path, help="folder of fixture folders (default: ../fixtures beside the cases, else the bundled ones)")
+
+
+def add_shard(parser: argparse.ArgumentParser) -> None:
+    """``--shard K/N`` (runner.run.shard)."""
+    parser.add_argument("--shard", type=shard, metavar="K/N",
+                        help=f"only shard K of N: a fixed part of the runs, by case id and run number, the same on "
+                             f"every machine (auto/N: K is ${INDEX_VARIABLE} + 1, as a Kubernetes Indexed Job sets it)")
+
+
+def shard(text: str) -> Shard:
+    """``--shard``'s value: ``K/N`` or ``auto/N`` (runner.run.shard.parse_shard, K from the environment)."""
+    try:
+        return parse_shard(text, os.environ)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
 
 
 def sources(args: argparse.Namespace) -> list[Source]:

@@ -115,7 +115,8 @@ def _show_one(results: Results, as_json: bool, console: Console) -> dict[str, An
 
 def _document(results: Results, model: Aggregate | None = None, gates: Sequence[Gate] | None = None) -> dict[str, Any]:
     """The report document of one folder, as report.json has it: figures aggregated afresh
-    (``model`` and ``gates`` when already made), times and unfinished runs as the run recorded them."""
+    (``model`` and ``gates`` when already made), times, unfinished runs, ``shard`` and ``merged`` as the
+    run recorded them."""
     records, report = results.records, results.report or {}
     unfinished = report.get("unfinished") or []
     model = model or aggregate(records)
@@ -125,6 +126,7 @@ def _document(results: Results, model: Aggregate | None = None, gates: Sequence[
         "results": str(results.path),
         "started": report.get("started"),
         "finished": report.get("finished"),
+        **{key: report[key] for key in ("shard", "merged") if key in report},  # what part of a suite it is
     }
     return report_document(model, gates, records, exit_code(gates), meta, unfinished)
 

@@ -11,6 +11,7 @@ from runner.checks.judge import resolve_judges
 from runner.cli import listing
 from runner.cli.options import (
     add_selection,
+    add_shard,
     check_writable,
     fraction,
     positive_int,
@@ -28,10 +29,11 @@ from runner.output.replay import Recorder
 from runner.output.store import ResultsWriter
 from runner.providers.precheck import precheck
 from runner.providers.registry import resolve_provider
-from runner.run.engine import preflight, require_scripts
+from runner.run.engine import plan_keys, preflight, require_scripts
 from runner.run.options import DEFAULT_JOBS, RunOptions, make_arms
 from runner.run.prompts import load_prompts
 from runner.run.session import run_live
+from runner.run.shard import shard_summary
 from runner.sandbox.command import MODES, choose_sandbox
 from runner.spec.config import load_config
 from runner.terminal.console import make_console
@@ -70,6 +72,7 @@ def add(sub: argparse._SubParsersAction) -> None:
                      help="write a Markdown summary to FILE (also appended to $GITHUB_STEP_SUMMARY when that is set)")
     run.add_argument("--keep", action="store_true", help="keep each workspace and print its path")
     run.add_argument("--stream", action="store_true", help="ask every live provider for its replies as streams, and record each request's time to first token")
+    add_shard(run)
     run.add_argument("--timeout", type=seconds, metavar="S", help="wall-clock seconds per run (overrides the cases)")
     run.add_argument("-l", "--list", action="store_true", help="list the selected cases without running them")
     run.add_argument("--record", type=Path, metavar="DIR", help="write each run as a case whose script is what the model did, to DIR/cases")
@@ -114,6 +117,13 @@ def command(args: argparse.Namespace) -> int:
     require_scripts(cases, arms)
     preflight(cases, arms)
     judges = resolve_judges(cases, args.judge or config.judge, lambda name: resolve_provider(name, config, args.verbose))
+    shard = None
+    if args.shard is not None:
+        shard = shard_summary(args.shard, plan_keys(cases, arms, args.runs), [c.full_id for c in cases], [a.label for a in arms])
+        if not shard["selected"]:
+            print(f"no case selected: shard {args.shard.label} holds none of the {plural(shard['planned'], 'run')} "
+                  f"(give fewer shards than runs, or 'tooltrial list --shard K/N' to see what each holds)", file=sys.stderr)
+            return ExitCode.NO_CASES
     jobs = args.jobs or config.jobs or DEFAULT_JOBS
     results = args.results or config.results_dir or Path("results")
     hidden = [results, *([args.record] if args.record else [])]  # earlier runs' answers are not for the agent
@@ -123,7 +133,7 @@ def command(args: argparse.Namespace) -> int:
     together = jobs > 1 and (len(cases) * len(arms) > 1 or repeated)  # runs that may go at once: label each line
     live = LiveView(console, together, repeated, len(arms) > 1) if args.live else None
     options = RunOptions(choose_sandbox(args.sandbox, hidden), keep=args.keep, timeout=args.timeout, judges=judges,
-                         jobs=jobs, listener=live)
+                         jobs=jobs, listener=live, shard=args.shard)
     printer = RunPrinter(console, len(arms) > 1, repeated, args.quiet)
     earlier = read_results(args.resume).records if args.resume else []
     writer, started = ResultsWriter(results), utc_now()
@@ -136,7 +146,7 @@ def command(args: argparse.Namespace) -> int:
     step_summary = os.environ.get("GITHUB_STEP_SUMMARY")  # GitHub Actions' job summary file
     outputs = Conclusion(args.report, args.junit, as_json, args.min_pass_rate, done.left, html=args.html,
                          summary_md=args.summary_md, step_summary=Path(step_summary) if step_summary else None,
-                         otel=otel)
+                         otel=otel, shard=shard)
     ending = conclude(done.records, cases, writer, started, outputs)
     notes = done.warnings
     if recorder is not None:

@@ -14,12 +14,11 @@ away (``| head``) can cut the printing short but no result. The tables, the repo
 from __future__ import annotations
 
 import functools
-import json
 import sys
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable, Sequence, TextIO
+from typing import Any, Callable, Mapping, Sequence, TextIO
 
 from runner.errors import ExitCode
 from runner.output.report import report_document, unfinished_list
@@ -28,7 +27,7 @@ from runner.output.junit import junit_xml
 from runner.output.markdown import summary_markdown
 from runner.output.otel import OtelTarget, run_spans
 from runner.output.otlp import json_lines, send
-from runner.output.store import REPORT_FILE, ResultsWriter, to_json, write_replace
+from runner.output.store import REPORT_FILE, ResultsWriter, ascii_json, to_json, write_replace
 from runner.run.engine import RunKey
 from runner.run.record import RunRecord
 from runner.scoring.aggregate import Aggregate, aggregate
@@ -50,8 +49,9 @@ class Conclusion:
     """Where the outputs go: ``report``, ``junit``, ``html`` and ``summary_md`` (Markdown) files (None: not
     written), ``step_summary`` a file the Markdown summary is appended to (``$GITHUB_STEP_SUMMARY``),
     ``as_json`` for ``--output json``, the suite's ``min_pass_rate`` gate (None: every run must pass),
-    the runs an interruption left ``unfinished`` (case, provider, prompt, run index), and the OpenTelemetry
-    export (``--otel``, ``--otel-endpoint``; None: none)."""
+    the runs an interruption left ``unfinished`` (case, provider, prompt, run index), the OpenTelemetry
+    export (``--otel``, ``--otel-endpoint``; None: none), and for ``--shard`` what the report records of
+    the shard (runner.run.shard.shard_summary; None: not sharded)."""
 
     report: Path | None = None
     junit: Path | None = None
@@ -62,6 +62,7 @@ class Conclusion:
     summary_md: Path | None = None
     step_summary: Path | None = None
     otel: OtelTarget | None = None
+    shard: Mapping[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -71,6 +72,7 @@ class Ending:
     Attributes:
         records: the finished runs, in plan order. document: the report (report.json's content).
         model, gates: the aggregation (runner.scoring.aggregate) and the gates of ``records``.
+        text: ``document`` as report.json's text (runner.output.store.to_json), made once for every output.
         failed_writes: one line per output that could not be written (the file and why).
         code: the exit code: the report's ``exit_code`` (runner.scoring.gates.exit_code, or 2 with runs
             unfinished), or 2 when some output could not be written.
@@ -80,6 +82,7 @@ class Ending:
     document: dict[str, Any]
     model: Aggregate
     gates: Sequence[Gate]
+    text: str
     failed_writes: list[str] = field(default_factory=list)
 
     @property
@@ -97,15 +100,18 @@ def conclude(
     ``Ending.failed_writes``, and the others are still written."""
     model = aggregate(records)
     gates = evaluate(model.cells, {c.full_id: c.min_pass_rate for c in cases}, outputs.min_pass_rate)
-    meta = {"run_id": writer.run_id, "results": str(writer.path), "started": started, "finished": utc_now()}
+    meta: dict[str, Any] = {"run_id": writer.run_id, "results": str(writer.path), "started": started, "finished": utc_now()}
     unfinished = unfinished_list(outputs.unfinished)
+    if outputs.shard is not None:
+        meta["shard"] = dict(outputs.shard)
     document = report_document(model, gates, records, exit_code(gates), meta, unfinished)
+    text = to_json(document)  # once: report.json and --report are the same bytes
     folder_hint = f" (the run files are there: 'tooltrial report {writer.path}' reads them)"
     writes: list[tuple[Path, Callable[[], object], str]] = [
-        (writer.path / REPORT_FILE, lambda: writer.write_report(document), folder_hint)]
+        (writer.path / REPORT_FILE, lambda: writer.write_report(text), folder_hint)]
     if outputs.report is not None:
         report = outputs.report
-        writes.append((report, lambda: write_replace(report, to_json(document)), ""))
+        writes.append((report, lambda: write_replace(report, text), ""))
     if outputs.junit is not None:
         junit = outputs.junit
         writes.append((junit, lambda: write_replace(junit, junit_xml(model, gates, records, started)), ""))
@@ -130,7 +136,7 @@ def conclude(
     if otel is not None and otel.endpoint is not None:
         refused = send(traces(), otel.endpoint)
         failed.extend([refused] if refused else [])
-    return Ending(records, document, model, gates, failed)
+    return Ending(records, document, model, gates, text, failed)
 
 
 def append_text(path: Path, text: str) -> None:
@@ -163,7 +169,7 @@ def show_ending(
         print(printable(note), file=sys.stderr)
     print_statistics(console, ending.model, ending.gates)
     if as_json:
-        print(json.dumps(document, indent=2, default=str), file=out)  # ASCII: any stdout carries it
+        print(ascii_json(ending.text), end="", file=out)  # ASCII, so any stdout carries it; not encoded again
     else:
         print(f"results: {printable(document['results'])}", file=sys.stderr)
     for error in [*errors, *ending.failed_writes]:

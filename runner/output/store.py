@@ -80,6 +80,17 @@ def to_json(document: Any) -> str:
     return _SURROGATE.sub(lambda found: f"\\u{ord(found.group()):04x}", text) + "\n"
 
 
+_NON_ASCII = re.compile("[^\x00-\x7f]")
+
+
+def ascii_json(text: str) -> str:
+    """JSON text as ``to_json`` makes it, with every character beyond ASCII written as its ``\\u`` escape
+    (a surrogate pair beyond U+FFFF): the same text ``json.dumps(document, indent=2)`` gives, for a
+    stdout of any encoding, without encoding the document again. Outside strings JSON text is ASCII,
+    so every such character is inside one, where the escape means the same."""
+    return _NON_ASCII.sub(lambda found: json.dumps(found.group())[1:-1], text)
+
+
 def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-")[:60] or "x"
 
@@ -115,10 +126,10 @@ class ResultsWriter:
         write_new(path, to_json({"schema_version": SCHEMA_VERSION, "run_id": self.run_id, **record.to_dict()}))
         return path
 
-    def write_report(self, report: dict[str, Any]) -> Path:
-        """Write ``report.json`` (once)."""
+    def write_report(self, report: dict[str, Any] | str) -> Path:
+        """Write ``report.json`` (once): the report document, or its text as ``to_json`` made it."""
         path = self.path / REPORT_FILE
-        write_new(path, to_json(report))
+        write_new(path, report if isinstance(report, str) else to_json(report))
         return path
 
 

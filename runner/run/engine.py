@@ -23,6 +23,7 @@ from runner.run.prompts import (
     turn_prompt,
 )
 from runner.run.record import ERROR, RunRecord
+from runner.run.shard import Shard
 from runner.run.slots import Slots
 from runner.spec.case import Case
 from runner.text import plural
@@ -106,10 +107,11 @@ def run_matrix(
     once (runner.run.slots); each run records the seconds it waited as ``queued``. Once 3 runs of a
     provider in a row could not connect to it, its remaining runs fail at once
     (runner.providers.breaker). Raises Interrupted, once running runs have stopped, when
-    ``options.cancel`` is set.
+    ``options.cancel`` is set. With ``options.shard``, only the runs of that shard are planned
+    (runner.run.shard).
     """
-    plan = list(_plan(cases, arms, repeats))
-    keys = plan_keys(cases, arms, repeats)
+    plan = list(_plan(cases, arms, repeats, options.shard))
+    keys = plan_keys(cases, arms, repeats, options.shard)
     reused = {run_key(record): record for record in earlier}
     todo = [i for i, key in enumerate(keys) if key not in reused]
     breakers = {arm.provider.name: Breaker(arm.provider.name) for arm in arms}  # one per provider, this suite's
@@ -150,9 +152,9 @@ def run_matrix(
     return in_plan_order
 
 
-def plan_keys(cases: Sequence[Case], arms: Sequence[Arm], repeats: int = 1) -> list[RunKey]:
-    """The key of every run ``run_matrix`` plans for these arguments, in plan order."""
-    return [(case.full_id, arm.provider.name, arm.prompt.name, run) for case, arm, run in _plan(cases, arms, repeats)]
+def plan_keys(cases: Sequence[Case], arms: Sequence[Arm], repeats: int = 1, shard: Shard | None = None) -> list[RunKey]:
+    """The key of every run ``run_matrix`` plans for these arguments, in plan order (only ``shard``'s runs, if given)."""
+    return [(case.full_id, arm.provider.name, arm.prompt.name, run) for case, arm, run in _plan(cases, arms, repeats, shard)]
 
 
 def run_key(record: RunRecord) -> RunKey:
@@ -160,8 +162,10 @@ def run_key(record: RunRecord) -> RunKey:
     return record.case, record.provider, record.prompt, record.run
 
 
-def _plan(cases: Sequence[Case], arms: Sequence[Arm], repeats: int) -> Iterable[tuple[Case, Arm, int]]:
+def _plan(cases: Sequence[Case], arms: Sequence[Arm], repeats: int,
+          shard: Shard | None = None) -> Iterable[tuple[Case, Arm, int]]:
     for arm in arms:
         for case in cases:
             for number in range(1, (case.runs or repeats) + 1):  # run numbers are 1-based
-                yield case, arm, number
+                if shard is None or shard.holds(case.full_id, number):
+                    yield case, arm, number

@@ -16,6 +16,7 @@ from runner.run.prompts import (
     PromptTemplate,
 )
 from runner.run.record import arm_label
+from runner.run.shard import Shard
 from runner.sandbox.command import Sandbox
 
 DEFAULT_RUN_TIMEOUT = 600.0
@@ -68,7 +69,7 @@ class RunOptions:
     ``jobs`` is how many runs go at once. Setting ``cancel`` (e.g. on Ctrl-C) starts
     no further run and stops running ones before their next model request or tool call.
     ``listener``, when given, is told what each run does as it happens (runner.run.events), in
-    the run's thread.
+    the run's thread. ``shard``, when given, keeps only that shard's runs of the matrix (``--shard``).
     """
 
     sandbox: Sandbox
@@ -79,3 +80,4 @@ class RunOptions:
     jobs: int = 1
     cancel: threading.Event = field(default_factory=threading.Event)
     listener: Listener | None = None
+    shard: Shard | None = None

@@ -113,7 +113,7 @@ def run_live(
     is the same for any ``-j``. A run that could not be saved is not shown. ``options.listener``
     (``--live``) is told what each run does as it happens; a closed output stops the suite.
     """
-    keys = plan_keys(cases, arms, repeats)
+    keys = plan_keys(cases, arms, repeats, options.shard)
     if options.listener is not None:
         options = dataclasses.replace(options, listener=_Guarded(options.listener, options.cancel))
     number = {key: place for place, key in enumerate(keys, start=1)}

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections import Counter
 from pathlib import Path
-from typing import Sequence
+from typing import Mapping, Sequence
 
 from rich.console import Console
 from rich.text import Text
@@ -108,11 +108,14 @@ class RunPrinter:
                                     style="yellow"))
 
 
-def print_case_list(console: Console, cases: Sequence[Case]) -> None:
-    """``group/id`` and the description, aligned, one case per line."""
+def print_case_list(console: Console, cases: Sequence[Case], notes: Mapping[str, str] | None = None) -> None:
+    """``group/id`` and the description, aligned, one case per line; a case's note (``notes`` by full id,
+    e.g. the runs of it a shard holds) between them."""
     width = max((len(c.full_id) for c in cases), default=0)
+    notes = notes or {}
     if cases:  # one print: rich's cost is per call, and suites have thousands of cases
-        console.print(shown("\n".join(f"{case.full_id:<{width}}  {case.description}".rstrip() for case in cases)))
+        console.print(shown("\n".join(f"{case.full_id:<{width}}  {' '.join(filter(None, [notes.get(case.full_id), case.description]))}".rstrip()
+                                      for case in cases)))
 
 
 def print_sources(console: Console, sourced: Sequence[Sourced], cwd: Path) -> None:
