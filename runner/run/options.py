@@ -10,6 +10,7 @@ from typing import Mapping, Sequence
 
 from runner.errors import UserError
 
+from runner.providers.cache import ResponseCache
 from runner.providers.registry import ProviderSpec
 from runner.run.events import Listener
 from runner.run.prompts import (
@@ -68,7 +69,8 @@ class RunOptions:
     ``jobs`` is how many runs go at once. Setting ``cancel`` (e.g. on Ctrl-C) starts
     no further run and stops running ones before their next model request or tool call.
     ``listener``, when given, is told what each run does as it happens (runner.run.events), in
-    the run's thread.
+    the run's thread. ``cache``, when given (``run --cache``), keeps and replays the replies of every
+    provider that has a ``cache_identity`` (runner.providers.cache).
     """
 
     sandbox: Sandbox
@@ -79,3 +81,4 @@ class RunOptions:
     jobs: int = 1
     cancel: threading.Event = field(default_factory=threading.Event)
     listener: Listener | None = None
+    cache: ResponseCache | None = None
