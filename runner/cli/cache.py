@@ -12,7 +12,7 @@ from runner.text import plural
 
 def add(sub: argparse._SubParsersAction) -> None:
     """The ``cache`` subcommand's parser, with ``info`` and ``clear``."""
-    parser = sub.add_parser("cache", help="look into or empty a response cache that run --cache made")
+    parser = sub.add_parser("cache", help="show or empty a response cache that run --cache made")
     actions = parser.add_subparsers(dest="action", required=True, metavar="ACTION", parser_class=type(parser))
     info = actions.add_parser("info", help="how many replies the cache keeps, and its size on disk")
     info.add_argument("folder", type=Path, metavar="DIR", help="the folder given to run --cache")
