@@ -126,6 +126,19 @@ def test_a_server_error_is_not_kept_and_the_next_pass_asks_again(tmp_path: Path)
     assert (answered["status"], answered["cache"]["misses"], replayed["cache"]["hits"]) == ("pass", 1, 1)
 
 
+def test_a_request_asked_again_after_an_empty_reply_is_a_draw_of_its_own(tmp_path: Path) -> None:
+    with OpenAIServer(responder=answer) as server:
+        server.push(openai_reply("", usage=(10, 0)))  # empty: the loop asks again, the history unchanged
+        _, first, sent1 = run(tmp_path, server, "one", "-c", "*/say")
+        _, second, sent2 = run(tmp_path, server, "two", "-c", "*/say")
+    assert (sent1, sent2) == (2, 0)
+    assert server.chats[0].body == server.chats[1].body
+    (asked,), (replayed,) = first["runs"], second["runs"]
+    assert [(m["outcome"], m["cache"]) for m in asked["model_requests"]] == [("empty", "miss"), ("reply", "miss")]
+    assert [(m["outcome"], m["cache"]) for m in replayed["model_requests"]] == [("empty", "hit"), ("reply", "hit")]
+    assert (asked["status"], replayed["status"], replayed["final_reply"]) == ("pass", "pass", "hi")
+
+
 @pytest.mark.parametrize("change", [
     {"cases": CASES.replace("Say hi.", "Say hi now.")},  # the messages
     {"cases": CASES.replace("tools: [read_file]\n  turns: [Say", "tools: [read_file, list_dir]\n  turns: [Say")},

@@ -9,8 +9,10 @@ litellm object without the raw body tooltrial reads tokens and finish reasons fr
 
 A request's key is the SHA-256 of canonical JSON (keys sorted) of the provider's identity (alias,
 resolved model, server, temperature, max_tokens, its other parameters, streaming; never its key), the
-messages, the tools offered and the run number (1-based), so the runs of ``--runs N`` stay N
-independent draws: run 2 never replays run 1. The run's workspace folder (a new temporary path each
+messages, the tools offered, the run number (1-based), so the runs of ``--runs N`` stay N
+independent draws: run 2 never replays run 1, and how often the run sent that same request before
+(the agent loop asks again, history unchanged, after an empty reply): the second asking is a draw
+of its own, not the first one's reply again. The run's workspace folder (a new temporary path each
 run, which the system prompt usually names) is written as ``<tooltrial:workspace>`` in the key and in
 the kept reply, and put back as the new run's folder on replay.
 
@@ -27,6 +29,7 @@ import hashlib
 import json
 import sqlite3
 import time
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
@@ -124,9 +127,11 @@ def open_cache(folder: Path, create: bool) -> ResponseCache:
 
 
 def request_key(identity: Mapping[str, Any], messages: list[dict[str, Any]], tools: list[dict[str, Any]],
-                run: int, workspace: str) -> str:
-    """The hex SHA-256 naming one request (see the module docstring); ``run`` is 1-based."""
-    request = {"format": FORMAT, "provider": identity, "messages": messages, "tools": tools, "run": run}
+                run: int, workspace: str, again: int = 0) -> str:
+    """The hex SHA-256 naming one request (see the module docstring); ``run`` is 1-based, ``again`` how
+    many times the run sent the same request before."""
+    request = {"format": FORMAT, "provider": identity, "messages": messages, "tools": tools, "run": run,
+               "again": again}
     # default=str: a value JSON cannot hold (none is expected in OpenAI-shaped messages) keys by its text
     text = json.dumps(request, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
     return hashlib.sha256(text.replace(_escaped(workspace), WORKSPACE).encode()).hexdigest()
@@ -177,11 +182,14 @@ class Cached:
         self.run = run
         self.workspace = workspace
         self.warnings: list[str] = []
+        self._sent: Counter[str] = Counter()  # request keys (without ``again``) this run asked, and how often
 
     def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]],
                  deadline: float | None = None) -> Completion:
         started = time.monotonic()
-        key = request_key(self.identity, messages, tools, self.run, self.workspace)
+        first = request_key(self.identity, messages, tools, self.run, self.workspace)
+        key = request_key(self.identity, messages, tools, self.run, self.workspace, self._sent[first])
+        self._sent[first] += 1
         found, problem = self.cache.lookup(key, self.workspace)
         if problem:
             self.warnings.append(problem)
