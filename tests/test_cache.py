@@ -176,6 +176,15 @@ def test_cache_commands_refuse_a_folder_that_holds_no_cache(tmp_path: Path) -> N
     missing = run_cli("cache", "clear", str(tmp_path / "nothing"))
     assert (missing.returncode, missing.stdout) == (ExitCode.USAGE, "")
     assert missing.stderr == f"error: response cache {tmp_path / 'nothing'}: no cache there (run --cache DIR makes one)\n"
+    (tmp_path / "broken").mkdir()
+    (tmp_path / "broken" / "cache.db").write_text("not SQLite\n")
+    broken = run_cli("cache", "info", str(tmp_path / "broken"))
+    assert (broken.returncode, broken.stderr) == (ExitCode.USAGE, (
+        f"error: response cache {tmp_path / 'broken'}: {tmp_path / 'broken' / 'cache.db'} is not a cache database "
+        "(file is not a database) (remove the folder, or give another)\n"))
+    a_file = run_cli("cache", "clear", str(tmp_path / "broken" / "cache.db"))
+    assert a_file.stderr == (f"error: response cache {tmp_path / 'broken' / 'cache.db'}: it is a file, not a folder "
+                             "(give the cache's folder: run --cache DIR makes it)\n")
     cases, _ = suite(tmp_path, cases=SCRIPTED)
     other = run_cli("run", str(cases), "-p", "scripted", "--cache", str(tmp_path / "notes"),
                     "--results", str(tmp_path / "r"))

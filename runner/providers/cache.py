@@ -110,7 +110,7 @@ def open_cache(folder: Path, create: bool) -> ResponseCache:
     """
     where = f"response cache {folder}"
     if folder.exists() and not folder.is_dir():
-        raise UserError(f"{where}: it is a file, not a folder", hint="give a folder for the cache (a new one is made)")
+        raise UserError(f"{where}: it is a file, not a folder", hint="give the cache's folder: run --cache DIR makes it")
     is_cache = (folder / INDEX).is_file()
     if not create and not is_cache:
         raise UserError(f"{where}: no cache there", hint="run --cache DIR makes one")
