@@ -257,3 +257,16 @@ def test_a_reply_kept_in_one_workspace_reads_back_in_another(content: str, argum
     identity = {"provider": "fake", "model": "openai/fake"}
     assert request_key(identity, messages, [], 1, workspace) == request_key(identity, there, [], 1, elsewhere)
     assert request_key(identity, messages, [], 1, workspace) != request_key(identity, messages, [], 2, workspace)
+
+
+def test_an_open_cache_pickles_as_its_folder_for_worker_processes(tmp_path: Path) -> None:
+    import pickle
+
+    from runner.providers.cache import open_cache
+
+    cache = open_cache(tmp_path / "cache", create=True)
+    reply = Completion("hi", usage=Usage(1, 2, 3))
+    cache.store("k" * 64, reply, "/w")
+    again = pickle.loads(pickle.dumps(cache))
+    assert again.lookup("k" * 64, "/elsewhere") == (reply, None)
+    assert again.info().entries == 1
