@@ -25,8 +25,10 @@ from runner.output.finish import Conclusion, conclude, show_ending, utc_now
 from runner.output.load import read_results
 from runner.output.otel import OtelTarget, require_otel
 from runner.output.otlp import traces_url
+from runner.output.report import cache_totals
 from runner.output.replay import Recorder
 from runner.output.store import ResultsWriter
+from runner.providers.cache import open_cache
 from runner.providers.precheck import precheck
 from runner.providers.registry import resolve_provider
 from runner.run.engine import plan_keys, preflight, require_scripts
@@ -71,6 +73,8 @@ def add(sub: argparse._SubParsersAction) -> None:
     run.add_argument("--summary-md", type=Path, metavar="FILE",
                      help="write a Markdown summary to FILE (also appended to $GITHUB_STEP_SUMMARY when that is set)")
     run.add_argument("--keep", action="store_true", help="keep each workspace and print its path")
+    run.add_argument("--cache", type=Path, metavar="DIR", help="keep each live model reply in DIR and replay it when the "
+                     "same request comes again in the same run number (never the scripted provider's)")
     run.add_argument("--stream", action="store_true", help="ask every live provider for its replies as streams, and record each request's time to first token")
     add_shard(run)
     run.add_argument("--timeout", type=seconds, metavar="S", help="wall-clock seconds per run (overrides the cases)")
@@ -89,7 +93,8 @@ def _check_output_files(args: argparse.Namespace) -> None:
     for flag, path, folder in (("--report", args.report, False), ("--junit", args.junit, False),
                                ("--html", args.html, False), ("--summary-md", args.summary_md, False),
                                ("--otel", args.otel, False),
-                               ("--record", args.record, True), ("--results", args.results, True)):
+                               ("--record", args.record, True), ("--results", args.results, True),
+                               ("--cache", args.cache, True)):
         if path is not None:
             check_writable(flag, path, folder)
 
@@ -126,19 +131,22 @@ def command(args: argparse.Namespace) -> int:
             return ExitCode.NO_CASES
     jobs = args.jobs or config.jobs or DEFAULT_JOBS
     results = args.results or config.results_dir or Path("results")
-    hidden = [results, *([args.record] if args.record else [])]  # earlier runs' answers are not for the agent
+    hidden = [results, *[p for p in (args.record, args.cache) if p]]  # earlier runs' answers are not for the agent
     as_json = args.output == "json"
     console = make_console(sys.stderr if as_json else None)
     repeated = args.runs > 1 or any((c.runs or 1) > 1 for c in cases)
     together = jobs > 1 and (len(cases) * len(arms) > 1 or repeated)  # runs that may go at once: label each line
     live = LiveView(console, together, repeated, len(arms) > 1) if args.live else None
+    cache = open_cache(args.cache, create=True) if args.cache else None
     options = RunOptions(choose_sandbox(args.sandbox, hidden), keep=args.keep, timeout=args.timeout, judges=judges,
-                         jobs=jobs, listener=live, shard=args.shard)
+                         jobs=jobs, listener=live, shard=args.shard, cache=cache)
     printer = RunPrinter(console, len(arms) > 1, repeated, args.quiet)
     earlier = read_results(args.resume).records if args.resume else []
     writer, started = ResultsWriter(results), utc_now()
     recorder = Recorder(args.record, cases, len(providers), len(prompts), args.runs) if args.record else None
     done = run_live(cases, arms, options, args.runs, printer, writer, earlier, recorder)
+    if cache is not None:
+        cache.close()
     otel = None
     if args.otel or endpoint:
         models = {name: config.providers[name].model if name in config.providers else name for name in names}
@@ -149,6 +157,10 @@ def command(args: argparse.Namespace) -> int:
                          otel=otel, shard=shard)
     ending = conclude(done.records, cases, writer, started, outputs)
     notes = done.warnings
+    used = cache_totals(done.records)
+    if used is not None:
+        saved = f" ({used.tokens:,} tokens not spent again)" if used.tokens else ""
+        notes = [*notes, f"response cache {args.cache}: {used.hits} hits{saved}, {used.misses} misses"]
     if recorder is not None:
         left_out = f" ({recorder.left_out} that the provider failed left out)" if recorder.left_out else ""
         them = "it" if recorder.recorded == 1 else "them"

@@ -17,7 +17,8 @@ from typing import Any, Sequence
 from runner import __version__
 from runner.errors import ExitCode
 from runner.output.store import SCHEMA_VERSION
-from runner.run.record import RunRecord
+from runner.run.record import CacheUse, RunRecord
+from runner.sums import known_sum
 from runner.scoring.aggregate import Aggregate, Arm, Cell, Figures
 from runner.scoring.gates import Gate
 from runner.scoring.paired import Paired
@@ -40,7 +41,8 @@ def report_document(
     unfinished: Sequence[dict[str, Any]] = (),
 ) -> dict[str, Any]:
     """The report of one invocation: ``{schema_version, kind, tooltrial, **meta, exit_code,
-    [unfinished], overall, arms, cells, paired, runs}``.
+    [unfinished], overall, arms, cells, paired, [cache], runs}``; ``cache`` (``cache_totals``) only
+    when some run used a response cache.
 
     ``model`` is the aggregation of ``records`` and ``gates`` their gates. ``meta`` adds ``run_id``,
     ``results`` (the folder), ``started`` and ``finished`` (ISO 8601 UTC). ``unfinished`` lists the
@@ -60,8 +62,19 @@ def report_document(
         "arms": [arm_dict(a) for a in model.arms],
         "cells": [_cell(c, gate_of.get((c.case, c.arm))) for c in model.cells],
         "paired": paired_dict(model.paired),
+        **({"cache": dataclasses.asdict(used)} if (used := cache_totals(records)) else {}),
         "runs": [run_dict(r) for r in records],
     }
+
+
+def cache_totals(records: Sequence[RunRecord]) -> CacheUse | None:
+    """The response cache's use summed over the runs that had one (runner.run.record.CacheUse: hits,
+    misses, and the tokens and USD the hits' replies first cost); None when none had one."""
+    used = [r.cache for r in records if r.cache is not None]
+    if not used:
+        return None
+    return CacheUse(sum(u.hits for u in used), sum(u.misses for u in used), known_sum(u.tokens for u in used),
+                    known_sum(u.cost for u in used))
 
 
 def run_dict(record: RunRecord) -> dict[str, Any]:

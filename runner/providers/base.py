@@ -69,7 +69,9 @@ class Completion:
         native_finish_reason: the provider's own finish reason where litellm's hides it (Gemini
             ``MALFORMED_FUNCTION_CALL``, Anthropic ``max_tokens``), else None; unknown for a stream.
         attempts: every try the request took, in order, the last the one that answered (empty for a
-            provider that does not retry: scripted).
+            provider that does not retry: scripted, and for a reply from the response cache).
+        cache: ``hit`` (replayed from ``run --cache``'s folder: nothing sent, ``usage`` and ``ttft`` are
+            those of the request that first got it), ``miss`` (sent, then kept), None without a cache.
     """
 
     content: str | None
@@ -83,6 +85,7 @@ class Completion:
     streamed: bool = False
     native_finish_reason: str | None = None
     attempts: tuple[Attempt, ...] = ()
+    cache: str | None = None
 
 
 @dataclass(frozen=True)

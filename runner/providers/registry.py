@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from runner.errors import UserError
 from runner.names import SCRIPTED, provider_form
@@ -27,12 +27,15 @@ if TYPE_CHECKING:
 class ProviderSpec:
     """A provider arm: the label shown in output, a factory called once per run, whether the agent
     loop runs tool calls a reply wrote as text (an alias's ``recover_text_calls``), and how many runs of it
-    may go at once (``max_concurrency``, None: no limit of its own; runner.run.engine shares the slots)."""
+    may go at once (``max_concurrency``, None: no limit of its own; runner.run.engine shares the slots), and
+    ``cache_identity``, what names it in a response cache key (runner.providers.cache; None: never cached,
+    as the scripted provider, whose replies are the case's own)."""
 
     name: str
     create: Callable[[Case], Provider]
     recover_text_calls: bool = False
     max_concurrency: int | None = None
+    cache_identity: Mapping[str, Any] | None = None
 
 
 def _scripted(case: Case) -> Provider:
@@ -73,12 +76,15 @@ def resolve_provider(name: str, config: Config | None = None, verbose: bool = Fa
 
 
 def _live(name: str, settings: ModelSettings, verbose: bool, stream: bool) -> ProviderSpec:
-    from runner.providers.litellm import LiteLLMProvider, is_local
+    from runner.providers.litellm import LiteLLMProvider, is_local, route
 
     if stream:
         settings = dataclasses.replace(settings, stream=True)
+    identity = {"provider": name, "model": route(settings.model), "api_base": settings.api_base,
+                "temperature": settings.temperature, "max_tokens": settings.max_tokens,
+                "params": dict(settings.params), "stream": settings.stream}  # never the key: it picks no reply
     return ProviderSpec(name, lambda case: LiteLLMProvider(settings, name, verbose), settings.recover_text_calls,
-                        settings.concurrency_limit(is_local(settings.api_base)))
+                        settings.concurrency_limit(is_local(settings.api_base)), identity)
 
 
 def _fix(problem: str) -> str:

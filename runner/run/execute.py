@@ -16,6 +16,7 @@ from runner.errors import UserError
 from runner.kinds import ErrorKind, FailureCause, StopReason
 from runner.providers.base import ProviderError
 from runner.providers.breaker import Breaker, Guarded
+from runner.providers.cache import Cached
 from runner.providers.limits import TurnLimited
 from runner.providers.scripted import script_reply
 from runner.run.agent import RunTimeout, Trajectory, run_agent
@@ -31,6 +32,7 @@ from runner.run.record import (
     ERROR,
     FAIL,
     PASS,
+    CacheUse,
     CommandRun,
     RequestStats,
     RunRecord,
@@ -145,14 +147,21 @@ def _run_in(workspace: Workspace, case: Case, arm: Arm, options: RunOptions, rec
     record.prompt_overridden = case.system is not None  # runner.run.prompts.system_prompt: the case's own wins
     record.prompt_used = f"{case.full_id}.system" if record.prompt_overridden else arm.prompt.name
     model = arm.provider.create(case)
-    provider = TurnLimited(Guarded(model, breaker) if breaker else model, case.max_turns)
+    guarded = Guarded(model, breaker) if breaker else model
+    cached = None
+    if options.cache is not None and arm.provider.cache_identity is not None:  # a hit asks no breaker
+        cached = Cached(guarded, options.cache, arm.provider.cache_identity, record.run, str(workspace.path))
+    provider = TurnLimited(cached or guarded, case.max_turns)
     emit = None
     if options.listener is not None:
         emit = functools.partial(options.listener, RunRef(case.full_id, arm.label, record.run))
         emit(RunStarted())
     trajectory = run_agent(provider, toolbox, system, turns, deadline=deadline, cancel=options.cancel,
                            recover_text_calls=arm.provider.recover_text_calls, emit=emit)
-    _account(record, provider, trajectory)
+    _account(record, provider, trajectory, cached is not None)
+    if cached is not None:
+        record.cache = CacheUse.of(record.model_requests)
+        record.warnings.extend(dict.fromkeys(cached.warnings))  # each once
     if trajectory.stop is StopReason.CANCELLED:  # not a result: nothing to check
         _error(record, ErrorKind.CANCELLED, trajectory.stop_message or ErrorKind.CANCELLED)
         return
@@ -202,7 +211,7 @@ def _timed_out(timeout: float, doing: str | None) -> str:
     return f"run timed out after {timeout:g}s" + (f", {doing}" if doing else "")
 
 
-def _account(record: RunRecord, provider: TurnLimited, trajectory: Trajectory) -> None:
+def _account(record: RunRecord, provider: TurnLimited, trajectory: Trajectory, cached: bool) -> None:
     record.steps = list(trajectory.steps)
     record.final_reply = trajectory.final_reply
     record.truncated_reply = trajectory.final_reply_cut
@@ -210,7 +219,8 @@ def _account(record: RunRecord, provider: TurnLimited, trajectory: Trajectory) -
     sent = provider.started
     failed = [RequestStats(latency=sum(a.duration for a in provider.failed), attempts=list(provider.failed), index=done,
                            turn=turns[done] if done < len(turns) else None,
-                           started=sent[done] if done < len(sent) else None)] if provider.failed else []
+                           started=sent[done] if done < len(sent) else None,
+                           cache="miss" if cached else None)] if provider.failed else []
     record.script = [script_reply(c) for c in provider.completions]
     record.tokens = Tokens.of([c.usage for c in provider.completions])
     record.cost = known_sum(c.usage.cost for c in provider.completions if c.usage is not None)
@@ -218,7 +228,7 @@ def _account(record: RunRecord, provider: TurnLimited, trajectory: Trajectory) -
         request_stats(i, c, turns[i] if i < len(turns) else None, trajectory.steps, trajectory.text_calls.get(i, ()),
                       sent[i] if i < len(sent) else None)
         for i, c in enumerate(provider.completions)] + failed
-    record.requests = sum(max(1, len(r.attempts)) for r in record.model_requests)  # every try was sent
+    record.requests = sum(max(1, len(r.attempts)) for r in record.model_requests if r.cache != "hit")  # every try sent
     record.latency = known_sum(c.latency for c in provider.completions)
 
 

@@ -10,6 +10,7 @@ from typing import Mapping, Sequence
 
 from runner.errors import UserError
 
+from runner.providers.cache import ResponseCache
 from runner.providers.registry import ProviderSpec
 from runner.run.events import Listener
 from runner.run.prompts import (
@@ -70,6 +71,8 @@ class RunOptions:
     no further run and stops running ones before their next model request or tool call.
     ``listener``, when given, is told what each run does as it happens (runner.run.events), in
     the run's thread. ``shard``, when given, keeps only that shard's runs of the matrix (``--shard``).
+    ``cache``, when given (``run --cache``), keeps and replays the replies of every
+    provider that has a ``cache_identity`` (runner.providers.cache).
     """
 
     sandbox: Sandbox
@@ -81,3 +84,4 @@ class RunOptions:
     cancel: threading.Event = field(default_factory=threading.Event)
     listener: Listener | None = None
     shard: Shard | None = None
+    cache: ResponseCache | None = None

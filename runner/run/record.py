@@ -71,7 +71,9 @@ class RequestStats:
     ``attempts``, every try the request took (runner.providers.base.Attempt), the last the one that
     answered, or for a request that failed for good (``finish_reason`` None) the one that failed last;
     ``started``, when its first try was sent, epoch seconds (None in records of earlier versions): it
-    ended ``latency`` seconds later."""
+    ended ``latency`` seconds later; ``cache``, with ``run --cache``: ``hit`` (replayed, nothing sent: no
+    ``attempts``, ``latency`` the look-up's, tokens, cost and ``ttft`` those of the request that first
+    got the reply) or ``miss`` (sent; its reply then kept unless it failed), else None."""
 
     prompt: int | None = None
     completion: int | None = None
@@ -95,6 +97,7 @@ class RequestStats:
     text_calls: list[dict[str, Any]] = field(default_factory=list)
     attempts: list[Attempt] = field(default_factory=list)
     started: float | None = None
+    cache: str | None = None
 
 
 def request_stats(index: int, completion: Completion, turn: int | None, steps: Sequence[Step],
@@ -112,7 +115,7 @@ def request_stats(index: int, completion: Completion, turn: int | None, steps: S
         text=completion.content or None, reasoning=completion.reasoning or None,
         tool_calls=[{**_call(c), "status": status.get(c.id, "not_run")} for c in completion.tool_calls],
         text_calls=[{"name": c.name, "arguments": c.arguments} for c in text_calls], attempts=list(completion.attempts),
-        started=started)
+        started=started, cache=completion.cache)
 
 
 def _call(call: ToolCall) -> dict[str, Any]:
@@ -149,6 +152,27 @@ class CommandRun:
     def failed(self) -> bool:
         """Whether it timed out or exited non-zero."""
         return self.timed_out or self.exit_code != 0
+
+
+@dataclass(frozen=True)
+class CacheUse:
+    """What ``run --cache`` did for one run: ``hits`` (replies replayed, no request sent), ``misses``
+    (requests sent, a failed one too), and ``tokens`` and ``cost`` (USD): what the hits' replies cost
+    when they were first made (None when none reported it). Those are part of the run's ``tokens`` and
+    ``cost``, which its budget checks read, so a replayed run scores as the original did; they were not
+    spent again."""
+
+    hits: int = 0
+    misses: int = 0
+    tokens: int | None = None
+    cost: float | None = None
+
+    @classmethod
+    def of(cls, requests: Sequence[RequestStats]) -> CacheUse:
+        """The use of a run's ``requests`` (RequestStats, each marked ``hit`` or ``miss``)."""
+        hits = [r for r in requests if r.cache == "hit"]
+        return cls(len(hits), sum(r.cache == "miss" for r in requests), known_sum(r.total for r in hits),
+                   known_sum(r.cost for r in hits))
 
 
 def arm_label(provider: str, prompt: str) -> str:
@@ -197,6 +221,8 @@ class RunRecord:
             ``length``) and so judged as it stood.
         queued: seconds the run waited for a free slot of its provider (an alias's ``max_concurrency``)
             before it started; not part of ``duration``.
+        cache: what the response cache did (CacheUse), None when the run used none (no ``--cache``,
+            or the scripted provider).
     """
 
     case: str
@@ -233,6 +259,7 @@ class RunRecord:
     truncated_reply: bool = False
     queued: float = 0.0
     started: float | None = None
+    cache: CacheUse | None = None
 
     @property
     def names(self) -> list[str]:
