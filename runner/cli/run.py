@@ -32,6 +32,7 @@ from runner.run.engine import preflight, require_scripts
 from runner.run.options import DEFAULT_JOBS, RunOptions, make_arms
 from runner.run.prompts import load_prompts
 from runner.run.session import run_live
+from runner.run.simuser import resolve_users
 from runner.sandbox.command import MODES, choose_sandbox
 from runner.spec.config import load_config
 from runner.terminal.console import make_console
@@ -114,6 +115,7 @@ def command(args: argparse.Namespace) -> int:
     require_scripts(cases, arms)
     preflight(cases, arms)
     judges = resolve_judges(cases, args.judge or config.judge, lambda name: resolve_provider(name, config, args.verbose))
+    users = resolve_users(cases, lambda name: resolve_provider(name, config, args.verbose))
     jobs = args.jobs or config.jobs or DEFAULT_JOBS
     results = args.results or config.results_dir or Path("results")
     hidden = [results, *([args.record] if args.record else [])]  # earlier runs' answers are not for the agent
@@ -123,7 +125,7 @@ def command(args: argparse.Namespace) -> int:
     together = jobs > 1 and (len(cases) * len(arms) > 1 or repeated)  # runs that may go at once: label each line
     live = LiveView(console, together, repeated, len(arms) > 1) if args.live else None
     options = RunOptions(choose_sandbox(args.sandbox, hidden), keep=args.keep, timeout=args.timeout, judges=judges,
-                         jobs=jobs, listener=live)
+                         users=users, jobs=jobs, listener=live)
     printer = RunPrinter(console, len(arms) > 1, repeated, args.quiet)
     earlier = read_results(args.resume).records if args.resume else []
     writer, started = ResultsWriter(results), utc_now()

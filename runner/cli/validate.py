@@ -14,6 +14,7 @@ from runner.providers.registry import resolve_provider
 from runner.run.baselines import weak_cases
 from runner.run.engine import preflight
 from runner.run.options import Arm, RunOptions
+from runner.run.simuser import resolve_users
 from runner.run.prompts import load_prompt
 from runner.sandbox.command import Sandbox
 from runner.spec.config import load_config
@@ -43,7 +44,8 @@ def command(args: argparse.Namespace) -> int:
     if args.baseline:
         config = load_config(args.config)
         judges = resolve_judges(cases, args.judge or config.judge, lambda name: resolve_provider(name, config))
-        options = RunOptions(sandbox=Sandbox(), judges=judges)
+        users = resolve_users(cases, lambda name: resolve_provider(name, config))
+        options = RunOptions(sandbox=Sandbox(), judges=judges, users=users)
         weak = weak_cases(cases, options, load_prompt(None))
         for one in weak:
             print(f"warning: {one.case} passes with the {one.agent} agent: its checks do not test the task")

@@ -7,10 +7,11 @@ from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from runner.checks.base import CheckResult
-from runner.kinds import ErrorKind, FailureCause, Status
+from runner.kinds import ErrorKind, FailureCause, Status, UserStop
 from runner.providers.base import Attempt, Completion, ToolCall, Usage
 from runner.providers.parse import reply_kind
 from runner.run.agent import Step
+from runner.run.simuser import UserTurn
 from runner.sandbox.command import CommandResult, Confinement
 from runner.scoring.trajectory import TrajectoryMatch
 from runner.sums import known_sum
@@ -197,6 +198,9 @@ class RunRecord:
             ``length``) and so judged as it stood.
         queued: seconds the run waited for a free slot of its provider (an alias's ``max_concurrency``)
             before it started; not part of ``duration``.
+        user_model, user_stop, user_turns: a simulated user's model, why its conversation ended
+            (runner.kinds.UserStop) and its messages (runner.run.simuser.UserTurn); None, None, [] without one.
+            Its usage is apart from the agent's, in ``user_tokens`` and ``user_cost``.
     """
 
     case: str
@@ -233,6 +237,9 @@ class RunRecord:
     truncated_reply: bool = False
     queued: float = 0.0
     started: float | None = None
+    user_model: str | None = None
+    user_stop: UserStop | None = None
+    user_turns: list[UserTurn] = field(default_factory=list)
 
     @property
     def names(self) -> list[str]:
@@ -258,6 +265,16 @@ class RunRecord:
         return [c.usage for c in self.checks if c.usage is not None]
 
     @property
+    def user_tokens(self) -> Tokens:
+        """Tokens the simulated user's model used, summed over its requests (``unreported``: those that reported none)."""
+        return Tokens.of([t.usage for t in self.user_turns if t.by == "model"])
+
+    @property
+    def user_cost(self) -> float | None:
+        """USD the simulated user's model cost; None when no request's cost is known."""
+        return known_sum(t.usage.cost for t in self.user_turns if t.usage is not None)
+
+    @property
     def failed_checks(self) -> list[CheckResult]:
         return [c for c in self.checks if not c.passed]
 
@@ -266,5 +283,7 @@ class RunRecord:
         return arm_label(self.provider, self.prompt)
 
     def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dict of every field, with ``judge_tokens`` ({prompt, completion, total}) and ``judge_cost`` (USD)."""
-        return {**dataclasses.asdict(self), "judge_tokens": dataclasses.asdict(self.judge_tokens), "judge_cost": self.judge_cost}
+        """A JSON-ready dict of every field, with ``judge_tokens`` ({prompt, completion, total}) and ``judge_cost``
+        (USD), and the same of the simulated user, ``user_tokens`` and ``user_cost``."""
+        return {**dataclasses.asdict(self), "judge_tokens": dataclasses.asdict(self.judge_tokens), "judge_cost": self.judge_cost,
+                "user_tokens": dataclasses.asdict(self.user_tokens), "user_cost": self.user_cost}

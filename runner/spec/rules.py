@@ -8,7 +8,7 @@ refuses (named pipes, sockets, devices); every regex the check table names compi
 mocks, and those of ``exact_unordered`` and ``calls`` tools the case offers and does not deny; ``files`` paths stay
 inside the workspace; mocks have unique names, a valid ``parameters`` schema,
 and responses that give exactly one of ``result``/``error``, at most one of
-them without ``when``.
+them without ``when``; a case gives ``turns`` or a simulated ``user`` (runner.spec.conversation).
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from runner.checks.table import KINDS, KeyPath
 from runner.errors import CaseFileError, did_you_mean
 from runner.patterns import compile_pattern
 from runner.resources import bundled
+from runner.spec.conversation import conversation_errors
 from runner.spec.offered import offered_tools
 from runner.spec.positions import Spot, position, written
 
@@ -60,7 +61,7 @@ def _rules(checked: Checked, defaults: Spot | None, fixtures: Path) -> list[Case
             except regex.error as e:
                 errors.append(written(path, spot, defaults).error(f"invalid regex {pattern!r}: {e}", path))
         errors += _tool_name_errors(case, spot, defaults) + _file_path_errors(case, spot, defaults)
-        errors += _mock_errors(case, spot, defaults)
+        errors += _mock_errors(case, spot, defaults) + conversation_errors(case, spot, defaults)
     return errors
 
 
