@@ -152,3 +152,15 @@ def test_a_persona_template_error_is_told_before_any_run(tmp_path: Path) -> None
 
 def test_the_run_schema_lists_every_user_stop() -> None:
     assert RUN_SCHEMA["properties"]["user_stop"]["enum"] == [*(s.value for s in UserStop), None]
+
+
+def test_the_bundled_example_passes_offline_and_fails_when_the_agent_looks_up_the_wrong_order(tmp_path: Path) -> None:
+    example = ROOT / "examples" / "simulated-user" / "support.yml"
+    done = run_cli("run", str(example), "--results", str(tmp_path / "r"), "--output", "json")
+    (run,) = json.loads(done.stdout)["runs"]
+    assert (done.returncode, run["status"], run["user_stop"], len(run["user_turns"])) == (0, "pass", "marker", 3)
+    hasty = example.read_text(encoding="utf-8").replace("lookup_order, arguments: {order: 42}", "lookup_order, arguments: {order: 7}")
+    (tmp_path / "support.yml").write_text(hasty, encoding="utf-8")
+    done = run_cli("run", str(tmp_path / "support.yml"), "--results", str(tmp_path / "r2"), "--output", "json")
+    (run,) = json.loads(done.stdout)["runs"]
+    assert (done.returncode, run["status"], run["failure"]) == (1, "fail", "wrong_args")
