@@ -8,10 +8,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
 from runner.kinds import UserStop
 from runner.output.load import read_results
+from runner.providers.scripted import ScriptedProvider
+from runner.run.simuser import UserSide
+from runner.spec.case import DEFAULT_STOP, SimulatedUser
 from tests.fake_servers import OpenAIServer, error_reply, openai_reply
 from tests.helpers import ROOT, config, run_cli
 
@@ -164,3 +169,43 @@ def test_the_bundled_example_passes_offline_and_fails_when_the_agent_looks_up_th
     done = run_cli("run", str(tmp_path / "support.yml"), "--results", str(tmp_path / "r2"), "--output", "json")
     (run,) = json.loads(done.stdout)["runs"]
     assert (done.returncode, run["status"], run["failure"]) == (1, "fail", "wrong_args")
+
+
+def test_a_recorded_live_user_replays_offline_as_a_scripted_user(tmp_path: Path) -> None:
+    with OpenAIServer() as server:
+        server.push(openai_reply("It is order 42.", usage=(30, 6)), openai_reply("Please hurry."),
+                    openai_reply("Great, thanks. ###STOP###"))
+        config(tmp_path, server.api_base)
+        code, live = _run(tmp_path, "local-openai", 5, "--config", str(tmp_path / "tooltrial.yml"),
+                          "--record", str(tmp_path / "rec"))
+    assert code == 0
+    done = run_cli("run", str(tmp_path / "rec" / "cases"), "-p", "scripted", "--results", str(tmp_path / "again"),
+                   "--output", "json")
+    (replayed,) = json.loads(done.stdout)["runs"]
+    assert (done.returncode, replayed["status"], replayed["user_model"], replayed["user_stop"]) == (0, "pass", "scripted", "marker")
+    assert [t["content"] for t in replayed["user_turns"]] == [t["content"] for t in live["user_turns"]]
+    assert replayed["user_tokens"]["total"] == live["user_tokens"]["total"] == 66
+
+
+lines = st.lists(st.text(max_size=6) | st.sampled_from([DEFAULT_STOP, f"ok {DEFAULT_STOP}", " ", "fine"]), max_size=8)
+
+
+@given(lines, st.integers(1, 6))
+def test_the_user_speaks_until_its_first_marker_its_limit_or_its_first_empty_line(script: list[str], limit: int) -> None:
+    user = UserSide(SimulatedUser("scripted", "p", max_turns=limit), ScriptedProvider([{"content": s} for s in script]),
+                    "p", None)
+    replies: list[str] = []
+    while (line := user(replies)) is not None:
+        replies.append(f"reply {len(replies)}")
+    sent: list[str] = []
+    for line in script:
+        if len(sent) >= limit:
+            stop = UserStop.MAX_USER_TURNS
+            break
+        if not line.strip() or DEFAULT_STOP in line:
+            stop = UserStop.MARKER if line.strip() else UserStop.USER_ERROR
+            break
+        sent.append(line)
+    else:  # past its script a scripted user is exhausted, unless it had said all it may
+        stop = UserStop.MAX_USER_TURNS if len(sent) >= limit else UserStop.USER_ERROR
+    assert ([t.content for t in user.turns if t.sent], user.stop, len(replies)) == (sent, stop, len(sent))

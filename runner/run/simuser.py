@@ -83,7 +83,8 @@ class UserSide:
         except ProviderError as e:
             return self._fail(e)
         text = reply.content or ""
-        turn = UserTurn(text, self.user.stop not in text, "model", reply.usage, reply.latency, list(reply.attempts))
+        sent = bool(text.strip()) and self.user.stop not in text
+        turn = UserTurn(text, sent, "model", reply.usage, reply.latency, list(reply.attempts))
         if not text.strip():
             self.turns.append(turn)
             return self._fail(ProviderError("the user model's reply held no text", ErrorKind.EMPTY_REPLY))
