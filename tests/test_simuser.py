@@ -209,3 +209,12 @@ def test_the_user_speaks_until_its_first_marker_its_limit_or_its_first_empty_lin
     else:  # past its script a scripted user is exhausted, unless it had said all it may
         stop = UserStop.MAX_USER_TURNS if len(sent) >= limit else UserStop.USER_ERROR
     assert ([t.content for t in user.turns if t.sent], user.stop, len(replies)) == (sent, stop, len(sent))
+
+
+def test_a_user_model_that_cannot_be_reached_is_told_at_its_case_before_any_run(tmp_path: Path) -> None:
+    (tmp_path / "chat.yml").write_text(CHAT.format(model="nosuchmodel", limit=5), encoding="utf-8")
+    done = run_cli("run", "chat.yml", "--results", str(tmp_path / "r"), cwd=tmp_path)
+    assert done.returncode == 4
+    assert done.stderr.startswith("error: chat.yml:1: chat/chat.user.model: cannot use provider 'nosuchmodel': "
+                                  "litellm knows no provider for model 'nosuchmodel' (")
+    assert not (tmp_path / "r").exists()

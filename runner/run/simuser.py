@@ -17,6 +17,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
+from runner.errors import Location, UserError
 from runner.kinds import ErrorKind, UserStop
 from runner.names import SCRIPTED
 from runner.providers.base import Attempt, OutOfTime, Provider, ProviderError, Usage
@@ -124,6 +125,17 @@ def user_provider(case: Case, users: Mapping[str, ProviderSpec]) -> Provider:
 
 def resolve_users(cases: Sequence[Case], resolve: Callable[[str], ProviderSpec]) -> dict[str, ProviderSpec]:
     """The live user models the cases name (``user.model`` other than ``scripted``), each resolved once
-    by ``resolve`` (runner.providers.registry.resolve_provider), which raises UserError for one it cannot reach."""
-    models = dict.fromkeys(c.user.model for c in cases if c.user is not None and c.user.model != SCRIPTED)
-    return {model: resolve(model) for model in models}
+    by ``resolve`` (runner.providers.registry.resolve_provider). Raises its UserError for one it cannot
+    reach, placed at the first case naming it unless the error has a place of its own (an alias's entry)."""
+    users: dict[str, ProviderSpec] = {}
+    for case in cases:
+        model = case.user.model if case.user is not None else SCRIPTED
+        if model == SCRIPTED or model in users:
+            continue
+        try:
+            users[model] = resolve(model)
+        except UserError as e:
+            if e.location is not None:
+                raise
+            raise UserError(e.message, Location(str(case.source), case.line), f"{case.full_id}.user.model", e.hint) from e
+    return users
