@@ -129,8 +129,11 @@ def test_a_scripted_user_whose_script_runs_out_is_a_user_error(tmp_path: Path) -
 
 @pytest.mark.parametrize(("case", "message"), [
     ("- id: both\n  turns: [Hi.]\n  user: {model: scripted, persona: P, script: [x]}\n",
-     "error: both.yml:3:3: user: a case gives turns or user, not both (remove turns: the simulated user writes the "
-     "user's messages (or remove user to send fixed turns))"),
+     "error: both.yml:3:3: user: a case gives turns or user, not both (remove one: turns are fixed prompts, "
+     "a simulated user writes its own)"),
+    ("defaults: {user: {model: scripted, persona: P, script: [x]}}\ncases: [{id: a, script: [{content: x}]}, {id: b, turns: [hi]}]\n",
+     "error: inherit.yml:2:50: turns: a case gives turns or user, not both (remove one: turns are fixed prompts, "
+     "a simulated user writes its own)"),
     ("- id: mute\n  user: {model: scripted, persona: P}\n",
      "error: mute.yml:2:17: user.model: the scripted user has no script (add user.script: the user's replies, in order; "
      "or give user.model a live model)"),

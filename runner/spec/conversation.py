@@ -10,7 +10,7 @@ from typing import Any
 
 from runner.errors import CaseFileError
 from runner.names import SCRIPTED
-from runner.spec.positions import Spot, written
+from runner.spec.positions import Spot, has_path, written
 from runner.spec.schema import case_schema
 
 _EITHER = "give turns, the prompts to send, or user, a simulated user"
@@ -25,10 +25,11 @@ def conversation_errors(case: dict[str, Any], spot: Spot, defaults: Spot | None)
         if any(difflib.get_close_matches(name, unknown, n=1) for name in ("turns", "user")):
             return []
         return [spot.error("missing required key 'turns'", hint=_EITHER)]
-    if has_turns and user is not None:
-        at = written(["user"], spot, defaults)
-        hint = "remove turns: the simulated user writes the user's messages (or remove user to send fixed turns)"
-        return [at.error("a case gives turns or user, not both", ["user"], at=["user"], key=True, hint=hint)]
+    if has_turns and user is not None:  # reported at the one the case itself writes, user where it writes both
+        key = "turns" if has_path(spot.node, ["turns"]) and not has_path(spot.node, ["user"]) else "user"
+        at = written([key], spot, defaults)
+        hint = "remove one: turns are fixed prompts, a simulated user writes its own"
+        return [at.error("a case gives turns or user, not both", [key], at=[key], key=True, hint=hint)]
     if isinstance(user, dict) and user.get("model") == SCRIPTED and "script" not in user:
         at = written(["user", "model"], spot, defaults)
         hint = "add user.script: the user's replies, in order; or give user.model a live model"
