@@ -119,7 +119,7 @@ def user_provider(case: Case, users: Mapping[str, ProviderSpec]) -> Provider:
         return ScriptedProvider(case.user.script or ())
     spec = users.get(case.user.model)
     if spec is None:
-        raise ProviderError(f"no provider resolved for the user model {case.user.model!r}")
+        raise ProviderError(f"no provider resolved for the user model {case.user.model!r}", ErrorKind.USER_ERROR)
     return spec.create(case)
 
 
