@@ -80,7 +80,7 @@ class UserSide:
         try:
             reply = self.model.complete(list(self._messages), [], self._deadline)
         except OutOfTime as e:
-            raise RunTimeout(f"waiting for the simulated user: {e}") from e
+            raise RunTimeout(f"{e} (the simulated user)") from e
         except ProviderError as e:
             return self._fail(e)
         text = reply.content or ""
