@@ -52,6 +52,7 @@ class ErrorKind(StrEnum):
     SCRIPT_EXHAUSTED = "script_exhausted"  # the agent asked the scripted provider for more replies than it holds
     TIMEOUT = "timeout"  # the run's time ran out
     JUDGE_ERROR = "judge_error"  # the judge was unreachable or gave no usable verdict
+    USER_ERROR = "user_error"  # the simulated user's model failed for good, or its script ran out
     PATTERN_TIMEOUT = "pattern_timeout"  # a case's regex took too long to search: the case's pattern
     CANCELLED = "cancelled"  # the suite was interrupted; such a run counts as not run
     TRUNCATED = "truncated"  # replies cut off at the output limit, twice in a row
@@ -113,6 +114,19 @@ class StopReason(StrEnum):
     def error_kind(self) -> ErrorKind:
         """The ErrorKind of the same name: what the stop makes the run."""
         return ErrorKind(self.value)
+
+
+class UserStop(StrEnum):
+    """Why a conversation with a simulated user ended (``RunRecord.user_stop``): its reply held the stop
+    marker, it had sent its most turns, the agent loop stopped first (runner.kinds.StopReason), its own
+    model failed, the run's time ran out, or the suite was interrupted."""
+
+    MARKER = "marker"
+    MAX_USER_TURNS = "max_user_turns"
+    AGENT_ERROR = "agent_error"
+    USER_ERROR = "user_error"
+    TIMEOUT = "timeout"
+    CANCELLED = "cancelled"
 
 
 class Category(StrEnum):

@@ -18,7 +18,8 @@ from runner.output.finish import Conclusion, conclude
 from runner.output.report import report_document
 from runner.output.store import REPORT_FILE, RUNS_DIR, ResultsWriter
 from runner.run.agent import Step
-from runner.run.record import ERROR, FAIL, PASS, RunRecord, Tokens
+from runner.run.record import ERROR, FAIL, PASS, RunRecord
+from runner.run.requests import Tokens
 from runner.scoring.aggregate import aggregate
 from runner.scoring.gates import evaluate
 from tests.helpers import ROOT, cli_output

@@ -241,7 +241,7 @@ def test_load_cases_collects_every_error_of_every_file(tmp_path: Path) -> None:
         load_cases([tmp_path / "one", tmp_path / "two"])
     assert [e.render() for e in raised.value.errors] == [
         f"{tmp_path}/two/web.yml:1:18: turns: must not be empty",
-        f"{tmp_path}/two/web.yml:2:3: missing required key 'turns'",
+        f"{tmp_path}/two/web.yml:2:3: missing required key 'turns' (give turns, the prompts to send, or user, a simulated user)",
         f"{tmp_path}/two/fs.yml:1: id: duplicate case 'fs/b' "
         f"(also defined at {tmp_path}/one/fs.yml:2; rename one or the file)",
     ]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from runner.run.record import Tokens
+from runner.run.requests import Tokens
 from runner.scoring.aggregate import aggregate
 from runner.scoring.paired import compare_pairs
 from runner.kinds import Blame

@@ -21,7 +21,8 @@ from runner.providers.registry import resolve_provider
 from runner.run.execute import execute
 from runner.run.options import Arm, RunOptions
 from runner.run.prompts import load_prompt
-from runner.run.record import ERROR, FAIL, PASS, RunRecord, Tokens
+from runner.run.record import ERROR, FAIL, PASS, RunRecord
+from runner.run.requests import Tokens
 from runner.sandbox.command import Sandbox
 from runner.spec.casefile import load_file
 from runner.spec.config import load_config

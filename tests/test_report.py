@@ -16,7 +16,8 @@ from runner.output.report import TRACE_RESULT_LIMIT, report_document
 from runner.output.store import SCHEMA_VERSION
 from runner.providers.base import Usage
 from runner.run.agent import Step
-from runner.run.record import ERROR, FAIL, PASS, RunRecord, Tokens
+from runner.run.record import ERROR, FAIL, PASS, RunRecord
+from runner.run.requests import Tokens
 from runner.scoring.metrics import FAILURE_CAUSES
 from runner.scoring.aggregate import aggregate, figures
 from runner.scoring.gates import evaluate

@@ -20,7 +20,7 @@ from runner.output.load import read_results
 from runner.output.store import ResultsWriter, new_run_id, write_new
 from runner.providers.base import Usage
 from runner.run.agent import Step
-from runner.run.record import Tokens
+from runner.run.requests import Tokens
 from tests.records import record
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -26,6 +26,7 @@ from runner.providers.registry import resolve_provider
 from runner.run.engine import preflight, require_scripts
 from runner.run.execute import execute
 from runner.run.options import Arm, RunOptions, make_arms
+from runner.run.simuser import resolve_users
 from runner.run.prompts import load_prompts
 from runner.run.record import ERROR, PASS, RunRecord
 from runner.sandbox.command import choose_sandbox
@@ -113,7 +114,8 @@ class CaseRun(pytest.Item):
         """Run the case once; raises RunFailed unless it passed, UserError for a judge it cannot reach."""
         suite = self.config.stash[SUITE]
         judges = resolve_judges([self.case], suite.config.judge, lambda name: resolve_provider(name, suite.config))
-        options = RunOptions(suite.options.sandbox, judges=judges)
+        users = resolve_users([self.case], lambda name: resolve_provider(name, suite.config))
+        options = RunOptions(suite.options.sandbox, judges=judges, users=users)
         record = execute(self.case, self.arm, options, self.index + 1, suite.breakers[self.arm.provider.name])
         self.user_properties += _properties(record)
         if record.status != PASS:

@@ -36,6 +36,7 @@ from runner.run.options import DEFAULT_JOBS, RunOptions, make_arms
 from runner.run.prompts import load_prompts
 from runner.run.session import run_live
 from runner.run.shard import shard_summary
+from runner.run.simuser import resolve_users
 from runner.sandbox.command import MODES, choose_sandbox
 from runner.spec.config import load_config
 from runner.terminal.console import make_console
@@ -129,6 +130,7 @@ def command(args: argparse.Namespace) -> int:
             print(f"no case selected: shard {args.shard.label} holds none of the {plural(shard['planned'], 'run')} "
                   f"(give fewer shards than runs, or 'tooltrial list --shard K/N' to see what each holds)", file=sys.stderr)
             return ExitCode.NO_CASES
+    users = resolve_users(cases, lambda name: resolve_provider(name, config, args.verbose))
     jobs = args.jobs or config.jobs or DEFAULT_JOBS
     results = args.results or config.results_dir or Path("results")
     hidden = [results, *[p for p in (args.record, args.cache) if p]]  # earlier runs' answers are not for the agent
@@ -139,7 +141,7 @@ def command(args: argparse.Namespace) -> int:
     live = LiveView(console, together, repeated, len(arms) > 1) if args.live else None
     cache = open_cache(args.cache, create=True) if args.cache else None
     options = RunOptions(choose_sandbox(args.sandbox, hidden), keep=args.keep, timeout=args.timeout, judges=judges,
-                         jobs=jobs, listener=live, shard=args.shard, cache=cache)
+                         users=users, jobs=jobs, listener=live, shard=args.shard, cache=cache)
     printer = RunPrinter(console, len(arms) > 1, repeated, args.quiet)
     earlier = read_results(args.resume).records if args.resume else []
     writer, started = ResultsWriter(results), utc_now()

@@ -22,6 +22,7 @@ from runner.run.baselines import DoNothing, weak_cases
 from runner.run.engine import preflight
 from runner.run.options import Arm, RunOptions
 from runner.run.prompts import load_prompt, load_prompts
+from runner.run.simuser import resolve_users
 from runner.run.templatecheck import Rendered, render_for_cases
 from runner.sandbox.command import Sandbox
 from runner.spec.case import Case
@@ -89,7 +90,8 @@ def _baseline(args: argparse.Namespace, cases: Sequence[Case]) -> int:
     """Run the baseline agents; 1 when the do-nothing agent (or, ``--strict``, any) passes a case."""
     config = load_config(args.config)
     judges = resolve_judges(cases, args.judge or config.judge, lambda name: resolve_provider(name, config))
-    weak = weak_cases(cases, RunOptions(sandbox=Sandbox(), judges=judges), load_prompt(None))
+    users = resolve_users(cases, lambda name: resolve_provider(name, config))
+    weak = weak_cases(cases, RunOptions(sandbox=Sandbox(), judges=judges, users=users), load_prompt(None))
     where = {case.full_id: Location(str(case.source), case.line) for case in cases}
     failing = False
     for one in weak:

@@ -27,7 +27,8 @@ from runner import __version__
 from runner.errors import UserError
 from runner.names import SCRIPTED
 from runner.run.agent import Step
-from runner.run.record import RequestStats, RunRecord
+from runner.run.record import RunRecord
+from runner.run.requests import RequestStats
 from runner.text import first_line
 
 if TYPE_CHECKING:

@@ -15,7 +15,8 @@ every run is a case of its own (its ``runs:`` key dropped). The group files
 this writes are replaced, each atomically and flushed to disk
 (runner.output.store.write_replace). A run the provider failed is left out: its replay
 would end when the script does, an agent failure where the run was an
-infrastructure error.
+infrastructure error; so is one whose simulated user failed. A simulated user is recorded as
+``scripted``, its lines as its ``script:``.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ from ruamel.yaml.scalarstring import FoldedScalarString, LiteralScalarString
 
 from runner.errors import UserError
 from runner.kinds import ErrorKind
-from runner.names import ID_CHARS
+from runner.names import ID_CHARS, SCRIPTED
 from runner.output.store import write_replace
 from runner.run.record import RunRecord
 from runner.spec.case import Case
@@ -77,7 +78,8 @@ class Recorder:
     def record(self, record: RunRecord) -> None:
         """Add the case of ``record`` with its script, and rewrite its group's file; count a run
         the provider failed in ``left_out`` instead."""
-        if record.error_kind is not None and ErrorKind(record.error_kind).from_provider:
+        kind = ErrorKind(record.error_kind) if record.error_kind is not None else None
+        if kind is not None and (kind.from_provider or kind is ErrorKind.USER_ERROR):
             with self._lock:
                 self.left_out += 1
             return
@@ -87,6 +89,9 @@ class Recorder:
         entry.pop("runs", None)
         entry.pop("script", None)
         entry["script"] = _literal(record.script)
+        if record.user_model is not None:  # the simulated user replays its recorded lines too
+            entry["user"]["model"] = SCRIPTED
+            entry["user"]["script"] = _literal(_user_script(record))
         with self._lock:
             group = self._groups.setdefault(case.group, {})
             group[(index, record.provider, record.prompt, record.run)] = entry
@@ -110,6 +115,13 @@ class Recorder:
         text = StringIO()
         yaml.dump(document, text)
         write_replace(self.cases_dir / f"{group}.yml", text.getvalue())
+
+
+def _user_script(record: RunRecord) -> list[Any]:
+    """The simulated user's lines as its ``script:``: text, or ``{content, usage}`` where usage was reported."""
+    lines = [t for t in record.user_turns if t.by == "model"]
+    return [{"content": t.content, "usage": {k: v for k, v in vars(t.usage).items() if v is not None}} if t.usage
+            else t.content for t in lines]
 
 
 def _case_mapping(case: Case) -> CommentedMap:

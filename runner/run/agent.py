@@ -8,6 +8,7 @@ is recorded on the trajectory, never raised to the caller.
 
 from __future__ import annotations
 
+import itertools
 import threading
 import time
 from dataclasses import dataclass, field, replace
@@ -115,11 +116,14 @@ class Trajectory:
         return bool(self.replies) and len(self.replies) - 1 in self.cut_replies
 
 
+NextTurn = Callable[[Sequence[str]], "str | None"]  # the replies so far -> the next turn, None to end
+
+
 def run_agent(
     provider: Provider,
     toolbox: Toolbox,
     system: str,
-    turns: Sequence[str],
+    turns: Sequence[str] | NextTurn,
     deadline: float | None = None,
     cancel: threading.Event | None = None,
     recover_text_calls: bool = False,
@@ -131,7 +135,8 @@ def run_agent(
         provider: the model, already wrapped in the turn limit.
         toolbox: the offered tools; every call goes through it.
         system: the rendered system prompt.
-        turns: the rendered turn prompts.
+        turns: the rendered turn prompts, or what gives each next one from the replies so far (a
+            simulated user: runner.run.simuser), which ends the conversation by giving None.
         deadline: ``time.monotonic()`` value after which the run stops with ``timeout``; model
             requests are cut short there too (the provider raises OutOfTime, kind ``timeout``).
         cancel: once set, the run stops with ``cancelled`` before its next model request
@@ -142,8 +147,12 @@ def run_agent(
     """
     trajectory = Trajectory(messages=[{"role": "system", "content": system}])
     tell = emit or _ignore
+    next_turn = turns if callable(turns) else _fixed(turns)
     try:
-        for index, turn in enumerate(turns):
+        for index in itertools.count():
+            turn = next_turn(trajectory.replies)
+            if turn is None:
+                break
             trajectory.messages.append({"role": "user", "content": turn})
             trajectory.replies.append(_run_turn(provider, toolbox, trajectory, index, deadline, cancel,
                                                 recover_text_calls, tell))
@@ -158,6 +167,10 @@ def run_agent(
     except _Stopped as e:
         trajectory.stop, trajectory.stop_message = e.reason, str(e)
     return trajectory
+
+
+def _fixed(turns: Sequence[str]) -> NextTurn:
+    return lambda replies: turns[len(replies)] if len(replies) < len(turns) else None
 
 
 def _run_turn(

@@ -21,6 +21,7 @@ from runner.run.prompts import (
     context_for,
     system_prompt,
     turn_prompt,
+    user_prompts,
 )
 from runner.run.record import ERROR, RunRecord
 from runner.run.shard import Shard
@@ -57,7 +58,8 @@ def preflight(cases: Sequence[Case], arms: Sequence[Arm]) -> None:
         for arm in arms:
             context = context_for(case, [], "/workspace")
             renders = [partial(system_prompt, arm.prompt, case, context),
-                       *(partial(turn_prompt, case, index, context) for index in range(len(case.turns)))]
+                       *(partial(turn_prompt, case, index, context) for index in range(len(case.turns))),
+                       *([partial(user_prompts, case, context)] if case.user is not None else [])]
             for render in renders:
                 try:
                     render()

@@ -9,11 +9,12 @@ import dataclasses
 import functools
 import time
 import traceback
+from typing import Any
 
 from runner.checks.base import CheckContext
 from runner.checks.registry import run_checks
 from runner.errors import UserError
-from runner.kinds import ErrorKind, FailureCause, StopReason
+from runner.kinds import ErrorKind, FailureCause, StopReason, UserStop
 from runner.providers.base import ProviderError
 from runner.providers.breaker import Breaker, Guarded
 from runner.providers.cache import Cached
@@ -26,6 +27,7 @@ from runner.run.prompts import (
     context_for,
     system_prompt,
     turn_prompts,
+    user_prompts,
 )
 from runner.run.record import (
     COMMAND_OUTPUT_LIMIT,
@@ -34,11 +36,10 @@ from runner.run.record import (
     PASS,
     CacheUse,
     CommandRun,
-    RequestStats,
     RunRecord,
-    Tokens,
-    request_stats,
 )
+from runner.run.requests import RequestStats, Tokens, request_stats
+from runner.run.simuser import UserSide, user_provider
 from runner.run.workspace import SetupError, SnapshotStopped, Workspace, WorkspaceError
 from runner.sandbox.command import CommandResult, budget
 from runner.scoring.metrics import fill_metrics
@@ -143,7 +144,9 @@ def _run_in(workspace: Workspace, case: Case, arm: Arm, options: RunOptions, rec
         raise
     toolbox = build_toolbox(case, tool_context, {**mock_tools(case.mocks), **served})
     context = context_for(case, toolbox.specs(), str(workspace.path))
-    system, turns = system_prompt(arm.prompt, case, context), turn_prompts(case, context)
+    system = system_prompt(arm.prompt, case, context)
+    user = _user_side(case, context, options, deadline)
+    turns = user if user is not None else turn_prompts(case, context)
     record.prompt_overridden = case.system is not None  # runner.run.prompts.system_prompt: the case's own wins
     record.prompt_used = f"{case.full_id}.system" if record.prompt_overridden else arm.prompt.name
     model = arm.provider.create(case)
@@ -162,6 +165,8 @@ def _run_in(workspace: Workspace, case: Case, arm: Arm, options: RunOptions, rec
     if cached is not None:
         record.cache = CacheUse.of(record.model_requests)
         record.warnings.extend(dict.fromkeys(cached.warnings))  # each once
+    if user is not None:
+        _account_user(record, user, trajectory)
     if trajectory.stop is StopReason.CANCELLED:  # not a result: nothing to check
         _error(record, ErrorKind.CANCELLED, trajectory.stop_message or ErrorKind.CANCELLED)
         return
@@ -190,12 +195,29 @@ def _run_in(workspace: Workspace, case: Case, arm: Arm, options: RunOptions, rec
         _error(record, ErrorKind.CANCELLED, "cancelled: the suite was interrupted")
     elif trajectory.stop:
         _error(record, trajectory.stop.error_kind, trajectory.stop_message or trajectory.stop)
+    elif user is not None and user.failure is not None:
+        _error(record, ErrorKind.USER_ERROR, user.cause)
     elif late is not None or time.monotonic() > deadline:
         _error(record, ErrorKind.TIMEOUT, _timed_out(timeout, late.message if late else "in the checks"))
     elif broken is not None:
         _error(record, broken.error_kind, broken.message)
     else:
         record.status = FAIL if record.failed_checks else PASS
+
+
+def _user_side(case: Case, context: dict[str, Any], options: RunOptions, deadline: float) -> UserSide | None:
+    """The simulated user of the run, its templates rendered; None for a case with fixed turns."""
+    if case.user is None:
+        return None
+    persona, first = user_prompts(case, context)
+    return UserSide(case.user, user_provider(case, options.users), persona, first, deadline, options.cancel)
+
+
+def _account_user(record: RunRecord, user: UserSide, trajectory: Trajectory) -> None:
+    """The simulated user's model, messages and why it stopped talking (the agent's stop when it was first)."""
+    record.user_model, record.user_turns = user.user.model, list(user.turns)
+    stops = {StopReason.TIMEOUT: UserStop.TIMEOUT, StopReason.CANCELLED: UserStop.CANCELLED}
+    record.user_stop = user.stop or (stops.get(trajectory.stop, UserStop.AGENT_ERROR) if trajectory.stop else None)
 
 
 def _stopped(record: RunRecord, options: RunOptions, timeout: float, error: SnapshotStopped) -> None:

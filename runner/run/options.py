@@ -65,7 +65,8 @@ def make_arms(providers: Sequence[ProviderSpec], prompts: Sequence[PromptTemplat
 class RunOptions:
     """Settings shared by every run. Times are in seconds; ``timeout`` overrides each case's.
 
-    ``judges`` are the judge providers by model name, None for the default (runner.checks.judge).
+    ``judges`` are the judge providers by model name, None for the default (runner.checks.judge);
+    ``users`` the simulated users' live models by name (runner.run.simuser.resolve_users).
 
     ``jobs`` is how many runs go at once. Setting ``cancel`` (e.g. on Ctrl-C) starts
     no further run and stops running ones before their next model request or tool call.
@@ -80,6 +81,7 @@ class RunOptions:
     timeout: float | None = None
     command_timeout: float = DEFAULT_COMMAND_TIMEOUT
     judges: Mapping[str | None, ProviderSpec] = field(default_factory=dict)
+    users: Mapping[str, ProviderSpec] = field(default_factory=dict)
     jobs: int = 1
     cancel: threading.Event = field(default_factory=threading.Event)
     listener: Listener | None = None

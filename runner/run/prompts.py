@@ -202,3 +202,13 @@ def turn_prompts(case: Case, context: Mapping[str, Any]) -> list[str]:
 def turn_prompt(case: Case, index: int, context: Mapping[str, Any]) -> str:
     """Turn ``index`` (from 0) of the case, rendered."""
     return render(case.turns[index], context, str(case.source), f"{case.full_id}.turns[{index}]", case.line)
+
+
+def user_prompts(case: Case, context: Mapping[str, Any]) -> tuple[str, str | None]:
+    """The simulated user's persona and first message (None when the case gives none), rendered.
+    Raises TemplateError; the case must have a ``user``."""
+    assert case.user is not None
+    where = str(case.source), case.full_id
+    persona = render(case.user.persona, context, where[0], f"{where[1]}.user.persona", case.line)
+    first = case.user.first
+    return persona, None if first is None else render(first, context, where[0], f"{where[1]}.user.first", case.line)

@@ -11,6 +11,29 @@ from typing import Any, Mapping
 from runner.spec.expect import Expect, TurnExpect, as_list, expect_of, turn_expect_of
 
 DEFAULT_MAX_TURNS = 30
+DEFAULT_USER_TURNS = 10
+DEFAULT_STOP = "###STOP###"  # tau-bench's user simulator's marker
+
+
+@dataclass(frozen=True)
+class SimulatedUser:
+    """A case's ``user:``: a model that plays the user in place of fixed turns (runner.run.simuser).
+
+    Attributes:
+        model: ``scripted``, an alias or a litellm model string; it does not follow ``-p``.
+        persona: the user model's system prompt, a Jinja template.
+        first: the opening message template, sent as is; None: the user model writes it.
+        max_turns: most messages the user sends the agent, the first included.
+        stop: the marker whose presence in a user reply ends the conversation.
+        script: the scripted user's replies as ``script:`` items (``{content, usage?}``), or None.
+    """
+
+    model: str
+    persona: str
+    first: str | None = None
+    max_turns: int = DEFAULT_USER_TURNS
+    stop: str = DEFAULT_STOP
+    script: tuple[Mapping[str, Any], ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -22,7 +45,7 @@ class Case:
         id: unique within the group.
         source: the case file it came from.
         line: 1-based line of the case in ``source``.
-        turns: prompt templates sent in order.
+        turns: prompt templates sent in order; () when a simulated ``user`` talks instead.
         turn_expect: per turn, the checks written on it (``{content, expect}`` turns), an empty
             TurnExpect for none; () when no turn has any.
         expect: the case's checks and turn limit, typed (runner.spec.expect); each check kind reads its own.
@@ -34,6 +57,7 @@ class Case:
         tools: names offered to the model, None meaning every builtin plus the mocks and MCP tools.
         mcp: the case's MCP servers, each ``{name, command, url, env, timeout}`` with every key present
             (``command`` a tuple of strings or None, ``url`` a string or None, ``timeout`` seconds).
+        user: the simulated user that replaces ``turns``, or None.
     """
 
     group: str
@@ -62,6 +86,7 @@ class Case:
     runs: int | None = None
     min_pass_rate: float | None = None
     turn_expect: tuple[TurnExpect, ...] = ()
+    user: SimulatedUser | None = None
 
     @property
     def full_id(self) -> str:
@@ -79,7 +104,7 @@ def build_case(path: Path, group: str, line: int, data: dict[str, Any], fixtures
         id=data["id"],
         source=path,
         line=line,
-        turns=tuple(t["content"] if isinstance(t, dict) else t for t in data["turns"]),
+        turns=tuple(t["content"] if isinstance(t, dict) else t for t in data.get("turns", ())),
         description=data.get("description", ""),
         tags=tuple(data.get("tags", ())),
         fixture=data.get("fixture"),
@@ -100,7 +125,8 @@ def build_case(path: Path, group: str, line: int, data: dict[str, Any], fixtures
         network=bool(data.get("network", False)),
         runs=data.get("runs"),
         min_pass_rate=data.get("min_pass_rate"),
-        turn_expect=_turn_expect(data["turns"]),
+        turn_expect=_turn_expect(data.get("turns", [])),
+        user=_user(data["user"]) if "user" in data else None,
     )
 
 
@@ -109,6 +135,15 @@ def _turn_expect(turns: list[str | dict[str, Any]]) -> tuple[TurnExpect, ...]:
     found = tuple(turn_expect_of(t.get("expect", {}) if isinstance(t, dict) else {}) for t in turns)
     return () if all(one.empty for one in found) else found
 
+
+
+def _user(user: dict[str, Any]) -> SimulatedUser:
+    """A validated ``user:`` mapping as a SimulatedUser, its script's text items as ``{content}``."""
+    script = user.get("script")
+    return SimulatedUser(
+        model=user["model"], persona=user["persona"], first=user.get("first"),
+        max_turns=int(user.get("max_turns", DEFAULT_USER_TURNS)), stop=user.get("stop", DEFAULT_STOP),
+        script=None if script is None else tuple(item if isinstance(item, dict) else {"content": item} for item in script))
 
 
 def _env_text(value: str | float | bool) -> str:

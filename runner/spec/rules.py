@@ -7,7 +7,8 @@ the tools and parameters a case names (runner.spec.tracerules); ``files`` paths 
 inside the workspace; mocks have unique names, a valid ``parameters`` schema
 (checked once per distinct schema), and responses that give exactly one of
 ``result``/``error``, at most one of them without ``when``; no ``verify`` command is blank;
-MCP servers as runner.spec.mcpservers says.
+MCP servers as runner.spec.mcpservers says; a case gives ``turns`` or a
+simulated ``user`` (runner.spec.conversation).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from runner.checks.table import KINDS, KeyPath
 from runner.errors import CaseFileError, did_you_mean
 from runner.patterns import compile_pattern
 from runner.resources import bundled
+from runner.spec.conversation import conversation_errors
 from runner.spec.mcpservers import mcp_server_errors
 from runner.spec.positions import Spot, position, written
 from runner.spec.tracerules import tool_rule_errors
@@ -63,7 +65,7 @@ def _rules(checked: Checked, defaults: Spot | None, fixtures: Path) -> list[Case
                 errors.append(written(path, spot, defaults).error(f"invalid regex {pattern!r}: {e}", path))
         errors += tool_rule_errors(case, spot, defaults) + _file_path_errors(case, spot, defaults)
         errors += _mock_errors(case, spot, defaults) + _verify_errors(case, spot, defaults)
-        errors += mcp_server_errors(case, spot, defaults)
+        errors += mcp_server_errors(case, spot, defaults) + conversation_errors(case, spot, defaults)
     return errors
 
 

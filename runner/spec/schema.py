@@ -109,8 +109,13 @@ def surely_valid(validator: jsonschema_rs.Validator, data: Any) -> bool:
 
 
 def _drop_required(schema: dict[str, Any], at: tuple[str, ...]) -> list[tuple[str, ...]]:
-    """Remove ``required`` from ``schema`` and each mapping merged below it; return their schema paths."""
+    """Remove ``required`` from ``schema`` and each mapping merged below it, and an ``anyOf`` of ``required``
+    alternatives (``turns`` or ``user``: runner.spec.conversation words that one); return their schema paths."""
     dropped = [(*at, "required")] if schema.pop("required", None) else []
+    alternatives = schema.get("anyOf")
+    if isinstance(alternatives, list) and all(isinstance(a, dict) and a.keys() == {"required"} for a in alternatives):
+        del schema["anyOf"]
+        dropped.append((*at, "anyOf"))
     for name, sub in schema.get("properties", {}).items():
         dropped += _drop_required(sub, (*at, "properties", name))
     if isinstance(schema.get("additionalProperties"), dict):
