@@ -206,7 +206,7 @@ def test_servers_that_fail_to_start_are_setup_errors_and_the_runs_deadline_a_tim
     cases.write_text(f"""\
 - id: exits
   turns: [Hi.]
-  mcp: [{{name: gone, command: [sh, -c, "echo cannot serve >&2; exit 3"]}}]
+  mcp: [{{name: gone, command: [sh, -c, "printf 'Traceback:\\n  File x\\nModuleNotFoundError: no mcp\\n' >&2; exit 3"]}}]
   script: [{{content: hi}}]
 - id: unreachable
   turns: [Hi.]
@@ -225,10 +225,12 @@ def test_servers_that_fail_to_start_are_setup_errors_and_the_runs_deadline_a_tim
     exits, unreachable = records["broken/exits"], records["broken/unreachable"]
     assert (exits["status"], exits["error_kind"]) == ("error", "setup")
     assert exits["cause"].startswith("MCP server 'gone' did not start: ")
-    assert exits["cause"].endswith("; stderr: cannot serve")
+    assert exits["cause"].endswith("; stderr ends with: ModuleNotFoundError: no mcp\n"
+                                   "Traceback:\n  File x\nModuleNotFoundError: no mcp")
     assert (unreachable["status"], unreachable["error_kind"]) == ("error", "setup")
     assert unreachable["cause"].startswith("MCP server 'far' did not start: ")
     assert "ERROR broken/exits: MCP server 'gone' did not start" in result.stdout
+    assert "; stderr ends with: ModuleNotFoundError: no mcp\n" in result.stdout  # the line shows the last one
     late = run_cli("run", str(cases), "-p", "scripted", "-c", "broken/silent", "--results", str(tmp_path / "late"))
     assert late.returncode == 1, late.stdout + late.stderr
     silent = _records(tmp_path / "late")["broken/silent"]  # the run's time ran out while its server said nothing

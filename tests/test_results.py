@@ -117,3 +117,30 @@ def test_killed_suite_leaves_only_complete_run_files(tmp_path: Path) -> None:
         validator.validate(json.loads((folder / "runs" / name).read_text()))  # every finished file is whole
     assert not (folder / "report.json").exists()
     assert len(read_results(folder).records) == len(finished)
+
+
+def test_results_and_output_files_get_the_mode_a_plain_new_file_gets(tmp_path: Path) -> None:
+    # mkstemp makes 0600 files; a report meant to be shared (served, attached) reads as any file would
+    from runner.output import store
+    from tests.helpers import run_cli
+    case = tmp_path / "c.yml"
+    case.write_text("- id: a\n  turns: [Hi.]\n  expect: {response_contains: [hi]}\n  script: [{content: hi}]\n")
+    done = run_cli("run", str(case), "--results", str(tmp_path / "r"), "--report", str(tmp_path / "report.json"),
+                   "--junit", str(tmp_path / "junit.xml"))
+    assert done.returncode == 0, done.stderr
+    written = [tmp_path / "report.json", tmp_path / "junit.xml", *(tmp_path / "r").rglob("*.json")]
+    assert len(written) == 4
+    assert {p.stat().st_mode & 0o777 for p in written} == {store._MODE} == {0o666 & ~store._umask()}
+
+
+def test_an_output_file_that_is_an_input_of_the_run_is_refused_before_anything_runs(tmp_path: Path) -> None:
+    from tests.helpers import run_cli
+    case = tmp_path / "c.yml"
+    text = "- id: a\n  turns: [Hi.]\n  expect: {response_contains: [hi]}\n  script: [{content: hi}]\n"
+    case.write_text(text)
+    for flag in ("--report", "--junit", "--html", "--summary-md"):
+        done = run_cli("run", str(case), "--results", str(tmp_path / "r"), flag, str(case))
+        assert (done.returncode, done.stderr) == (4, f"error: {flag} {case} is an input of this run (a case or prompt "
+                                                     "file) (give another path: writing there would replace it)\n")
+        assert case.read_text() == text
+    assert not (tmp_path / "r").exists()

@@ -100,6 +100,17 @@ def _check_output_files(args: argparse.Namespace) -> None:
             check_writable(flag, path, folder)
 
 
+def _refuse_inputs(args: argparse.Namespace, inputs: list[Path]) -> None:
+    """Refuse an output file that is one of the run's own case or prompt files: writing it would replace
+    them. Raises UserError naming the flag, the path and what it holds."""
+    held = {path.resolve() for path in inputs}
+    for flag in ("--report", "--junit", "--html", "--summary-md", "--otel"):
+        path = getattr(args, flag[2:].replace("-", "_"))
+        if path is not None and path.resolve() in held:
+            raise UserError(f"{flag} {path} is an input of this run (a case or prompt file)",
+                            hint="give another path: writing there would replace it")
+
+
 def command(args: argparse.Namespace) -> int:
     """Run the matrix; the exit code is the gates' (runner.scoring.gates.exit_code), 2 when interrupted."""
     if args.list:
@@ -113,6 +124,7 @@ def command(args: argparse.Namespace) -> int:
     cases = [s.case for s in selected(args)]
     if not cases:
         return ExitCode.NO_CASES
+    _refuse_inputs(args, [c.source for c in cases] + [Path(p) for p in args.prompt or []])
     config = load_config(args.config)
     names = args.provider or [config.default_provider or SCRIPTED]
     for name in [*names, *filter(None, [args.judge or config.judge])]:

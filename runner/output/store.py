@@ -54,10 +54,24 @@ def write_replace(path: Path, text: str) -> None:
     _write_atomic(path, text, os.replace)
 
 
+def _umask() -> int:
+    """The process's umask, read without setting it (``os.umask`` sets it for every thread): Linux's
+    /proc/self/status says it; 0o022 where it does not."""
+    with contextlib.suppress(OSError, StopIteration, ValueError):
+        with open("/proc/self/status", encoding="ascii") as status:
+            return int(next(line for line in status if line.startswith("Umask:")).split()[1], 8)
+    return 0o022
+
+
+_MODE = 0o666 & ~_umask()  # what open() would give a new file; mkstemp's own is 0o600
+
+
 def _write_atomic(path: Path, text: str, publish: Callable[[str, Path], None]) -> None:
-    """Write a hidden temporary file beside ``path``, flush it to disk, then ``publish(temp, path)``."""
+    """Write a hidden temporary file beside ``path`` (mode as a plain new file would get), flush it to
+    disk, then ``publish(temp, path)``."""
     fd, temp = tempfile.mkstemp(dir=path.parent, prefix=".", suffix=".tmp")
     try:
+        os.fchmod(fd, _MODE)
         with os.fdopen(fd, "w", encoding="utf-8") as out:
             out.write(text)
             out.flush()

@@ -222,8 +222,13 @@ def _leaves(error: BaseException) -> Iterator[BaseException]:
 
 
 def _stderr(errlog: IO[str]) -> str:
-    """``; stderr: ...`` with the last ``_STDERR_TAIL`` characters the server wrote to stderr, or ""."""
+    """``; stderr: ...`` with the last ``_STDERR_TAIL`` characters the server wrote to stderr, or "". Of
+    several lines the last comes first too (``; stderr ends with: LAST``, then the tail on the next lines),
+    so the one line a terminal shows of the cause holds what a traceback ends with."""
     errlog.seek(0)
     text = errlog.read().strip()
     cut = max(0, len(text) - _STDERR_TAIL)
-    return f"; stderr: {'[...] ' if cut else ''}{text[cut:]}" if text else ""
+    tail = f"{'[...] ' if cut else ''}{text[cut:]}"
+    if "\n" not in tail:
+        return f"; stderr: {tail}" if text else ""
+    return f"; stderr ends with: {tail.rsplit(chr(10), 1)[1].strip()}\n{tail}"
