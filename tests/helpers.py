@@ -121,10 +121,12 @@ def run_output(done: subprocess.CompletedProcess[str]) -> str:
                    if not line.startswith("warning: bubblewrap unavailable"))
 
 def config(tmp_path: Path, openai_base: str = "http://127.0.0.1:9/v1", ollama_base: str = "http://127.0.0.1:9",
-           extra: str = "") -> Path:
+           extra: str = "", concurrency: int | None = None) -> Path:
     """Write ``tmp_path/tooltrial.yml`` with the aliases ``local-openai`` and ``local-ollama`` (nothing listens on
-    the default bases' port 9) and fast retries; ``extra`` is appended as is (more aliases, top-level keys)."""
+    the default bases' port 9) and fast retries; ``extra`` is appended as is (more aliases, top-level keys).
+    ``concurrency`` sets both aliases' ``max_concurrency`` (None: a loopback alias's default, 1)."""
     path = tmp_path / "tooltrial.yml"
+    slots = f"\n    max_concurrency: {concurrency}" if concurrency else ""
     path.write_text(f"""\
 providers:
   local-openai:
@@ -133,11 +135,11 @@ providers:
     api_key_env: TOOLTRIAL_TEST_LOCAL_KEY
     temperature: 0
     timeout: 10
-    retries: {{attempts: 3, backoff: 0.05, max_backoff: 0.1}}
+    retries: {{attempts: 3, backoff: 0.05, max_backoff: 0.1}}{slots}
   local-ollama:
     model: ollama/fake
     api_base: {ollama_base}
-    retries: {{attempts: 2, backoff: 0.05}}
+    retries: {{attempts: 2, backoff: 0.05}}{slots}
 {extra}""", encoding="utf-8")
     return path
 

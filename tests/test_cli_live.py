@@ -78,7 +78,7 @@ def test_server_errors_then_the_next_case_runs_verbose(tmp_path: Path) -> None:
 def test_whole_bundled_suite_over_both_servers_with_labelled_arms(tmp_path: Path) -> None:
     with OpenAIServer(responder=ScriptResponder(BUNDLED)) as oa, OllamaServer(responder=ScriptResponder(BUNDLED, ollama=True)) as ol:
         done = run_cli("run", "cases/", "-p", "local-openai", "-p", "local-ollama", "-P", "prompts/terse.j2",
-                       "--config", str(config(tmp_path, oa.api_base, ol.api_base)),
+                       "--config", str(config(tmp_path, oa.api_base, ol.api_base, concurrency=4)),
                        "--results", str(tmp_path / "results"))
     assert done.returncode == 0, done.stdout + done.stderr
     lines = done.stdout.splitlines()
