@@ -5,7 +5,9 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from concurrent.futures import Future
 from pathlib import Path
+from typing import Any
 
 from runner.checks.judge import resolve_judges
 from runner.cli import listing
@@ -19,8 +21,8 @@ from runner.cli.options import (
     seconds,
     selected,
 )
-from runner.errors import ExitCode, UserError, silence_output
-from runner.names import SCRIPTED
+from runner.errors import ExitCode, UserError, UserErrors, silence_output
+from runner.names import SCRIPTED, provider_form
 from runner.output.finish import Conclusion, conclude, show_ending, utc_now
 from runner.output.load import read_results
 from runner.output.otel import OtelTarget, require_otel
@@ -37,7 +39,7 @@ from runner.run.prompts import load_prompts
 from runner.run.session import run_live
 from runner.run.shard import shard_summary
 from runner.sandbox.command import MODES, choose_sandbox
-from runner.spec.config import load_config
+from runner.spec.config import Config, load_config
 from runner.terminal.console import make_console
 from runner.terminal.lines import RunPrinter
 from runner.terminal.live import LiveView
@@ -99,6 +101,29 @@ def _check_output_files(args: argparse.Namespace) -> None:
             check_writable(flag, path, folder)
 
 
+def _names(args: argparse.Namespace, config: Config) -> list[str]:
+    return args.provider or [config.default_provider or SCRIPTED]
+
+
+def _preload_litellm(args: argparse.Namespace) -> tuple[Config | None, Future[Any] | None]:
+    """The config, and litellm's import started in the background (runner.providers.litellm.preload) when a
+    ``-p`` name is live and no name has a mistake precheck tells: the import (seconds) overlaps loading the
+    cases. On any UserError this starts nothing and returns (None, None): the command meets the same error
+    again where it always has, after the case files' own."""
+    try:
+        config = load_config(args.config)
+        names = _names(args, config)
+        for name in [*names, *filter(None, [args.judge or config.judge])]:
+            precheck(name, config)
+    except (UserError, UserErrors):
+        return None, None
+    if all(provider_form(name, config.providers) == "scripted" for name in names):
+        return config, None
+    from runner.providers.litellm_load import preload
+
+    return config, preload(args.verbose)
+
+
 def command(args: argparse.Namespace) -> int:
     """Run the matrix; the exit code is the gates' (runner.scoring.gates.exit_code), 2 when interrupted."""
     if args.list:
@@ -109,14 +134,17 @@ def command(args: argparse.Namespace) -> int:
         require_otel("--otel" if args.otel else "--otel-endpoint")
     elif args.otel_content:
         raise UserError("--otel-content needs --otel FILE or --otel-endpoint URL", hint="add one, or leave --otel-content out")
+    early, loading = _preload_litellm(args)
     cases = [s.case for s in selected(args)]
     if not cases:
         return ExitCode.NO_CASES
-    config = load_config(args.config)
-    names = args.provider or [config.default_provider or SCRIPTED]
+    config = early or load_config(args.config)
+    names = _names(args, config)
     for name in [*names, *filter(None, [args.judge or config.judge])]:
         precheck(name, config)  # every name's mistakes that need no litellm, before any name loads it
     prompts = load_prompts(args.prompt)
+    if loading is not None:
+        loading.result()  # joined where litellm is first needed: a failed import raises here, as it did in resolve_provider
     providers = [resolve_provider(name, config, args.verbose, args.stream) for name in names]
     arms = make_arms(providers, prompts)
     require_scripts(cases, arms)
