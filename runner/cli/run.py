@@ -101,27 +101,30 @@ def _check_output_files(args: argparse.Namespace) -> None:
             check_writable(flag, path, folder)
 
 
-def _names(args: argparse.Namespace, config: Config) -> list[str]:
-    return args.provider or [config.default_provider or SCRIPTED]
+def _checked_config(args: argparse.Namespace) -> tuple[Config, list[str]]:
+    """The config and the ``-p`` names, each name (and the judge) through the checks that need no litellm.
+    Raises UserError/UserErrors for the config file's mistakes and the names'."""
+    config = load_config(args.config)
+    names = args.provider or [config.default_provider or SCRIPTED]
+    for name in [*names, *filter(None, [args.judge or config.judge])]:
+        precheck(name, config)  # every name's mistakes that need no litellm, before any name loads it
+    return config, names
 
 
-def _preload_litellm(args: argparse.Namespace) -> tuple[Config | None, Future[Any] | None]:
-    """The config, and litellm's import started in the background (runner.providers.litellm.preload) when a
-    ``-p`` name is live and no name has a mistake precheck tells: the import (seconds) overlaps loading the
-    cases. On any UserError this starts nothing and returns (None, None): the command meets the same error
-    again where it always has, after the case files' own."""
+def _preload_litellm(args: argparse.Namespace) -> tuple[tuple[Config, list[str]] | None, Future[Any] | None]:
+    """``_checked_config``'s answer, and litellm's import started in the background
+    (runner.providers.litellm_load.preload) when a ``-p`` name is live: the import (seconds) overlaps
+    loading the cases. On a UserError this starts nothing and returns (None, None): the command meets the
+    same error again where it always has, after the case files' own."""
     try:
-        config = load_config(args.config)
-        names = _names(args, config)
-        for name in [*names, *filter(None, [args.judge or config.judge])]:
-            precheck(name, config)
+        config, names = _checked_config(args)
     except (UserError, UserErrors):
         return None, None
     if all(provider_form(name, config.providers) == "scripted" for name in names):
-        return config, None
+        return (config, names), None
     from runner.providers.litellm_load import preload
 
-    return config, preload(args.verbose)
+    return (config, names), preload(args.verbose)
 
 
 def command(args: argparse.Namespace) -> int:
@@ -138,10 +141,7 @@ def command(args: argparse.Namespace) -> int:
     cases = [s.case for s in selected(args)]
     if not cases:
         return ExitCode.NO_CASES
-    config = early or load_config(args.config)
-    names = _names(args, config)
-    for name in [*names, *filter(None, [args.judge or config.judge])]:
-        precheck(name, config)  # every name's mistakes that need no litellm, before any name loads it
+    config, names = early or _checked_config(args)
     prompts = load_prompts(args.prompt)
     if loading is not None:
         loading.result()  # joined where litellm is first needed: a failed import raises here, as it did in resolve_provider
