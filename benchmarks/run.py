@@ -1,4 +1,4 @@
-"""tooltrial's benchmark: prints four figures against their targets. Not a test.
+"""tooltrial's benchmark: prints its figures against their targets. Not a test.
 
     .venv/bin/python benchmarks/run.py [--http-cases 200] [--delay 0.1] [--litellm]
 
@@ -25,6 +25,9 @@
 (g) What follows the matrix for 1,000 run records, (b)'s repeated, with ``--report FILE --output json``:
     the CPU time of ``conclude`` and ``show_ending`` (the report document built and encoded once, for
     report.json, the --report file and stdout), best of 3.
+(h) Start-up: ``tooltrial run`` of one live case through an alias at the loopback server, in a fresh
+    interpreter (median of 3); and the CPU per model request through tooltrial's litellm provider
+    against the minimal urllib provider in this process (benchmarks/startup.py).
 """
 
 from __future__ import annotations
@@ -44,6 +47,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from fake_openai import FakeOpenAI, HttpProvider
+from startup import figure_h
 
 from runner.spec.discover import load_cases
 from runner.spec.rules import canonical_problem
@@ -353,6 +357,7 @@ def main_benchmark() -> None:
         if args.litellm:
             figure_c(Path(folder), sandbox, args.http_cases, args.delay, litellm_arm)
             print(f"    (this process's peak RSS after the litellm runs: {peak_rss_mb():.0f} MB)")
+        figure_h(Path(folder), load_cases([generate(Path(folder) / "h", 100)]), sandbox, [urllib_arm, litellm_arm])
     figure_d()
     with tempfile.TemporaryDirectory(prefix="tooltrial-bench-") as folder:
         figure_e(Path(folder), sandbox)

@@ -258,10 +258,10 @@ def load_litellm_once() -> None:
 
     A handler made on another stream is left as it is, so a test still sees where the logs went.
     """
-    from runner.providers.litellm import _LOGGERS, load_litellm
+    from runner.providers.litellm_load import LOGGERS, load_litellm
 
     load_litellm()
-    for logger in map(logging.getLogger, _LOGGERS):
+    for logger in map(logging.getLogger, LOGGERS):
         for handler in logger.handlers:
             if not isinstance(handler, logging.StreamHandler) or isinstance(handler.stream, _Current):
                 continue

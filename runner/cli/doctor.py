@@ -38,7 +38,7 @@ def command(args: argparse.Namespace) -> int:
     config = load_config(args.config)
     names = args.provider or list(dict.fromkeys([SCRIPTED, *config.providers, *_defaults(config)]))
     if args.call and any(name != SCRIPTED for name in names):
-        from runner.providers.litellm import load_litellm
+        from runner.providers.litellm_load import load_litellm
 
         load_litellm(args.verbose)  # once, on this thread, before the checks' threads use it
     environ = dict(os.environ)

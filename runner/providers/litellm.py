@@ -1,12 +1,9 @@
 """The litellm provider: any model litellm can reach, behind the Provider protocol.
 
-litellm is imported here only, and only when a provider is created for a run
-(``load_litellm``); importing this module costs nothing. Before the import its
-remote model-cost-map fetch and its reading of ``.env`` files are turned off;
-afterwards its logging is kept quiet unless ``verbose``. litellm reads those switches
-from the environment, at import and while it runs, so the first load sets them in
-``os.environ``, once: ``resolve_provider`` makes that call on the main thread, before any run
-starts. Nothing here writes the environment after that (runs in other threads read it).
+litellm is imported only when a live provider is going to be used, by
+runner.providers.litellm_load (once a process, its switches and logging set there);
+importing this module costs nothing. Nothing here writes the environment (runs in other
+threads read it).
 
 Each request is retried as ``runner.providers.retry`` says (rate limits, 5xx,
 timeouts and connection errors, backoff with jitter, the provider's asked-for wait honoured);
@@ -17,10 +14,7 @@ policy applies.
 from __future__ import annotations
 
 import json
-import logging
 import os
-import sys
-import threading
 import time
 import types
 from dataclasses import replace
@@ -30,6 +24,7 @@ from urllib.parse import urlparse
 from runner.kinds import ErrorKind
 from runner.providers.base import Completion, ProviderError, Usage
 from runner.providers.history import provider_message, reasoning_text
+from runner.providers.litellm_load import load_litellm
 from runner.providers.parse import as_dict, parse_completion
 from runner.providers.retry import Retrier
 from runner.providers.settings import ModelSettings
@@ -38,44 +33,6 @@ from runner.providers.tokens import reported_in, usage_from
 
 LOCAL_DUMMY_KEY = "tooltrial-local"  # sent to loopback servers so the OpenAI client does not refuse
 _LOCAL_HOSTS = {"localhost", "127.0.0.1", "::1", "0.0.0.0"}
-_LOGGERS = ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy")
-_import_lock = threading.Lock()
-
-
-def load_litellm(verbose: bool = False) -> Any:
-    """Import litellm with the cost-map fetch off and its logging quiet (DEBUG when ``verbose``).
-
-    Only the call that imports it writes ``os.environ`` (see the module docstring); once litellm
-    is loaded this reads the environment and never writes it.
-    """
-    with _import_lock:
-        if "litellm" not in sys.modules:
-            os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"  # read at import: the bundled cost map
-            os.environ.setdefault("LITELLM_OFFLINE_MODE", "true")  # read per request: no tokenizer or header downloads
-            os.environ.setdefault("LITELLM_MODE", "PRODUCTION")  # read at import: "DEV" loads a .env file into it
-        import litellm
-
-        litellm.telemetry = False  # older releases phone home unless this is off; newer ones have no SDK telemetry
-        litellm.suppress_debug_info = True  # its help banners are print()s to stdout, which carries --output json
-        for name in _LOGGERS:
-            _to_stderr(logging.getLogger(name), logging.DEBUG if verbose else logging.CRITICAL)
-        return litellm
-
-
-def _to_stderr(logger: logging.Logger, level: int) -> None:
-    """Send ``logger`` to stderr at ``level``: litellm logs debug lines to stdout, which carries
-    ``--output json``. Its handlers' filters (which redact keys) are kept."""
-    logger.setLevel(level)
-    if any(getattr(h, "_tooltrial", False) for h in logger.handlers):
-        return
-    handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(levelname)s: %(message)s"))
-    for old in logger.handlers:
-        for one in old.filters:
-            handler.addFilter(one)
-    handler._tooltrial = True  # type: ignore[attr-defined]
-    logger.handlers = [handler]
-    logger.propagate = False
 
 
 def route(model: str) -> str:

@@ -25,7 +25,8 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class ProviderSpec:
-    """A provider arm: the label shown in output, a factory called once per run, whether the agent
+    """A provider arm: the label shown in output, a factory called once per run (a live one hands every run
+    the same stateless provider), whether the agent
     loop runs tool calls a reply wrote as text (an alias's ``recover_text_calls``), and how many runs of it
     may go at once (``max_concurrency``, None: no limit of its own; runner.run.engine shares the slots), and
     ``cache_identity``, what names it in a response cache key (runner.providers.cache; None: never cached,
@@ -83,7 +84,8 @@ def _live(name: str, settings: ModelSettings, verbose: bool, stream: bool) -> Pr
     identity = {"provider": name, "model": route(settings.model), "api_base": settings.api_base,
                 "temperature": settings.temperature, "max_tokens": settings.max_tokens,
                 "params": dict(settings.params), "stream": settings.stream}  # never the key: it picks no reply
-    return ProviderSpec(name, lambda case: LiteLLMProvider(settings, name, verbose), settings.recover_text_calls,
+    shared = LiteLLMProvider(settings, name, verbose)  # keeps nothing between requests: one serves every run
+    return ProviderSpec(name, lambda case: shared, settings.recover_text_calls,
                         settings.concurrency_limit(is_local(settings.api_base)), identity)
 
 

@@ -1,0 +1,101 @@
+"""Figure (h) of benchmarks/run.py: start-up of a live run, and CPU per model request.
+
+The start-up is the wall-clock time of ``tooltrial run`` of one case (three model requests) with
+``-p fake``, an alias in a ``tooltrial.yml`` whose ``api_base`` is the loopback server of
+fake_openai.py answering at once: the interpreter, ``import litellm`` and the run, in a
+subprocess, each of ``repeats`` tries. CPU per request is this process's CPU time (every
+thread) over a matrix of cases run at ``-j 1`` against the same server, divided by the requests
+made; the minimal urllib provider (HttpProvider) is the baseline, so the difference between the
+two is what tooltrial's litellm provider costs per request.
+
+    .venv/bin/python benchmarks/startup.py   # this figure alone
+"""
+
+from __future__ import annotations
+
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Callable, Sequence
+
+from fake_openai import FakeOpenAI
+
+from runner.run.engine import run_matrix
+from runner.run.options import Arm, RunOptions
+from runner.sandbox.command import Sandbox
+from runner.spec.case import Case
+
+CONFIG = """\
+providers:
+  fake:
+    model: openai/gpt-4o-mini
+    api_base: {url}
+"""
+ONE_CASE = """\
+- id: one
+  description: Write a file, read it back, say done.
+  turns: ["Write hello to out.txt, read it back, then say done."]
+  expect:
+    files: {out.txt: {contains: [hello]}}
+    response_contains: [done]
+"""
+
+
+def startup_seconds(folder: Path, url: str, repeats: int = 3) -> list[float]:
+    """Wall-clock seconds of each of ``repeats`` ``tooltrial run`` commands of one case through the
+    alias ``fake`` at ``url``, in a fresh interpreter each (exit code 0 asserted)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "tooltrial.yml").write_text(CONFIG.format(url=url), encoding="utf-8")
+    (folder / "one.yml").write_text(ONE_CASE, encoding="utf-8")
+    command = [sys.executable, "-m", "runner", "run", "one.yml", "-p", "fake", "--results", "results", "-q"]
+    seconds = []
+    for _ in range(repeats):
+        started = time.perf_counter()
+        done = subprocess.run(command, cwd=folder, capture_output=True, text=True)
+        seconds.append(time.perf_counter() - started)
+        assert done.returncode == 0, done.stderr
+    return seconds
+
+
+def cpu_per_request(cases: Sequence[Case], arm: Arm, sandbox: Sandbox) -> float:
+    """CPU seconds of this process (every thread) per model request over ``cases`` run at ``-j 1``."""
+    used = time.process_time()
+    records = run_matrix(cases, [arm], RunOptions(sandbox, jobs=1))
+    cpu = time.process_time() - used
+    assert all(r.status == "pass" for r in records), [(r.case, r.status, r.cause) for r in records[:3]]
+    return cpu / sum(r.requests for r in records)
+
+
+def figure_h(folder: Path, cases: Sequence[Case], sandbox: Sandbox,
+             arms: Sequence[Callable[[str], Arm]]) -> None:
+    """Print the start-up (median and each try) and the CPU per request of each of ``arms`` (made
+    from the server's URL; the first is the baseline), after one warm-up pass of each."""
+    with FakeOpenAI(delay=0.0) as server:
+        seconds = startup_seconds(folder / "startup", server.url)
+        made = [make(server.url) for make in arms]
+        for arm in made:
+            cpu_per_request(cases[:5], arm, sandbox)  # connections opened, first-use imports done
+        per = [cpu_per_request(cases, arm, sandbox) for arm in made]
+    tries = ", ".join(f"{s:.2f}" for s in seconds)
+    print(f"(h) start-up: tooltrial run of one live case (3 requests, loopback alias): median "
+          f"{statistics.median(seconds):.2f} s ({tries})   target < 3 s")
+    baseline = per[0]
+    for arm, cpu in zip(made, per):
+        extra = f", {(cpu - baseline) * 1000:+.2f} ms over {made[0].provider.name}" if arm is not made[0] else ""
+        print(f"    CPU per request, {len(cases)} cases x 3 requests at -j 1, {arm.provider.name} provider: "
+              f"{cpu * 1000:.2f} ms{extra}")
+
+
+if __name__ == "__main__":
+    import tempfile
+
+    from run import generate, litellm_arm, urllib_arm  # type: ignore[import-not-found]
+
+    from runner.sandbox.command import choose_sandbox
+    from runner.spec.discover import load_cases
+
+    with tempfile.TemporaryDirectory(prefix="tooltrial-bench-") as top:
+        generated = load_cases([generate(Path(top) / "h", int(sys.argv[1]) if len(sys.argv) > 1 else 100)])
+        figure_h(Path(top), generated, choose_sandbox("auto"), [urllib_arm, litellm_arm])

@@ -1,0 +1,77 @@
+"""litellm's import, once a process: ``load_litellm`` where a provider needs it.
+
+Before the import litellm's remote model-cost-map fetch and its reading of ``.env`` files are turned
+off; afterwards its logging is kept quiet unless ``verbose``. litellm reads those switches from the
+environment, at import and while it runs, so they are set in ``os.environ`` once, on the main thread
+(``resolve_provider``'s first load), before any run starts; nothing here writes
+the environment after that (runs in other threads read it).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+import threading
+from typing import Any
+
+LOGGERS = ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy")
+_import_lock = threading.Lock()
+
+
+def load_litellm(verbose: bool = False) -> Any:
+    """Import litellm with the cost-map fetch off and its logging quiet (DEBUG when ``verbose``).
+
+    The import and its settings happen once a process (``_first_load``); later calls, one per provider
+    made, only take the lock and set the loggers' level when ``verbose`` asks for another one (a level
+    set clears every logger's cache, under logging's lock). Only the first call writes ``os.environ``
+    (see the module docstring). Raises what ``import litellm`` raises.
+    """
+    with _import_lock:
+        litellm = sys.modules.get("litellm")
+        if litellm is None or not getattr(litellm, "suppress_debug_info", False):
+            litellm = _first_load()
+        level = logging.DEBUG if verbose else logging.CRITICAL
+        for logger in map(logging.getLogger, LOGGERS):
+            if logger.level != level or not _ours(logger):
+                _to_stderr(logger, level)
+        return litellm
+
+
+def _first_load() -> Any:
+    """The one-time part of ``load_litellm`` (called with ``_import_lock`` held): the switches litellm
+    reads at import set in ``os.environ``, the import, its telemetry and help banners off."""
+    _switches()
+    import litellm
+
+    litellm.telemetry = False  # older releases phone home unless this is off; newer ones have no SDK telemetry
+    litellm.suppress_debug_info = True  # its help banners are print()s to stdout, which carries --output json
+    return litellm
+
+
+def _switches() -> None:
+    """Set the environment variables litellm reads (``LITELLM_*``), writing only those not set as wanted yet."""
+    if os.environ.get("LITELLM_LOCAL_MODEL_COST_MAP") != "True":
+        os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"  # read at import: the bundled cost map
+    os.environ.setdefault("LITELLM_OFFLINE_MODE", "true")  # read per request: no tokenizer or header downloads
+    os.environ.setdefault("LITELLM_MODE", "PRODUCTION")  # read at import: "DEV" loads a .env file into it
+
+
+def _ours(logger: logging.Logger) -> bool:
+    return any(getattr(h, "_tooltrial", False) for h in logger.handlers)
+
+
+def _to_stderr(logger: logging.Logger, level: int) -> None:
+    """Send ``logger`` to stderr at ``level``: litellm logs debug lines to stdout, which carries
+    ``--output json``. Its handlers' filters (which redact keys) are kept."""
+    logger.setLevel(level)
+    if _ours(logger):
+        return
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(levelname)s: %(message)s"))
+    for old in logger.handlers:
+        for one in old.filters:
+            handler.addFilter(one)
+    handler._tooltrial = True  # type: ignore[attr-defined]
+    logger.handlers = [handler]
+    logger.propagate = False
