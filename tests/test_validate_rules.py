@@ -225,7 +225,7 @@ def test_validate_p_renders_the_template_against_each_selected_case_and_names_wh
                            " (define it under the case's vars:, or check its spelling)\n")
     kept = run_cli("validate", "cases", "-P", "mine.j2", "-c", "p/with-repo", "-c", "p/own-prompt", cwd=tmp_path)
     assert (kept.returncode, kept.stderr) == (ExitCode.OK, "")
-    assert kept.stdout.splitlines() == ["3 cases in 1 file are valid",
+    assert kept.stdout.splitlines() == ["2 of 3 cases in 1 file selected; all are valid",
                                         "mine.j2 renders for 1 case (1 more use their own system:)"]
     (tmp_path / "bad.j2").write_text("{{ tools[0].name }}\n{% if %}\n", encoding="utf-8")
     bad = run_cli("validate", "cases", "-P", "bad.j2", cwd=tmp_path)
@@ -275,6 +275,24 @@ def test_a_selection_of_no_case_names_the_filter_that_matched_nothing_and_the_ne
         "no case selected: --tag nope: no case has this tag (the cases' tags: python, shell)"]
     assert why("-c", "mine/fix*", "--tag", "shell") == [
         "no case selected: -c mine/fix* matches 1 case and --tag shell 1, but no case both (the tags of the 1: python)"]
+
+
+def test_validate_chooses_cases_as_list_does_and_an_empty_selection_exits_5_saying_why(tmp_path: Path) -> None:
+    _write(tmp_path, "mine.yml", SELECTABLE)
+    for extra in ([], ["--baseline"]):
+        done = run_cli("validate", "cases", "-c", "nosuch/*", *extra, cwd=tmp_path)
+        assert (done.returncode, done.stdout) == (ExitCode.NO_CASES, "")
+        assert done.stderr == "no case selected: -c nosuch/* matches no case's group/id ('tooltrial list' shows them)\n"
+    tagged = run_cli("validate", "cases", "--tag", "shel", cwd=tmp_path)
+    assert (tagged.returncode, tagged.stderr) == (ExitCode.NO_CASES, "no case selected: --tag shel: no case has this"
+                                                                     " tag (did you mean --tag shell?)\n")
+    kept = run_cli("validate", "cases", "--tag", "shell", "--baseline", cwd=tmp_path)
+    assert (kept.returncode, kept.stderr) == (ExitCode.FAILED, "")
+    assert kept.stdout.splitlines() == [
+        "1 of 2 cases in 1 file selected; all are valid",
+        "error: cases/mine.yml:2: mine/other passes with the do-nothing agent: its checks do not test the task",
+        "warning: cases/mine.yml:2: mine/other passes with the random-tools agent: its checks do not test the task",
+        "baseline: 1 of 1 cases pass without doing the task"]
 
 
 def test_without_a_path_the_project_s_cases_folder_replaces_the_bundled_suite(tmp_path: Path) -> None:
