@@ -109,3 +109,25 @@ def test_every_key_has_a_title_a_description_and_valid_examples(name: str) -> No
         validator = root.evolve(schema=sub)  # references still resolve from the whole schema
         for example in sub["examples"]:
             assert list(validator.iter_errors(example)) == [], (path, example)
+
+
+@pytest.mark.parametrize(("tools", "lines"), [
+    ("[read_file, grep]", ["        # avoid: [TOOL]             # offered tools that must not be called"]),
+    ("[read_file, edit_file]", ["        avoid: [edit_file]"]),
+    ("[grep]", ["    tools: [grep, read_file]  # the defaults' tools and read_file, which the checks expect",
+                "        # avoid: [TOOL]             # offered tools that must not be called"]),
+])
+def test_new_fits_the_skeleton_to_the_tools_the_file_s_defaults_offer(tmp_path: Path, tools: str, lines: list[str]) -> None:
+    from tests.helpers import run_cli
+
+    (tmp_path / "cases").mkdir()
+    path = tmp_path / "cases" / "meetings.yml"
+    path.write_text(f"defaults:\n  tools: {tools}\ncases:\n  - {{id: old, turns: [Hi.], script: [{{content: hi}}]}}\n",
+                    encoding="utf-8")
+    assert run_cli("new", "meetings/extra", cwd=tmp_path).returncode == 0
+    written = path.read_text(encoding="utf-8").splitlines()
+    assert [line for line in written if "avoid:" in line or line.startswith("    tools:")] == lines
+    checked = run_cli("validate", "cases", "--strict", cwd=tmp_path)
+    assert (checked.returncode, checked.stderr, checked.stdout) == (0, "", "2 cases in 1 file are valid\n")
+    ran = run_cli("run", "cases", "-c", "meetings/extra", "-p", "scripted", "--results", str(tmp_path / "r"), cwd=tmp_path)
+    assert (ran.returncode, ran.stdout.splitlines()[:2]) == (0, ["PASS meetings/extra", "1/1 passed"])

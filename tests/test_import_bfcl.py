@@ -228,6 +228,30 @@ def test_malformed_lines_are_errors_at_file_and_line(tmp_path: Path) -> None:
         "string, integer, float, boolean, array, tuple, dict, any)",
         f"error: {q}:6: id: no answer for 'simple_python_7' ({answers} has no line for it)",
         f"error: {q}:7: question: expected a list, got a string",
+        f"error: {q}:7: id: no answer for 'simple_python_8' ({answers} has no line for it)",
+    ]
+    assert not (tmp_path / "cases").exists()
+
+
+def test_an_entry_s_errors_are_all_listed_its_function_docs_and_question_beside_a_missing_answer(
+        tmp_path: Path) -> None:
+    typed = {**QUESTIONS[0], "id": "simple_python_9", "function": [
+        {"name": "f", "parameters": {"type": "dict", "properties": {"x": {"type": "integr"}}}},
+        {"name": "g", "parameters": {"type": "dict", "properties": {"y": {"type": "HashMap"}}}}]}
+    asked = {**typed, "id": "simple_python_10", "question": [[{"role": "robot", "content": "Hi"}]]}
+    questions = _jsonl(tmp_path / "q.json", [typed, asked])
+    answers = _jsonl(tmp_path / "a.json", ANSWERS[:1])
+    done = run_cli("import", "bfcl", str(questions), "--answers", str(answers), "-o", str(tmp_path / "cases"))
+    q, types = str(questions), "(BFCL's Python types: string, integer, float, boolean, array, tuple, dict, any)"
+    assert (done.returncode, done.stdout) == (4, "")
+    assert done.stderr.splitlines() == [
+        f"error: {q}:1: function[0].parameters.properties.x.type: unknown type 'integr' {types}",
+        f"error: {q}:1: function[1].parameters.properties.y.type: unknown type 'HashMap' {types}",
+        f"error: {q}:1: id: no answer for 'simple_python_9' ({answers} has no line for it)",
+        f"error: {q}:2: question[0][0].role: unknown role 'robot' (system, user or assistant)",
+        f"error: {q}:2: function[0].parameters.properties.x.type: unknown type 'integr' {types}",
+        f"error: {q}:2: function[1].parameters.properties.y.type: unknown type 'HashMap' {types}",
+        f"error: {q}:2: id: no answer for 'simple_python_10' ({answers} has no line for it)",
     ]
     assert not (tmp_path / "cases").exists()
 

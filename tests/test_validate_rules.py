@@ -225,7 +225,7 @@ def test_validate_p_renders_the_template_against_each_selected_case_and_names_wh
                            " (define it under the case's vars:, or check its spelling)\n")
     kept = run_cli("validate", "cases", "-P", "mine.j2", "-c", "p/with-repo", "-c", "p/own-prompt", cwd=tmp_path)
     assert (kept.returncode, kept.stderr) == (ExitCode.OK, "")
-    assert kept.stdout.splitlines() == ["3 cases in 1 file are valid",
+    assert kept.stdout.splitlines() == ["2 of 3 cases in 1 file selected; all are valid",
                                         "mine.j2 renders for 1 case (1 more use their own system:)"]
     (tmp_path / "bad.j2").write_text("{{ tools[0].name }}\n{% if %}\n", encoding="utf-8")
     bad = run_cli("validate", "cases", "-P", "bad.j2", cwd=tmp_path)
@@ -275,6 +275,24 @@ def test_a_selection_of_no_case_names_the_filter_that_matched_nothing_and_the_ne
         "no case selected: --tag nope: no case has this tag (the cases' tags: python, shell)"]
     assert why("-c", "mine/fix*", "--tag", "shell") == [
         "no case selected: -c mine/fix* matches 1 case and --tag shell 1, but no case both (the tags of the 1: python)"]
+
+
+def test_validate_chooses_cases_as_list_does_and_an_empty_selection_exits_5_saying_why(tmp_path: Path) -> None:
+    _write(tmp_path, "mine.yml", SELECTABLE)
+    for extra in ([], ["--baseline"]):
+        done = run_cli("validate", "cases", "-c", "nosuch/*", *extra, cwd=tmp_path)
+        assert (done.returncode, done.stdout) == (ExitCode.NO_CASES, "")
+        assert done.stderr == "no case selected: -c nosuch/* matches no case's group/id ('tooltrial list' shows them)\n"
+    tagged = run_cli("validate", "cases", "--tag", "shel", cwd=tmp_path)
+    assert (tagged.returncode, tagged.stderr) == (ExitCode.NO_CASES, "no case selected: --tag shel: no case has this"
+                                                                     " tag (did you mean --tag shell?)\n")
+    kept = run_cli("validate", "cases", "--tag", "shell", "--baseline", cwd=tmp_path)
+    assert (kept.returncode, kept.stderr) == (ExitCode.FAILED, "")
+    assert kept.stdout.splitlines() == [
+        "1 of 2 cases in 1 file selected; all are valid",
+        "error: cases/mine.yml:2: mine/other passes with the do-nothing agent: its checks do not test the task",
+        "warning: cases/mine.yml:2: mine/other passes with the random-tools agent: its checks do not test the task",
+        "baseline: 1 of 1 cases pass without doing the task"]
 
 
 def test_without_a_path_the_project_s_cases_folder_replaces_the_bundled_suite(tmp_path: Path) -> None:
@@ -350,3 +368,60 @@ def test_calls_items_and_exact_specs_are_held_to_the_offered_tools_and_their_par
         "error: cases/c.yml:15:47: expect.trace.args.read_file.exact: read_file has no parameter 'lmit' (its schema"
         " allows no other), so no call can match (did you mean 'limit'?)",
     ]
+
+
+MISSPELT = """\
+- id: weather
+  tools: [get_weather, read_file]
+  mocks:
+    - name: get_weather
+      description: The weather in a city.
+      parameters:
+        type: object
+        properties: {city: {type: string}, unit: {type: string}, where: {}, near: {type: object, properties: {types: {}}}}
+      responses: [{result: sunny}]
+  turns: [Weather in Paris?]
+  expect:
+    trace:
+      args: {get_weather: {city: {normalised: Paris}, unit: {optinal: celsius}, where: {any_off: [a, b]}}}
+      calls:
+        - {name: get_weather, args: {city: {any_of: [{normalised: Paris}, {contains: Par}]}, near: {types: 1}}}
+        - {name: read_file, args: {exact: {path: {optinal: a.txt}}}}
+"""
+
+
+def test_a_misspelt_matcher_name_is_an_error_where_the_schema_types_the_value_else_a_warning(tmp_path: Path) -> None:
+    _write(tmp_path, "w.yml", MISSPELT)
+    done = run_cli("validate", "cases", cwd=tmp_path)
+    assert (done.returncode, done.stdout) == (ExitCode.USAGE, "")
+    never = "is not a matcher name, so this asks for an object, and the schema says string: no call can match"
+    assert done.stderr.splitlines() == [
+        f"error: cases/w.yml:13:35: expect.trace.args.get_weather.city: 'normalised' {never} (did you mean 'normalized'?)",
+        f"error: cases/w.yml:13:62: expect.trace.args.get_weather.unit: 'optinal' {never} (did you mean 'optional'?)",
+        "warning: cases/w.yml:13:89: expect.trace.args.get_weather.where: 'any_off' is not a matcher name, so this"
+        " asks for an object with a key 'any_off' (did you mean 'any_of'?)",
+        f"error: cases/w.yml:15:55: expect.trace.calls[0].args.city.any_of[0]: 'normalised' {never}"
+        " (did you mean 'normalized'?)",
+        "warning: cases/w.yml:16:51: expect.trace.calls[1].args.exact.path: 'optinal' is not a matcher name, so this"
+        " asks for an object with a key 'optinal' (did you mean 'optional'?)",
+    ]
+    fixed = MISSPELT.replace("normalised", "normalized").replace("optinal", "optional").replace("any_off", "any_of")
+    _write(tmp_path, "w.yml", fixed)
+    clean = run_cli("validate", "cases", "--strict", cwd=tmp_path)
+    assert (clean.returncode, clean.stderr, clean.stdout) == (ExitCode.OK, "", "1 case in 1 file is valid\n")
+
+
+@settings(max_examples=100, deadline=None)
+@given(key=st.text(alphabet="abcdefghijklmnopqrstuvwxyz_", min_size=1, max_size=12))
+def test_only_a_key_close_to_a_matcher_name_is_taken_for_a_misspelt_matcher(key: str) -> None:
+    import difflib
+
+    from runner.spec.matchers import MATCHERS, is_matcher
+    from runner.spec.positions import Spot
+    from runner.spec.tracerules import _misspelt_matchers
+
+    spot = Spot("f.yml", None, ("c",))
+    found = _misspelt_matchers({"p": {key: 1}}, {"properties": {"p": {"type": "string"}}}, ["args"], spot, None, top=True)
+    close = not is_matcher({key: 1}) and bool(difflib.get_close_matches(key, MATCHERS, n=1, cutoff=0.75))
+    assert len(found) == int(close)
+    assert all(not isinstance(f, CaseFileWarning) for f in found)

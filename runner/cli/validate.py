@@ -1,9 +1,9 @@
-"""``tooltrial validate``: every error and warning of every case file, templates rendered (``-P``
-templates against each selected case), and with ``--baseline`` the cases a do-nothing or
-random-tool agent passes.
+"""``tooltrial validate``: every error and warning of every case file the paths name, templates
+rendered (``-P`` templates against each case ``-c`` and ``--tag`` select), and with ``--baseline``
+the selected cases a do-nothing or random-tool agent passes.
 
 Exit codes: 0 valid (warnings are printed), 4 an error (or, with ``--strict``, a warning),
-5 no case file, 1 ``--baseline`` found a case the do-nothing agent passes (with ``--strict``,
+5 no case file, or ``-c``/``--tag`` select no case (saying why, as ``list`` does), 1 ``--baseline`` found a case the do-nothing agent passes (with ``--strict``,
 also one the random-tools agent passes).
 """
 
@@ -28,6 +28,7 @@ from runner.sandbox.command import Sandbox
 from runner.spec.case import Case
 from runner.spec.config import load_config
 from runner.spec.discover import load_sourced_warned, select
+from runner.spec.unmatched import why_none_selected
 from runner.text import plural, printable
 
 
@@ -62,9 +63,17 @@ def command(args: argparse.Namespace) -> int:
     every = [s.case for s in sourced]
     preflight(every, [Arm(resolve_provider(SCRIPTED), load_prompt(None))])  # turn and system templates render
     cases = select(every, args.cases, args.tag)
+    if not cases and (args.cases or args.tag):
+        for why in why_none_selected(every, args.cases, args.tag):
+            print(f"no case selected: {why}", file=sys.stderr)
+        return ExitCode.NO_CASES
     rendered = _render_prompts(args.prompt, cases)
     noted = f" ({plural(len(warnings), 'warning')})" if warnings else ""
-    print(f"{plural(len(every), 'case')} in {plural(len(files), 'file')} {'is' if len(every) == 1 else 'are'} valid{noted}")
+    counted = f"{plural(len(every), 'case')} in {plural(len(files), 'file')}"
+    if args.cases or args.tag:
+        print(f"{len(cases)} of {counted} selected; {'it is' if len(every) == 1 else 'all are'} valid{noted}")
+    else:
+        print(f"{counted} {'is' if len(every) == 1 else 'are'} valid{noted}")
     for one in rendered:
         own = f" ({one.overridden} more use their own system:)" if one.overridden else ""
         print(f"{one.template.origin} renders for {plural(one.cases, 'case')}{own}")

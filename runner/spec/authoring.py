@@ -1,7 +1,10 @@
 """``tooltrial new GROUP/ID``: a commented case skeleton that validates and passes offline as written.
 
 The skeleton is appended to ``<cases dir>/GROUP.yml`` (a list of cases, or the
-``cases:`` list of a ``{defaults, cases}`` file), or starts that file.
+``cases:`` list of a ``{defaults, cases}`` file), or starts that file. It fits the file's
+``defaults.tools``: its ``avoid`` names only tools they offer (none: the line is left commented),
+and when they leave out ``read_file``, which its checks and script call, the case offers
+them with ``read_file`` added.
 """
 
 from __future__ import annotations
@@ -14,13 +17,16 @@ from runner.names import ID_PATTERN
 from runner.resources import bundled
 from runner.spec.casefile import load_file, validate_file
 from runner.spec.discover import PROJECT_DIR
+from runner.spec.offered import offers
 from runner.spec.source import parse
+
+_AVOIDED = ("write_file", "edit_file")  # what the skeleton's task never needs
 
 
 SKELETON = """\
 - id: {id}
   description: What this case checks, in one line.  # shown by `tooltrial list`
-  {fixture_line}
+  {fixture_line}{tools_line}
   files:                          # written into the workspace, after the fixture
     notes.txt: |
       The planning meeting moved to Thursday at 10:00.
@@ -34,7 +40,7 @@ SKELETON = """\
     #   out.txt: {{contains: [done]}}
     trace:
       must_include: [read_file]   # the answer came from the file, not a guess
-      avoid: [write_file, edit_file]
+      {avoid_line}
       max_calls: 3
     max_turns: 5                  # most model requests; more is an ERROR
   script:                         # the scripted provider's replies, for `-p scripted` (offline)
@@ -72,8 +78,9 @@ def new_case(full_id: str, cases_dir: Path, fixture: str | None = None) -> Writt
     fixture_line = f"fixture: {fixture}                # copied into the workspace" if fixture else (
         "# fixture: my-project          # a folder under fixtures/, copied into the workspace"
     )
-    skeleton = SKELETON.format(id=case_id, fixture_line=fixture_line)
     original = path.read_text(encoding="utf-8") if path.exists() else None
+    skeleton = SKELETON.format(id=case_id, fixture_line=fixture_line,
+                               **_fitted(_default_tools(path) if original is not None else None))
     if original is not None:
         text, line = _appended(path, case_id, skeleton)
     else:
@@ -91,6 +98,29 @@ def new_case(full_id: str, cases_dir: Path, fixture: str | None = None) -> Writt
             created.rmdir()
         raise UserErrors(errors)
     return Written(path, line, created)
+
+
+def _default_tools(path: Path) -> list[str] | None:
+    """The tool names the file's ``defaults.tools`` lists, or None when it lists none (every tool is offered).
+    A broken file is left for ``_appended`` to report."""
+    try:
+        root = parse(path.read_text(encoding="utf-8-sig"), str(path))
+    except UserError:
+        return None
+    defaults = root.get("defaults") if isinstance(root, dict) else None
+    tools = defaults.get("tools") if isinstance(defaults, dict) else None
+    return [t for t in tools if isinstance(t, str)] if isinstance(tools, list) else None
+
+
+def _fitted(tools: list[str] | None) -> dict[str, str]:
+    """The skeleton's ``tools_line`` and ``avoid_line`` for a file whose defaults offer ``tools`` (None: all)."""
+    avoided = [name for name in _AVOIDED if tools is None or offers(tools, name)]
+    avoid_line = (f"avoid: [{', '.join(avoided)}]" if avoided else
+                  "# avoid: [TOOL]             # offered tools that must not be called")
+    tools_line = ""
+    if tools is not None and not offers(tools, "read_file"):
+        tools_line = f"\n  tools: [{', '.join([*tools, 'read_file'])}]  # the defaults' tools and read_file, which the checks expect"
+    return {"tools_line": tools_line, "avoid_line": avoid_line}
 
 
 def _errors(path: Path) -> list[UserError]:

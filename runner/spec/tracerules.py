@@ -15,15 +15,20 @@ pattern selects only in ``tools`` and ``deny``. Beyond that, by what the check c
   when the schema allows no other (``additionalProperties: false``, as every builtin's does), else
   a warning (the model is never told of it); ``{absent: true}`` for it is a warning (it always holds).
   Nested object specs are checked against nested ``properties`` the same way. A mock without
-  ``properties`` in its ``parameters`` has no rule.
+  ``properties`` in its ``parameters`` has no rule;
+- a one-key mapping in an ``args`` spec (at any depth, inside matchers too) whose key is no matcher
+  but close to one (``{normalised: Paris}``, ``{optinal: x}``, ``{any_off: [...]}``) is read as an
+  object spec: an error when the schema gives that value a type other than ``object`` (no call can
+  match), else a warning; both say which matcher was meant.
 """
 
 from __future__ import annotations
 
+import difflib
 from typing import Any, Iterable, Mapping, NamedTuple
 
 from runner.errors import CaseFileError, did_you_mean
-from runner.spec.matchers import is_matcher
+from runner.spec.matchers import MATCHERS, is_matcher
 from runner.spec.mcpservers import mcp_name_hint
 from runner.spec.offered import offered_tools, offers
 from runner.spec.positions import Spot, written
@@ -67,6 +72,7 @@ def tool_rule_errors(case: dict[str, Any], spot: Spot, defaults: Spot | None) ->
         elif named.args is not None:
             spec = _walk(case, named.args)
             errors += _parameter_errors(spec, schemas.get(named.name), named.name, named.args, spot, defaults)
+            errors += _misspelt_matchers(spec, schemas.get(named.name), named.args, spot, defaults, top=True)
     return errors
 
 
@@ -149,6 +155,41 @@ def _parameter_errors(spec: Any, schema: Any, tool: str, path: Path, spot: Spot,
             message = f"{tool}'s schema does not declare the parameter {name!r}: the model is never told of it"
             errors.append(where.warning(message, path, at=at, key=True, hint=hint))
     return errors
+
+
+def _misspelt_matchers(spec: Any, schema: Any, path: Path, spot: Spot, defaults: Spot | None,
+                       top: bool = False) -> list[CaseFileError]:
+    """Each one-key mapping in the args spec ``spec`` (at ``path``; ``schema`` the JSON Schema of the
+    value it matches, if known) whose key is no matcher name but close to one (difflib, cutoff 0.75:
+    ``normalised``, ``optinal``, ``any_off``), so it is read as an object spec: an error when
+    ``schema`` gives the value a type that is not ``object`` (it can never match), else a warning.
+    A key the schema declares as a property is no misspelling. ``top``: ``spec`` names the
+    parameters (a whole args spec, or the SPEC of ``{exact: SPEC}``), so its keys are no matchers."""
+    if not isinstance(spec, Mapping):
+        return []
+    if is_matcher(spec):
+        name, inner = next(iter(spec.items()))
+        if name in ("any_of", "all_of") and isinstance(inner, list):
+            return [e for i, item in enumerate(inner)
+                    for e in _misspelt_matchers(item, schema, [*path, name, i], spot, defaults)]
+        return _misspelt_matchers(inner, schema, [*path, name], spot, defaults, top=name == "exact")
+    declared = schema.get("properties") if isinstance(schema, Mapping) else None
+    declared = declared if isinstance(declared, Mapping) else {}
+    close = difflib.get_close_matches(str(next(iter(spec))), MATCHERS, n=1, cutoff=0.75) if len(spec) == 1 else []
+    if close and not top and next(iter(spec)) not in declared:
+        key = next(iter(spec))
+        where = written([*path, key], spot, defaults)
+        types = schema.get("type") if isinstance(schema, Mapping) else None
+        types = [types] if isinstance(types, str) else types if isinstance(types, list) else []
+        hint = f"did you mean {close[0]!r}?"
+        if types and "object" not in types:
+            message = (f"{key!r} is not a matcher name, so this asks for an object, and the schema says"
+                       f" {' or '.join(map(str, types))}: no call can match")
+            return [where.error(message, path, at=[*path, key], key=True, hint=hint)]
+        message = f"{key!r} is not a matcher name, so this asks for an object with a key {key!r}"
+        return [where.warning(message, path, at=[*path, key], key=True, hint=hint)]
+    return [e for key, wanted in spec.items()
+            for e in _misspelt_matchers(wanted, declared.get(key), [*path, key], spot, defaults)]
 
 
 def _closed(parameters: Iterable[str]) -> dict[str, Any]:

@@ -24,7 +24,7 @@ import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping, TypeVar
 
 from runner.errors import CaseFileError, Location, UserErrors
 from runner.names import ID_PATTERN
@@ -35,6 +35,7 @@ MOCK_RESULT = "ok"  # what every generated mock answers, so the model can finish
 _NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")  # a tool name, as schemas/case.schema.json says
 _CATEGORY = re.compile(r"^(.+?)_\d+(?:-\d+)*$")  # BFCL's ids: category_N or category_N-N-N
 _TEMPLATE_MARK = re.compile(r"\{[{%#]")
+_T = TypeVar("_T")
 _UNSUPPORTED = ("java", "javascript", "multi_turn", "memory", "web_search", "format_sensitivity")
 
 
@@ -53,6 +54,23 @@ class _Bad(Exception):
     def __init__(self, where: str, what: str, hint: str = "") -> None:
         super().__init__(what)
         self.where, self.what, self.hint = where, what, hint
+        self.more: list[_Bad] = []  # the entry's other errors, listed after this one
+
+    @staticmethod
+    def every(bads: list[_Bad]) -> _Bad:
+        """The first of ``bads`` (at least one), carrying the others."""
+        first = bads[0]
+        first.more = [*first.more, *bads[1:]]
+        return first
+
+
+def _attempt(bads: list[_Bad], make: Callable[[], _T]) -> _T | None:
+    """What ``make`` returns; None when it raises _Bad, which is added to ``bads`` (with those it carries)."""
+    try:
+        return make()
+    except _Bad as e:
+        bads += [e, *e.more]
+        return None
 
 
 def read_lines(path: Path) -> tuple[list[tuple[int, Any]], list[CaseFileError]]:
@@ -78,8 +96,8 @@ def import_bfcl(questions: Path, answers: Path | None, script: bool = False) -> 
     category; irrelevance and relevance entries have none); with ``script`` each case gets the
     scripted provider's replies: its first acceptable answer's calls, then a reply without calls.
 
-    Raises UserErrors with every malformed line or entry at ``file:line`` and its key path: a line
-    that is not JSON, a missing or mistyped key, an unsupported category or type, an AST entry
+    Raises UserErrors with every malformed line or entry at ``file:line`` and its key path (an entry's
+    question, each function doc and its answer each give theirs): a line that is not JSON, a missing or mistyped key, an unsupported category or type, an AST entry
     without an answer, an answer naming a function the entry does not define.
     """
     entries, errors = read_lines(questions)
@@ -98,7 +116,7 @@ def import_bfcl(questions: Path, answers: Path | None, script: bool = False) -> 
         try:
             category, case = _case(entry, key, answers, script, imported.warnings)
         except _Bad as e:
-            errors.append(CaseFileError(e.what, Location(str(questions), number), e.where, e.hint))
+            errors += [CaseFileError(b.what, Location(str(questions), number), b.where, b.hint) for b in [e, *e.more]]
             continue
         if (category, case["id"]) in seen:
             errors.append(CaseFileError(f"id {case['id']!r} is given twice", Location(str(questions), number), "id"))
@@ -134,11 +152,16 @@ def _case(entry: Any, key: Mapping[str, tuple[int, Any]], answers: Path | None, 
     if len(set(names.values())) < len(functions):
         raise _Bad("function", "two functions have the same name (dots read as underscores)")
     case: dict[str, Any] = {"id": entry_id}
-    case.update(_conversation(entry.get("question"), entry_id, warnings))
+    bads: list[_Bad] = []  # the question's, each function doc's and the answer's errors are all listed
+    case.update(_attempt(bads, lambda: _conversation(entry.get("question"), entry_id, warnings)) or {"turns": []})
     case["tools"] = list(names.values())
     relevance = category.endswith("relevance")  # irrelevance too: no answer key, only a count of calls
-    ground = None if relevance else _ground_truth(entry_id, key, answers)
-    case["mocks"] = [_mock(names[name], doc, f"function[{i}]", ground) for i, (name, doc) in enumerate(docs.items())]
+    missing: list[_Bad] = []
+    ground = None if relevance else _attempt(missing, lambda: _ground_truth(entry_id, key, answers))
+    case["mocks"] = [_attempt(bads, lambda: _mock(names[name], doc, f"function[{i}]", ground))
+                     for i, (name, doc) in enumerate(docs.items())]
+    if bads or missing:
+        raise _Bad.every([*bads, *missing])
     none_fits: list[dict[str, Any]] = [{"content": "None of the functions fits this request."}]
     if ground is not None:
         trace: dict[str, Any] = {"calls": [_expected_call(call, docs, i) for i, call in enumerate(ground)]}
