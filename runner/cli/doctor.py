@@ -1,6 +1,8 @@
 """``tooltrial doctor``: is each provider ready? Its key set, its server answering and, with ``--call``,
 its model making native tool calls (runner.providers.probe), as a table, before a suite finds out the
-slow way. Exit 0 when every check that ran passed, 6 (infrastructure) when one failed."""
+slow way. Each name is first checked as ``run`` checks it: one ``run`` refuses is a usage error (exit 4)
+with ``run``'s message, a key ``run`` finds unset a failing row. Exit 0 when every check that ran
+passed, 6 (infrastructure) when one failed."""
 
 from __future__ import annotations
 
@@ -58,8 +60,10 @@ def command(args: argparse.Namespace) -> int:
 def _refused(name: str, config: Config, environ: dict[str, str], verbose: bool) -> str | None:
     """What ``tooltrial run -p NAME`` would say of ``name`` before its first request, by the same checks
     (runner.providers.precheck, and litellm for a bare name, which only it can tell): None when nothing,
-    run's message for a key that is not set (a failing row; its file position and hint left out). Raises run's UserError (exit 4) for a
-    name run cannot use at all: a misspelt alias, a provider without its model, a name litellm does not know."""
+    run's message for a key that is not set (a failing row; its file position and hint left out).
+
+    Raises run's UserError (exit 4) for a name run cannot use at all: a misspelt alias, a provider
+    without its model, a name litellm does not know."""
     try:
         precheck(name, config, environ)
         if provider_form(name, config.providers) == "bare":
