@@ -14,6 +14,9 @@ from typing import Literal
 ID_CHARS = "a-z0-9._-"  # the characters of an id, as a regex character class body
 ID_PATTERN = re.compile(f"[a-z0-9][{ID_CHARS}]*")  # match with fullmatch; schemas anchor it: ^...$
 SCRIPTED = "scripted"  # the built-in offline provider, which replies with each case's script
+# why SCRIPTED is refused as a judge (--judge, judge: in tooltrial.yml, expect.judge.model), and what to give instead
+NOT_A_JUDGE = "the scripted provider cannot judge: it replies with the case's script, never with a verdict"
+JUDGE_HINT = "name a live model or an alias, e.g. openai/gpt-4o-mini; a case run with -p scripted can still be judged by one"
 
 ProviderForm = Literal["scripted", "alias", "model", "bare"]
 

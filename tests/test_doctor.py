@@ -151,10 +151,3 @@ def test_scripted_alone_is_ready() -> None:
     done = run_cli("doctor", "-p", "scripted")
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines()[-1] == "1 of 1 provider ready"
-
-
-def test_a_misspelt_alias_is_a_failure_with_the_nearest(tmp_path: Path) -> None:
-    code, _, found = _doctor(tmp_path, {"local": "{model: ollama/qwen3, api_base: 'http://127.0.0.1:9'}"}, "-p", "locl")
-    assert code == 6
-    assert [(d["name"], _found(d)) for d in found] == [
-        ("locl", [("key", FAIL, "no alias 'locl' in tooltrial.yml (did you mean 'local'?)")])]

@@ -37,7 +37,6 @@ MISTAKES = [
      f"error: cannot use provider 'openai/gpt 4o': 'openai/gpt 4o' is not provider/model (neither part empty, no blanks) {_HOW}"),
     (["-p", "anthropic/claude-sonnet-4-5"], f"error: cannot use provider 'anthropic/claude-sonnet-4-5': ANTHROPIC_API_KEY is not set {_EXPORT}"),
     (["-p", "ollama/qwen3", "-p", "local-opena"], "error: unknown provider 'local-opena' (did you mean 'local-openai'?)"),
-    (["--judge", "sripted"], "error: unknown provider 'sripted' (did you mean 'scripted'?)"),
 ]
 
 

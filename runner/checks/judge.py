@@ -18,8 +18,9 @@ import json
 from typing import Callable, Sequence
 
 from runner.checks.base import CheckContext, CheckResult
-from runner.errors import UserError
+from runner.errors import Location, UserError
 from runner.kinds import ErrorKind
+from runner.names import JUDGE_HINT, NOT_A_JUDGE, SCRIPTED
 from runner.providers.base import OutOfTime, ProviderError, Usage
 from runner.providers.registry import ProviderSpec
 from runner.run.agent import Trajectory
@@ -96,15 +97,16 @@ def parse_verdict(reply: str) -> tuple[float, str]:
     return float(score), str(data.get("reasoning", "")).strip()
 
 
-def resolve_judges(
-    cases: Sequence[Case], default: str | None, resolve: Callable[[str], ProviderSpec]
-) -> dict[str | None, ProviderSpec]:
-    """The judge providers the cases need: each ``expect.judge.model``, and ``default`` (key None) for the rest.
+def judge_names(cases: Sequence[Case], default: str | None) -> dict[str | None, str]:
+    """The judges the judged cases need (those with ``expect.judge``; none when no case has one): each
+    ``expect.judge.model`` (key: that model) and ``default`` (key None) for the cases that name none,
+    mapped to the ``-p``-style name to resolve, in first-use order.
 
-    Raises UserError for a judged case with no model when there is no default,
-    or a model ``resolve`` cannot reach.
+    Raises UserError for a judged case with no model when there is no default, or one whose
+    ``expect.judge.model`` is ``scripted`` (runner.names.NOT_A_JUDGE), at the case's line; a ``default``
+    of ``scripted`` is refused where it is given (refuse_scripted, runner.spec.config).
     """
-    judges: dict[str | None, ProviderSpec] = {}
+    names: dict[str | None, str] = {}
     for case in cases:
         if case.expect.judge is None:
             continue
@@ -112,6 +114,24 @@ def resolve_judges(
         if model is None and default is None:
             raise UserError(f"case {case.full_id} has expect.judge but no judge model",
                             hint="give --judge MODEL, judge: in tooltrial.yml, or expect.judge.model in the case")
-        if model not in judges:
-            judges[model] = resolve(model or default)
-    return judges
+        if model == SCRIPTED:
+            raise UserError(NOT_A_JUDGE, Location(str(case.source), case.line), "expect.judge.model",
+                            hint=JUDGE_HINT)
+        names.setdefault(model, model or default)
+    return names
+
+
+def refuse_scripted(judge: str | None) -> None:
+    """Refuse ``--judge scripted`` before anything runs. Raises UserError (exit 4)."""
+    if judge == SCRIPTED:
+        raise UserError(f"--judge {SCRIPTED}: {NOT_A_JUDGE}", hint=JUDGE_HINT)
+
+
+def resolve_judges(
+    cases: Sequence[Case], default: str | None, resolve: Callable[[str], ProviderSpec]
+) -> dict[str | None, ProviderSpec]:
+    """The judge providers the cases need (judge_names), each resolved by ``resolve``: key as there.
+
+    Raises UserError as judge_names does, or for a model ``resolve`` cannot reach.
+    """
+    return {model: resolve(name) for model, name in judge_names(cases, default).items()}

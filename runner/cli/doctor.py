@@ -1,6 +1,8 @@
 """``tooltrial doctor``: is each provider ready? Its key set, its server answering and, with ``--call``,
 its model making native tool calls (runner.providers.probe), as a table, before a suite finds out the
-slow way. Exit 0 when every check that ran passed, 6 (infrastructure) when one failed."""
+slow way. Each name is first checked as ``run`` checks it: one ``run`` refuses is a usage error (exit 4)
+with ``run``'s message, a key ``run`` finds unset a failing row. Exit 0 when every check that ran
+passed, 6 (infrastructure) when one failed."""
 
 from __future__ import annotations
 
@@ -11,9 +13,11 @@ from concurrent.futures import ThreadPoolExecutor
 
 from rich.table import Table
 
-from runner.errors import ExitCode
-from runner.names import SCRIPTED
+from runner.errors import ExitCode, UserError
+from runner.names import SCRIPTED, provider_form
+from runner.providers.precheck import KEY_HINT, precheck
 from runner.providers.probe import FAIL, OK, Diagnosis, as_dict, diagnose
+from runner.providers.registry import resolve_provider
 from runner.spec.config import Config, load_config
 from runner.terminal.console import make_console, shown
 from runner.terminal.lines import plural
@@ -42,14 +46,33 @@ def command(args: argparse.Namespace) -> int:
 
         load_litellm(args.verbose)  # once, on this thread, before the checks' threads use it
     environ = dict(os.environ)
+    refused = {name: _refused(name, config, environ, args.verbose) for name in names}
     with ThreadPoolExecutor(max_workers=min(8, len(names))) as pool:
         found = list(pool.map(lambda name: diagnose(name, config.providers.get(name), args.call, environ,
-                                                    args.verbose, config.providers), names))
+                                                    args.verbose, refused[name]), names))
     if args.output == "json":
         print(json.dumps([as_dict(d) for d in found], indent=2))
     else:
         _print_table(found)
     return ExitCode.OK if all(d.ok for d in found) else ExitCode.INFRASTRUCTURE
+
+
+def _refused(name: str, config: Config, environ: dict[str, str], verbose: bool) -> str | None:
+    """What ``tooltrial run -p NAME`` would say of ``name`` before its first request, by the same checks
+    (runner.providers.precheck, and litellm for a bare name, which only it can tell): None when nothing,
+    run's message for a key that is not set (a failing row; its file position and hint left out).
+
+    Raises run's UserError (exit 4) for a name run cannot use at all: a misspelt alias, a provider
+    without its model, a name litellm does not know."""
+    try:
+        precheck(name, config, environ)
+        if provider_form(name, config.providers) == "bare":
+            resolve_provider(name, config, verbose)  # loads litellm: only a bare name pays for it
+    except UserError as e:
+        if e.hint == KEY_HINT:
+            return e.message
+        raise
+    return None
 
 
 def _defaults(config: Config) -> list[str]:

@@ -108,6 +108,11 @@ def seconds(text: str) -> float:
     return value
 
 
+# a file name to show in the hint when an output file option is given a folder
+_EXAMPLE_NAMES = {"--report": "report.json", "--junit": "junit.xml", "--html": "report.html",
+                  "--summary-md": "summary.md", "--otel": "traces.jsonl"}
+
+
 def check_writable(flag: str, path: Path, folder: bool) -> None:
     """Refuse an output path of option ``flag`` that cannot be written as a file (``folder`` False) or a
     folder: what exists of it must be of that kind, and a file can be made in the nearest folder that
@@ -115,7 +120,7 @@ def check_writable(flag: str, path: Path, folder: bool) -> None:
     nearest = path
     try:
         if not folder and path.is_dir():
-            example = path / {"--report": "report.json", "--html": "report.html", "--summary-md": "summary.md"}.get(flag, "junit.xml")
+            example = path / _EXAMPLE_NAMES.get(flag, "out.txt")
             raise UserError(f"{flag} {path} is a folder", hint=f"give a file path, e.g. {example}")
         if folder and path.exists() and not path.is_dir():
             raise UserError(f"{flag} {path} is a file", hint="give a folder, or a path where one can be made")

@@ -7,7 +7,7 @@ import os
 import sys
 from pathlib import Path
 
-from runner.checks.judge import resolve_judges
+from runner.checks.judge import judge_names, refuse_scripted, resolve_judges
 from runner.cli import listing
 from runner.cli.options import (
     add_selection,
@@ -127,14 +127,16 @@ def command(args: argparse.Namespace) -> int:
     _refuse_inputs(args, [c.source for c in cases] + [Path(p) for p in args.prompt or []])
     config = load_config(args.config)
     names = args.provider or [config.default_provider or SCRIPTED]
-    for name in [*names, *filter(None, [args.judge or config.judge])]:
+    refuse_scripted(args.judge)
+    judge = args.judge or config.judge
+    for name in [*names, *dict.fromkeys(judge_names(cases, judge).values())]:  # a judge only where a case is judged
         precheck(name, config)  # every name's mistakes that need no litellm, before any name loads it
     prompts = load_prompts(args.prompt)
     providers = [resolve_provider(name, config, args.verbose, args.stream) for name in names]
     arms = make_arms(providers, prompts)
     require_scripts(cases, arms)
     preflight(cases, arms)
-    judges = resolve_judges(cases, args.judge or config.judge, lambda name: resolve_provider(name, config, args.verbose))
+    judges = resolve_judges(cases, judge, lambda name: resolve_provider(name, config, args.verbose))
     shard = None
     if args.shard is not None:
         shard = shard_summary(args.shard, plan_keys(cases, arms, args.runs), [c.full_id for c in cases], [a.label for a in arms])

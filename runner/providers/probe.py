@@ -16,9 +16,8 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from dataclasses import dataclass, replace
-from typing import Any, Collection, Mapping
+from typing import Any, Mapping
 
-from runner.errors import did_you_mean
 from runner.names import SCRIPTED
 from runner.providers.base import ProviderError
 from runner.providers.retry import RetryPolicy
@@ -88,19 +87,20 @@ class Diagnosis:
 
 
 def diagnose(name: str, settings: ModelSettings | None, call: bool, environ: Mapping[str, str],
-             verbose: bool = False, aliases: Collection[str] = ()) -> Diagnosis:
+             verbose: bool = False, refused: str | None = None) -> Diagnosis:
     """Check provider ``name``: ``settings`` are its alias's, None for a ``-p`` model string (or
     ``scripted``); with ``call``, also send one tiny request with one tool. Never raises for what
-    the provider does; ``environ`` is where key variables are read, ``aliases`` the config's (a
-    bare name close to one is a typo)."""
+    the provider does; ``environ`` is where key variables are read. ``refused`` is what ``tooltrial
+    run`` says of the name's key before it sends anything (runner.cli.doctor): a failing key check,
+    and no request."""
     if name == SCRIPTED:
         offline = "none needed: the scripted provider replies from each case's script"
         return Diagnosis(name, SCRIPTED, (Finding("key", OK, offline), Finding("endpoint", OK, "none: offline"),
                                          Finding("tools", OK, "the script's tool calls")))
+    model = settings.model if settings else name
+    if refused is not None:
+        return Diagnosis(name, model, (Finding("key", FAIL, refused),))
     if settings is None and "/" not in name:
-        close = did_you_mean(name, aliases)
-        if close:
-            return Diagnosis(name, name, (Finding("key", FAIL, f"no alias {name!r} in tooltrial.yml ({close})"),))
         bare = "a bare model name: litellm picks its provider; give provider/model to check it"
         return Diagnosis(name, name, (Finding("key", SKIPPED, bare),))
     settings = settings or ModelSettings(model=name)

@@ -38,7 +38,7 @@ from runner.errors import (
     did_you_mean,
     in_file_order,
 )
-from runner.names import SCRIPTED, provider_form
+from runner.names import JUDGE_HINT, NOT_A_JUDGE, SCRIPTED, provider_form
 from runner.providers.retry import RetryPolicy
 from runner.providers.settings import ModelSettings
 from runner.resources import bundled
@@ -182,6 +182,8 @@ def _extra_rules(data: Mapping[str, Any], spot: Spot) -> list[UserError]:
         if isinstance(value, str) and provider_form(value, providers) == "bare":
             hint = did_you_mean(value, providers, "name an alias under providers, a model such as ollama/qwen3, or scripted")
             errors.append(_as_config(spot.error(f"unknown provider {value!r}", [key], hint=hint)))
+    if data.get("judge") == SCRIPTED:
+        errors.append(_as_config(spot.error(NOT_A_JUDGE, ["judge"], hint=JUDGE_HINT)))
     return errors
 
 
