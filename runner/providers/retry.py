@@ -22,7 +22,7 @@ from runner.providers.errors import classify, retry_hint
 from runner.text import first_line
 
 if TYPE_CHECKING:
-    from runner.providers.ratelimit import RateLimiter
+    from runner.providers.ratelimit import Permit, RateLimiter
 
 T = TypeVar("T")
 _MESSAGE_LIMIT = 300  # characters of a failure's message kept in an Attempt
@@ -107,11 +107,8 @@ class Retrier:
     def _try(self, fn: Callable[..., T], *args: Any) -> T:
         import openai
 
-        limiter, self._cooldown = self._limiter, None
-        try:
-            permit = limiter.acquire(self._deadline) if limiter else None  # raises ProviderError: not retried
-        except ProviderError as e:
-            raise ProviderError(str(e), e.kind, None, tuple(self.attempts)) from e
+        self._cooldown = None
+        permit = self._admit()
         waited = permit.waited if permit else 0.0
         started = time.monotonic()
         number = len(self.attempts) + 1
@@ -119,22 +116,40 @@ class Retrier:
             result = fn(*args)
         except openai.OpenAIError as e:
             failure = classify(e)
-            if limiter and permit and failure.kind == ErrorKind.RATE_LIMIT:
-                hint = retry_hint(e, failure)
-                self._cooldown = limiter.limited(permit, self.policy, hint[0] if hint else None)
-            elif limiter and permit:
-                limiter.failed(permit)
+            self._release(permit, error=e)
             self.attempts.append(Attempt(number, time.monotonic() - started, failure.kind, failure.status,
                                          failure.message[:_MESSAGE_LIMIT], rate_limited=waited))
             raise
         except BaseException:
-            if limiter and permit:
-                limiter.failed(permit)
+            self._release(permit)
             raise
-        if limiter and permit:
-            limiter.answered(permit)
+        self._release(permit, answered=True)
         self.attempts.append(Attempt(number, time.monotonic() - started, rate_limited=waited))
         return result
+
+    def _admit(self) -> Permit | None:
+        """The limiter's leave to send the next try, once it gives it (None without a limiter); its
+        ProviderError (out of time, cancelled) carries the tries made so far and is not retried."""
+        if self._limiter is None:
+            return None
+        try:
+            return self._limiter.acquire(self._deadline)
+        except ProviderError as e:
+            raise ProviderError(str(e), e.kind, None, tuple(self.attempts)) from e
+
+    def _release(self, permit: Permit | None, answered: bool = False, error: BaseException | None = None) -> None:
+        """Tell the limiter how the try of ``permit`` went: ``answered``, a 429 (``error``: its cool-down is
+        kept for ``_wait``), or failed otherwise."""
+        if self._limiter is None or permit is None:
+            return
+        failure = classify(error) if error is not None else None
+        if answered:
+            self._limiter.answered(permit)
+        elif error is not None and failure is not None and failure.kind == ErrorKind.RATE_LIMIT:
+            hint = retry_hint(error, failure)
+            self._cooldown = self._limiter.limited(permit, self.policy, hint[0] if hint else None)
+        else:
+            self._limiter.failed(permit)
 
     def _wait(self, state: Any) -> float:
         error = state.outcome.exception() if state.outcome else None
