@@ -26,6 +26,10 @@ from typing import Any, Callable, Sequence
 Call = tuple[str, Any]  # (tool name, arguments as a dict or a raw JSON string)
 
 
+class _Server(ThreadingHTTPServer):
+    request_queue_size = 128  # the default 5 refuses connections when a suite at -j 16 sends at once
+
+
 @dataclass(frozen=True)
 class Reply:
     """One queued HTTP response. ``body`` is JSON-encoded unless it is a str; ``delay`` is seconds before answering.
@@ -66,7 +70,7 @@ class FakeServer:
         self.responder = responder
         self.requests: list[Received] = []
         self._lock = threading.Lock()
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self._httpd = _Server(("127.0.0.1", 0), self._handler())
         self._httpd.daemon_threads = True
         self._thread = threading.Thread(target=self._httpd.serve_forever, args=(0.02,), daemon=True)
 

@@ -98,9 +98,13 @@ class Attempt:
         error_kind: how it failed (runner.kinds.ErrorKind), None when it answered.
         status: the provider's HTTP status; None when none came (no connection, a timeout).
         message: the failure's first line (at most 300 characters), None when it answered.
-        wait: seconds waited after it before the next try, None when none followed.
+        wait: seconds waited after it before the next try, None when none followed; after a 429 with a
+            rate limiter (runner.providers.ratelimit), the cool-down left when it came, waited out in the
+            next try's ``rate_limited``.
         wait_source: where the wait came from: ``retry-after-ms``, ``retry-after``, ``http-date``,
             ``retry-info`` (Gemini's RetryInfo), ``text`` (the message), ``backoff``.
+        rate_limited: seconds it waited for its provider's rate limiter before it was sent (a cool-down
+            after a 429, a place among the requests in flight); 0.0 in records of earlier versions.
     """
 
     number: int
@@ -110,6 +114,7 @@ class Attempt:
     message: str | None = None
     wait: float | None = None
     wait_source: str | None = None
+    rate_limited: float = 0.0
 
 
 class ProviderError(Exception):

@@ -26,6 +26,7 @@ from runner.providers.base import Completion, ProviderError, Usage
 from runner.providers.history import provider_message, reasoning_text
 from runner.providers.litellm_load import load_litellm
 from runner.providers.parse import as_dict, parse_completion
+from runner.providers.ratelimit import RateLimiter
 from runner.providers.retry import Retrier
 from runner.providers.settings import ModelSettings
 from runner.providers.stream import PastDeadline, Streamed, collect
@@ -109,29 +110,32 @@ class LiteLLMProvider:
         name: the label shown in output (default: the model string).
         verbose: let litellm log at DEBUG.
         sleep: waits the given seconds between tries (tests pass a recorder).
+        limiter: the provider's rate limiter its suite shares (runner.providers.ratelimit), None for none.
 
     ``complete`` raises ProviderError of the failure's kind (runner.providers.errors) after the
     last retry, or at once for a failure that retrying cannot fix (quota, auth, a bad request).
     """
 
     def __init__(self, settings: ModelSettings, name: str | None = None, verbose: bool = False,
-                 sleep: Callable[[float], None] = time.sleep) -> None:
+                 sleep: Callable[[float], None] = time.sleep, limiter: RateLimiter | None = None) -> None:
         self.settings = settings
         self.sleep = sleep
+        self.limiter = limiter
         self.name = name or settings.model
         self._litellm = load_litellm(verbose)
 
     def complete(
         self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], deadline: float | None = None
     ) -> Completion:
-        """One reply, retried as ``settings.retry`` says; no attempt waits past ``deadline``.
+        """One reply, retried as ``settings.retry`` says; no attempt waits past ``deadline``. Its
+        ``latency`` leaves out the tries' waits for the rate limiter (each Attempt's ``rate_limited``).
 
         Raises OutOfTime when the deadline cut an attempt short or left no time for the
         next one, ProviderError for any other failure.
         """
         import openai  # a dependency of litellm; every litellm exception derives from openai.OpenAIError
 
-        retry = Retrier(self.settings.retry, deadline, self.sleep)
+        retry = Retrier(self.settings.retry, deadline, self.sleep, self.limiter)
         started = time.monotonic()
         try:
             response, raw, streamed = retry(self._send, messages, tools, deadline)
@@ -139,7 +143,7 @@ class LiteLLMProvider:
             raise retry.out_of_time(self.name) from e.__cause__
         except openai.OpenAIError as e:
             raise retry.gave_up(self.name, e) from e
-        latency = time.monotonic() - started
+        latency = time.monotonic() - started - sum(a.rate_limited for a in retry.attempts)
         body = as_dict(response)
         # Tokens as litellm normalised them, but only when the provider reported some: litellm fills a
         # missing usage block with zeros or its own estimate. A stream's come from the provider's chunks.

@@ -9,6 +9,7 @@ Resolving a live one imports litellm (the run is going to use it); resolving
 from __future__ import annotations
 
 import dataclasses
+import functools
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 
@@ -20,6 +21,7 @@ from runner.providers.scripted import ScriptedProvider
 from runner.spec.case import Case
 
 if TYPE_CHECKING:
+    from runner.providers.ratelimit import RateLimiter
     from runner.providers.settings import ModelSettings
     from runner.spec.config import Config
 
@@ -30,13 +32,16 @@ class ProviderSpec:
     loop runs tool calls a reply wrote as text (an alias's ``recover_text_calls``), and how many runs of it
     may go at once (``max_concurrency``, None: no limit of its own; runner.run.engine shares the slots), and
     ``cache_identity``, what names it in a response cache key (runner.providers.cache; None: never cached,
-    as the scripted provider, whose replies are the case's own)."""
+    as the scripted provider, whose replies are the case's own), and ``limited``, the factory of a run whose
+    tries wait for the suite's rate limiter of the provider (runner.providers.ratelimit; None: it sends no
+    request a rate limit applies to, as the scripted provider)."""
 
     name: str
     create: Callable[[Case], Provider]
     recover_text_calls: bool = False
     max_concurrency: int | None = None
     cache_identity: Mapping[str, Any] | None = None
+    limited: Callable[[Case, RateLimiter], Provider] | None = None
 
 
 def _scripted(case: Case) -> Provider:
@@ -84,9 +89,11 @@ def _live(name: str, settings: ModelSettings, verbose: bool, stream: bool) -> Pr
     identity = {"provider": name, "model": route(settings.model), "api_base": settings.api_base,
                 "temperature": settings.temperature, "max_tokens": settings.max_tokens,
                 "params": dict(settings.params), "stream": settings.stream}  # never the key: it picks no reply
-    shared = LiteLLMProvider(settings, name, verbose)  # keeps nothing between requests: one serves every run
-    return ProviderSpec(name, lambda case: shared, settings.recover_text_calls,
-                        settings.concurrency_limit(is_local(settings.api_base)), identity)
+    # a provider keeps nothing between requests: one serves every run (one a limiter, which is one a suite)
+    shared = functools.cache(lambda limiter=None: LiteLLMProvider(settings, name, verbose, limiter=limiter))
+    return ProviderSpec(name, lambda case: shared(), settings.recover_text_calls,
+                        settings.concurrency_limit(is_local(settings.api_base)), identity,
+                        lambda case, limiter: shared(limiter))
 
 
 def _fix(problem: str) -> str:

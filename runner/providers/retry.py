@@ -5,18 +5,24 @@ What a failure is comes from ``runner.providers.errors.classify``: rate limits, 
 timeouts, lost connections and malformed replies are retried; a used-up quota, a refused key, a
 bad or too large request and an overflowing context are not. The wait is what the provider asked
 for (``runner.providers.errors.retry_hint``), capped at ``max_retry_after``, else exponential
-backoff with jitter; no retry is made whose wait would reach the run's deadline.
+backoff with jitter; no retry is made whose wait would reach the run's deadline. With a rate limiter
+(runner.providers.ratelimit, one per provider of a suite) each try waits for it before it is sent, and a
+429's wait is the limiter's cool-down, which every run of the provider waits out, not one of its own.
 """
 
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass, replace
-from typing import Any, Callable, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, TypeVar
 
+from runner.kinds import ErrorKind
 from runner.providers.base import Attempt, OutOfTime, ProviderError
 from runner.providers.errors import classify, retry_hint
 from runner.text import first_line
+
+if TYPE_CHECKING:
+    from runner.providers.ratelimit import Permit, RateLimiter
 
 T = TypeVar("T")
 _MESSAGE_LIMIT = 300  # characters of a failure's message kept in an Attempt
@@ -46,6 +52,8 @@ class Retrier:
         deadline: ``time.monotonic()`` value no wait may reach (None: no deadline); the time left is
             measured when the Retrier is made.
         sleep: called with the seconds to wait between tries (tests pass a recorder).
+        limiter: the provider's rate limiter, which every try waits for before it is sent and is told
+            how it went (None: none); its waits are each Attempt's ``rate_limited``.
 
     Call it as ``retrier(fn, *args)``: it returns ``fn``'s result or re-raises its last error as is.
     ``attempts`` then lists every try (runner.providers.base.Attempt), failed ones with their kind,
@@ -53,7 +61,7 @@ class Retrier:
     """
 
     def __init__(self, policy: RetryPolicy, deadline: float | None = None,
-                 sleep: Callable[[float], None] = time.sleep) -> None:
+                 sleep: Callable[[float], None] = time.sleep, limiter: RateLimiter | None = None) -> None:
         import openai  # litellm's exceptions derive from the OpenAI client's; anything else is never retried
         import tenacity
 
@@ -63,6 +71,8 @@ class Retrier:
                                                          jitter=policy.backoff)
         self._next: tuple[float, str] = (0.0, "backoff")
         self._deadline = deadline
+        self._limiter = limiter
+        self._cooldown: float | None = None  # the limiter's cool-down after the last try, when it was a 429
         stop = tenacity.stop_after_attempt(policy.attempts)
         if deadline is not None:
             stop = stop | tenacity.stop_before_delay(max(0.0, deadline - time.monotonic()))
@@ -97,21 +107,56 @@ class Retrier:
     def _try(self, fn: Callable[..., T], *args: Any) -> T:
         import openai
 
+        self._cooldown = None
+        permit = self._admit()
+        waited = permit.waited if permit else 0.0
         started = time.monotonic()
         number = len(self.attempts) + 1
         try:
             result = fn(*args)
         except openai.OpenAIError as e:
             failure = classify(e)
+            self._release(permit, error=e)
             self.attempts.append(Attempt(number, time.monotonic() - started, failure.kind, failure.status,
-                                         failure.message[:_MESSAGE_LIMIT]))
+                                         failure.message[:_MESSAGE_LIMIT], rate_limited=waited))
             raise
-        self.attempts.append(Attempt(number, time.monotonic() - started))
+        except BaseException:
+            self._release(permit)
+            raise
+        self._release(permit, answered=True)
+        self.attempts.append(Attempt(number, time.monotonic() - started, rate_limited=waited))
         return result
+
+    def _admit(self) -> Permit | None:
+        """The limiter's leave to send the next try, once it gives it (None without a limiter); its
+        ProviderError (out of time, cancelled) carries the tries made so far and is not retried."""
+        if self._limiter is None:
+            return None
+        try:
+            return self._limiter.acquire(self._deadline)
+        except ProviderError as e:
+            raise ProviderError(str(e), e.kind, None, tuple(self.attempts)) from e
+
+    def _release(self, permit: Permit | None, answered: bool = False, error: BaseException | None = None) -> None:
+        """Tell the limiter how the try of ``permit`` went: ``answered``, a 429 (``error``: its cool-down is
+        kept for ``_wait``), or failed otherwise."""
+        if self._limiter is None or permit is None:
+            return
+        failure = classify(error) if error is not None else None
+        if answered:
+            self._limiter.answered(permit)
+        elif error is not None and failure is not None and failure.kind == ErrorKind.RATE_LIMIT:
+            hint = retry_hint(error, failure)
+            self._cooldown = self._limiter.limited(permit, self.policy, hint[0] if hint else None)
+        else:
+            self._limiter.failed(permit)
 
     def _wait(self, state: Any) -> float:
         error = state.outcome.exception() if state.outcome else None
         hint = retry_hint(error, classify(error)) if error is not None else None
+        if self._cooldown is not None:  # a 429 with a limiter: the next try waits out its cool-down in acquire
+            self._next = (self._cooldown, hint[1] if hint else "backoff")
+            return 0.0
         if hint is not None:
             self._next = (min(hint[0], self.policy.max_retry_after), hint[1])
         else:

@@ -14,6 +14,7 @@ from runner.errors import Location, UserError, UserErrors
 from runner.kinds import ErrorKind
 from runner.names import SCRIPTED
 from runner.providers.breaker import Breaker
+from runner.providers.ratelimit import RateLimiter
 from runner.run.execute import execute, internal_error
 from runner.run.options import Arm, RunOptions
 from runner.run.pool import InOrder, run_pool
@@ -108,7 +109,9 @@ def run_matrix(
     and is given to ``on_finish`` again. At most a provider's ``max_concurrency`` runs of it go at
     once (runner.run.slots); each run records the seconds it waited as ``queued``. Once 3 runs of a
     provider in a row could not connect to it, its remaining runs fail at once
-    (runner.providers.breaker). Raises Interrupted, once running runs have stopped, when
+    (runner.providers.breaker). Each provider's tries share one rate limiter (runner.providers.ratelimit)
+    whose window starts at ``jobs`` or its ``max_concurrency``, whichever is less; each run records the
+    seconds its tries waited for it as ``rate_limited``. Raises Interrupted, once running runs have stopped, when
     ``options.cancel`` is set. With ``options.shard``, only the runs of that shard are planned
     (runner.run.shard).
     """
@@ -118,6 +121,9 @@ def run_matrix(
     todo = [i for i, key in enumerate(keys) if key not in reused]
     breakers = {arm.provider.name: Breaker(arm.provider.name) for arm in arms}  # one per provider, this suite's
     slots = Slots({arm.provider.name: arm.provider.max_concurrency for arm in arms})
+    limiters = {arm.provider.name: RateLimiter(arm.provider.name, min(options.jobs, arm.provider.max_concurrency
+                                                                      or options.jobs), options.cancel)
+                for arm in arms if arm.provider.limited is not None}
 
     def work(job: int) -> RunRecord:
         case, arm, run = plan[todo[job]]
@@ -125,7 +131,7 @@ def run_matrix(
             if waited is None:  # interrupted while waiting: never started
                 return RunRecord(case.full_id, arm.provider.name, arm.prompt.name, run, ERROR,
                                  "cancelled: the suite was interrupted", ErrorKind.CANCELLED)
-            record = execute(case, arm, options, run, breakers[arm.provider.name])
+            record = execute(case, arm, options, run, breakers[arm.provider.name], limiters.get(arm.provider.name))
             record.queued = waited
             return record
 

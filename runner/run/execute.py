@@ -19,6 +19,7 @@ from runner.providers.base import ProviderError
 from runner.providers.breaker import Breaker, Guarded
 from runner.providers.cache import Cached
 from runner.providers.limits import TurnLimited
+from runner.providers.ratelimit import RateLimiter
 from runner.providers.scripted import script_reply
 from runner.run.agent import RunTimeout, Trajectory, run_agent
 from runner.run.events import RunRef, RunStarted
@@ -50,12 +51,15 @@ from runner.tools.mcp import McpError, McpServers
 from runner.tools.mocks import mock_tools
 from runner.tools.toolbox import build_toolbox
 
-_KEPT = frozenset({"case", "provider", "prompt", "run", "duration", "sandbox", "queued", "started"})  # what _clear keeps
+_KEPT = frozenset({"case", "provider", "prompt", "run", "duration", "sandbox", "queued", "rate_limited",
+                   "started"})  # what _clear keeps
 
 
-def execute(case: Case, arm: Arm, options: RunOptions, number: int = 1, breaker: Breaker | None = None) -> RunRecord:
+def execute(case: Case, arm: Arm, options: RunOptions, number: int = 1, breaker: Breaker | None = None,
+            limiter: RateLimiter | None = None) -> RunRecord:
     """Run ``number`` (1-based) of one case in one arm, scored (runner.scoring); its model requests go through the
-    arm's ``breaker`` when given (runner.providers.breaker).
+    arm's ``breaker`` when given (runner.providers.breaker), and their tries wait for the provider's ``limiter``
+    (runner.providers.ratelimit): that wait is the record's ``rate_limited``, not part of its ``duration``.
 
     Never raises an Exception: whatever goes wrong, in the run or in tooltrial's own code
     around it (cleanup, scoring), is on the record, a bug as error kind ``internal``.
@@ -64,7 +68,7 @@ def execute(case: Case, arm: Arm, options: RunOptions, number: int = 1, breaker:
                        sandbox=options.sandbox.confinement, started=time.time())
     started = time.monotonic()
     try:
-        _execute(case, arm, options, record, started, breaker)
+        _execute(case, arm, options, record, started, breaker, limiter)
         fill_metrics(case, record)
     except Exception as e:  # a bug in tooltrial is this run's error, not the suite's end
         internal_error(record, e)
@@ -90,12 +94,12 @@ def _clear(record: RunRecord) -> None:
 
 
 def _execute(case: Case, arm: Arm, options: RunOptions, record: RunRecord, started: float,
-             breaker: Breaker | None) -> None:
+             breaker: Breaker | None, limiter: RateLimiter | None) -> None:
     workspace: Workspace | None = None
     try:
         workspace = Workspace.create(case, options.sandbox)
         with McpServers() as servers:  # stopped before the workspace goes
-            _run_in(workspace, case, arm, options, record, started, breaker, servers)
+            _run_in(workspace, case, arm, options, record, started, breaker, limiter, servers)
         record.warnings.extend(servers.warnings)
     except RunTimeout as e:
         _error(record, ErrorKind.TIMEOUT, str(e))
@@ -110,7 +114,7 @@ def _execute(case: Case, arm: Arm, options: RunOptions, record: RunRecord, start
     except Exception as e:  # a bug in tooltrial must not stop the suite
         internal_error(record, e)
     finally:
-        record.duration = time.monotonic() - started
+        record.duration = time.monotonic() - started - record.rate_limited
         if workspace is not None:
             if options.keep:
                 record.workspace = str(workspace.path)
@@ -119,7 +123,7 @@ def _execute(case: Case, arm: Arm, options: RunOptions, record: RunRecord, start
 
 
 def _run_in(workspace: Workspace, case: Case, arm: Arm, options: RunOptions, record: RunRecord, started: float,
-            breaker: Breaker | None, servers: McpServers) -> None:
+            breaker: Breaker | None, limiter: RateLimiter | None, servers: McpServers) -> None:
     timeout = options.timeout or case.timeout or DEFAULT_RUN_TIMEOUT
     deadline = started + timeout
     command_timeout = case.command_timeout or options.command_timeout
@@ -149,7 +153,8 @@ def _run_in(workspace: Workspace, case: Case, arm: Arm, options: RunOptions, rec
     turns = user if user is not None else turn_prompts(case, context)
     record.prompt_overridden = case.system is not None  # runner.run.prompts.system_prompt: the case's own wins
     record.prompt_used = f"{case.full_id}.system" if record.prompt_overridden else arm.prompt.name
-    model = arm.provider.create(case)
+    limited = arm.provider.limited
+    model = limited(case, limiter) if limited is not None and limiter is not None else arm.provider.create(case)
     guarded = Guarded(model, breaker) if breaker else model
     cached = None
     if options.cache is not None and arm.provider.cache_identity is not None:  # a hit asks no breaker
@@ -252,6 +257,7 @@ def _account(record: RunRecord, provider: TurnLimited, trajectory: Trajectory, c
         for i, c in enumerate(provider.completions)] + failed
     record.requests = sum(max(1, len(r.attempts)) for r in record.model_requests if r.cache != "hit")  # every try sent
     record.latency = known_sum(c.latency for c in provider.completions)
+    record.rate_limited = sum(a.rate_limited for r in record.model_requests for a in r.attempts)
 
 
 def _error(record: RunRecord, kind: ErrorKind, cause: str) -> None:

@@ -87,9 +87,8 @@ class RunRecord:
         cause: for an error, the human cause (``setup command failed (exit 2): make``...).
         error_kind: for an error, its kind (runner.kinds.ErrorKind: ``setup``, ``workspace``,
             ``turn_limit``, ``provider_error``, ``script_exhausted``, ``timeout``, ``judge_error``...).
-        requests: model requests sent: every try counts, retries included (each model request's
-            ``attempts`` lists them). duration: wall-clock seconds. started: when the run began, epoch
-            seconds (None in records of earlier versions).
+        requests: model requests sent: every try counts, retries included (each model request's ``attempts``
+            lists them). duration: wall-clock seconds. started: when it began, epoch seconds (None in older records).
         tokens, cost: the agent's own usage (tokens; USD), each None when no request reported it;
             judges' usage is apart, in ``judge_tokens`` and ``judge_cost``.
         latency: seconds spent waiting on the model, summed over requests (None before any request).
@@ -116,7 +115,8 @@ class RunRecord:
         truncated_reply: whether the final reply was cut off at the output limit (finish reason
             ``length``) and so judged as it stood.
         queued: seconds the run waited for a free slot of its provider (an alias's ``max_concurrency``)
-            before it started; not part of ``duration``.
+            before it started; not part of ``duration``. rate_limited: seconds its tries waited for their provider's
+            rate limiter (runner.providers.ratelimit), each Attempt's ``rate_limited`` summed; not in ``duration``.
         cache: what the response cache did (CacheUse), None when the run used none (no ``--cache``,
             or the scripted provider).
         user_model, user_stop, user_turns: a simulated user's model, why its conversation ended
@@ -157,6 +157,7 @@ class RunRecord:
     prompt_overridden: bool = False
     truncated_reply: bool = False
     queued: float = 0.0
+    rate_limited: float = 0.0
     started: float | None = None
     cache: CacheUse | None = None
     user_model: str | None = None

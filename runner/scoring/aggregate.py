@@ -79,7 +79,8 @@ class Figures:
     divide the totals by the passes. None means no run reported the value (a mean: no run was scored;
     per pass: no run passed). ``truncated_replies`` counts the runs whose final reply was cut off at the
     output limit, ``prompt_overridden`` those that used their case's own ``system`` prompt instead of the
-    arm's, ``queued_total`` the seconds runs waited for a free provider slot (not in ``duration_total``).
+    arm's, ``queued_total`` the seconds runs waited for a free provider slot and ``rate_limited_total`` those their
+    model requests waited for the provider's rate limit (neither in ``duration_total``).
     ``trajectory_mean`` holds the means of the trajectory match scores over the scored runs of cases with a
     reference (``runs`` counts them), None when there is no such run.
     """
@@ -120,6 +121,7 @@ class Figures:
     truncated_replies: int
     prompt_overridden: int
     queued_total: float
+    rate_limited_total: float = 0.0
     trajectory_mean: TrajectoryMeans | None = None
     failures: dict[str, int] = field(default_factory=dict)
     blames: dict[str, int] = field(default_factory=dict)
@@ -177,6 +179,7 @@ def figures(records: Sequence[RunRecord]) -> Figures:
         truncated_replies=sum(r.truncated_reply for r in records),
         prompt_overridden=sum(r.prompt_overridden for r in records),
         queued_total=sum(r.queued for r in records),
+        rate_limited_total=sum(r.rate_limited for r in records),
         trajectory_mean=trajectory_means([r.trajectory_match for r in scored]),
         failures=dict(Counter(r.failure for r in records if r.failure)),
         blames=dict(Counter(str(b) for b in map(blame, records) if b is not None)),

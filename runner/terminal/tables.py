@@ -106,7 +106,8 @@ def print_summary(console: Console, model: Aggregate) -> None:
 def arm_notes(arm: Arm) -> list[str]:
     """The lines under an arm's table, each only when it has something to count: runs whose case's own
     ``system`` replaced the arm's prompt, runs whose final reply was cut off at the output limit, and
-    the seconds runs waited for a free provider slot (an alias's ``max_concurrency``)."""
+    the seconds runs waited for a free provider slot (an alias's ``max_concurrency``) and for the provider's
+    rate limit (runner.providers.ratelimit)."""
     f, notes = arm.figures, []
     if f.prompt_overridden:
         notes.append(f"note: {f.prompt_overridden} of {f.runs} runs used their case's own system prompt, "
@@ -116,6 +117,9 @@ def arm_notes(arm: Arm) -> list[str]:
                      "output limit")
     if f.queued_total:
         notes.append(f"note: runs waited {f.queued_total:.1f}s in all for a free slot of {arm.provider} "
+                     "(not counted in time)")
+    if f.rate_limited_total:
+        notes.append(f"note: requests waited {f.rate_limited_total:.1f}s in all for the rate limit of {arm.provider} "
                      "(not counted in time)")
     return notes
 
