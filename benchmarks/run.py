@@ -246,7 +246,8 @@ def urllib_arm(url: str) -> Arm:
 
 def litellm_arm(url: str) -> Arm:
     os.environ["TOOLTRIAL_BENCH_KEY"] = "sk-bench"  # the fake server takes any key
-    settings = ModelSettings(model="openai/gpt-4o-mini", api_base=url, api_key_env="TOOLTRIAL_BENCH_KEY")
+    settings = ModelSettings(model="openai/gpt-4o-mini", api_base=url, api_key_env="TOOLTRIAL_BENCH_KEY",
+                             max_concurrency=16)  # a loopback alias's default is one run at a time
     return Arm(resolve_provider("litellm", Config(providers={"litellm": settings})), load_prompt(None))
 
 

@@ -25,6 +25,7 @@ pattern selects only in ``tools`` and ``deny``. Beyond that, by what the check c
 from __future__ import annotations
 
 import difflib
+import functools
 from typing import Any, Iterable, Mapping, NamedTuple
 
 from runner.errors import CaseFileError, did_you_mean
@@ -157,6 +158,12 @@ def _parameter_errors(spec: Any, schema: Any, tool: str, path: Path, spot: Spot,
     return errors
 
 
+@functools.lru_cache(maxsize=1024)
+def _close_matcher(key: str) -> list[str]:
+    """The matcher name ``key`` is likely a misspelling of (difflib, cutoff 0.75), as a list of at most one."""
+    return difflib.get_close_matches(key, MATCHERS, n=1, cutoff=0.75)
+
+
 def _misspelt_matchers(spec: Any, schema: Any, path: Path, spot: Spot, defaults: Spot | None,
                        top: bool = False) -> list[CaseFileError]:
     """Each one-key mapping in the args spec ``spec`` (at ``path``; ``schema`` the JSON Schema of the
@@ -175,8 +182,8 @@ def _misspelt_matchers(spec: Any, schema: Any, path: Path, spot: Spot, defaults:
         return _misspelt_matchers(inner, schema, [*path, name], spot, defaults, top=name == "exact")
     declared = schema.get("properties") if isinstance(schema, Mapping) else None
     declared = declared if isinstance(declared, Mapping) else {}
-    close = difflib.get_close_matches(str(next(iter(spec))), MATCHERS, n=1, cutoff=0.75) if len(spec) == 1 else []
-    if close and not top and next(iter(spec)) not in declared:
+    close = _close_matcher(str(next(iter(spec)))) if len(spec) == 1 and not top and next(iter(spec)) not in declared else []
+    if close:
         key = next(iter(spec))
         where = written([*path, key], spot, defaults)
         types = schema.get("type") if isinstance(schema, Mapping) else None
