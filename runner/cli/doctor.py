@@ -20,7 +20,7 @@ from runner.providers.probe import FAIL, OK, Diagnosis, as_dict, diagnose
 from runner.providers.registry import resolve_provider
 from runner.spec.config import Config, load_config
 from runner.terminal.console import make_console, shown
-from runner.terminal.lines import plural
+from runner.text import plural
 
 _STYLES = {OK: "green", FAIL: "bold red"}
 _MARKS = {OK: "ok", FAIL: "FAIL"}

@@ -29,7 +29,7 @@ from runner.resources import bundled
 from runner.spec.conversation import conversation_errors
 from runner.spec.mcpservers import mcp_server_errors
 from runner.spec.positions import Spot, position, written
-from runner.spec.tracerules import tool_rule_errors
+from runner.spec.tracerules import strings_at, tool_rule_errors
 
 Checked = list[tuple[Spot, dict[str, Any]]]  # each case merged over the defaults, with its Spot
 
@@ -75,7 +75,7 @@ def _verify_errors(case: dict[str, Any], spot: Spot, defaults: Spot | None) -> l
     verify = case["expect"].get("verify") if isinstance(case.get("expect"), dict) else None
     hint = "write a shell command that exits 0 only when the task is done, or remove verify"
     return [written(path, spot, defaults).error("empty verify command: it passes whatever the agent did", path, hint=hint)
-            for path, command in _strings(verify, ["expect", "verify"]) if not command.strip()]
+            for path, command in strings_at(verify, ["expect", "verify"]) if not command.strip()]
 
 
 def _file_path_errors(case: dict[str, Any], spot: Spot, defaults: Spot | None) -> list[CaseFileError]:
@@ -231,7 +231,7 @@ def _expect_regexes(expect: Any, at: list[str | int]) -> list[tuple[list[str | i
     for name, kind in KINDS.items():
         if name in expect:
             for keys in kind.regex_keys:
-                found += [hit for path, value in _at(expect[name], keys, [*at, name]) for hit in _strings(value, path)]
+                found += [hit for path, value in _at(expect[name], keys, [*at, name]) for hit in strings_at(value, path)]
             for keys in kind.matcher_keys:
                 found += [hit for path, value in _at(expect[name], keys, [*at, name]) for hit in _matcher_regexes(value, path)]
     return found
@@ -254,11 +254,3 @@ def _matcher_regexes(value: Any, path: list[str | int]) -> list[tuple[list[str |
         return [([*path, "matches"], value["matches"])]
     items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
     return [found for key, item in items for found in _matcher_regexes(item, [*path, key])]
-
-
-def _strings(value: Any, path: list[str | int]) -> list[tuple[list[str | int], str]]:
-    """(path, text) of each string of a string-or-list value; other items are the schema's business."""
-    if isinstance(value, str):
-        return [(path, value)]
-    items = value if isinstance(value, list) else []
-    return [([*path, i], item) for i, item in enumerate(items) if isinstance(item, str)]

@@ -108,13 +108,13 @@ class _Named(NamedTuple):
 
 def _named_tools(case: dict[str, Any]) -> list[_Named]:
     """Each tool name the case writes, in ``tools``, ``deny`` and every trace (the case's and each turn's)."""
-    found = [_Named(path, name, key) for key in ("tools", "deny") for path, name in _strings(case.get(key), [key])]
+    found = [_Named(path, name, key) for key in ("tools", "deny") for path, name in strings_at(case.get(key), [key])]
     traces: list[tuple[Path, Any]] = [(["expect", "trace"], _get(case.get("expect"), "trace"))]
     for i, turn in enumerate(_list(case.get("turns"))):
         traces.append((["turns", i, "expect", "trace"], _get(_get(turn, "expect"), "trace")))
     for at, trace in traces:
         for key in _TRACE_LISTS:
-            found += [_Named(path, name, key) for path, name in _strings(_get(trace, key), [*at, key])]
+            found += [_Named(path, name, key) for path, name in strings_at(_get(trace, key), [*at, key])]
         for i, call in enumerate(_list(_get(trace, "calls"))):
             if isinstance(_get(call, "name"), str):
                 found.append(_Named([*at, "calls", i, "name"], call["name"], "calls", [*at, "calls", i, "args"]))
@@ -226,7 +226,7 @@ def _list(value: Any) -> list[Any]:
     return value if isinstance(value, list) else []
 
 
-def _strings(value: Any, path: Path) -> list[tuple[Path, str]]:
+def strings_at(value: Any, path: Path) -> list[tuple[Path, str]]:
     """(path, text) of each string of a string-or-list value; other items are the schema's business."""
     if isinstance(value, str):
         return [(path, value)]
