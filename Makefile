@@ -9,17 +9,20 @@ PIP    := PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_INPUT=1 $(BIN)/python -m pip --
 
 .PHONY: run test test-fast venv lock clean
 
+# pytest-xdist: a worker per core, at most 4; a test file stays on one worker, so its module fixtures run once.
+XDIST := -n auto --maxprocesses 4 --dist loadfile
+
 run: $(STAMP)
 	$(BIN)/tooltrial run cases/
 
 test: $(STAMP)
-	@echo "make test: every test (about 960; about 3 minutes on 2 cores, one dot each; make test-fast skips the slow ones)"
-	$(BIN)/python -m pytest
+	@echo "make test: every test, on one worker process per core (at most 4; about 2 minutes on 2 cores; make test-fast skips the slow ones)"
+	$(BIN)/python -m pytest $(XDIST)
 
 # All but the tests marked slow: for iterating; CI and `make test` run every test.
 test-fast: $(STAMP)
 	@echo "make test-fast: every test not marked slow (about 2 minutes on 2 cores)"
-	$(BIN)/python -m pytest -m 'not slow'
+	$(BIN)/python -m pytest $(XDIST) -m 'not slow'
 
 venv: $(STAMP)
 

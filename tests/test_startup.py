@@ -119,6 +119,7 @@ def test_every_run_shares_one_provider_and_no_run_sets_a_level_or_writes_the_env
     with OpenAIServer(fallback=openai_reply("done")) as server:
         path = config(tmp_path, openai_base=server.api_base)
         monkeypatch.setenv("TOOLTRIAL_TEST_LOCAL_KEY", "sk-test")  # before the count starts
+        monkeypatch.delenv("COLUMNS", raising=False)  # else run_cli's putting it back (xdist sets it) counts
         monkeypatch.setattr(LiteLLMProvider, "__init__", counted_init)
         monkeypatch.setattr(logging.Logger, "setLevel", counted_level)
         monkeypatch.setattr(os._Environ, "__setitem__", counted_put)
