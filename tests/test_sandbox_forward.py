@@ -4,6 +4,7 @@ from inside the sandbox, and nothing else), through the real sandbox in both mod
 from __future__ import annotations
 
 import hashlib
+import os
 import socket
 import threading
 from collections.abc import Iterator
@@ -11,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from runner.sandbox import forward
 from runner.sandbox.command import Sandbox, scrubbed_env
-from tests.sandboxes import MODES, make_sandbox
+from tests.sandboxes import MODES, make_sandbox, needs_bwrap, processes_with
 
 MIB = 2**20
 
@@ -89,7 +91,41 @@ _GET = ("python3 -c 'import sys, urllib.request; "
         "print(urllib.request.urlopen(sys.argv[1], timeout=5).read().decode())' http://127.0.0.1:{port}/v1/models")
 
 
-def test_forward_is_a_no_op_without_bubblewrap(tmp_path: Path, server: _HttpServer) -> None:
-    code, output = _run(Sandbox("none"), tmp_path, _GET.format(port=server.port), forward=server.port)
-    assert (code, output) == (0, "hello from the host /v1/models\n")
-    assert server.requests[0].startswith(b"GET /v1/models HTTP/1.1\r\nAccept-Encoding: identity\r\n")
+_REQUEST = b"GET /v1/models HTTP/1.1\r\nAccept-Encoding: identity\r\nHost: 127.0.0.1:%d\r\n"
+
+
+@pytest.mark.parametrize("mode, network", [("none", False), pytest.param("bwrap", True, marks=needs_bwrap)])
+def test_forward_is_a_no_op_where_the_host_loopback_is_reachable_anyway(
+    mode: str, network: bool, tmp_path: Path, server: _HttpServer
+) -> None:
+    command = _GET.format(port=server.port)
+    assert _run(make_sandbox(mode), tmp_path, command, forward=server.port, network=network) == (
+        0, "hello from the host /v1/models\n")
+    assert server.requests[0].startswith(_REQUEST % server.port)
+    assert not _forward_threads()
+
+
+def _forward_threads() -> list[str]:
+    return [thread.name for thread in threading.enumerate() if thread.name.startswith("tooltrial-forward-")]
+
+
+_LOOK_AROUND = "; ls /proc/self/fd | tr '\\n' ' '; echo; readlink /proc/[0-9]*/exe | grep -c python"
+
+
+@needs_bwrap
+def test_under_bwrap_the_forwarded_port_answers_and_nothing_of_the_forward_stays_inside(
+    tmp_path: Path, server: _HttpServer
+) -> None:
+    code, output = _run(make_sandbox("bwrap"), tmp_path, _GET.format(port=server.port) + _LOOK_AROUND,
+                        forward=server.port)
+    # the reply came through; the command holds no descriptor but its own (ls's folder is 3); no python runs
+    assert (code, output) == (1, "hello from the host /v1/models\n0 1 2 3 \n0\n")
+    assert len(server.requests) == 1 and server.requests[0].startswith(_REQUEST % server.port)
+    assert not _forward_threads() and not processes_with("_socket.socket(fileno=")
+
+
+@needs_bwrap
+def test_without_forward_the_port_stays_unreachable_under_bwrap(tmp_path: Path, server: _HttpServer) -> None:
+    code, output = _run(make_sandbox("bwrap"), tmp_path, _GET.format(port=server.port) + " 2>&1 | tail -1")
+    assert output == "urllib.error.URLError: <urlopen error [Errno 111] Connection refused>\n"
+    assert server.requests == []
