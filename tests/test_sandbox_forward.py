@@ -129,3 +129,171 @@ def test_without_forward_the_port_stays_unreachable_under_bwrap(tmp_path: Path, 
     code, output = _run(make_sandbox("bwrap"), tmp_path, _GET.format(port=server.port) + " 2>&1 | tail -1")
     assert output == "urllib.error.URLError: <urlopen error [Errno 111] Connection refused>\n"
     assert server.requests == []
+
+
+class _DigestServer:
+    """On the host's 127.0.0.1: for each connection, reads to end of file, replies the SHA-256 of what
+    came (hex) and closes; records how many connections it accepted and the bytes each sent."""
+
+    def __init__(self) -> None:
+        self.socket = socket.create_server(("127.0.0.1", 0), backlog=128)
+        self.port: int = self.socket.getsockname()[1]
+        self.received: list[int] = []
+        self.accepted = 0
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                connection, _ = self.socket.accept()
+            except OSError:
+                return
+            self.accepted += 1
+            threading.Thread(target=self._answer, args=(connection,), daemon=True).start()
+
+    def _answer(self, connection: socket.socket) -> None:
+        digest, size = hashlib.sha256(), 0
+        with connection:
+            try:
+                while chunk := connection.recv(65536):
+                    digest.update(chunk)
+                    size += len(chunk)
+                self.received.append(size)
+                connection.sendall(digest.hexdigest().encode())
+            except OSError:
+                self.received.append(size)
+
+    def close(self) -> None:
+        self.socket.shutdown(socket.SHUT_RDWR)
+        self.socket.close()
+
+
+@pytest.fixture
+def digests() -> Iterator[_DigestServer]:
+    server = _DigestServer()
+    yield server
+    server.close()
+
+
+@pytest.fixture
+def other() -> Iterator[socket.socket]:
+    """Another listener on the host's 127.0.0.1, never to be reached."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    listener.setblocking(False)
+    yield listener
+    listener.close()
+
+
+_KNOCK = """python3 -c '
+import socket, sys
+port, other, path, abstract = sys.argv[1:]
+tries = [(socket.AF_INET, ("127.0.0.1", int(other))), (socket.AF_INET, ("127.0.0.2", int(port))),
+         (socket.AF_UNIX, path), (socket.AF_UNIX, chr(0) + abstract)]
+for family, address in tries:
+    try:
+        socket.socket(family).connect(address)
+        print("connected")
+    except OSError as e:
+        print(e.errno)
+' """
+
+
+@needs_bwrap
+def test_no_other_port_nor_any_unix_socket_of_the_host_answers_while_one_is_forwarded(
+    tmp_path: Path, server: _HttpServer, other: socket.socket
+) -> None:
+    unix = [socket.socket(socket.AF_UNIX), socket.socket(socket.AF_UNIX)]
+    path, abstract = str(tmp_path / "host.sock"), f"tooltrial-{os.getpid()}-{tmp_path.name}"
+    for listener, address in zip(unix, (path, "\0" + abstract)):
+        listener.bind(address)
+        listener.listen()
+        listener.setblocking(False)
+    try:
+        command = _KNOCK + f"{server.port} {other.getsockname()[1]} {path} {abstract}"
+        code, output = _run(make_sandbox("bwrap"), tmp_path, command, forward=server.port)
+        for listener in (other, *unix):
+            with pytest.raises(BlockingIOError):
+                listener.accept()  # nobody knocked
+    finally:
+        for listener in unix:
+            listener.close()
+    # another host port: refused in the sandbox's own network; the forward is 127.0.0.1's alone;
+    # Unix sockets: refused by the seccomp filter (EACCES) before any address is looked at
+    assert (code, output) == (0, "111\n111\n13\n13\n")
+    assert server.requests == []
+
+
+_SEND = """python3 -c '
+import hashlib, socket, sys
+data = bytes(range(256)) * (int(sys.argv[2]) // 256) + b"\\xc3\\x28"
+connection = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=10)
+try:
+    connection.sendall(data)
+    connection.shutdown(socket.SHUT_WR)
+    reply = connection.recv(100).decode()
+    print("same" if reply == hashlib.sha256(data).hexdigest() else f"reply {reply!r}" if reply else "cut")
+except OSError:  # reset, or a broken pipe, as the cut finds the connection
+    print("cut")
+' """
+
+
+@needs_bwrap
+def test_huge_binary_streams_go_through_whole_both_ways(tmp_path: Path, digests: _DigestServer) -> None:
+    code, output = _run(make_sandbox("bwrap"), tmp_path, _SEND + f"{digests.port} {24 * MIB}", forward=digests.port)
+    assert (code, output) == (0, "same\n")
+    assert digests.received == [24 * MIB + 2]
+    assert not _forward_threads()
+
+
+@needs_bwrap
+def test_past_the_byte_bound_the_connection_is_cut(
+    tmp_path: Path, digests: _DigestServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(forward, "MAX_BYTES", MIB)
+    code, output = _run(make_sandbox("bwrap"), tmp_path, _SEND + f"{digests.port} {4 * MIB}", forward=digests.port)
+    assert (code, output) == (0, "cut\n")
+    (received,) = digests.received
+    assert received <= MIB
+    assert not _forward_threads()
+
+
+_FLOOD = """python3 -c '
+import socket, sys, time
+port = int(sys.argv[1])
+held = [socket.create_connection(("127.0.0.1", port), timeout=10) for _ in range(40)]
+last = held[-1]
+last.sendall(b"y")
+last.shutdown(socket.SHUT_WR)
+last.settimeout(1)
+try:
+    print("answered early", last.recv(100))
+except TimeoutError:
+    print("waits")
+for connection in held[:32]:
+    connection.close()
+last.settimeout(10)
+print(last.recv(100).decode(), flush=True)
+open("printed", "w").close()
+time.sleep(60)
+' """
+
+
+@needs_bwrap
+def test_a_flood_of_connections_waits_its_turn_and_a_command_holding_them_is_stopped(
+    tmp_path: Path, digests: _DigestServer
+) -> None:
+    cancel = threading.Event()
+
+    def cancel_once_printed() -> None:  # as Ctrl-C would, stops the command as its timeout does
+        while not (tmp_path / "printed").exists() and not cancel.wait(0.05):
+            pass
+        cancel.set()
+
+    threading.Thread(target=cancel_once_printed, daemon=True).start()
+    result = make_sandbox("bwrap").run(_FLOOD + str(digests.port), tmp_path, scrubbed_env(tmp_path), timeout=30,
+                                       cancel=cancel, forward=digests.port)
+    cancel.set()
+    assert result.output == f"waits\n{hashlib.sha256(b'y').hexdigest()}\n"
+    assert result.timed_out and forward.MAX_CONNECTIONS == 32
+    assert digests.accepted == 40  # 32 at once, the next 8 once those closed
+    assert not _forward_threads()
