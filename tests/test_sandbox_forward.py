@@ -46,7 +46,7 @@ def test_a_command_that_never_reads_its_stdin_neither_hangs_nor_loses_its_output
 
 
 def test_stdin_to_a_command_that_times_out_is_dropped(tmp_path: Path) -> None:
-    result = Sandbox("none").run("sleep 30", tmp_path, scrubbed_env(tmp_path), timeout=0.5, stdin=b"y" * MIB)
+    result = Sandbox("none").run("sleep 30", tmp_path, scrubbed_env(tmp_path), timeout=0.2, stdin=b"y" * MIB)
     assert (result.timed_out, result.exit_code) == (True, None)
 
 
@@ -297,3 +297,11 @@ def test_a_flood_of_connections_waits_its_turn_and_a_command_holding_them_is_sto
     assert result.timed_out and forward.MAX_CONNECTIONS == 32
     assert digests.accepted == 40  # 32 at once, the next 8 once those closed
     assert not _forward_threads()
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_port_outside_tcps_range_is_refused_before_anything_runs(mode: str, tmp_path: Path) -> None:
+    for port in (0, 65536):
+        with pytest.raises(ValueError, match=f"^forward port {port} is not a TCP port \\(1-65535\\)$"):
+            _run(make_sandbox(mode), tmp_path, "touch ran", forward=port)
+    assert not (tmp_path / "ran").exists()

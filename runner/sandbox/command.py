@@ -175,9 +175,12 @@ class Sandbox:
         at ``output_limit`` bytes with a ``[... N bytes left out ...]`` marker (setup and verify
         records); without it they share one pipe, so a tool result keeps their interleaving.
         ``forward`` is a TCP port of the host's 127.0.0.1 that the command reaches at the same
-        address (under bwrap without ``network``, the only host address it reaches; elsewhere the
-        host loopback is reachable anyway).
+        address: under bwrap without ``network`` the only host address it reaches, relayed by
+        runner.sandbox.forward (bounded connections and bytes); elsewhere the host loopback is
+        reachable anyway. Raises ValueError for a port outside 1-65535.
         """
+        if forward is not None and not 0 < forward < 65536:
+            raise ValueError(f"forward port {forward} is not a TCP port (1-65535)")
         relay = Forward(forward) if forward is not None and self.mode == "bwrap" and not network else None
         filter_in, filter_out = os.pipe() if self._filter is not None and not network else (None, None)
         if filter_out is not None:  # bwrap reads the program from the inherited end; it fits the pipe's buffer

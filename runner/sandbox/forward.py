@@ -52,8 +52,6 @@ class Forward:
     """
 
     def __init__(self, port: int) -> None:
-        if not 0 < port < 65536:
-            raise ValueError(f"forward port {port} is not a TCP port (1-65535)")
         self.port = port
         self._channel, inside = socket.socketpair()
         self.inside = inside.detach()
