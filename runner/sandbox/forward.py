@@ -55,7 +55,6 @@ class Forward:
         self.port = port
         self._channel, inside = socket.socketpair()
         self.inside = inside.detach()
-        os.set_inheritable(self.inside, True)
         self._inside_open = True
         self._lock = threading.Lock()
         self._stopped = False
@@ -134,7 +133,8 @@ class Forward:
             pair = threading.Semaphore(0)
             self._threads = [thread for thread in self._threads if thread.is_alive()]
             for source, target in ((inside, outside), (outside, inside)):
-                thread = threading.Thread(target=self._relay, args=(source, target, pair), daemon=True)
+                thread = threading.Thread(target=self._relay, args=(source, target, pair), daemon=True,
+                                          name=f"tooltrial-forward-{self.port}-relay")
                 self._threads.append(thread)
                 thread.start()
 
