@@ -361,3 +361,23 @@ def test_the_relay_carries_any_bytes_over_any_connections_whole(
     finally:
         relay.stop()
     assert not _forward_threads()
+
+
+@needs_bwrap
+def test_commands_at_once_forward_the_same_port_each_in_its_own_sandbox(tmp_path: Path, digests: _DigestServer) -> None:
+    sandbox = make_sandbox("bwrap")
+    results: dict[int, tuple[int | None, str]] = {}
+
+    def send(n: int) -> None:
+        workspace = tmp_path / str(n)
+        workspace.mkdir()
+        results[n] = _run(sandbox, workspace, _SEND + f"{digests.port} {(n + 1) * MIB}", forward=digests.port)
+
+    threads = [threading.Thread(target=send, args=(n,)) for n in range(3)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    assert results == {n: (0, "same\n") for n in range(3)}
+    assert sorted(digests.received) == [MIB + 2, 2 * MIB + 2, 3 * MIB + 2]
+    assert not _forward_threads()
