@@ -55,7 +55,7 @@ FILES_CASE = """\
 
 def test_the_bundled_example_passes_and_its_wrong_script_fails_for_wrong_tool(tmp_path: Path) -> None:
     examples = ROOT / "examples" / "agents"
-    code, output, runs = _run(tmp_path, str(examples / "version.yml"), str(examples / "wrong.yml"),
+    code, output, runs = _run(tmp_path, str(examples / "cases" / "version.yml"), str(examples / "cases" / "wrong.yml"),
                               "--config", str(examples / "tooltrial.yml"), "--agent", "files-agent", sandbox="auto")
     assert code == 1, output
     right, wrong = runs
