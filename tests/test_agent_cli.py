@@ -205,3 +205,15 @@ def test_agent_mistakes_are_named_where_they_are_written(tmp_path: Path) -> None
     code, output, _ = _run(tmp_path, str(cases), "--agent", str(agent_file))
     assert code == 4
     assert f"error: {agent_file}:2:10: timeout: must be greater than 0, got -1\n" in output
+
+
+def test_the_process_score_counts_an_avoided_tool_only_where_the_agent_offered_it(tmp_path: Path) -> None:
+    trace = "trace: {order: [write_file, read_file], avoid: [bash, write_file], max_calls: 5}"
+    config, cases = _project(tmp_path, {"msg": _messages_agent()}, FILES_CASE.format(agent="msg", more=trace))
+    code, output, (run,) = _run(tmp_path, str(cases), "--config", str(config))
+    assert (code, run["status"], run["agent"]["tools"]) == (1, "fail", ["read_file", "write_file"]), output
+    failed = sorted(c["check"] for c in run["checks"] if not c["passed"])
+    assert failed == ["trace.avoid", "trace.order"]
+    # avoid: write_file (offered, called) 0, bash (a builtin the agent never offered) not counted; order 0; max_calls 1
+    assert run["process"] == 1 / 3
+    assert run["failure"] == "called_forbidden"
