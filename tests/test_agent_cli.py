@@ -217,3 +217,16 @@ def test_the_process_score_counts_an_avoided_tool_only_where_the_agent_offered_i
     # avoid: write_file (offered, called) 0, bash (a builtin the agent never offered) not counted; order 0; max_calls 1
     assert run["process"] == 1 / 3
     assert run["failure"] == "called_forbidden"
+
+
+def test_a_case_with_an_agent_may_name_the_agents_own_tools(tmp_path: Path) -> None:
+    case = ("- id: one\n{agent}  turns: [go]\n  expect:\n    trace: {{must_include: [grep_repo], args: {{read_file: {{offset: 3}}}}}}\n"
+            "  script: [{{content: ok}}]\n")
+    cases = tmp_path / "cases.yml"
+    cases.write_text(case.format(agent="  agent: {command: my-agent}\n"))
+    done = run_cli("validate", str(cases))
+    assert (done.returncode, done.stdout) == (0, "1 case in 1 file is valid\n")
+    cases.write_text(case.format(agent=""))
+    done = run_cli("validate", str(cases))
+    assert done.returncode == 4
+    assert f"{cases}:4:28: expect.trace.must_include[0]: unknown tool 'grep_repo' (did you mean 'grep'?)" in done.stderr
