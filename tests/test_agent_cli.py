@@ -159,11 +159,11 @@ def test_the_runs_deadline_kills_the_agents_whole_process_group(tmp_path: Path) 
     marker = f"agent-{uuid.uuid4().hex}"
     agents = {"hung": {"command": f"{PYTHON} {AGENTS / 'messages_agent.py'} {marker} & wait", "input": "stdin",
                        "env": {"AGENT_SLEEP": "60"}}}
-    config, cases = _project(tmp_path, agents, "- id: one\n  agent: hung\n  timeout: 1.5\n  turns: [go]\n"
+    config, cases = _project(tmp_path, agents, "- id: one\n  agent: hung\n  timeout: 1\n  turns: [go]\n"
                                                "  script: [{content: ok}]\n")
     code, output, (run,) = _run(tmp_path, str(cases), "--config", str(config), sandbox="auto")
     assert (code, run["error_kind"], run["failure"]) == (1, "timeout", "run_error"), output
-    assert run["cause"] == "run timed out after 1.5s, running the agent command (turn 1)"
+    assert run["cause"] == "run timed out after 1s, running the agent command (turn 1)"
     assert run["commands"][0]["timed_out"] is True
     alive = [p for p in Path("/proc").iterdir() if p.name.isdigit() and marker in _cmdline(p)]
     assert alive == []

@@ -29,7 +29,7 @@ def test_cancel_stops_the_agents_process_group_and_the_run_is_cancelled() -> Non
     agent = AgentSpec("hung", f"{AGENT} {marker} & wait", "stdin", env={"AGENT_SLEEP": "60"})
     case = make_case(agent=agent, script=({"content": "ok"},))
     options = RunOptions(sandbox=Sandbox())
-    threading.Timer(1.0, options.cancel.set).start()
+    threading.Timer(0.6, options.cancel.set).start()
     began = time.monotonic()
     record = execute(case, ARM, options)
     assert (record.error_kind, record.cause) == (ErrorKind.CANCELLED, "cancelled: the suite was interrupted")
