@@ -11,12 +11,15 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from runner.sandbox import forward
 from runner.sandbox.command import Sandbox, scrubbed_env
 from tests.sandboxes import MODES, make_sandbox, needs_bwrap, processes_with
 
 MIB = 2**20
+PY = forward.PYTHON  # visible inside with a forward; python3 on PATH may be a slow shim (pyenv)
 
 
 def _run(sandbox: Sandbox, workspace: Path, command: str, **kwargs: object) -> tuple[int | None, str]:
@@ -87,7 +90,7 @@ def server() -> Iterator[_HttpServer]:
     server.close()
 
 
-_GET = ("python3 -c 'import sys, urllib.request; "
+_GET = ("{python} -c 'import sys, urllib.request; "
         "print(urllib.request.urlopen(sys.argv[1], timeout=5).read().decode())' http://127.0.0.1:{port}/v1/models")
 
 
@@ -98,7 +101,7 @@ _REQUEST = b"GET /v1/models HTTP/1.1\r\nAccept-Encoding: identity\r\nHost: 127.0
 def test_forward_is_a_no_op_where_the_host_loopback_is_reachable_anyway(
     mode: str, network: bool, tmp_path: Path, server: _HttpServer
 ) -> None:
-    command = _GET.format(port=server.port)
+    command = _GET.format(python="python3", port=server.port)
     assert _run(make_sandbox(mode), tmp_path, command, forward=server.port, network=network) == (
         0, "hello from the host /v1/models\n")
     assert server.requests[0].startswith(_REQUEST % server.port)
@@ -109,6 +112,17 @@ def _forward_threads() -> list[str]:
     return [thread.name for thread in threading.enumerate() if thread.name.startswith("tooltrial-forward-")]
 
 
+def _helpers_running() -> list[int]:
+    """Host pids of processes running the forward's helper (bubblewrap's own hold it in their arguments)."""
+    def runs_python(pid: int) -> bool:
+        try:
+            return os.readlink(f"/proc/{pid}/exe") == PY
+        except OSError:  # gone meanwhile
+            return False
+
+    return [pid for pid in processes_with("_socket.socket(fileno=") if runs_python(pid)]
+
+
 _LOOK_AROUND = "; ls /proc/self/fd | tr '\\n' ' '; echo; readlink /proc/[0-9]*/exe | grep -c python"
 
 
@@ -116,17 +130,17 @@ _LOOK_AROUND = "; ls /proc/self/fd | tr '\\n' ' '; echo; readlink /proc/[0-9]*/e
 def test_under_bwrap_the_forwarded_port_answers_and_nothing_of_the_forward_stays_inside(
     tmp_path: Path, server: _HttpServer
 ) -> None:
-    code, output = _run(make_sandbox("bwrap"), tmp_path, _GET.format(port=server.port) + _LOOK_AROUND,
+    code, output = _run(make_sandbox("bwrap"), tmp_path, _GET.format(python=PY, port=server.port) + _LOOK_AROUND,
                         forward=server.port)
     # the reply came through; the command holds no descriptor but its own (ls's folder is 3); no python runs
     assert (code, output) == (1, "hello from the host /v1/models\n0 1 2 3 \n0\n")
     assert len(server.requests) == 1 and server.requests[0].startswith(_REQUEST % server.port)
-    assert not _forward_threads() and not processes_with("_socket.socket(fileno=")
+    assert not _forward_threads() and not _helpers_running()
 
 
 @needs_bwrap
 def test_without_forward_the_port_stays_unreachable_under_bwrap(tmp_path: Path, server: _HttpServer) -> None:
-    code, output = _run(make_sandbox("bwrap"), tmp_path, _GET.format(port=server.port) + " 2>&1 | tail -1")
+    code, output = _run(make_sandbox("bwrap"), tmp_path, _GET.format(python="python3", port=server.port) + " 2>&1 | tail -1")
     assert output == "urllib.error.URLError: <urlopen error [Errno 111] Connection refused>\n"
     assert server.requests == []
 
@@ -184,7 +198,7 @@ def other() -> Iterator[socket.socket]:
     listener.close()
 
 
-_KNOCK = """python3 -c '
+_KNOCK = PY + """ -c '
 import socket, sys
 port, other, path, abstract = sys.argv[1:]
 tries = [(socket.AF_INET, ("127.0.0.1", int(other))), (socket.AF_INET, ("127.0.0.2", int(port))),
@@ -223,7 +237,7 @@ def test_no_other_port_nor_any_unix_socket_of_the_host_answers_while_one_is_forw
     assert server.requests == []
 
 
-_SEND = """python3 -c '
+_SEND = PY + """ -c '
 import hashlib, socket, sys
 data = bytes(range(256)) * (int(sys.argv[2]) // 256) + b"\\xc3\\x28"
 connection = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=10)
@@ -257,7 +271,7 @@ def test_past_the_byte_bound_the_connection_is_cut(
     assert not _forward_threads()
 
 
-_FLOOD = """python3 -c '
+_FLOOD = PY + """ -c '
 import socket, sys, time
 port = int(sys.argv[1])
 held = [socket.create_connection(("127.0.0.1", port), timeout=10) for _ in range(40)]
@@ -305,3 +319,65 @@ def test_a_port_outside_tcps_range_is_refused_before_anything_runs(mode: str, tm
         with pytest.raises(ValueError, match=f"^forward port {port} is not a TCP port \\(1-65535\\)$"):
             _run(make_sandbox(mode), tmp_path, "touch ran", forward=port)
     assert not (tmp_path / "ran").exists()
+
+
+@needs_bwrap
+def test_a_helper_that_cannot_start_fails_the_command_and_leaves_nothing_waiting(
+    tmp_path: Path, server: _HttpServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(forward, "PYTHON", "/nonexistent/python3")
+    code, output = _run(make_sandbox("bwrap"), tmp_path, "touch ran", forward=server.port)
+    assert (code, output) == (1, "bwrap: execvp /nonexistent/python3: No such file or directory\n")
+    assert not (tmp_path / "ran").exists() and not _forward_threads() and server.requests == []
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.binary(max_size=200_000))
+def test_any_bytes_on_stdin_reach_the_command_exactly(tmp_path: Path, data: bytes) -> None:
+    code, output = _run(Sandbox("none"), tmp_path, "sha256sum", stdin=data)
+    assert (code, output) == (0, f"{hashlib.sha256(data).hexdigest()}  -\n")
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.binary(min_size=1, max_size=100_000), max_size=8), st.integers(1, 3))
+def test_the_relay_carries_any_bytes_over_any_connections_whole(
+    digests: _DigestServer, chunks: list[bytes], connections: int
+) -> None:
+    """The relay alone, on the host: a listener handed to it as the helper hands one."""
+    relay = forward.Forward(digests.port)
+    listener = socket.create_server(("127.0.0.1", 0))
+    with socket.socket(fileno=os.dup(relay.inside)) as inside:  # the command's copy
+        socket.send_fds(inside, [b"L"], [listener.fileno()])
+    address = listener.getsockname()
+    listener.close()
+    relay.start()
+    try:
+        for _ in range(connections):
+            with socket.create_connection(address, timeout=10) as client:
+                for chunk in chunks:
+                    client.sendall(chunk)
+                client.shutdown(socket.SHUT_WR)
+                assert client.recv(100).decode() == hashlib.sha256(b"".join(chunks)).hexdigest()
+    finally:
+        relay.stop()
+    assert not _forward_threads()
+
+
+@needs_bwrap
+def test_commands_at_once_forward_the_same_port_each_in_its_own_sandbox(tmp_path: Path, digests: _DigestServer) -> None:
+    sandbox = make_sandbox("bwrap")
+    results: dict[int, tuple[int | None, str]] = {}
+
+    def send(n: int) -> None:
+        workspace = tmp_path / str(n)
+        workspace.mkdir()
+        results[n] = _run(sandbox, workspace, _SEND + f"{digests.port} {(n + 1) * MIB}", forward=digests.port)
+
+    threads = [threading.Thread(target=send, args=(n,)) for n in range(3)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    assert results == {n: (0, "same\n") for n in range(3)}
+    assert sorted(digests.received) == [MIB + 2, 2 * MIB + 2, 3 * MIB + 2]
+    assert not _forward_threads()

@@ -55,7 +55,6 @@ class Forward:
         self.port = port
         self._channel, inside = socket.socketpair()
         self.inside = inside.detach()
-        os.set_inheritable(self.inside, True)
         self._inside_open = True
         self._lock = threading.Lock()
         self._stopped = False
@@ -134,7 +133,8 @@ class Forward:
             pair = threading.Semaphore(0)
             self._threads = [thread for thread in self._threads if thread.is_alive()]
             for source, target in ((inside, outside), (outside, inside)):
-                thread = threading.Thread(target=self._relay, args=(source, target, pair), daemon=True)
+                thread = threading.Thread(target=self._relay, args=(source, target, pair), daemon=True,
+                                          name=f"tooltrial-forward-{self.port}-relay")
                 self._threads.append(thread)
                 thread.start()
 
@@ -147,29 +147,24 @@ class Forward:
             return None
         finally:
             _shut(self._channel)
-        if len(fds) != 1:
-            return None
-        listener = socket.socket(fileno=fds[0])
-        if listener.family != socket.AF_INET or not listener.getsockopt(socket.SOL_SOCKET, socket.SO_ACCEPTCONN):
-            listener.close()
-            return None
-        return listener
+        return socket.socket(fileno=fds[0]) if fds else None
 
     def _relay(self, source: socket.socket, target: socket.socket, pair: threading.Semaphore) -> None:
-        """Copy ``source`` to ``target`` until end of file (then half-close ``target``), an error or
-        the byte bound; the second direction of a connection to end closes both and frees its slot."""
+        """Copy ``source`` to ``target`` until end of file, then half-close ``target``; on an error
+        or past the byte bound, shut both. The second direction of a connection to end closes both
+        and frees its slot."""
+        cut = True
         try:
             while chunk := source.recv(_CHUNK):
-                with self._lock:
-                    self._left -= len(chunk)
-                    over = self._left < 0
-                if over:
-                    _shut(source)
-                    _shut(target)
+                if not self._spend(len(chunk)):
                     break
                 target.sendall(chunk)
-            target.shutdown(socket.SHUT_WR)
+            else:
+                target.shutdown(socket.SHUT_WR)
+                cut = False
         except OSError:  # reset by either side, or shut by stop
+            pass
+        if cut:
             _shut(source)
             _shut(target)
         if pair.acquire(blocking=False):
@@ -178,6 +173,12 @@ class Forward:
             self._slots.release()
         else:
             pair.release()
+
+    def _spend(self, size: int) -> bool:
+        """Count ``size`` bytes against MAX_BYTES; False once past it."""
+        with self._lock:
+            self._left -= size
+            return self._left >= 0
 
     def _drop(self, sock: socket.socket) -> None:
         with self._lock:

@@ -76,6 +76,7 @@ class Feed:
         return not self.data
 
     def close(self) -> None:
+        """Close the pipe (the command reads end of file); once only."""
         if not self.closed:
             self.closed = True
             os.close(self.fd)
