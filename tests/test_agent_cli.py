@@ -230,3 +230,14 @@ def test_a_case_with_an_agent_may_name_the_agents_own_tools(tmp_path: Path) -> N
     done = run_cli("validate", str(cases))
     assert done.returncode == 4
     assert f"{cases}:4:28: expect.trace.must_include[0]: unknown tool 'grep_repo' (did you mean 'grep'?)" in done.stderr
+
+
+def test_a_template_command_places_the_turn_shell_quoted(tmp_path: Path) -> None:
+    turn = "it's $(touch pwned) `id` fine"
+    agents = {"echo": {"command": "printf '%s' {{ turn | shell }} > said.txt; echo {{ model }}", "input": "template",
+                       "model": "m-1"}}
+    case = f"- id: one\n  agent: echo\n  turns: [{json.dumps(turn)}]\n  expect:\n    files: {{said.txt: {{equals: {json.dumps(turn)}}}, pwned: {{exists: false}}}}\n  script: [{{content: ok}}]\n"
+    config, cases = _project(tmp_path, agents, case)
+    code, output, (run,) = _run(tmp_path, str(cases), "--config", str(config))
+    assert (code, run["status"]) == (0, "pass"), output
+    assert run["commands"][0]["stdout"] == "m-1\n"

@@ -16,6 +16,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import json
+import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
@@ -78,8 +79,10 @@ def agent_rule_errors(data: Any, path: Sequence[str | int], spot: Spot) -> list[
     from jinja2 import Environment, TemplateSyntaxError, meta  # only a file with an agent pays for it
 
     at = [*path, "command"]
+    environment = Environment()
+    environment.filters["shell"] = shlex.quote  # as the run renders it (runner.run.prompts)
     try:
-        used = meta.find_undeclared_variables(Environment().parse(data["command"]))
+        used = meta.find_undeclared_variables(environment.parse(data["command"]))
     except TemplateSyntaxError as e:
         return [spot.error(f"the command is no valid template: {e.message}", at,
                            hint="Jinja syntax: {{ turn | shell }}; write {{ '{{' }} for a literal {{")]
