@@ -6,6 +6,7 @@ agent's own timeout and the run's deadline each end the run as they should; case
 from __future__ import annotations
 
 import json
+import re
 import sys
 import uuid
 from pathlib import Path
@@ -241,3 +242,17 @@ def test_a_template_command_places_the_turn_shell_quoted(tmp_path: Path) -> None
     code, output, (run,) = _run(tmp_path, str(cases), "--config", str(config))
     assert (code, run["status"]) == (0, "pass"), output
     assert run["commands"][0]["stdout"] == "m-1\n"
+
+
+def test_live_shows_each_request_and_each_call_whose_result_came_back(tmp_path: Path) -> None:
+    config, cases = _project(tmp_path, {"msg": _messages_agent()}, FILES_CASE.format(agent="msg", more=""))
+    done = run_cli("run", str(cases), "--config", str(config), "-p", "scripted", "--sandbox", "none", "--live",
+                   "--results", str(tmp_path / "results"))
+    lines = [re.sub(r"\d+\.\d\ds$", "Ts", line) for line in done.stdout.splitlines()[:7]]
+    assert lines == ["▶ cases/fix",
+                     "  model request 1 (turn 1): tool_calls, 1 call, tokens not reported, Ts",
+                     '  -> read_file {"path":"missing.txt"}: error: no file missing.txt, Ts',
+                     "  model request 2 (turn 1): tool_calls, 1 call, tokens not reported, Ts",
+                     '  -> write_file {"path":"notes.txt","content":"final"}: ok, Ts',
+                     "  model request 3 (turn 1): stop, 0 calls, tokens not reported, Ts",
+                     "PASS cases/fix"], done.stdout

@@ -18,14 +18,15 @@ import threading
 import time
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 from runner.agents.chat import chat_error, chat_reply, chat_stream, read_chat
 from runner.agents.messages import messages_error, messages_reply, messages_stream, read_messages
-from runner.agents.wire import WireError, WireRequest
+from runner.agents.wire import WireError, WireRequest, text_of
 from runner.kinds import ErrorKind, StopReason
-from runner.providers.base import Completion, OutOfTime, Provider, ProviderError
+from runner.providers.base import Completion, OutOfTime, Provider, ProviderError, ToolCall
 from runner.providers.limits import TurnLimitExceeded
+from runner.run.events import CallDone, Event, RequestDone
 
 BODY_LIMIT = 32 * 1024 * 1024  # bytes of one request body
 _STATUS = {ErrorKind.RATE_LIMIT: 429, ErrorKind.QUOTA_EXHAUSTED: 429, ErrorKind.AUTH: 401, ErrorKind.BAD_REQUEST: 400,
@@ -64,10 +65,12 @@ class Endpoint:
     ``turn`` is set by the caller before each agent invocation. ``stopped`` (the given event, else
     one of its own) is set once a request ends the run (turn limit, provider failure): ``stop`` and ``stop_message`` say why; every later
     request gets the same error. ``refused``: requests turned away for a missing or wrong key (401).
+    ``tell``, when given (``run --live``), is told each request answered and each call whose result the
+    agent sent back (runner.run.events), in the thread that serves the request.
     """
 
     def __init__(self, provider: Provider, deadline: float | None = None, model: str = "tooltrial",
-                 stopped: threading.Event | None = None) -> None:
+                 stopped: threading.Event | None = None, tell: Callable[[Event], None] | None = None) -> None:
         self.provider, self.deadline, self.model = provider, deadline, model
         self.token = secrets.token_urlsafe(24)
         self.exchanges: list[Exchange] = []
@@ -79,6 +82,9 @@ class Endpoint:
         self._lock = threading.Lock()
         self._server: ThreadingHTTPServer | None = None
         self._status = 400
+        self._tell = tell
+        self._pending: dict[str, tuple[ToolCall, float]] = {}  # call id -> (ToolCall, when its reply went), untold
+        self._answered = 0
 
     def __enter__(self) -> Endpoint:
         server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
@@ -120,6 +126,7 @@ class Endpoint:
         with self._lock:
             try:
                 request = (read_chat if api == "chat" else read_messages)(json.loads(body or b"null"))
+                self._tell_results(request)
                 if self.stop is not None:
                     raise _Refused(self._status, self.stop_message or self.stop)
                 completion = self._complete(request)
@@ -129,6 +136,7 @@ class Endpoint:
                 status, error = e.status, str(e)
             else:
                 status, error = 200, None
+                self._tell_reply(completion, time.monotonic() - clock)
             self.exchanges.append(Exchange(self.turn, api, status, request, completion, error, started,
                                            time.monotonic() - clock))
         if completion is None:
@@ -155,6 +163,25 @@ class Endpoint:
         except ProviderError as e:
             status = e.status if e.status is not None and 400 <= e.status < 600 else _STATUS.get(e.kind, 400)
             raise self._end(StopReason(e.kind), str(e), status) from e
+
+    def _tell_reply(self, completion: Completion, latency: float) -> None:
+        """RequestDone for a reply; its calls wait for their results."""
+        now = time.monotonic()
+        self._pending.update((call.id, (call, now)) for call in completion.tool_calls)
+        if self._tell is not None:
+            usage = completion.usage
+            self._tell(RequestDone(self._answered, self.turn, completion.finish_reason, usage and usage.prompt_tokens,
+                                   usage and usage.completion_tokens, latency, len(completion.tool_calls)))
+        self._answered += 1
+
+    def _tell_results(self, request: WireRequest) -> None:
+        """CallDone for each call whose result ``request`` brings back first."""
+        for message in request.messages:
+            told = self._pending.pop(message.get("tool_call_id") or "", None) if message.get("role") == "tool" else None
+            if told is not None and self._tell is not None:
+                call, replied = told
+                self._tell(CallDone(call.name, call.arguments, "executed", message["tool_call_id"] in request.failed_results,
+                                    text_of(message.get("content")), time.monotonic() - replied))
 
     def _end(self, reason: StopReason, message: str, status: int) -> _Refused:
         """Stop the run for ``reason``; the refusal the agent gets, this time and each later one."""

@@ -169,7 +169,7 @@ def _run_in(workspace: Workspace, case: Case, arm: Arm, options: RunOptions, rec
         record.agent = {"name": getattr(case.agent, "name", case.agent), "command": getattr(case.agent, "command", None)}
         trajectory, record.agent["wire"], record.agent["tools"] = run_external(
             case, provider, turns, workspace.path, env, options.sandbox, deadline, options.cancel, record.commands,
-            record.warnings)
+            record.warnings, emit)
     else:
         trajectory = run_agent(provider, toolbox, system, turns, deadline=deadline, cancel=options.cancel,
                                recover_text_calls=arm.provider.recover_text_calls, emit=emit)

@@ -10,7 +10,7 @@ import shlex
 import threading
 import time
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from runner.agents.endpoint import Endpoint
 from runner.agents.trajectory import turn_reply, wire_trajectory
@@ -18,6 +18,7 @@ from runner.errors import UserError
 from runner.kinds import StopReason
 from runner.providers.base import Provider
 from runner.run.agent import NextTurn, Trajectory
+from runner.run.events import Event
 from runner.run.prompts import render
 from runner.run.record import COMMAND_OUTPUT_LIMIT, CommandRun
 from runner.sandbox.command import CommandResult, Sandbox
@@ -39,7 +40,7 @@ class _Halt(threading.Event):
 
 def run_external(case: Case, provider: Provider, turns: Sequence[str] | NextTurn, workspace: Path,
                  env: Mapping[str, str], sandbox: Sandbox, deadline: float, cancel: threading.Event,
-                 log: list[CommandRun], warnings: list[str]) -> tuple[Trajectory, list[dict[str, Any]], list[str]]:
+                 log: list[CommandRun], warnings: list[str], emit: Callable[[Event], None] | None = None) -> tuple[Trajectory, list[dict[str, Any]], list[str]]:
     """Run ``case.agent`` for each turn (or each turn a simulated user gives, from the replies so far) until
     the turns end or the run stops; return its trajectory rebuilt from the wire, and each request the
     endpoint answered as ``{turn, api, stream, status, error, started, duration}`` (``api``: ``chat`` or
@@ -52,7 +53,8 @@ def run_external(case: Case, provider: Provider, turns: Sequence[str] | NextTurn
     variables are added. Each invocation is appended to ``log`` (phase ``agent``); requests refused
     for a wrong key are a line in ``warnings``. The trajectory's stop is the endpoint's (turn limit, a
     provider failure), ``timeout`` at the run's ``deadline``, ``cancelled`` on ``cancel``, or
-    ``agent_failed`` for a non-zero exit or the agent's own timeout. Raises UserError (a template
+    ``agent_failed`` for a non-zero exit or the agent's own timeout. ``emit`` is told each request answered
+    and each call whose result came back (runner.run.events, for ``--live``). Raises UserError (a template
     error) for a command that does not render or an agent name never resolved.
     """
     agent = case.agent
@@ -64,7 +66,7 @@ def run_external(case: Case, provider: Provider, turns: Sequence[str] | NextTurn
     stop: StopReason | None = None
     message: str | None = None
     halt = _Halt(cancel)
-    with Endpoint(provider, deadline, agent.model, halt) as endpoint:
+    with Endpoint(provider, deadline, agent.model, halt, emit) as endpoint:
         for index in itertools.count():
             turn = next_turn(replies)
             if turn is None:
