@@ -256,3 +256,12 @@ def test_live_shows_each_request_and_each_call_whose_result_came_back(tmp_path: 
                      '  -> write_file {"path":"notes.txt","content":"final"}: ok, Ts',
                      "  model request 3 (turn 1): stop, 0 calls, tokens not reported, Ts",
                      "PASS cases/fix"], done.stdout
+
+
+def test_an_agent_file_runs_every_selected_case_and_names_the_agent_after_its_stem(tmp_path: Path) -> None:
+    (tmp_path / "mine.yml").write_text(json.dumps(_messages_agent()))
+    cases = tmp_path / "cases.yml"
+    cases.write_text(FILES_CASE.format(agent="not-defined-anywhere", more=""))
+    code, output, (run,) = _run(tmp_path, str(cases), "--agent", str(tmp_path / "mine.yml"))
+    assert (code, run["status"], run["agent"]["name"]) == (0, "pass", "mine"), output
+    assert run["agent"]["command"] == f"{PYTHON} {AGENTS / 'messages_agent.py'}"
