@@ -8,11 +8,12 @@ import http.client
 import json
 from typing import Any
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from runner.agents.endpoint import Endpoint
 from runner.agents.messages import read_messages
+from runner.agents.trajectory import tool_names
 from runner.kinds import ErrorKind, StopReason
 from runner.providers.base import Completion, ProviderError, ToolCall, Usage
 
@@ -158,13 +159,19 @@ JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size
 
 @settings(max_examples=150, deadline=None)
 @given(body=JSON, api=st.sampled_from(["chat", "messages"]))
+@example(body={"messages": [], "tools": [0]}, api="chat")
+@example(body={"messages": [{"role": "tool", "tool_call_id": [1]}], "tools": [{"function": "x"}]}, api="chat")
+@example(body={"messages": [{"role": "user", "content": [{"type": "tool_result", "tool_use_id": [], "content": 3}]}],
+               "tools": [{"name": 1}], "system": [1]}, api="messages")
 def test_no_request_body_makes_the_endpoint_raise(body: Any, api: str) -> None:
-    endpoint = Endpoint(_Replies(*[Completion("ok")] * 2))
+    endpoint = Endpoint(_Replies(*[Completion("ok", (CALL,))] * 2), tell=lambda event: None)
+    endpoint.answer(api, json.dumps({"messages": []}).encode())  # a reply whose call is pending
     status, chunks, _ = endpoint.answer(api, json.dumps(body).encode())
     b"".join(chunks)
     assert status in (200, 400)
     if status == 400:
         assert endpoint.exchanges[-1].error.startswith("tooltrial's endpoint could not read the request: ")
+    tool_names(endpoint.exchanges[-1].request.tools if endpoint.exchanges[-1].request else [])
 
 
 def test_read_messages_keeps_a_tool_result_before_the_text_of_its_message() -> None:

@@ -177,10 +177,11 @@ class Endpoint:
     def _tell_results(self, request: WireRequest) -> None:
         """CallDone for each call whose result ``request`` brings back first."""
         for message in request.messages:
-            told = self._pending.pop(message.get("tool_call_id") or "", None) if message.get("role") == "tool" else None
+            call_id = message.get("tool_call_id")
+            told = self._pending.pop(call_id, None) if message.get("role") == "tool" and isinstance(call_id, str) else None
             if told is not None and self._tell is not None:
                 call, replied = told
-                self._tell(CallDone(call.name, call.arguments, "executed", message["tool_call_id"] in request.failed_results,
+                self._tell(CallDone(call.name, call.arguments, "executed", call_id in request.failed_results,
                                     text_of(message.get("content")), time.monotonic() - replied))
 
     def _end(self, reason: StopReason, message: str, status: int) -> _Refused:

@@ -46,7 +46,7 @@ def wire_trajectory(exchanges: Sequence[Exchange], turns: Sequence[str], finishe
             trajectory.steps.append(Step(exchange.turn, call.id, call.name, call.arguments, text, failed,
                                          max(0.0, came - replied), index, status, replied))
         if not completion.tool_calls and exchange.request is not None:
-            written = find_text_calls(completion.content, [t.get("function", {}).get("name", "") for t in exchange.request.tools])
+            written = find_text_calls(completion.content, tool_names(exchange.request.tools))
             if written:
                 trajectory.text_calls[index] = written
     for turn in range(finished):
@@ -56,6 +56,12 @@ def wire_trajectory(exchanges: Sequence[Exchange], turns: Sequence[str], finishe
             trajectory.cut_replies.add(turn)
     trajectory.messages = _conversation(answered, trajectory.steps, turns)
     return trajectory
+
+
+def tool_names(tools: Sequence[dict[str, Any]]) -> list[str]:
+    """The names of chat function-tool specs, in order, those with none left out."""
+    functions = [t.get("function") for t in tools]
+    return [f["name"] for f in functions if isinstance(f, dict) and isinstance(f.get("name"), str)]
 
 
 def turn_reply(exchanges: Sequence[Exchange], turn: int) -> str:

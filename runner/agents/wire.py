@@ -51,13 +51,15 @@ def text_of(content: Any) -> str:
 
 
 def body_object(body: Any) -> dict[str, Any]:
-    """``body`` when it is a JSON object with a list of ``messages``; raises WireError otherwise."""
+    """``body`` when it is a JSON object with a list of ``messages`` and a list of ``tools`` (or none), each
+    an object; raises WireError otherwise."""
     if not isinstance(body, dict):
         raise WireError("the request body is not a JSON object")
     if not isinstance(body.get("messages"), list):
         raise WireError("'messages' must be a list")
     if not all(isinstance(m, dict) for m in body["messages"]):
         raise WireError("each of 'messages' must be an object")
-    if not isinstance(body.get("tools", []), list):
-        raise WireError("'tools' must be a list")
+    tools = body.get("tools") or []
+    if not isinstance(tools, list) or not all(isinstance(t, dict) for t in tools):
+        raise WireError("'tools' must be a list of objects")
     return body

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 from runner.agents.endpoint import Endpoint
-from runner.agents.trajectory import turn_reply, wire_trajectory
+from runner.agents.trajectory import tool_names, turn_reply, wire_trajectory
 from runner.errors import UserError
 from runner.kinds import StopReason
 from runner.providers.base import Provider
@@ -90,8 +90,8 @@ def run_external(case: Case, provider: Provider, turns: Sequence[str] | NextTurn
     wire = [{"turn": e.turn, "api": e.api, "stream": e.request.stream if e.request is not None else None,
              "status": e.status, "error": e.error, "started": e.started, "duration": e.duration}
             for e in endpoint.exchanges]
-    tools = [t.get("function", {}).get("name") for e in endpoint.exchanges if e.request is not None for t in e.request.tools]
-    offered = list(dict.fromkeys(name for name in tools if isinstance(name, str)))
+    offered = list(dict.fromkeys(name for e in endpoint.exchanges if e.request is not None
+                                 for name in tool_names(e.request.tools)))
     return wire_trajectory(endpoint.exchanges, given, len(replies), stop, message), wire, offered
 
 
