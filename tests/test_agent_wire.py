@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import http.client
 import json
+import socket
 from typing import Any
 
 from hypothesis import example, given, settings
@@ -179,3 +180,11 @@ def test_read_messages_keeps_a_tool_result_before_the_text_of_its_message() -> N
         {"type": "text", "text": "and now?"}, {"type": "tool_result", "tool_use_id": "t1", "content": "42"}]}]})
     assert request.messages == [{"role": "tool", "tool_call_id": "t1", "content": "42"},
                                 {"role": "user", "content": "and now?"}]
+
+
+def test_a_body_length_that_does_not_read_is_refused() -> None:
+    with Endpoint(_Replies()) as endpoint, socket.create_connection(("127.0.0.1", endpoint.port), timeout=10) as raw:
+        raw.sendall(b"POST /v1/messages HTTP/1.1\r\nHost: x\r\nContent-Length: lots\r\n\r\n")
+        answer = raw.recv(4096).decode()
+    assert answer.startswith("HTTP/1.1 413 ")
+    assert endpoint.exchanges == []

@@ -14,6 +14,7 @@ from __future__ import annotations
 import hmac
 import json
 import secrets
+import sys
 import threading
 import time
 from dataclasses import dataclass
@@ -87,8 +88,7 @@ class Endpoint:
         self._answered = 0
 
     def __enter__(self) -> Endpoint:
-        server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
-        server.daemon_threads = True
+        server = _Server(("127.0.0.1", 0), _Handler)
         server.endpoint = self  # type: ignore[attr-defined]  # what _Handler answers with
         self._server = server
         threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True,
@@ -202,6 +202,15 @@ class _Refused(Exception):
         self.status = status
 
 
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """Quiet for an agent that went away mid-answer (killed at its timeout): its connection is gone."""
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
+
+
 class _Handler(BaseHTTPRequestHandler):
     """HTTP for one Endpoint (``server.endpoint``)."""
 
@@ -220,11 +229,12 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:  # noqa: N802
         endpoint: Endpoint = self.server.endpoint  # type: ignore[attr-defined]
-        length = int(self.headers.get("content-length") or 0)
-        if length > BODY_LIMIT:
+        length = self.headers.get("content-length") or "0"
+        if not length.isdigit() or int(length) > BODY_LIMIT:
             self.close_connection = True
-            return self._send(413, [b'{"error": {"message": "request body too large", "type": "too_large"}}'])
-        body = self.rfile.read(length)
+            return self._send(413, [b'{"error": {"message": "request body too large or its length unreadable", '
+                                    b'"type": "too_large"}}'])
+        body = self.rfile.read(int(length))
         if not endpoint.authorized(self.headers):
             return self._refuse(endpoint)
         api = _ROUTES.get(self.path.split("?")[0])
