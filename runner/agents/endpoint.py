@@ -64,8 +64,8 @@ class Endpoint:
     end (``time.monotonic()``). Use as a context manager: serving on entry, closed on exit.
 
     ``turn`` is set by the caller before each agent invocation. ``stopped`` (the given event, else
-    one of its own) is set once a request ends the run (turn limit, provider failure): ``stop`` and ``stop_message`` say why; every later
-    request gets the same error. ``refused``: requests turned away for a missing or wrong key (401).
+    one of its own) is set once a request ends the run (turn limit, provider failure): ``stop`` and
+    ``stop_message`` say why; every later request gets the same error. ``refused``: requests turned away for a missing or wrong key (401).
     ``tell``, when given (``run --live``), is told each request answered and each call whose result the
     agent sent back (runner.run.events), in the thread that serves the request.
     """
@@ -140,7 +140,8 @@ class Endpoint:
             self.exchanges.append(Exchange(self.turn, api, status, request, completion, error, started,
                                            time.monotonic() - clock))
         if completion is None:
-            error_body = chat_error(status, "tooltrial", error or "") if api == "chat" else messages_error(status, error or "")
+            text = error or ""
+            error_body = chat_error(status, "tooltrial", text) if api == "chat" else messages_error(status, text)
             return status, [json.dumps(error_body).encode()], False
         reply_id = f"{'chatcmpl-' if api == 'chat' else 'msg_'}tooltrial{len(self.exchanges)}"
         model = (request.model or self.model) if request is not None else self.model

@@ -40,7 +40,8 @@ class _Halt(threading.Event):
 
 def run_external(case: Case, provider: Provider, turns: Sequence[str] | NextTurn, workspace: Path,
                  env: Mapping[str, str], sandbox: Sandbox, deadline: float, cancel: threading.Event,
-                 log: list[CommandRun], warnings: list[str], emit: Callable[[Event], None] | None = None) -> tuple[Trajectory, list[dict[str, Any]], list[str]]:
+                 log: list[CommandRun], warnings: list[str], emit: Callable[[Event], None] | None = None,
+                 ) -> tuple[Trajectory, list[dict[str, Any]], list[str]]:
     """Run ``case.agent`` for each turn (or each turn a simulated user gives, from the replies so far) until
     the turns end or the run stops; return its trajectory rebuilt from the wire, and each request the
     endpoint answered as ``{turn, api, stream, status, error, started, duration}`` (``api``: ``chat`` or
