@@ -265,3 +265,21 @@ def test_an_agent_file_runs_every_selected_case_and_names_the_agent_after_its_st
     code, output, (run,) = _run(tmp_path, str(cases), "--agent", str(tmp_path / "mine.yml"))
     assert (code, run["status"], run["agent"]["name"]) == (0, "pass", "mine"), output
     assert run["agent"]["command"] == f"{PYTHON} {AGENTS / 'messages_agent.py'}"
+
+
+def test_each_turn_is_one_invocation_and_its_reply_is_checked_on_its_own(tmp_path: Path) -> None:
+    case = """\
+- id: two
+  agent: msg
+  turns:
+    - {content: "Say one.", expect: {response_contains: [one]}}
+    - {content: "Say two.", expect: {response_contains: [two], response_not_contains: [one]}}
+  script: [{content: one}, {content: two}]
+"""
+    config, cases = _project(tmp_path, {"msg": _messages_agent()}, case)
+    code, output, (run,) = _run(tmp_path, str(cases), "--config", str(config))
+    assert (code, run["status"], run["final_reply"]) == (0, "pass", "two"), output
+    assert [c["check"] for c in run["checks"]] == [
+        "turns[0].response_contains", "turns[1].response_contains", "turns[1].response_not_contains"]
+    assert [(c["stdout"], c["exit_code"]) for c in run["commands"]] == [("one\n", 0), ("two\n", 0)]
+    assert [r["turn"] for r in run["model_requests"]] == [0, 1]
