@@ -196,8 +196,9 @@ def test_every_schema_spells_the_one_id_pattern() -> None:
         for name in ("case.schema.json", "config.schema.json", "replio.schema.json")
     }
     assert idlike == {
-        "case.schema.json": [("/properties/id/pattern", anchored)],
-        "config.schema.json": [("/properties/providers/propertyNames/pattern", anchored)],
+        "case.schema.json": [("/properties/id/pattern", anchored), ("/properties/agent/anyOf/0/pattern", anchored)],
+        "config.schema.json": [("/properties/agents/propertyNames/pattern", anchored),
+                               ("/properties/providers/propertyNames/pattern", anchored)],
         "replio.schema.json": [("/properties/id/pattern", anchored)],
     }
 

@@ -54,4 +54,4 @@ class CallDone:
 
 
 Event = RunStarted | RequestDone | CallDone
-Listener = Callable[[RunRef, Event], None]  # called in the run's own thread, as each event happens
+Listener = Callable[[RunRef, Event], None]  # called as each event happens, in the run's thread (or its endpoint's)
