@@ -58,12 +58,14 @@ class ErrorKind(StrEnum):
     TRUNCATED = "truncated"  # replies cut off at the output limit, twice in a row
     EMPTY_REPLY = "empty_reply"  # the provider kept sending replies with no text and no calls
     MALFORMED_CALL = "malformed_call"  # the provider kept rejecting the model's call as malformed (Gemini)
+    AGENT_FAILED = "agent_failed"  # an external agent program exited non-zero or passed its own timeout
     INTERNAL = "internal"  # a bug in tooltrial
 
     @property
     def blame(self) -> Blame:
         """Who the error is down to: the agent for a stop of its own making (turn limit, timeout, an
-        exhausted script, replies truncated or calls malformed again and again, a conversation grown past the
+        exhausted script, replies truncated or calls malformed again and again, an external agent program that
+        exited non-zero or passed its timeout, a conversation grown past the
         context window), the case for data it gives (fixture, files, templates, a pattern too slow
         to search), tooltrial for its own bug, else the infrastructure (provider, judge, setup)."""
         if self in _AGENT_STOPS:
@@ -79,7 +81,7 @@ class ErrorKind(StrEnum):
 
 
 _AGENT_STOPS = frozenset({ErrorKind.TURN_LIMIT, ErrorKind.TIMEOUT, ErrorKind.SCRIPT_EXHAUSTED, ErrorKind.TRUNCATED,
-                          ErrorKind.MALFORMED_CALL, ErrorKind.CONTEXT_OVERFLOW})
+                          ErrorKind.MALFORMED_CALL, ErrorKind.CONTEXT_OVERFLOW, ErrorKind.AGENT_FAILED})
 _PROVIDER_FAILURES = frozenset({
     ErrorKind.PROVIDER_ERROR, ErrorKind.RATE_LIMIT, ErrorKind.QUOTA_EXHAUSTED, ErrorKind.CONTEXT_OVERFLOW,
     ErrorKind.AUTH, ErrorKind.BAD_REQUEST, ErrorKind.SERVER_ERROR, ErrorKind.PROVIDER_TIMEOUT, ErrorKind.CONNECTION,
@@ -109,6 +111,7 @@ class StopReason(StrEnum):
     TRUNCATED = "truncated"
     EMPTY_REPLY = "empty_reply"
     MALFORMED_CALL = "malformed_call"
+    AGENT_FAILED = "agent_failed"
 
     @property
     def error_kind(self) -> ErrorKind:
@@ -143,6 +146,7 @@ class FailureCause(StrEnum):
 
     RUN_ERROR = "run_error"
     TURN_LIMIT = "turn_limit"
+    AGENT_FAILED = "agent_failed"
     TRUNCATED = "truncated"
     MALFORMED_CALL = "malformed_call"
     CALLS_AS_TEXT = "calls_as_text"

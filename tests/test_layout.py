@@ -22,17 +22,18 @@ from tests.helpers import ROOT
 
 RUNNER = ROOT / "runner"
 SHARED = {"errors", "kinds", "names", "patterns", "resources", "sums", "text"}  # modules at runner/ every stage may call
-PACKAGES = ("spec", "sandbox", "providers", "tools", "checks", "scoring", "terminal", "output", "run", "cli")
+PACKAGES = ("spec", "sandbox", "providers", "tools", "agents", "checks", "scoring", "terminal", "output", "run", "cli")
 MAY_CALL = {  # package -> the other packages whose behaviour it may call
     "spec": set(),
     "sandbox": set(),
     "providers": set(),
     "tools": {"sandbox", "spec"},
+    "agents": {"spec", "sandbox", "providers", "tools"},
     "checks": {"spec", "sandbox", "tools"},
     "scoring": {"spec", "checks"},
     "terminal": {"scoring"},
     "output": {"spec", "scoring", "terminal"},
-    "run": {"spec", "sandbox", "providers", "tools", "checks", "scoring", "output", "terminal"},
+    "run": {"spec", "sandbox", "providers", "tools", "agents", "checks", "scoring", "output", "terminal"},
     "cli": set(PACKAGES) - {"cli"},
 }
 

@@ -38,6 +38,7 @@ from runner.run.session import run_live
 from runner.run.shard import shard_summary
 from runner.run.simuser import resolve_users
 from runner.sandbox.command import MODES, choose_sandbox
+from runner.spec.agentspec import with_agents
 from runner.spec.config import load_config
 from runner.terminal.console import make_console
 from runner.terminal.lines import RunPrinter
@@ -57,6 +58,8 @@ def add(sub: argparse._SubParsersAction) -> None:
     view.add_argument("--live", action="store_true", help="print each model request and tool call as it happens "
                       "(with -j above 1, each line starts with its run's label)")
     view.add_argument("-q", "--quiet", action="store_true", help="print only the runs that did not pass, and the summary")
+    run.add_argument("--agent", metavar="NAME|FILE", help="run every selected case with this external agent program "
+                     "instead of the built-in loop: a name under agents: in tooltrial.yml, or a .yml file holding one")
     run.add_argument("-P", "--prompt", action="append", default=[], metavar="FILE", help="system prompt template (repeatable, A/B)")
     run.add_argument("--runs", type=runs, default=1, metavar="N", help="repeat each case N times (a case's runs: wins)")
     run.add_argument("--min-pass-rate", type=fraction, metavar="R", help="gate: each case must pass at least this fraction of its runs (default 1)")
@@ -126,6 +129,7 @@ def command(args: argparse.Namespace) -> int:
         return ExitCode.NO_CASES
     _refuse_inputs(args, [c.source for c in cases] + [Path(p) for p in args.prompt or []])
     config = load_config(args.config)
+    cases = with_agents(cases, args.agent, config.agents, config.path)
     names = args.provider or [config.default_provider or SCRIPTED]
     refuse_scripted(args.judge)
     judge = args.judge or config.judge

@@ -23,6 +23,7 @@ from runner.providers.ratelimit import RateLimiter
 from runner.providers.scripted import script_reply
 from runner.run.agent import RunTimeout, Trajectory, run_agent
 from runner.run.events import RunRef, RunStarted
+from runner.run.external import run_external
 from runner.run.options import DEFAULT_RUN_TIMEOUT, Arm, RunOptions
 from runner.run.prompts import (
     context_for,
@@ -164,8 +165,13 @@ def _run_in(workspace: Workspace, case: Case, arm: Arm, options: RunOptions, rec
     if options.listener is not None:
         emit = functools.partial(options.listener, RunRef(case.full_id, arm.label, record.run))
         emit(RunStarted())
-    trajectory = run_agent(provider, toolbox, system, turns, deadline=deadline, cancel=options.cancel,
-                           recover_text_calls=arm.provider.recover_text_calls, emit=emit)
+    if case.agent is not None:  # an external program instead of the loop (runner.run.external)
+        record.agent = {"name": getattr(case.agent, "name", case.agent), "command": getattr(case.agent, "command", None)}
+        trajectory = run_external(case, provider, turns, workspace.path, env, options.sandbox, deadline, options.cancel,
+                                  record.commands, record.warnings)
+    else:
+        trajectory = run_agent(provider, toolbox, system, turns, deadline=deadline, cancel=options.cancel,
+                               recover_text_calls=arm.provider.recover_text_calls, emit=emit)
     _account(record, provider, trajectory, cached is not None)
     if cached is not None:
         record.cache = CacheUse.of(record.model_requests)

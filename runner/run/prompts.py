@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import shlex
 import traceback
 from collections import Counter
 from dataclasses import dataclass
@@ -112,7 +113,10 @@ def _endings(path: str) -> list[str]:
 
 @lru_cache(maxsize=1)
 def _environment() -> BoundedEnvironment:
-    return BoundedEnvironment()
+    """The one template environment, with a ``shell`` filter (shlex.quote) for agent command lines."""
+    environment = BoundedEnvironment()
+    environment.filters["shell"] = shlex.quote
+    return environment
 
 
 def context_for(case: Case, tools: Sequence[Mapping[str, Any]], workspace: str) -> dict[str, Any]:

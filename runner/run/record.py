@@ -24,7 +24,8 @@ COMMAND_OUTPUT_LIMIT = 8192  # bytes of each stream a setup or verify command ke
 
 @dataclass(frozen=True)
 class CommandRun:
-    """One setup or verify command as it ran: ``phase`` (``setup`` or ``verify``), the ``command``,
+    """One setup, agent or verify command as it ran: ``phase`` (``setup``, ``agent``: an external agent
+    program's invocation for one turn, or ``verify``), the ``command``,
     its ``exit_code`` (None when it was killed for time), ``timed_out``, ``duration`` (seconds), and
     its ``stdout`` and ``stderr`` apart, each decoded as UTF-8 and capped at COMMAND_OUTPUT_LIMIT bytes
     (head and tail kept around a ``[... N bytes left out ...]`` line). The text is the command's:
@@ -122,6 +123,9 @@ class RunRecord:
         user_model, user_stop, user_turns: a simulated user's model, why its conversation ended
             (runner.kinds.UserStop) and its messages (runner.run.simuser.UserTurn); None, None, [] without one.
             Its usage is apart from the agent's, in ``user_tokens`` and ``user_cost``.
+        agent: the external agent program that ran instead of the built-in loop, ``{name, command}``
+            (runner.spec.agentspec), None for the built-in loop; each of its invocations is in ``commands``
+            (phase ``agent``), and ``steps`` and ``model_requests`` are rebuilt from its endpoint's wire.
     """
 
     case: str
@@ -163,6 +167,7 @@ class RunRecord:
     user_model: str | None = None
     user_stop: UserStop | None = None
     user_turns: list[UserTurn] = field(default_factory=list)
+    agent: dict[str, Any] | None = None
 
     @property
     def names(self) -> list[str]:

@@ -3,7 +3,7 @@ process-group timeout, resource limits, capped output.
 
 Mode ``bwrap`` confines the command (runner.sandbox.bwrap, runner.sandbox.seccomp); mode ``none`` runs it
 with the host's files and network, in a PID namespace of its own where the machine allows
-(runner.sandbox.confine). Both give it exactly the scrubbed environment, a closed stdin, its own
+(runner.sandbox.confine). Both give it exactly the scrubbed environment, the stdin asked for (or none), its own
 process group (killed whole on timeout, and once it exits), per-process resource limits
 (memory, file size, CPU time), death with tooltrial and capped output. What each mode
 guarantees is in ``Confinement``, recorded on every run.
@@ -25,12 +25,11 @@ from typing import Mapping, Sequence
 from runner.errors import UserError
 from runner.sandbox.bwrap import bwrap_argv, host_view, probe
 from runner.sandbox.confine import hide_own_environment, limited, namespace_prefix
-from runner.sandbox.process import POLL, Capture, drain, pump, signal_group
+from runner.sandbox.process import Capture, Feed, signal_group, supervise
 from runner.sandbox.seccomp import socket_filter
 from runner.text import OUTPUT_LIMIT
 
 MODES = ("auto", "bwrap", "none")  # what --sandbox accepts; a Sandbox itself is bwrap or none
-_GRACE = 0.5  # seconds between SIGTERM and SIGKILL
 
 
 @dataclass(frozen=True)
@@ -156,8 +155,11 @@ class Sandbox:
         network: bool = False,
         cancel: threading.Event | None = None,
         split: bool = False,
+        forward: int | None = None,
+        stdin: bytes | None = None,
     ) -> CommandResult:
-        """Run ``bash -c command`` in ``cwd`` with exactly ``env``, stdin closed.
+        """Run ``bash -c command`` in ``cwd`` with exactly ``env``; its stdin is ``stdin`` (written
+        as the command reads it, then closed), or /dev/null when None.
 
         ``timeout`` is in seconds; when it passes, the command's whole process
         group gets SIGTERM, then SIGKILL after a short grace. Its processes
@@ -169,27 +171,39 @@ class Sandbox:
         timeout does (``timed_out``). With ``split``, stdout and stderr are read apart, each capped
         at ``output_limit`` bytes with a ``[... N bytes left out ...]`` marker (setup and verify
         records); without it they share one pipe, so a tool result keeps their interleaving.
+        ``forward`` is a TCP port of the host's 127.0.0.1 that the command reaches at the same
+        address (under bwrap without ``network``, the only host address it reaches; elsewhere the
+        host loopback is reachable anyway).
         """
+        if forward is not None and self.mode == "bwrap" and not network:
+            raise NotImplementedError("forwarding a port into bubblewrap")
         filter_in, filter_out = os.pipe() if self._filter is not None and not network else (None, None)
         if filter_out is not None:  # bwrap reads the program from the inherited end; it fits the pipe's buffer
             os.write(filter_out, self._filter)
             os.close(filter_out)
         argv = self._argv(command, cwd, env, timeout, network, filter_in)
         start = time.monotonic()
+        reader, writer = os.pipe() if stdin is not None else (None, None)
         try:
             proc = subprocess.Popen(
                 argv,
                 cwd=cwd,
                 env=dict(env),
-                stdin=subprocess.DEVNULL,
+                stdin=subprocess.DEVNULL if reader is None else reader,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE if split else subprocess.STDOUT,
                 start_new_session=True,
                 pass_fds=() if filter_in is None else (filter_in,),
             )
+        except BaseException:
+            if writer is not None:
+                os.close(writer)
+            raise
         finally:
-            if filter_in is not None:
-                os.close(filter_in)
+            for fd in (filter_in, reader):
+                if fd is not None:
+                    os.close(fd)
+        feed = Feed(writer, stdin) if writer is not None and stdin is not None else None
         assert proc.stdout is not None
         with self._lock:
             self._live.add(proc.pid)
@@ -199,20 +213,8 @@ class Sandbox:
         if proc.stderr is not None:
             errors = streams[proc.stderr.fileno()] = Capture(output_limit)
         try:
-            finished = pump(proc, streams, start + timeout, cancel)
-            if not finished:
-                signal_group(proc.pid, signal.SIGTERM)
-                try:
-                    proc.wait(_GRACE)
-                except subprocess.TimeoutExpired:
-                    pass
-                signal_group(proc.pid, signal.SIGKILL)
-                proc.wait()
-                drain(streams, POLL)
+            finished = supervise(proc, streams, start + timeout, cancel, feed)
         finally:
-            if proc.poll() is None:
-                signal_group(proc.pid, signal.SIGKILL)
-            proc.wait()
             proc.stdout.close()
             if proc.stderr is not None:
                 proc.stderr.close()

@@ -1,5 +1,5 @@
-"""One command's process once started: its output read and capped (head and tail kept), its exit
-seen without reaping it, its process group killed, and text capped the same way.
+"""One command's process once started: its stdin fed, its output read and capped (head and tail kept),
+its exit seen without reaping it, its process group killed, and text capped the same way.
 """
 
 from __future__ import annotations
@@ -18,6 +18,9 @@ _CHUNK = 65_536  # bytes per read
 
 
 POLL = 0.05  # seconds between checks on the process while its output is quiet
+
+
+_GRACE = 0.5  # seconds between SIGTERM and SIGKILL
 
 
 _LINGER = 0.25  # seconds a finished command's background children may hold the pipe
@@ -48,6 +51,34 @@ class Capture:
         head = self.head.decode("utf-8", errors="replace")
         tail = self.tail.decode("utf-8", errors="replace")
         return elide(head, tail, self.dropped, "bytes", cut) if self.dropped else head + tail
+
+
+class Feed:
+    """Bytes written to a command's stdin (a pipe's write end, made non-blocking here) as it reads
+    them, then the pipe closed: the command sees end of file. A command that exits or closes its
+    stdin first ends the feed (the rest is dropped)."""
+
+    def __init__(self, fd: int, data: bytes) -> None:
+        self.fd = fd
+        self.data = memoryview(data)
+        self.closed = False
+        os.set_blocking(fd, False)
+
+    def step(self) -> bool:
+        """Write what the pipe takes now, up to ``_CHUNK`` bytes; True once all is written or the
+        reader is gone (then ``close``)."""
+        try:
+            self.data = self.data[os.write(self.fd, self.data[:_CHUNK]):]
+        except BlockingIOError:
+            pass
+        except BrokenPipeError:
+            self.data = self.data[:0]
+        return not self.data
+
+    def close(self) -> None:
+        if not self.closed:
+            self.closed = True
+            os.close(self.fd)
 
 
 def signal_group(pgid: int, sig: signal.Signals) -> None:
@@ -92,11 +123,12 @@ def _exited(proc: subprocess.Popen[bytes]) -> bool:
 
 def pump(
     proc: subprocess.Popen[bytes], streams: Mapping[int, Capture], deadline: float,
-    cancel: threading.Event | None = None,
+    cancel: threading.Event | None = None, feed: Feed | None = None,
 ) -> bool:
-    """Read the output (each fd of ``streams`` into its capture: stdout, and stderr when apart) until
-    the command exits; False when ``deadline`` (monotonic) passes or ``cancel`` is set first (it is
-    looked at every ``POLL`` seconds at most).
+    """Read the output (each fd of ``streams`` into its capture: stdout, and stderr when apart) and
+    write ``feed`` to the command's stdin until the command exits; False when ``deadline``
+    (monotonic) passes or ``cancel`` is set first (it is looked at every ``POLL`` seconds at most).
+    The caller closes ``feed``.
 
     When the command's own process exits, its whole process group is killed (background jobs,
     ``nohup``, double forks that kept the group) and what is left in the pipe is read for at
@@ -110,10 +142,20 @@ def pump(
                 selector.register(fd, selectors.EVENT_READ)
             if pidfd is not None:
                 selector.register(pidfd, selectors.EVENT_READ)
+            if feed is not None and not feed.closed:
+                if feed.data:
+                    selector.register(feed.fd, selectors.EVENT_WRITE)
+                else:
+                    feed.close()
             while (now := time.monotonic()) < deadline:
                 if cancel is not None and cancel.is_set():
                     return False
                 for key, _ in selector.select(min(deadline - now, POLL)):
+                    if feed is not None and key.fd == feed.fd and not feed.closed:
+                        if feed.step():
+                            selector.unregister(key.fd)
+                            feed.close()
+                        continue
                     if key.fd not in open_fds:
                         continue
                     if chunk := os.read(key.fd, _CHUNK):
@@ -130,3 +172,31 @@ def pump(
     finally:
         if pidfd is not None:
             os.close(pidfd)
+
+
+def supervise(
+    proc: subprocess.Popen[bytes], streams: Mapping[int, Capture], deadline: float,
+    cancel: threading.Event | None = None, feed: Feed | None = None,
+) -> bool:
+    """``pump`` the command, then see it gone: True when it exited by itself; False when ``deadline``
+    or ``cancel`` came first, after its process group got SIGTERM, then SIGKILL after ``_GRACE``
+    seconds, and what was left in the pipes was read. Either way ``feed`` is closed and the process
+    reaped (its group killed first should anything raise)."""
+    try:
+        finished = pump(proc, streams, deadline, cancel, feed)
+        if not finished:
+            signal_group(proc.pid, signal.SIGTERM)
+            try:
+                proc.wait(_GRACE)
+            except subprocess.TimeoutExpired:
+                pass
+            signal_group(proc.pid, signal.SIGKILL)
+            proc.wait()
+            drain(streams, POLL)
+        return finished
+    finally:
+        if feed is not None:
+            feed.close()
+        if proc.poll() is None:
+            signal_group(proc.pid, signal.SIGKILL)
+        proc.wait()

@@ -194,7 +194,7 @@ def efficiency(calls: int, minimal: int, attempts: int | None = None) -> float:
 
 
 _ERROR_CAUSES = {ErrorKind.TURN_LIMIT: FailureCause.TURN_LIMIT, ErrorKind.TRUNCATED: FailureCause.TRUNCATED,
-                 ErrorKind.MALFORMED_CALL: FailureCause.MALFORMED_CALL}
+                 ErrorKind.MALFORMED_CALL: FailureCause.MALFORMED_CALL, ErrorKind.AGENT_FAILED: FailureCause.AGENT_FAILED}
 
 
 def failure_cause(case: Case, record: RunRecord) -> FailureCause | None:
@@ -204,7 +204,8 @@ def failure_cause(case: Case, record: RunRecord) -> FailureCause | None:
        provider failure, empty replies, script exhausted, timeout, template or internal error).
     2. ``turn_limit``: the model made more requests than ``expect.max_turns``; ``truncated``: its
        replies were cut off at the output limit twice in a row; ``malformed_call``: the provider
-       kept rejecting its calls as malformed (the run's error kind of the same name, each).
+       kept rejecting its calls as malformed; ``agent_failed``: an external agent program exited non-zero
+       or passed its own timeout (the run's error kind of the same name, each).
     3. ``calls_as_text``: no tool call at all, but some reply wrote calls of offered tools as text
        in its content (``<tool_call>...</tool_call>`` and the like; runner.providers.textcalls), never
        run; else ``no_tools``: no tool call at all, where the case's trace wants some (``expected``,

@@ -6,9 +6,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
 from runner.spec.expect import Expect, TurnExpect, as_list, expect_of, turn_expect_of
+
+if TYPE_CHECKING:
+    from runner.spec.agentspec import AgentSpec
 
 DEFAULT_MAX_TURNS = 30
 DEFAULT_USER_TURNS = 10
@@ -58,6 +61,8 @@ class Case:
         mcp: the case's MCP servers, each ``{name, command, url, env, timeout}`` with every key present
             (``command`` a tuple of strings or None, ``url`` a string or None, ``timeout`` seconds).
         user: the simulated user that replaces ``turns``, or None.
+        agent: the external agent program that replaces the built-in loop (runner.spec.agentspec): its
+            spec, its name under tooltrial.yml's ``agents`` until the run resolves it, or None.
     """
 
     group: str
@@ -87,6 +92,7 @@ class Case:
     min_pass_rate: float | None = None
     turn_expect: tuple[TurnExpect, ...] = ()
     user: SimulatedUser | None = None
+    agent: AgentSpec | str | None = None
 
     @property
     def full_id(self) -> str:
@@ -127,7 +133,15 @@ def build_case(path: Path, group: str, line: int, data: dict[str, Any], fixtures
         min_pass_rate=data.get("min_pass_rate"),
         turn_expect=_turn_expect(data.get("turns", [])),
         user=_user(data["user"]) if "user" in data else None,
+        agent=_agent(data["agent"], path) if "agent" in data else None,
     )
+
+
+def _agent(agent: str | dict[str, Any], path: Path) -> AgentSpec | str:
+    """A case's ``agent``: a name as is, a mapping as the AgentSpec named ``inline``."""
+    from runner.spec.agentspec import INLINE, agent_of  # the case model's own imports stay few (tests/test_layout.py)
+
+    return agent if isinstance(agent, str) else agent_of(INLINE, agent, path.parent)
 
 
 def _turn_expect(turns: list[str | dict[str, Any]]) -> tuple[TurnExpect, ...]:

@@ -42,6 +42,7 @@ from runner.names import JUDGE_HINT, NOT_A_JUDGE, SCRIPTED, provider_form
 from runner.providers.retry import RetryPolicy
 from runner.providers.settings import ModelSettings
 from runner.resources import bundled
+from runner.spec.agentspec import AgentSpec, agent_of, agent_rule_errors
 from runner.spec.positions import Spot
 from runner.spec.schema import schema_errors, schema_validator
 from runner.spec.source import parse, to_plain
@@ -68,6 +69,7 @@ class Config:
         default_provider: a ``-p`` value used when no ``-p`` is given.
         jobs: runs at once. results_dir: absolute, resolved against the file's folder.
         judge: a ``-p``-style value for ``expect.judge`` when a case names no model.
+        agents: name -> external agent program (runner.spec.agentspec), for ``agent: NAME`` and ``--agent NAME``.
     """
 
     path: Path | None = None
@@ -76,6 +78,7 @@ class Config:
     jobs: int | None = None
     results_dir: Path | None = None
     judge: str | None = None
+    agents: Mapping[str, AgentSpec] = field(default_factory=dict)
     spot: Spot | None = field(default=None, repr=False, compare=False)
 
     def error(self, message: str, path: Sequence[str | int] = (), hint: str = "") -> UserError:
@@ -150,6 +153,7 @@ def read_config(path: Path) -> Config:
         jobs=data.get("jobs"),
         results_dir=(path.parent / results).resolve() if results else None,
         judge=data.get("judge"),
+        agents={name: agent_of(name, entry, path.parent) for name, entry in data.get("agents", {}).items()},
         spot=spot,
     )
 
@@ -182,6 +186,9 @@ def _extra_rules(data: Mapping[str, Any], spot: Spot) -> list[UserError]:
         if isinstance(value, str) and provider_form(value, providers) == "bare":
             hint = did_you_mean(value, providers, "name an alias under providers, a model such as ollama/qwen3, or scripted")
             errors.append(_as_config(spot.error(f"unknown provider {value!r}", [key], hint=hint)))
+    agents = data.get("agents") if isinstance(data.get("agents"), dict) else {}
+    for name, entry in agents.items():
+        errors += [_as_config(e) for e in agent_rule_errors(entry, ["agents", name], spot)]
     if data.get("judge") == SCRIPTED:
         errors.append(_as_config(spot.error(NOT_A_JUDGE, ["judge"], hint=JUDGE_HINT)))
     return errors

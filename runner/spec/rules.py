@@ -8,7 +8,8 @@ inside the workspace; mocks have unique names, a valid ``parameters`` schema
 (checked once per distinct schema), and responses that give exactly one of
 ``result``/``error``, at most one of them without ``when``; no ``verify`` command is blank;
 MCP servers as runner.spec.mcpservers says; a case gives ``turns`` or a
-simulated ``user`` (runner.spec.conversation).
+simulated ``user`` (runner.spec.conversation); an inline ``agent`` as runner.spec.agentspec
+says, and for a case with an ``agent`` no rule about tool names (the agent's tools are its own).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from runner.checks.table import KINDS, KeyPath
 from runner.errors import CaseFileError, did_you_mean
 from runner.patterns import compile_pattern
 from runner.resources import bundled
+from runner.spec.agentspec import case_agent_errors
 from runner.spec.conversation import conversation_errors
 from runner.spec.mcpservers import mcp_server_errors
 from runner.spec.positions import Spot, position, written
@@ -63,7 +65,11 @@ def _rules(checked: Checked, defaults: Spot | None, fixtures: Path) -> list[Case
                 compile_pattern(pattern)
             except regex.error as e:
                 errors.append(written(path, spot, defaults).error(f"invalid regex {pattern!r}: {e}", path))
-        errors += tool_rule_errors(case, spot, defaults) + _file_path_errors(case, spot, defaults)
+        if "agent" in case:  # an external agent's tools are its own: no name of them is known here
+            errors += case_agent_errors(case, spot, defaults)
+        else:
+            errors += tool_rule_errors(case, spot, defaults)
+        errors += _file_path_errors(case, spot, defaults)
         errors += _mock_errors(case, spot, defaults) + _verify_errors(case, spot, defaults)
         errors += mcp_server_errors(case, spot, defaults) + conversation_errors(case, spot, defaults)
     return errors

@@ -1,0 +1,231 @@
+"""The model endpoint of one external-agent run: a loopback HTTP server that speaks OpenAI chat
+completions (``POST /v1/chat/completions``) and Anthropic Messages (``POST /v1/messages``), JSON and
+streams, plus ``GET /v1/models``; it hands each request to the arm's provider (already wrapped in the
+turn limit, runner.providers.limits) and records every one.
+
+One server per run, on a port the OS picks: it starts in about a millisecond, and a run's requests
+need no routing. litellm's proxy was not used: it needs the ``proxy`` extra (FastAPI, uvicorn and more)
+and seconds to start, for what is here one small handler. Requests are answered one at a time, in
+the order they come (the scripted provider's replies are in order).
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+import secrets
+import threading
+import time
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Iterable
+
+from runner.agents.chat import chat_error, chat_reply, chat_stream, read_chat
+from runner.agents.messages import messages_error, messages_reply, messages_stream, read_messages
+from runner.agents.wire import WireError, WireRequest
+from runner.kinds import ErrorKind, StopReason
+from runner.providers.base import Completion, OutOfTime, Provider, ProviderError
+from runner.providers.limits import TurnLimitExceeded
+
+BODY_LIMIT = 32 * 1024 * 1024  # bytes of one request body
+_STATUS = {ErrorKind.RATE_LIMIT: 429, ErrorKind.QUOTA_EXHAUSTED: 429, ErrorKind.AUTH: 401, ErrorKind.BAD_REQUEST: 400,
+           ErrorKind.CONTEXT_OVERFLOW: 400, ErrorKind.SERVER_ERROR: 500, ErrorKind.PROVIDER_TIMEOUT: 504,
+           ErrorKind.TIMEOUT: 504, ErrorKind.CONNECTION: 502, ErrorKind.MALFORMED_RESPONSE: 502}
+_ROUTES = {"/v1/chat/completions": "chat", "/chat/completions": "chat", "/v1/messages": "messages"}
+
+
+@dataclass(frozen=True)
+class Exchange:
+    """One request the endpoint answered (a refused token not counted).
+
+    Attributes:
+        turn: the 0-based case turn (agent invocation) it came in.
+        api: ``chat`` or ``messages``; status: the HTTP status answered.
+        request: what was read from it, None when its body could not be read.
+        completion: the provider's reply, None when none was given (refused, failed).
+        error: the message of an answer that was an error, else None.
+        started: when it came, epoch seconds; duration: seconds to answer it.
+    """
+
+    turn: int
+    api: str
+    status: int
+    request: WireRequest | None
+    completion: Completion | None
+    error: str | None
+    started: float
+    duration: float
+
+
+class Endpoint:
+    """The endpoint of one run. ``provider`` answers every model request; ``deadline`` is the run's
+    end (``time.monotonic()``). Use as a context manager: serving on entry, closed on exit.
+
+    ``turn`` is set by the caller before each agent invocation. ``stopped`` (the given event, else
+    one of its own) is set once a request ends the run (turn limit, provider failure): ``stop`` and ``stop_message`` say why; every later
+    request gets the same error. ``refused``: requests turned away for a missing or wrong key (401).
+    """
+
+    def __init__(self, provider: Provider, deadline: float | None = None, model: str = "tooltrial",
+                 stopped: threading.Event | None = None) -> None:
+        self.provider, self.deadline, self.model = provider, deadline, model
+        self.token = secrets.token_urlsafe(24)
+        self.exchanges: list[Exchange] = []
+        self.turn = 0
+        self.refused = 0
+        self.stop: StopReason | None = None
+        self.stop_message: str | None = None
+        self.stopped = stopped if stopped is not None else threading.Event()
+        self._lock = threading.Lock()
+        self._server: ThreadingHTTPServer | None = None
+        self._status = 400
+
+    def __enter__(self) -> Endpoint:
+        server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+        server.daemon_threads = True
+        server.endpoint = self  # type: ignore[attr-defined]  # what _Handler answers with
+        self._server = server
+        threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True,
+                         name="tooltrial-endpoint").start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+
+    @property
+    def port(self) -> int:
+        """The TCP port it listens on, on 127.0.0.1."""
+        assert self._server is not None, "the endpoint is not started"
+        return int(self._server.server_address[1])
+
+    def env(self) -> dict[str, str]:
+        """The variables an agent finds the endpoint by: OpenAI's and Anthropic's base URL and key
+        variables (the key is this run's token), and ``TOOLTRIAL_MODEL``."""
+        base = f"http://127.0.0.1:{self.port}"
+        return {"OPENAI_BASE_URL": f"{base}/v1", "OPENAI_API_BASE": f"{base}/v1", "OPENAI_API_KEY": self.token,
+                "ANTHROPIC_BASE_URL": base, "ANTHROPIC_API_KEY": self.token, "TOOLTRIAL_MODEL": self.model}
+
+    def authorized(self, headers: Any) -> bool:
+        """Whether a request carries this run's token (``Authorization: Bearer`` or ``x-api-key``)."""
+        given = headers.get("x-api-key") or (headers.get("authorization") or "").removeprefix("Bearer ").strip()
+        return hmac.compare_digest(given.encode(), self.token.encode())
+
+    def answer(self, api: str, body: bytes) -> tuple[int, Iterable[bytes], bool]:
+        """The answer to one model request of format ``api`` (``chat`` or ``messages``): its HTTP status,
+        body chunks, and whether they are a stream of server-sent events. Never raises for the agent's input."""
+        started, clock = time.time(), time.monotonic()
+        request = completion = None
+        with self._lock:
+            try:
+                request = (read_chat if api == "chat" else read_messages)(json.loads(body or b"null"))
+                if self.stop is not None:
+                    raise _Refused(self._status, self.stop_message or self.stop)
+                completion = self._complete(request)
+            except (ValueError, WireError) as e:  # JSONDecodeError is a ValueError
+                status, error = 400, f"tooltrial's endpoint could not read the request: {e}"
+            except _Refused as e:
+                status, error = e.status, str(e)
+            else:
+                status, error = 200, None
+            self.exchanges.append(Exchange(self.turn, api, status, request, completion, error, started,
+                                           time.monotonic() - clock))
+        if completion is None:
+            error_body = chat_error(status, "tooltrial", error or "") if api == "chat" else messages_error(status, error or "")
+            return status, [json.dumps(error_body).encode()], False
+        reply_id = f"{'chatcmpl-' if api == 'chat' else 'msg_'}tooltrial{len(self.exchanges)}"
+        model = (request.model or self.model) if request is not None else self.model
+        if request is not None and request.stream:
+            chunks = (chat_stream(completion, model, reply_id, request.include_usage) if api == "chat"
+                      else messages_stream(completion, model, reply_id))
+            return 200, chunks, True
+        reply = chat_reply(completion, model, reply_id) if api == "chat" else messages_reply(completion, model, reply_id)
+        return 200, [json.dumps(reply).encode()], False
+
+    def _complete(self, request: WireRequest) -> Completion:
+        """The provider's reply; a turn limit passed or a provider failure ends the run (``stop``) and
+        raises _Refused with the status the agent gets."""
+        try:
+            return self.provider.complete(request.messages, request.tools, self.deadline)
+        except TurnLimitExceeded as e:
+            raise self._end(StopReason.TURN_LIMIT, f"{e}: the agent's requests past it are refused", 400) from e
+        except OutOfTime as e:
+            raise self._end(StopReason.TIMEOUT, str(e), 504) from e
+        except ProviderError as e:
+            status = e.status if e.status is not None and 400 <= e.status < 600 else _STATUS.get(e.kind, 400)
+            raise self._end(StopReason(e.kind), str(e), status) from e
+
+    def _end(self, reason: StopReason, message: str, status: int) -> _Refused:
+        """Stop the run for ``reason``; the refusal the agent gets, this time and each later one."""
+        self.stop, self.stop_message, self._status = reason, message, status
+        self.stopped.set()
+        return _Refused(status, message)
+
+    def refuse(self) -> None:
+        """Count a request turned away for its key."""
+        with self._lock:
+            self.refused += 1
+
+
+class _Refused(Exception):
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+class _Handler(BaseHTTPRequestHandler):
+    """HTTP for one Endpoint (``server.endpoint``)."""
+
+    protocol_version = "HTTP/1.1"
+
+    def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+        endpoint: Endpoint = self.server.endpoint  # type: ignore[attr-defined]
+        if not endpoint.authorized(self.headers):
+            return self._refuse(endpoint)
+        if self.path.split("?")[0] not in ("/v1/models", "/models"):
+            return self._send(404, [b'{"error": {"message": "not found", "type": "not_found"}}'])
+        model = {"id": endpoint.model, "object": "model", "type": "model", "created": 0, "owned_by": "tooltrial",
+                 "display_name": endpoint.model, "created_at": "1970-01-01T00:00:00Z"}
+        self._send(200, [json.dumps({"object": "list", "data": [model], "has_more": False}).encode()])
+
+    def do_POST(self) -> None:  # noqa: N802
+        endpoint: Endpoint = self.server.endpoint  # type: ignore[attr-defined]
+        length = int(self.headers.get("content-length") or 0)
+        if length > BODY_LIMIT:
+            self.close_connection = True
+            return self._send(413, [b'{"error": {"message": "request body too large", "type": "too_large"}}'])
+        body = self.rfile.read(length)
+        if not endpoint.authorized(self.headers):
+            return self._refuse(endpoint)
+        api = _ROUTES.get(self.path.split("?")[0])
+        if api is None:
+            return self._send(404, [b'{"error": {"message": "not found", "type": "not_found"}}'])
+        status, chunks, stream = endpoint.answer(api, body)
+        self._send(status, chunks, stream)
+
+    def _refuse(self, endpoint: Endpoint) -> None:
+        endpoint.refuse()
+        self._send(401, [b'{"type": "error", "error": {"type": "authentication_error", "message": '
+                         b'"invalid API key: use the key tooltrial gives in OPENAI_API_KEY / ANTHROPIC_API_KEY"}}'])
+
+    def _send(self, status: int, chunks: Iterable[bytes], stream: bool = False) -> None:
+        self.send_response(status)
+        if stream:
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Cache-Control", "no-cache")
+            self.send_header("Connection", "close")
+            self.close_connection = True
+            self.end_headers()
+            for chunk in chunks:
+                self.wfile.write(chunk)
+                self.wfile.flush()
+            return
+        data = b"".join(chunks)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 (http.server's signature)
+        """Quiet: every request is on the run's record instead."""

@@ -1,0 +1,122 @@
+"""One run's agent when it is an external program (a case's ``agent``, runner.spec.agentspec): each turn
+one invocation of its command in the workspace, under the run's sandbox, talking to the run's model
+endpoint (runner.agents.endpoint); its trajectory rebuilt from the wire (runner.agents.trajectory).
+"""
+
+from __future__ import annotations
+
+import itertools
+import shlex
+import threading
+import time
+from pathlib import Path
+from typing import Mapping, Sequence
+
+from runner.agents.endpoint import Endpoint
+from runner.agents.trajectory import turn_reply, wire_trajectory
+from runner.errors import UserError
+from runner.kinds import StopReason
+from runner.providers.base import Provider
+from runner.run.agent import NextTurn, Trajectory
+from runner.run.prompts import render
+from runner.run.record import COMMAND_OUTPUT_LIMIT, CommandRun
+from runner.sandbox.command import CommandResult, Sandbox
+from runner.spec.agentspec import AgentSpec
+from runner.spec.case import Case
+
+
+class _Halt(threading.Event):
+    """The agent command's stop: set by the endpoint when a request ends the run, and set whenever
+    the suite's ``cancel`` is (what runner.sandbox reads is ``is_set``)."""
+
+    def __init__(self, cancel: threading.Event) -> None:
+        super().__init__()
+        self._cancel = cancel
+
+    def is_set(self) -> bool:
+        return super().is_set() or self._cancel.is_set()
+
+
+def run_external(case: Case, provider: Provider, turns: Sequence[str] | NextTurn, workspace: Path,
+                 env: Mapping[str, str], sandbox: Sandbox, deadline: float, cancel: threading.Event,
+                 log: list[CommandRun], warnings: list[str]) -> Trajectory:
+    """Run ``case.agent`` for each turn (or each turn a simulated user gives, from the replies so far) until
+    the turns end or the run stops, and return its trajectory rebuilt from the wire.
+
+    ``provider`` answers every request through the endpoint (already wrapped in the turn limit);
+    ``env`` is the case's scrubbed environment, to which the agent's ``env`` and the endpoint's
+    variables are added. Each invocation is appended to ``log`` (phase ``agent``); requests refused
+    for a wrong key are a line in ``warnings``. The trajectory's stop is the endpoint's (turn limit, a
+    provider failure), ``timeout`` at the run's ``deadline``, ``cancelled`` on ``cancel``, or
+    ``agent_failed`` for a non-zero exit or the agent's own timeout. Raises UserError (a template
+    error) for a command that does not render or an agent name never resolved.
+    """
+    agent = case.agent
+    if not isinstance(agent, AgentSpec):
+        raise UserError(f"agent {agent!r} was not resolved from tooltrial.yml's agents", path=f"{case.full_id}.agent")
+    next_turn = turns if callable(turns) else _fixed(turns)
+    given: list[str] = []
+    replies: list[str] = []
+    stop: StopReason | None = None
+    message: str | None = None
+    halt = _Halt(cancel)
+    with Endpoint(provider, deadline, agent.model, halt) as endpoint:
+        for index in itertools.count():
+            turn = next_turn(replies)
+            if turn is None:
+                break
+            given.append(turn)
+            endpoint.turn = index
+            command, stdin = _invocation(agent, case, turn, workspace)
+            started = time.monotonic()
+            left = max(0.0, deadline - started)
+            allowed = left if agent.timeout is None else min(agent.timeout, left)
+            done = sandbox.run(command, workspace, {**env, **agent.env, **endpoint.env()}, allowed, COMMAND_OUTPUT_LIMIT,
+                               case.network, halt, split=True, forward=endpoint.port, stdin=stdin)
+            log.append(CommandRun.of("agent", command, done))
+            stop, message = _stopped(endpoint, done, cancel, agent, allowed < (agent.timeout or float("inf")), index)
+            if stop is not None:
+                break
+            replies.append(turn_reply(endpoint.exchanges, index))
+    if endpoint.refused:
+        warnings.append(f"the agent's endpoint refused {endpoint.refused} request(s) without the run's key "
+                        "(OPENAI_API_KEY / ANTHROPIC_API_KEY)")
+    return wire_trajectory(endpoint.exchanges, given, len(replies), stop, message)
+
+
+def _fixed(turns: Sequence[str]) -> NextTurn:
+    return lambda replies: turns[len(replies)] if len(replies) < len(turns) else None
+
+
+def _invocation(agent: AgentSpec, case: Case, turn: str, workspace: Path) -> tuple[str, bytes | None]:
+    """The command line of one turn (rendered; the turn appended shell-quoted for ``input: argument``)
+    and its stdin (the turn, for ``input: stdin``)."""
+    context = {"turn": turn, "model": agent.model, "workspace": str(workspace), "here": agent.here}
+    command = render(agent.command, context, str(case.source), f"{case.full_id}.agent.command", case.line)
+    if agent.input == "argument":
+        command = f"{command} {shlex.quote(turn)}"
+    return command, turn.encode() if agent.input == "stdin" else None
+
+
+def _stopped(endpoint: Endpoint, done: CommandResult, cancel: threading.Event, agent: AgentSpec, by_deadline: bool,
+             index: int) -> tuple[StopReason | None, str | None]:
+    """Why the run stops after invocation ``index`` (0-based), with its message; (None, None) to go on."""
+    if endpoint.stop is not None:
+        return endpoint.stop, endpoint.stop_message
+    if cancel.is_set():
+        return StopReason.CANCELLED, "cancelled: the suite was interrupted"
+    if done.timed_out and by_deadline:
+        return StopReason.TIMEOUT, f"running the agent command (turn {index + 1})"
+    if done.timed_out:
+        return StopReason.AGENT_FAILED, f"the agent command passed its timeout of {agent.timeout:g}s in turn {index + 1}"
+    if done.exit_code != 0:
+        said = _last_line(done.stderr or done.output)
+        return StopReason.AGENT_FAILED, (f"the agent command exited {done.exit_code} in turn {index + 1}"
+                                         + (f": {said}" if said else ""))
+    return None, None
+
+
+def _last_line(text: str) -> str:
+    """The last line with text in a command's output (a traceback's error), at most 200 characters."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return lines[-1][:200] if lines else ""
