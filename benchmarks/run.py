@@ -28,6 +28,8 @@
 (h) Start-up: ``tooltrial run`` of one live case through an alias at the loopback server, in a fresh
     interpreter (median of 3); and the CPU per model request through tooltrial's litellm provider
     against the minimal urllib provider in this process (benchmarks/startup.py).
+(i) A forwarded port under bubblewrap (``Sandbox.run(..., forward=PORT)``): a command's start without
+    and with one, and the relay's throughput (benchmarks/forward.py).
 """
 
 from __future__ import annotations
@@ -47,6 +49,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from fake_openai import FakeOpenAI, HttpProvider
+from forward import figure_i
 from startup import figure_h
 
 from runner.spec.discover import load_cases
@@ -359,6 +362,7 @@ def main_benchmark() -> None:
             figure_c(Path(folder), sandbox, args.http_cases, args.delay, litellm_arm)
             print(f"    (this process's peak RSS after the litellm runs: {peak_rss_mb():.0f} MB)")
         figure_h(Path(folder), load_cases([generate(Path(folder) / "h", 100)]), sandbox, [urllib_arm, litellm_arm])
+        figure_i(Path(folder).resolve())
     figure_d()
     with tempfile.TemporaryDirectory(prefix="tooltrial-bench-") as folder:
         figure_e(Path(folder), sandbox)

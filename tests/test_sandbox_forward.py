@@ -4,6 +4,7 @@ from inside the sandbox, and nothing else), through the real sandbox in both mod
 from __future__ import annotations
 
 import hashlib
+import os
 import socket
 import threading
 from collections.abc import Iterator
@@ -11,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from runner.sandbox import forward
 from runner.sandbox.command import Sandbox, scrubbed_env
-from tests.sandboxes import MODES, make_sandbox
+from tests.sandboxes import MODES, make_sandbox, needs_bwrap, processes_with
 
 MIB = 2**20
 
@@ -44,7 +46,7 @@ def test_a_command_that_never_reads_its_stdin_neither_hangs_nor_loses_its_output
 
 
 def test_stdin_to_a_command_that_times_out_is_dropped(tmp_path: Path) -> None:
-    result = Sandbox("none").run("sleep 30", tmp_path, scrubbed_env(tmp_path), timeout=0.5, stdin=b"y" * MIB)
+    result = Sandbox("none").run("sleep 30", tmp_path, scrubbed_env(tmp_path), timeout=0.2, stdin=b"y" * MIB)
     assert (result.timed_out, result.exit_code) == (True, None)
 
 
@@ -89,7 +91,217 @@ _GET = ("python3 -c 'import sys, urllib.request; "
         "print(urllib.request.urlopen(sys.argv[1], timeout=5).read().decode())' http://127.0.0.1:{port}/v1/models")
 
 
-def test_forward_is_a_no_op_without_bubblewrap(tmp_path: Path, server: _HttpServer) -> None:
-    code, output = _run(Sandbox("none"), tmp_path, _GET.format(port=server.port), forward=server.port)
-    assert (code, output) == (0, "hello from the host /v1/models\n")
-    assert server.requests[0].startswith(b"GET /v1/models HTTP/1.1\r\nAccept-Encoding: identity\r\n")
+_REQUEST = b"GET /v1/models HTTP/1.1\r\nAccept-Encoding: identity\r\nHost: 127.0.0.1:%d\r\n"
+
+
+@pytest.mark.parametrize("mode, network", [("none", False), pytest.param("bwrap", True, marks=needs_bwrap)])
+def test_forward_is_a_no_op_where_the_host_loopback_is_reachable_anyway(
+    mode: str, network: bool, tmp_path: Path, server: _HttpServer
+) -> None:
+    command = _GET.format(port=server.port)
+    assert _run(make_sandbox(mode), tmp_path, command, forward=server.port, network=network) == (
+        0, "hello from the host /v1/models\n")
+    assert server.requests[0].startswith(_REQUEST % server.port)
+    assert not _forward_threads()
+
+
+def _forward_threads() -> list[str]:
+    return [thread.name for thread in threading.enumerate() if thread.name.startswith("tooltrial-forward-")]
+
+
+_LOOK_AROUND = "; ls /proc/self/fd | tr '\\n' ' '; echo; readlink /proc/[0-9]*/exe | grep -c python"
+
+
+@needs_bwrap
+def test_under_bwrap_the_forwarded_port_answers_and_nothing_of_the_forward_stays_inside(
+    tmp_path: Path, server: _HttpServer
+) -> None:
+    code, output = _run(make_sandbox("bwrap"), tmp_path, _GET.format(port=server.port) + _LOOK_AROUND,
+                        forward=server.port)
+    # the reply came through; the command holds no descriptor but its own (ls's folder is 3); no python runs
+    assert (code, output) == (1, "hello from the host /v1/models\n0 1 2 3 \n0\n")
+    assert len(server.requests) == 1 and server.requests[0].startswith(_REQUEST % server.port)
+    assert not _forward_threads() and not processes_with("_socket.socket(fileno=")
+
+
+@needs_bwrap
+def test_without_forward_the_port_stays_unreachable_under_bwrap(tmp_path: Path, server: _HttpServer) -> None:
+    code, output = _run(make_sandbox("bwrap"), tmp_path, _GET.format(port=server.port) + " 2>&1 | tail -1")
+    assert output == "urllib.error.URLError: <urlopen error [Errno 111] Connection refused>\n"
+    assert server.requests == []
+
+
+class _DigestServer:
+    """On the host's 127.0.0.1: for each connection, reads to end of file, replies the SHA-256 of what
+    came (hex) and closes; records how many connections it accepted and the bytes each sent."""
+
+    def __init__(self) -> None:
+        self.socket = socket.create_server(("127.0.0.1", 0), backlog=128)
+        self.port: int = self.socket.getsockname()[1]
+        self.received: list[int] = []
+        self.accepted = 0
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                connection, _ = self.socket.accept()
+            except OSError:
+                return
+            self.accepted += 1
+            threading.Thread(target=self._answer, args=(connection,), daemon=True).start()
+
+    def _answer(self, connection: socket.socket) -> None:
+        digest, size = hashlib.sha256(), 0
+        with connection:
+            try:
+                while chunk := connection.recv(65536):
+                    digest.update(chunk)
+                    size += len(chunk)
+                self.received.append(size)
+                connection.sendall(digest.hexdigest().encode())
+            except OSError:
+                self.received.append(size)
+
+    def close(self) -> None:
+        self.socket.shutdown(socket.SHUT_RDWR)
+        self.socket.close()
+
+
+@pytest.fixture
+def digests() -> Iterator[_DigestServer]:
+    server = _DigestServer()
+    yield server
+    server.close()
+
+
+@pytest.fixture
+def other() -> Iterator[socket.socket]:
+    """Another listener on the host's 127.0.0.1, never to be reached."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    listener.setblocking(False)
+    yield listener
+    listener.close()
+
+
+_KNOCK = """python3 -c '
+import socket, sys
+port, other, path, abstract = sys.argv[1:]
+tries = [(socket.AF_INET, ("127.0.0.1", int(other))), (socket.AF_INET, ("127.0.0.2", int(port))),
+         (socket.AF_UNIX, path), (socket.AF_UNIX, chr(0) + abstract)]
+for family, address in tries:
+    try:
+        socket.socket(family).connect(address)
+        print("connected")
+    except OSError as e:
+        print(e.errno)
+' """
+
+
+@needs_bwrap
+def test_no_other_port_nor_any_unix_socket_of_the_host_answers_while_one_is_forwarded(
+    tmp_path: Path, server: _HttpServer, other: socket.socket
+) -> None:
+    unix = [socket.socket(socket.AF_UNIX), socket.socket(socket.AF_UNIX)]
+    path, abstract = str(tmp_path / "host.sock"), f"tooltrial-{os.getpid()}-{tmp_path.name}"
+    for listener, address in zip(unix, (path, "\0" + abstract)):
+        listener.bind(address)
+        listener.listen()
+        listener.setblocking(False)
+    try:
+        command = _KNOCK + f"{server.port} {other.getsockname()[1]} {path} {abstract}"
+        code, output = _run(make_sandbox("bwrap"), tmp_path, command, forward=server.port)
+        for listener in (other, *unix):
+            with pytest.raises(BlockingIOError):
+                listener.accept()  # nobody knocked
+    finally:
+        for listener in unix:
+            listener.close()
+    # another host port: refused in the sandbox's own network; the forward is 127.0.0.1's alone;
+    # Unix sockets: refused by the seccomp filter (EACCES) before any address is looked at
+    assert (code, output) == (0, "111\n111\n13\n13\n")
+    assert server.requests == []
+
+
+_SEND = """python3 -c '
+import hashlib, socket, sys
+data = bytes(range(256)) * (int(sys.argv[2]) // 256) + b"\\xc3\\x28"
+connection = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=10)
+try:
+    connection.sendall(data)
+    connection.shutdown(socket.SHUT_WR)
+    reply = connection.recv(100).decode()
+    print("same" if reply == hashlib.sha256(data).hexdigest() else f"reply {reply!r}" if reply else "cut")
+except OSError:  # reset, or a broken pipe, as the cut finds the connection
+    print("cut")
+' """
+
+
+@needs_bwrap
+def test_huge_binary_streams_go_through_whole_both_ways(tmp_path: Path, digests: _DigestServer) -> None:
+    code, output = _run(make_sandbox("bwrap"), tmp_path, _SEND + f"{digests.port} {24 * MIB}", forward=digests.port)
+    assert (code, output) == (0, "same\n")
+    assert digests.received == [24 * MIB + 2]
+    assert not _forward_threads()
+
+
+@needs_bwrap
+def test_past_the_byte_bound_the_connection_is_cut(
+    tmp_path: Path, digests: _DigestServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(forward, "MAX_BYTES", MIB)
+    code, output = _run(make_sandbox("bwrap"), tmp_path, _SEND + f"{digests.port} {4 * MIB}", forward=digests.port)
+    assert (code, output) == (0, "cut\n")
+    (received,) = digests.received
+    assert received <= MIB
+    assert not _forward_threads()
+
+
+_FLOOD = """python3 -c '
+import socket, sys, time
+port = int(sys.argv[1])
+held = [socket.create_connection(("127.0.0.1", port), timeout=10) for _ in range(40)]
+last = held[-1]
+last.sendall(b"y")
+last.shutdown(socket.SHUT_WR)
+last.settimeout(1)
+try:
+    print("answered early", last.recv(100))
+except TimeoutError:
+    print("waits")
+for connection in held[:32]:
+    connection.close()
+last.settimeout(10)
+print(last.recv(100).decode(), flush=True)
+open("printed", "w").close()
+time.sleep(60)
+' """
+
+
+@needs_bwrap
+def test_a_flood_of_connections_waits_its_turn_and_a_command_holding_them_is_stopped(
+    tmp_path: Path, digests: _DigestServer
+) -> None:
+    cancel = threading.Event()
+
+    def cancel_once_printed() -> None:  # as Ctrl-C would, stops the command as its timeout does
+        while not (tmp_path / "printed").exists() and not cancel.wait(0.05):
+            pass
+        cancel.set()
+
+    threading.Thread(target=cancel_once_printed, daemon=True).start()
+    result = make_sandbox("bwrap").run(_FLOOD + str(digests.port), tmp_path, scrubbed_env(tmp_path), timeout=30,
+                                       cancel=cancel, forward=digests.port)
+    cancel.set()
+    assert result.output == f"waits\n{hashlib.sha256(b'y').hexdigest()}\n"
+    assert result.timed_out and forward.MAX_CONNECTIONS == 32
+    assert digests.accepted == 40  # 32 at once, the next 8 once those closed
+    assert not _forward_threads()
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_port_outside_tcps_range_is_refused_before_anything_runs(mode: str, tmp_path: Path) -> None:
+    for port in (0, 65536):
+        with pytest.raises(ValueError, match=f"^forward port {port} is not a TCP port \\(1-65535\\)$"):
+            _run(make_sandbox(mode), tmp_path, "touch ran", forward=port)
+    assert not (tmp_path / "ran").exists()

@@ -25,6 +25,7 @@ from typing import Mapping, Sequence
 from runner.errors import UserError
 from runner.sandbox.bwrap import bwrap_argv, host_view, probe
 from runner.sandbox.confine import hide_own_environment, limited, namespace_prefix
+from runner.sandbox.forward import PYTHON, Forward
 from runner.sandbox.process import Capture, Feed, signal_group, supervise
 from runner.sandbox.seccomp import socket_filter
 from runner.text import OUTPUT_LIMIT
@@ -136,11 +137,13 @@ class Sandbox:
         self._lock = threading.Lock()
 
     def _argv(self, command: str | Sequence[str], cwd: Path, env: Mapping[str, str], timeout: float, network: bool,
-              seccomp_fd: int | None) -> list[str]:
+              seccomp_fd: int | None, forward: Forward | None = None) -> list[str]:
         argv = ["bash", "-c", command] if isinstance(command, str) else list(command)
         if self.mode == "bwrap":
-            view = host_view(env.get("PATH", os.defpath), self.hide)
-            argv = [*bwrap_argv(self.binary, cwd, cwd, network, view, seccomp_fd, self.hardened), *argv]
+            path = env.get("PATH", os.defpath)  # the forward's helper runs on tooltrial's interpreter: bring it back
+            view = host_view(path if forward is None else f"{path}{os.pathsep}{os.path.dirname(PYTHON)}", self.hide)
+            helper = [] if forward is None else forward.prefix()
+            argv = [*bwrap_argv(self.binary, cwd, cwd, network, view, seccomp_fd, self.hardened), *helper, *argv]
         elif self._namespace is not None:
             argv = [*self._namespace, *argv]
         return limited(argv, timeout, dies_with_parent=self.mode == "bwrap")
@@ -172,16 +175,18 @@ class Sandbox:
         at ``output_limit`` bytes with a ``[... N bytes left out ...]`` marker (setup and verify
         records); without it they share one pipe, so a tool result keeps their interleaving.
         ``forward`` is a TCP port of the host's 127.0.0.1 that the command reaches at the same
-        address (under bwrap without ``network``, the only host address it reaches; elsewhere the
-        host loopback is reachable anyway).
+        address: under bwrap without ``network`` the only host address it reaches, relayed by
+        runner.sandbox.forward (bounded connections and bytes); elsewhere the host loopback is
+        reachable anyway. Raises ValueError for a port outside 1-65535.
         """
-        if forward is not None and self.mode == "bwrap" and not network:
-            raise NotImplementedError("forwarding a port into bubblewrap")
+        if forward is not None and not 0 < forward < 65536:
+            raise ValueError(f"forward port {forward} is not a TCP port (1-65535)")
+        relay = Forward(forward) if forward is not None and self.mode == "bwrap" and not network else None
         filter_in, filter_out = os.pipe() if self._filter is not None and not network else (None, None)
         if filter_out is not None:  # bwrap reads the program from the inherited end; it fits the pipe's buffer
             os.write(filter_out, self._filter)
             os.close(filter_out)
-        argv = self._argv(command, cwd, env, timeout, network, filter_in)
+        argv = self._argv(command, cwd, env, timeout, network, filter_in, relay)
         start = time.monotonic()
         reader, writer = os.pipe() if stdin is not None else (None, None)
         try:
@@ -193,16 +198,20 @@ class Sandbox:
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE if split else subprocess.STDOUT,
                 start_new_session=True,
-                pass_fds=() if filter_in is None else (filter_in,),
+                pass_fds=tuple(fd for fd in (filter_in, relay and relay.inside) if fd is not None),
             )
         except BaseException:
             if writer is not None:
                 os.close(writer)
+            if relay is not None:
+                relay.stop()
             raise
         finally:
             for fd in (filter_in, reader):
                 if fd is not None:
                     os.close(fd)
+        if relay is not None:
+            relay.start()
         feed = Feed(writer, stdin) if writer is not None and stdin is not None else None
         assert proc.stdout is not None
         with self._lock:
@@ -215,6 +224,8 @@ class Sandbox:
         try:
             finished = supervise(proc, streams, start + timeout, cancel, feed)
         finally:
+            if relay is not None:
+                relay.stop()
             proc.stdout.close()
             if proc.stderr is not None:
                 proc.stderr.close()

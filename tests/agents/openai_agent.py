@@ -3,16 +3,16 @@ tools of its own (``read_file``, ``write_file``) that it runs itself in its work
 
 It reads its task from its last argument (or stdin when there is none), finds the model where
 tooltrial says (OPENAI_BASE_URL, OPENAI_API_KEY, TOOLTRIAL_MODEL), loops until a reply has no tool
-call, prints that reply and exits 0. ``AGENT_STREAM=1`` asks for streams; ``AGENT_EXIT=N`` exits N
-after the task (a broken agent); ``AGENT_SLEEP=S`` sleeps S seconds first (a hung one).
+call, prints that reply and exits 0. ``AGENT_STREAM=1`` asks for streams, ``AGENT_STREAM=alternate``
+for every other reply (the first as JSON), so one run reads both with the SDK.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -65,14 +65,13 @@ def ask(client: OpenAI, messages: list[dict[str, Any]], stream: bool) -> dict[st
 
 
 def main() -> int:
-    time.sleep(float(os.environ.get("AGENT_SLEEP", "0")))
     task = sys.argv[-1] if len(sys.argv) > 1 else sys.stdin.read()
     client = OpenAI(max_retries=0)
-    stream = os.environ.get("AGENT_STREAM") == "1"
+    mode = os.environ.get("AGENT_STREAM", "0")
     messages: list[dict[str, Any]] = [{"role": "system", "content": "You edit files with your tools."},
                                       {"role": "user", "content": task}]
-    while True:
-        message = ask(client, messages, stream)
+    for number in itertools.count():
+        message = ask(client, messages, mode == "1" or (mode == "alternate" and number % 2 == 1))
         messages.append(message)
         if not message.get("tool_calls"):
             break
@@ -80,7 +79,7 @@ def main() -> int:
             result = run_tool(call["function"]["name"], json.loads(call["function"]["arguments"] or "{}"))
             messages.append({"role": "tool", "tool_call_id": call["id"], "content": result})
     print(message.get("content") or "")
-    return int(os.environ.get("AGENT_EXIT", "0"))
+    return 0
 
 
 if __name__ == "__main__":

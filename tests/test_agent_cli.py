@@ -1,0 +1,196 @@
+"""External agent programs through the CLI (``agent:``, ``agents:`` in tooltrial.yml, ``--agent``): the
+bundled example passes and its wrong-script twin fails for the right cause; what the wire says becomes the
+record (steps, results, errors, replies, requests); a turn limit, a wrong key, a non-zero exit, the
+agent's own timeout and the run's deadline each end the run as they should; case mistakes name the place."""
+
+from __future__ import annotations
+
+import json
+import sys
+import uuid
+from pathlib import Path
+from typing import Any
+
+from runner.output.load import read_results
+from tests.helpers import ROOT, run_cli
+
+AGENTS = ROOT / "tests" / "agents"
+PYTHON = sys.executable
+
+
+def _project(tmp_path: Path, agents: dict[str, dict[str, Any]], cases: str) -> tuple[Path, Path]:
+    (tmp_path / "tooltrial.yml").write_text(json.dumps({"agents": agents}))
+    (tmp_path / "cases.yml").write_text(cases)
+    return tmp_path / "tooltrial.yml", tmp_path / "cases.yml"
+
+
+def _run(tmp_path: Path, *argv: str) -> tuple[int, str, list[dict[str, Any]]]:
+    results = tmp_path / "results"
+    done = run_cli("run", *argv, "-p", "scripted", "--sandbox", "none", "--results", str(results))
+    runs = sorted((p for p in results.glob("*/runs/*.json")), key=lambda p: p.name) if results.exists() else []
+    return done.returncode, done.stdout + done.stderr, [json.loads(p.read_text()) for p in runs]
+
+
+def _messages_agent(**env: str) -> dict[str, Any]:
+    return {"command": f"{PYTHON} {AGENTS / 'messages_agent.py'}", "input": "stdin", "env": env}
+
+
+FILES_CASE = """\
+- id: fix
+  agent: {agent}
+  files: {{notes.txt: "draft\\n"}}
+  turns: ["Read missing.txt, then put final in notes.txt."]
+  expect:
+    files: {{notes.txt: {{equals: final}}}}
+    response_contains: [final]
+    {more}
+  script:
+    - tool_calls: [{{name: read_file, arguments: {{path: missing.txt}}}}]
+    - tool_calls: [{{name: write_file, arguments: {{path: notes.txt, content: final}}}}]
+    - content: notes.txt now says final.
+"""
+
+
+def test_the_bundled_example_passes_and_its_wrong_script_fails_for_wrong_tool(tmp_path: Path) -> None:
+    examples = ROOT / "examples" / "agents"
+    code, output, runs = _run(tmp_path, str(examples / "version.yml"), str(examples / "wrong.yml"),
+                              "--config", str(examples / "tooltrial.yml"), "--agent", "files-agent")
+    assert code == 1, output
+    right, wrong = runs
+    assert (right["case"], right["status"], wrong["case"], wrong["status"]) == (
+        "version/bump-patch", "pass", "wrong/bump-blind", "fail")
+    assert right["agent"] == {"name": "files-agent", "command": "python3 {{ here }}/agent.py"}
+    assert [(s["name"], s["arguments"], s["result"], s["status"]) for s in right["steps"]] == [
+        ("read_file", {"path": "VERSION"}, "1.4.2\n", "executed"),
+        ("write_file", {"path": "VERSION", "content": "1.4.3\n"}, "wrote VERSION", "executed")]
+    assert right["final_reply"] == "Bumped VERSION from 1.4.2 to 1.4.3."
+    assert [(c["phase"], c["exit_code"], c["stdout"]) for c in right["commands"]] == [
+        ("agent", 0, "Bumped VERSION from 1.4.2 to 1.4.3.\n")]
+    assert right["commands"][0]["command"] == (f"python3 {examples.resolve()}/agent.py "
+                                               "'Bump the patch version in VERSION.'")
+    assert (right["requests"], [r["turn"] for r in right["model_requests"]]) == (3, [0, 0, 0])
+    assert wrong["failure"] == "wrong_tool"
+    assert [c["message"] for c in wrong["checks"] if not c["passed"]] == [
+        "calls [write_file] do not contain [read_file, write_file] in that order"]
+
+
+def test_the_wire_is_the_record_and_a_stream_records_the_same(tmp_path: Path) -> None:
+    config, cases = _project(tmp_path, {"json": _messages_agent(), "stream": _messages_agent(AGENT_STREAM="1")},
+                             FILES_CASE.format(agent="json", more="trace: {order: [read_file, write_file]}"))
+    code, output, (plain,) = _run(tmp_path / "a", str(cases), "--config", str(config))
+    assert (code, plain["status"]) == (0, "pass"), output
+    assert [(s["name"], s["result"], s["is_error"], s["status"], s["request"], s["turn"]) for s in plain["steps"]] == [
+        ("read_file", "no file missing.txt", True, "executed", 0, 0),
+        ("write_file", "wrote notes.txt", False, "executed", 1, 0)]
+    assert [(r["finish_reason"], r["text"], [c["status"] for c in r["tool_calls"]]) for r in plain["model_requests"]] == [
+        ("tool_calls", None, ["executed"]), ("tool_calls", None, ["executed"]), ("stop", "notes.txt now says final.", [])]
+    assert plain["errors"] == 1  # the failed read, as the agent marked it
+    code, output, (streamed,) = _run(tmp_path / "b", str(cases), "--config", str(config), "--agent", "stream")
+    assert code == 0, output
+
+    def same(record: dict[str, Any]) -> Any:
+        steps = [{k: v for k, v in s.items() if k not in ("duration", "started")} for s in record["steps"]]
+        asked = [{k: v for k, v in r.items() if k not in ("started", "latency")} for r in record["model_requests"]]
+        return steps, asked, record["final_reply"], record["script"], record["outcome"], record["process"]
+
+    assert same(streamed) == same(plain)
+    assert streamed["agent"]["name"] == "stream"
+
+
+def test_past_max_turns_the_endpoint_refuses_and_the_run_stops_at_the_turn_limit(tmp_path: Path) -> None:
+    config, cases = _project(tmp_path, {"msg": _messages_agent()}, FILES_CASE.format(agent="msg", more="max_turns: 1"))
+    code, output, (run,) = _run(tmp_path, str(cases), "--config", str(config))
+    assert (code, run["status"], run["error_kind"], run["failure"]) == (1, "error", "turn_limit", "turn_limit"), output
+    assert run["cause"] == "turn limit 1 exceeded: the agent's requests past it are refused"
+    assert run["requests"] == 1
+    assert [(s["name"], s["status"]) for s in run["steps"]] == [("read_file", "executed")]  # its result came, refused
+    assert run["commands"][0]["stderr"] == (
+        "model error 400: turn limit 1 exceeded: the agent's requests past it are refused\n")
+
+
+def test_a_wrong_key_is_refused_and_a_failing_agent_is_the_agents_failure(tmp_path: Path) -> None:
+    config, cases = _project(tmp_path, {"msg": _messages_agent(AGENT_KEY="stolen")}, FILES_CASE.format(agent="msg", more=""))
+    code, output, (run,) = _run(tmp_path, str(cases), "--config", str(config))
+    assert (code, run["status"], run["error_kind"], run["failure"]) == (1, "error", "agent_failed", "agent_failed"), output
+    assert run["cause"] == ("the agent command exited 2 in turn 1: model error 401: invalid API key: use the key "
+                            "tooltrial gives in OPENAI_API_KEY / ANTHROPIC_API_KEY")
+    assert (run["requests"], run["steps"]) == (0, [])
+    assert run["warnings"] == ["the agent's endpoint refused 1 request(s) without the run's key "
+                               "(OPENAI_API_KEY / ANTHROPIC_API_KEY)"]
+
+
+def test_a_call_whose_result_never_came_back_is_recorded_as_not_run(tmp_path: Path) -> None:
+    config, cases = _project(tmp_path, {"msg": _messages_agent(AGENT_QUIT_ON_CALL="1")},
+                             FILES_CASE.format(agent="msg", more="trace: {must_include: [read_file]}"))
+    code, output, (run,) = _run(tmp_path, str(cases), "--config", str(config))
+    assert (code, run["status"]) == (1, "fail"), output
+    assert [(s["name"], s["status"], s["result"]) for s in run["steps"]] == [("read_file", "no_result", "")]
+    assert run["model_requests"][0]["tool_calls"][0]["status"] == "no_result"
+    assert "never called read_file (1 no_result call: no_result)" in [c["message"] for c in run["checks"] if not c["passed"]]
+
+
+def test_a_non_zero_exit_and_the_agents_own_timeout_are_agent_failed(tmp_path: Path) -> None:
+    agents = {"broken": {"command": "echo half done; echo 'Traceback...' >&2; echo 'KeyError: x' >&2; exit 3",
+                         "input": "stdin"},
+              "slow": {"command": "sleep 30", "input": "stdin", "timeout": 0.5}}
+    case = "- id: one\n  agent: {}\n  turns: [go]\n  script: [{{content: ok}}]\n"
+    config, cases = _project(tmp_path, agents, case.format("broken"))
+    code, output, (run,) = _run(tmp_path / "a", str(cases), "--config", str(config))
+    assert (code, run["error_kind"], run["failure"]) == (1, "agent_failed", "agent_failed"), output
+    assert run["cause"] == "the agent command exited 3 in turn 1: KeyError: x"
+    assert [(c["phase"], c["exit_code"], c["stdout"]) for c in run["commands"]] == [("agent", 3, "half done\n")]
+    code, output, (run,) = _run(tmp_path / "b", str(cases), "--config", str(config), "--agent", "slow")
+    assert (code, run["error_kind"], run["cause"]) == (1, "agent_failed", "the agent command passed its timeout of 0.5s in turn 1")
+    assert run["commands"][0]["timed_out"] is True
+
+
+def test_the_runs_deadline_kills_the_agents_whole_process_group(tmp_path: Path) -> None:
+    marker = f"agent-{uuid.uuid4().hex}"
+    agents = {"hung": {"command": f"{PYTHON} {AGENTS / 'messages_agent.py'} {marker} & wait", "input": "stdin",
+                       "env": {"AGENT_SLEEP": "60"}}}
+    config, cases = _project(tmp_path, agents, "- id: one\n  agent: hung\n  timeout: 1.5\n  turns: [go]\n"
+                                               "  script: [{content: ok}]\n")
+    code, output, (run,) = _run(tmp_path, str(cases), "--config", str(config))
+    assert (code, run["error_kind"], run["failure"]) == (1, "timeout", "run_error"), output
+    assert run["cause"] == "run timed out after 1.5s, running the agent command (turn 1)"
+    assert run["commands"][0]["timed_out"] is True
+    alive = [p for p in Path("/proc").iterdir() if p.name.isdigit() and marker in _cmdline(p)]
+    assert alive == []
+
+
+def _cmdline(process: Path) -> str:
+    try:
+        return (process / "cmdline").read_bytes().decode(errors="replace")
+    except OSError:  # gone meanwhile
+        return ""
+
+
+def test_an_unknown_agent_name_is_an_error_at_the_case_with_the_nearest_name(tmp_path: Path) -> None:
+    config, cases = _project(tmp_path, {"files-agent": {"command": "true"}}, "- id: one\n  agent: files-agnet\n"
+                                                                            "  turns: [go]\n  script: [{content: ok}]\n")
+    code, output, runs = _run(tmp_path, str(cases), "--config", str(config))
+    assert (code, runs) == (4, [])
+    assert f"error: {cases}:1: cases/one.agent: unknown agent 'files-agnet' in {config} (did you mean 'files-agent'?)" in output
+    code, output, _ = _run(tmp_path, str(cases), "--config", str(config), "--agent", "file-agent")
+    assert code == 4
+    assert f"error: --agent 'file-agent' is neither one of {config}'s agents nor a file (did you mean 'files-agent'?)" in output
+
+
+def test_agent_mistakes_are_named_where_they_are_written(tmp_path: Path) -> None:
+    cases = tmp_path / "cases.yml"
+    cases.write_text("- id: one\n  agent:\n    command: run-it --task {{ task }}\n    input: template\n"
+                     "  turns: [go]\n  script: [{content: ok}]\n"
+                     "- id: two\n  agent: {command: x, input: args}\n  turns: [go]\n  script: [{content: ok}]\n")
+    code, output, _ = _run(tmp_path, str(cases))
+    assert code == 4
+    assert (f"error: {cases}:3:14: agent.command: the command uses 'task', which a command template does not have "
+            "(it has turn, model, workspace, here)") in output
+    assert (f"error: {cases}:3:14: agent.command: input: template, but the command never places {{{{ turn }}}} "
+            "(write {{ turn | shell }} where the turn goes, or use input: argument or stdin)") in output
+    assert f"{cases}:8:" in output and "agent.input: 'args' is not one of 'argument', 'stdin', 'template'" in output and "'args'" in output
+    agent_file = tmp_path / "mine.yml"
+    agent_file.write_text("command: x\ntimeout: -1\n")
+    cases.write_text("- id: one\n  turns: [go]\n  script: [{content: ok}]\n")
+    code, output, _ = _run(tmp_path, str(cases), "--agent", str(agent_file))
+    assert code == 4
+    assert f"error: {agent_file}:2:10: timeout: must be greater than 0, got -1\n" in output
