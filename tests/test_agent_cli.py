@@ -11,7 +11,8 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from runner.output.load import read_results
+from jsonschema import Draft202012Validator
+
 from tests.helpers import ROOT, run_cli
 
 AGENTS = ROOT / "tests" / "agents"
@@ -24,9 +25,10 @@ def _project(tmp_path: Path, agents: dict[str, dict[str, Any]], cases: str) -> t
     return tmp_path / "tooltrial.yml", tmp_path / "cases.yml"
 
 
-def _run(tmp_path: Path, *argv: str) -> tuple[int, str, list[dict[str, Any]]]:
+def _run(tmp_path: Path, *argv: str, sandbox: str = "none") -> tuple[int, str, list[dict[str, Any]]]:
+    """``tooltrial run ARGV -p scripted`` (``--sandbox none`` unless told): exit code, output, run records."""
     results = tmp_path / "results"
-    done = run_cli("run", *argv, "-p", "scripted", "--sandbox", "none", "--results", str(results))
+    done = run_cli("run", *argv, "-p", "scripted", "--sandbox", sandbox, "--results", str(results))
     runs = sorted((p for p in results.glob("*/runs/*.json")), key=lambda p: p.name) if results.exists() else []
     return done.returncode, done.stdout + done.stderr, [json.loads(p.read_text()) for p in runs]
 
@@ -54,12 +56,14 @@ FILES_CASE = """\
 def test_the_bundled_example_passes_and_its_wrong_script_fails_for_wrong_tool(tmp_path: Path) -> None:
     examples = ROOT / "examples" / "agents"
     code, output, runs = _run(tmp_path, str(examples / "version.yml"), str(examples / "wrong.yml"),
-                              "--config", str(examples / "tooltrial.yml"), "--agent", "files-agent")
+                              "--config", str(examples / "tooltrial.yml"), "--agent", "files-agent", sandbox="auto")
     assert code == 1, output
     right, wrong = runs
     assert (right["case"], right["status"], wrong["case"], wrong["status"]) == (
         "version/bump-patch", "pass", "wrong/bump-blind", "fail")
-    assert right["agent"] == {"name": "files-agent", "command": "python3 {{ here }}/agent.py"}
+    assert (right["agent"]["name"], right["agent"]["command"]) == ("files-agent", "python3 {{ here }}/agent.py")
+    assert [(w["turn"], w["api"], w["stream"], w["status"], w["error"]) for w in right["agent"]["wire"]] == [
+        (0, "chat", False, 200, None)] * 3
     assert [(s["name"], s["arguments"], s["result"], s["status"]) for s in right["steps"]] == [
         ("read_file", {"path": "VERSION"}, "1.4.2\n", "executed"),
         ("write_file", {"path": "VERSION", "content": "1.4.3\n"}, "wrote VERSION", "executed")]
@@ -70,6 +74,9 @@ def test_the_bundled_example_passes_and_its_wrong_script_fails_for_wrong_tool(tm
                                                "'Bump the patch version in VERSION.'")
     assert (right["requests"], [r["turn"] for r in right["model_requests"]]) == (3, [0, 0, 0])
     assert wrong["failure"] == "wrong_tool"
+    report = json.loads(next((tmp_path / "results").glob("*/report.json")).read_text())
+    for document, schema in ((right, "run"), (wrong, "run"), (report, "report")):
+        Draft202012Validator(json.loads((ROOT / "schemas" / f"{schema}.schema.json").read_text())).validate(document)
     assert [c["message"] for c in wrong["checks"] if not c["passed"]] == [
         "calls [write_file] do not contain [read_file, write_file] in that order"]
 
@@ -94,7 +101,8 @@ def test_the_wire_is_the_record_and_a_stream_records_the_same(tmp_path: Path) ->
         return steps, asked, record["final_reply"], record["script"], record["outcome"], record["process"]
 
     assert same(streamed) == same(plain)
-    assert streamed["agent"]["name"] == "stream"
+    assert [w["stream"] for w in plain["agent"]["wire"]] == [False] * 3
+    assert [w["stream"] for w in streamed["agent"]["wire"]] == [True] * 3
 
 
 def test_past_max_turns_the_endpoint_refuses_and_the_run_stops_at_the_turn_limit(tmp_path: Path) -> None:
@@ -103,6 +111,8 @@ def test_past_max_turns_the_endpoint_refuses_and_the_run_stops_at_the_turn_limit
     assert (code, run["status"], run["error_kind"], run["failure"]) == (1, "error", "turn_limit", "turn_limit"), output
     assert run["cause"] == "turn limit 1 exceeded: the agent's requests past it are refused"
     assert run["requests"] == 1
+    assert [(w["status"], w["error"]) for w in run["agent"]["wire"]] == [
+        (200, None), (400, "turn limit 1 exceeded: the agent's requests past it are refused")]
     assert [(s["name"], s["status"]) for s in run["steps"]] == [("read_file", "executed")]  # its result came, refused
     assert run["commands"][0]["stderr"] == (
         "model error 400: turn limit 1 exceeded: the agent's requests past it are refused\n")
@@ -126,6 +136,7 @@ def test_a_call_whose_result_never_came_back_is_recorded_as_not_run(tmp_path: Pa
     assert (code, run["status"]) == (1, "fail"), output
     assert [(s["name"], s["status"], s["result"]) for s in run["steps"]] == [("read_file", "no_result", "")]
     assert run["model_requests"][0]["tool_calls"][0]["status"] == "no_result"
+    Draft202012Validator(json.loads((ROOT / "schemas" / "run.schema.json").read_text())).validate(run)
     assert "never called read_file (1 no_result call: no_result)" in [c["message"] for c in run["checks"] if not c["passed"]]
 
 
@@ -150,7 +161,7 @@ def test_the_runs_deadline_kills_the_agents_whole_process_group(tmp_path: Path) 
                        "env": {"AGENT_SLEEP": "60"}}}
     config, cases = _project(tmp_path, agents, "- id: one\n  agent: hung\n  timeout: 1.5\n  turns: [go]\n"
                                                "  script: [{content: ok}]\n")
-    code, output, (run,) = _run(tmp_path, str(cases), "--config", str(config))
+    code, output, (run,) = _run(tmp_path, str(cases), "--config", str(config), sandbox="auto")
     assert (code, run["error_kind"], run["failure"]) == (1, "timeout", "run_error"), output
     assert run["cause"] == "run timed out after 1.5s, running the agent command (turn 1)"
     assert run["commands"][0]["timed_out"] is True

@@ -48,3 +48,5 @@ def test_an_openai_sdk_agent_reading_json_and_streamed_replies_passes_with_its_t
     assert [(c["check"], c["passed"]) for c in run["checks"]] == [("files", True), ("response_contains", True),
                                                                    ("trace.calls", True)]
     assert [r["streamed"] for r in run["model_requests"]] == [False, False, False]  # the provider's, not the agent's
+    assert [(w["api"], w["stream"], w["status"]) for w in run["agent"]["wire"]] == [
+        ("chat", False, 200), ("chat", True, 200), ("chat", False, 200)]

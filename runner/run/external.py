@@ -10,7 +10,7 @@ import shlex
 import threading
 import time
 from pathlib import Path
-from typing import Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 from runner.agents.endpoint import Endpoint
 from runner.agents.trajectory import turn_reply, wire_trajectory
@@ -39,9 +39,12 @@ class _Halt(threading.Event):
 
 def run_external(case: Case, provider: Provider, turns: Sequence[str] | NextTurn, workspace: Path,
                  env: Mapping[str, str], sandbox: Sandbox, deadline: float, cancel: threading.Event,
-                 log: list[CommandRun], warnings: list[str]) -> Trajectory:
+                 log: list[CommandRun], warnings: list[str]) -> tuple[Trajectory, list[dict[str, Any]]]:
     """Run ``case.agent`` for each turn (or each turn a simulated user gives, from the replies so far) until
-    the turns end or the run stops, and return its trajectory rebuilt from the wire.
+    the turns end or the run stops; return its trajectory rebuilt from the wire, and each request the
+    endpoint answered as ``{turn, api, stream, status, error, started, duration}`` (``api``: ``chat`` or
+    ``messages``; ``stream``: whether the agent asked for one, None when its body did not read; ``error``:
+    the message of an error answer, else None; ``started``: epoch seconds; ``duration``: seconds).
 
     ``provider`` answers every request through the endpoint (already wrapped in the turn limit);
     ``env`` is the case's scrubbed environment, to which the agent's ``env`` and the endpoint's
@@ -81,7 +84,10 @@ def run_external(case: Case, provider: Provider, turns: Sequence[str] | NextTurn
     if endpoint.refused:
         warnings.append(f"the agent's endpoint refused {endpoint.refused} request(s) without the run's key "
                         "(OPENAI_API_KEY / ANTHROPIC_API_KEY)")
-    return wire_trajectory(endpoint.exchanges, given, len(replies), stop, message)
+    wire = [{"turn": e.turn, "api": e.api, "stream": e.request.stream if e.request is not None else None,
+             "status": e.status, "error": e.error, "started": e.started, "duration": e.duration}
+            for e in endpoint.exchanges]
+    return wire_trajectory(endpoint.exchanges, given, len(replies), stop, message), wire
 
 
 def _fixed(turns: Sequence[str]) -> NextTurn:
