@@ -87,8 +87,11 @@ def test_mini_swe_agent_solves_the_bundled_case_and_its_trajectory_is_the_script
     good = runs["calc/fix-add"]
     assert (good["status"], good["failure"], good["error_kind"]) == ("pass", None, None), good["checks"]
     assert good["sandbox"]["mode"] == SANDBOX
-    assert good["agent"] == {"name": "mini-swe-agent",
-                             "command": "mini --yolo --exit-immediately --cost-limit 0 --model openai/{{ model }} --task"}
+    assert {k: v for k, v in good["agent"].items() if k != "wire"} == {
+        "name": "mini-swe-agent", "command": "mini --yolo --exit-immediately --cost-limit 0 --model openai/{{ model }} --task"}
+    # four chat-completion requests, none streamed, each answered, all in the one turn
+    assert [(w["turn"], w["api"], w["stream"], w["status"], w["error"]) for w in good["agent"]["wire"]] == [
+        (0, "chat", False, 200, None)] * 4
     assert [c["phase"] for c in good["commands"]] == ["agent", "verify"]
     assert good["commands"][0]["exit_code"] == 0
     assert good["requests"] == 4
