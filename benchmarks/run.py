@@ -30,6 +30,8 @@
     against the minimal urllib provider in this process (benchmarks/startup.py).
 (i) A forwarded port under bubblewrap (``Sandbox.run(..., forward=PORT)``): a command's start without
     and with one, and the relay's throughput (benchmarks/forward.py).
+(j) An external agent's endpoint: its start and stop, a request in each wire format as JSON and as a
+    stream, and the bundled examples/agents case's run beside its agent command (benchmarks/agents.py).
 """
 
 from __future__ import annotations
@@ -48,6 +50,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
+from agents import figure_j
 from fake_openai import FakeOpenAI, HttpProvider
 from forward import figure_i
 from startup import figure_h
@@ -363,6 +366,7 @@ def main_benchmark() -> None:
             print(f"    (this process's peak RSS after the litellm runs: {peak_rss_mb():.0f} MB)")
         figure_h(Path(folder), load_cases([generate(Path(folder) / "h", 100)]), sandbox, [urllib_arm, litellm_arm])
         figure_i(Path(folder).resolve())
+        figure_j(Path(folder).resolve())
     figure_d()
     with tempfile.TemporaryDirectory(prefix="tooltrial-bench-") as folder:
         figure_e(Path(folder), sandbox)

@@ -55,7 +55,7 @@ FILES_CASE = """\
 
 def test_the_bundled_example_passes_and_its_wrong_script_fails_for_wrong_tool(tmp_path: Path) -> None:
     examples = ROOT / "examples" / "agents"
-    code, output, runs = _run(tmp_path, str(examples / "version.yml"), str(examples / "wrong.yml"),
+    code, output, runs = _run(tmp_path, str(examples / "cases" / "version.yml"), str(examples / "cases" / "wrong.yml"),
                               "--config", str(examples / "tooltrial.yml"), "--agent", "files-agent", sandbox="auto")
     assert code == 1, output
     right, wrong = runs
@@ -205,3 +205,28 @@ def test_agent_mistakes_are_named_where_they_are_written(tmp_path: Path) -> None
     code, output, _ = _run(tmp_path, str(cases), "--agent", str(agent_file))
     assert code == 4
     assert f"error: {agent_file}:2:10: timeout: must be greater than 0, got -1\n" in output
+
+
+def test_the_process_score_counts_an_avoided_tool_only_where_the_agent_offered_it(tmp_path: Path) -> None:
+    trace = "trace: {order: [write_file, read_file], avoid: [bash, write_file], max_calls: 5}"
+    config, cases = _project(tmp_path, {"msg": _messages_agent()}, FILES_CASE.format(agent="msg", more=trace))
+    code, output, (run,) = _run(tmp_path, str(cases), "--config", str(config))
+    assert (code, run["status"], run["agent"]["tools"]) == (1, "fail", ["read_file", "write_file"]), output
+    failed = sorted(c["check"] for c in run["checks"] if not c["passed"])
+    assert failed == ["trace.avoid", "trace.order"]
+    # avoid: write_file (offered, called) 0, bash (a builtin the agent never offered) not counted; order 0; max_calls 1
+    assert run["process"] == 1 / 3
+    assert run["failure"] == "called_forbidden"
+
+
+def test_a_case_with_an_agent_may_name_the_agents_own_tools(tmp_path: Path) -> None:
+    case = ("- id: one\n{agent}  turns: [go]\n  expect:\n    trace: {{must_include: [grep_repo], args: {{read_file: {{offset: 3}}}}}}\n"
+            "  script: [{{content: ok}}]\n")
+    cases = tmp_path / "cases.yml"
+    cases.write_text(case.format(agent="  agent: {command: my-agent}\n"))
+    done = run_cli("validate", str(cases))
+    assert (done.returncode, done.stdout) == (0, "1 case in 1 file is valid\n")
+    cases.write_text(case.format(agent=""))
+    done = run_cli("validate", str(cases))
+    assert done.returncode == 4
+    assert f"{cases}:4:28: expect.trace.must_include[0]: unknown tool 'grep_repo' (did you mean 'grep'?)" in done.stderr

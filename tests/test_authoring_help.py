@@ -40,7 +40,7 @@ def _load(text: str) -> Any:
 BUNDLED = sorted((ROOT / "cases").glob("*.yml"))
 _YAML_BLOCK = re.compile(r"^```yaml\n(.*?)^```$", re.M | re.S)
 _NOT_CASES = ("# partial:", "# other format:")  # docs/development.md: fragments and other programs' files
-_CONFIG_KEYS = {"providers", "default_provider", "jobs", "results_dir", "judge"}
+_CONFIG_KEYS = {"providers", "default_provider", "jobs", "results_dir", "judge", "agents"}
 DOC_CASES = [
     (f"{page.relative_to(ROOT)}:{text.count(chr(10), 0, m.start()) + 1}", m[1])
     for page in [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]

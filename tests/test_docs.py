@@ -33,7 +33,7 @@ README = ROOT / "README.md"
 REGENERATE = ".venv/bin/python docs/gen_cli.py"
 FRAGMENT = ("# partial:", "# other format:")
 FAILS = "# fails on purpose:"
-CONFIG_KEYS = {"providers", "default_provider", "jobs", "results_dir", "judge"}
+CONFIG_KEYS = {"providers", "default_provider", "jobs", "results_dir", "judge", "agents"}
 BLOCK = re.compile(r"(?:^<!-- (?P<mark>[a-z ]+):\s*(?P<arg>.*?) -->\n)?^```(?P<lang>\w*)\n(?P<body>.*?)^```$",
                    re.M | re.S)
 

@@ -167,8 +167,9 @@ def _run_in(workspace: Workspace, case: Case, arm: Arm, options: RunOptions, rec
         emit(RunStarted())
     if case.agent is not None:  # an external program instead of the loop (runner.run.external)
         record.agent = {"name": getattr(case.agent, "name", case.agent), "command": getattr(case.agent, "command", None)}
-        trajectory, record.agent["wire"] = run_external(case, provider, turns, workspace.path, env, options.sandbox,
-                                                        deadline, options.cancel, record.commands, record.warnings)
+        trajectory, record.agent["wire"], record.agent["tools"] = run_external(
+            case, provider, turns, workspace.path, env, options.sandbox, deadline, options.cancel, record.commands,
+            record.warnings)
     else:
         trajectory = run_agent(provider, toolbox, system, turns, deadline=deadline, cancel=options.cancel,
                                recover_text_calls=arm.provider.recover_text_calls, emit=emit)

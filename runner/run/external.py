@@ -39,12 +39,13 @@ class _Halt(threading.Event):
 
 def run_external(case: Case, provider: Provider, turns: Sequence[str] | NextTurn, workspace: Path,
                  env: Mapping[str, str], sandbox: Sandbox, deadline: float, cancel: threading.Event,
-                 log: list[CommandRun], warnings: list[str]) -> tuple[Trajectory, list[dict[str, Any]]]:
+                 log: list[CommandRun], warnings: list[str]) -> tuple[Trajectory, list[dict[str, Any]], list[str]]:
     """Run ``case.agent`` for each turn (or each turn a simulated user gives, from the replies so far) until
     the turns end or the run stops; return its trajectory rebuilt from the wire, and each request the
     endpoint answered as ``{turn, api, stream, status, error, started, duration}`` (``api``: ``chat`` or
     ``messages``; ``stream``: whether the agent asked for one, None when its body did not read; ``error``:
-    the message of an error answer, else None; ``started``: epoch seconds; ``duration``: seconds).
+    the message of an error answer, else None; ``started``: epoch seconds; ``duration``: seconds), and the
+    names of the tools it offered its model, in the order first offered.
 
     ``provider`` answers every request through the endpoint (already wrapped in the turn limit);
     ``env`` is the case's scrubbed environment, to which the agent's ``env`` and the endpoint's
@@ -87,7 +88,9 @@ def run_external(case: Case, provider: Provider, turns: Sequence[str] | NextTurn
     wire = [{"turn": e.turn, "api": e.api, "stream": e.request.stream if e.request is not None else None,
              "status": e.status, "error": e.error, "started": e.started, "duration": e.duration}
             for e in endpoint.exchanges]
-    return wire_trajectory(endpoint.exchanges, given, len(replies), stop, message), wire
+    tools = [t.get("function", {}).get("name") for e in endpoint.exchanges if e.request is not None for t in e.request.tools]
+    offered = list(dict.fromkeys(name for name in tools if isinstance(name, str)))
+    return wire_trajectory(endpoint.exchanges, given, len(replies), stop, message), wire, offered
 
 
 def _fixed(turns: Sequence[str]) -> NextTurn:

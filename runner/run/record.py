@@ -123,9 +123,9 @@ class RunRecord:
         user_model, user_stop, user_turns: a simulated user's model, why its conversation ended
             (runner.kinds.UserStop) and its messages (runner.run.simuser.UserTurn); None, None, [] without one.
             Its usage is apart from the agent's, in ``user_tokens`` and ``user_cost``.
-        agent: the external agent program that ran instead of the built-in loop, ``{name, command, wire}``
-            (runner.spec.agentspec; ``wire``: each request its endpoint answered, runner.run.external), None
-            for the built-in loop; each of its invocations is in ``commands``
+        agent: the external agent program that ran instead of the built-in loop, ``{name, command, wire, tools}``
+            (runner.spec.agentspec; ``wire``: each request its endpoint answered, ``tools``: the names of the
+            tools it offered its model; runner.run.external), None for the built-in loop; each of its invocations is in ``commands``
             (phase ``agent``), and ``steps`` and ``model_requests`` are rebuilt from its endpoint's wire.
     """
 

@@ -59,6 +59,8 @@ def score(case: Case, record: RunRecord) -> Metrics:
     ran = [step.name for step in record.steps if step.ran]  # refused, unparsed, truncated calls were only attempted
     mocks, servers = (mock["name"] for mock in case.mocks), (server["name"] for server in case.mcp)
     offered = frozenset(offered_tools(case.tools, mocks, servers))
+    if record.agent is not None:  # an external agent's tools are those it offered its model (runner.run.external)
+        offered = frozenset(record.agent.get("tools", ()))
     scored = not is_infrastructure_error(record)
     return Metrics(
         accuracy=accuracy(ran, trace.expected) if scored else None,
