@@ -88,7 +88,8 @@ def test_mini_swe_agent_solves_the_bundled_case_and_its_trajectory_is_the_script
     assert (good["status"], good["failure"], good["error_kind"]) == ("pass", None, None), good["checks"]
     assert good["sandbox"]["mode"] == SANDBOX
     assert {k: v for k, v in good["agent"].items() if k != "wire"} == {
-        "name": "mini-swe-agent", "command": "mini --yolo --exit-immediately --cost-limit 0 --model openai/{{ model }} --task"}
+        "name": "mini-swe-agent", "command": "mini --yolo --exit-immediately --cost-limit 0 --model openai/{{ model }} --task",
+        "tools": ["bash"]}  # the one tool mini offers its model, as its requests declare it
     # four chat-completion requests, none streamed, each answered, all in the one turn
     assert [(w["turn"], w["api"], w["stream"], w["status"], w["error"]) for w in good["agent"]["wire"]] == [
         (0, "chat", False, 200, None)] * 4
