@@ -1,13 +1,13 @@
-"""(i) Threads against worker processes on the agent workload; (j) where ``--workers auto`` starts paying.
+"""(k) Threads against worker processes on the agent workload; (l) where ``--workers auto`` starts paying.
 
-(i) N generated cases of 2 model requests each (write ``out.txt``, then reply) against the loopback
+(k) N generated cases of 2 model requests each (write ``out.txt``, then reply) against the loopback
     OpenAI-compatible server (benchmarks/fake_openai.py) answering after ``delay`` seconds, through
     tooltrial's litellm provider, real workspaces, the default sandbox, the whole CLI (``tooltrial run``
     in a fresh interpreter) at -j 16 / 64 / 128, ``--workers 1`` (threads) against ``--workers`` the
     CPU count: wall-clock, CPU and peak RSS of tooltrial's process tree (the CLI, its fork server and
     workers, sampled from /proc every 50 ms, memory as the sum of their PSS; the CLI's own CPU from wait4), and the ratio to the physical
     limit, N x 2 x delay / -j.
-(j) The scripted suite of N generated cases (benchmarks/run.py's CASE) at -j 4, threads against 2
+(l) The scripted suite of N generated cases (benchmarks/run.py's CASE) at -j 4, threads against 2
     workers, for growing N: the smallest N where processes win is runner.run.executors.AUTO_MIN_RUNS's
     ground.
 
@@ -123,9 +123,9 @@ def measure(argv: list[str], env: dict[str, str]) -> tuple[float, float, float, 
     return wall, cpu, own, tree.peak_rss, proc.returncode
 
 
-def figure_i(folder: Path, counts: list[int], jobs: list[int], delay: float, workers: int) -> None:
+def figure_k(folder: Path, counts: list[int], jobs: list[int], delay: float, workers: int) -> None:
     env = {**os.environ, "TOOLTRIAL_BENCH_KEY": "sk-bench"}
-    print(f"(i) agent workload: N cases x 2 requests at {delay * 1000:.0f} ms, litellm, default sandbox, "
+    print(f"(k) agent workload: N cases x 2 requests at {delay * 1000:.0f} ms, litellm, default sandbox, "
           f"threads (--workers 1) against --workers {workers}; load average {os.getloadavg()[0]:.1f}")
     with FakeOpenAI(delay, calls=1) as server:
         config = folder / "tooltrial.yml"
@@ -150,10 +150,10 @@ def figure_i(folder: Path, counts: list[int], jobs: list[int], delay: float, wor
                          if (count, j) == (1000, 64) else ""))
 
 
-def figure_j(folder: Path, counts: list[int]) -> None:
+def figure_l(folder: Path, counts: list[int]) -> None:
     from run import plain_case
 
-    print(f"(j) scripted suite at -j 4, threads against 2 workers; load average {os.getloadavg()[0]:.1f}")
+    print(f"(l) scripted suite at -j 4, threads against 2 workers; load average {os.getloadavg()[0]:.1f}")
     for count in counts:
         suite = write_suite(folder / f"scripted-{count}", count, plain_case)
         walls = {}
@@ -172,14 +172,14 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, nargs="+", default=[16, 64, 128])
     parser.add_argument("--delay", type=float, default=0.1)
     parser.add_argument("--workers", type=int, default=len(os.sched_getaffinity(0)))
-    parser.add_argument("--crossover", type=int, nargs="*", help="(j) only, at these N (default 50 100 200 400)")
+    parser.add_argument("--crossover", type=int, nargs="*", help="(l) only, at these N (default 50 100 200 400)")
     args = parser.parse_args()
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}")
     with tempfile.TemporaryDirectory(prefix="tooltrial-bench-") as folder:
         if args.crossover is not None:
-            figure_j(Path(folder), args.crossover or [50, 100, 200, 400])
+            figure_l(Path(folder), args.crossover or [50, 100, 200, 400])
         else:
-            figure_i(Path(folder), args.cases, args.jobs, args.delay, args.workers)
+            figure_k(Path(folder), args.cases, args.jobs, args.delay, args.workers)
 
 
 if __name__ == "__main__":
