@@ -18,6 +18,7 @@ from runner.cli.options import (
     runs,
     seconds,
     selected,
+    workers,
 )
 from runner.errors import ExitCode, UserError, silence_output
 from runner.names import SCRIPTED
@@ -32,6 +33,7 @@ from runner.providers.cache import open_cache
 from runner.providers.precheck import precheck
 from runner.providers.registry import resolve_provider
 from runner.run.engine import plan_keys, preflight, require_scripts
+from runner.run.executors import AUTO_MIN_RUNS, worker_count
 from runner.run.options import DEFAULT_JOBS, RunOptions, make_arms
 from runner.run.prompts import load_prompts
 from runner.run.session import run_live
@@ -39,6 +41,7 @@ from runner.run.shard import shard_summary
 from runner.run.simuser import resolve_users
 from runner.sandbox.command import MODES, choose_sandbox
 from runner.spec.agentspec import with_agents
+from runner.spec.case import Case
 from runner.spec.config import load_config
 from runner.terminal.console import make_console
 from runner.terminal.lines import RunPrinter
@@ -66,6 +69,11 @@ def add(sub: argparse._SubParsersAction) -> None:
     run.add_argument("--judge", metavar="MODEL", help="judge model for expect.judge checks that name none")
     run.add_argument("-j", "--jobs", type=positive_int, metavar="N",
                      help=f"runs at once (default: jobs in tooltrial.yml, else {DEFAULT_JOBS})")
+    run.add_argument("--executor", choices=["local"], default="local",
+                     help="where runs go: local (this machine's threads and worker processes, default)")
+    run.add_argument("--workers", type=workers, default=None, metavar="N",
+                     help=f"worker processes sharing the -j runs: auto (default: the CPU count from {AUTO_MIN_RUNS} "
+                     "planned runs on, else 1), or N; 1 runs them on threads of this process")
     run.add_argument("--sandbox", choices=MODES, default="auto",
                      help="confine commands with bubblewrap: auto (when it works, default), bwrap, none")
     run.add_argument("--output", choices=["text", "json"], default="text", help="text lines and tables, or the JSON report on stdout (lines and tables on stderr)")
@@ -114,6 +122,16 @@ def _refuse_inputs(args: argparse.Namespace, inputs: list[Path]) -> None:
                             hint="give another path: writing there would replace it")
 
 
+def _warm_up(args: argparse.Namespace, cases: list[Case], names: list[str], prompts: int, jobs: int) -> None:
+    """Start the process executor's fork server while the providers resolve, when the plan (about: a shard
+    holds about its share) will go to worker processes (runner.run.executors.worker_count)."""
+    planned = sum(c.runs or args.runs for c in cases) * len(names) * prompts // (args.shard.count if args.shard else 1)
+    if args.executor == "local" and worker_count(args.workers, jobs, planned) > 1:
+        from runner.run.processes import warm_up  # multiprocessing only for a run that uses it
+
+        warm_up(live=any(name != SCRIPTED for name in names))
+
+
 def command(args: argparse.Namespace) -> int:
     """Run the matrix; the exit code is the gates' (runner.scoring.gates.exit_code), 2 when interrupted."""
     if args.list:
@@ -136,6 +154,8 @@ def command(args: argparse.Namespace) -> int:
     for name in [*names, *dict.fromkeys(judge_names(cases, judge).values())]:  # a judge only where a case is judged
         precheck(name, config)  # every name's mistakes that need no litellm, before any name loads it
     prompts = load_prompts(args.prompt)
+    jobs = args.jobs or config.jobs or DEFAULT_JOBS
+    _warm_up(args, cases, names, len(prompts), jobs)
     providers = [resolve_provider(name, config, args.verbose, args.stream) for name in names]
     arms = make_arms(providers, prompts)
     require_scripts(cases, arms)
@@ -149,7 +169,6 @@ def command(args: argparse.Namespace) -> int:
                   f"(give fewer shards than runs, or 'tooltrial list --shard K/N' to see what each holds)", file=sys.stderr)
             return ExitCode.NO_CASES
     users = resolve_users(cases, lambda name: resolve_provider(name, config, args.verbose))
-    jobs = args.jobs or config.jobs or DEFAULT_JOBS
     results = args.results or config.results_dir or Path("results")
     hidden = [results, *[p for p in (args.record, args.cache) if p]]  # earlier runs' answers are not for the agent
     as_json = args.output == "json"
@@ -159,7 +178,8 @@ def command(args: argparse.Namespace) -> int:
     live = LiveView(console, together, repeated, len(arms) > 1) if args.live else None
     cache = open_cache(args.cache, create=True) if args.cache else None
     options = RunOptions(choose_sandbox(args.sandbox, hidden), keep=args.keep, timeout=args.timeout, judges=judges,
-                         users=users, jobs=jobs, listener=live, shard=args.shard, cache=cache)
+                         users=users, jobs=jobs, listener=live, shard=args.shard, cache=cache,
+                         executor=args.executor, workers=args.workers)
     printer = RunPrinter(console, len(arms) > 1, repeated, args.quiet)
     earlier = read_results(args.resume).records if args.resume else []
     writer, started = ResultsWriter(results), utc_now()
