@@ -9,7 +9,7 @@ Resolving a live one imports litellm (the run is going to use it); resolving
 from __future__ import annotations
 
 import dataclasses
-import functools
+import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 
@@ -82,18 +82,48 @@ def resolve_provider(name: str, config: Config | None = None, verbose: bool = Fa
 
 
 def _live(name: str, settings: ModelSettings, verbose: bool, stream: bool) -> ProviderSpec:
-    from runner.providers.litellm import LiteLLMProvider, is_local, route
+    from runner.providers.litellm import is_local, route
 
     if stream:
         settings = dataclasses.replace(settings, stream=True)
     identity = {"provider": name, "model": route(settings.model), "api_base": settings.api_base,
                 "temperature": settings.temperature, "max_tokens": settings.max_tokens,
                 "params": dict(settings.params), "stream": settings.stream}  # never the key: it picks no reply
-    # a provider keeps nothing between requests: one serves every run (one a limiter, which is one a suite)
-    shared = functools.cache(lambda limiter=None: LiteLLMProvider(settings, name, verbose, limiter=limiter))
-    return ProviderSpec(name, lambda case: shared(), settings.recover_text_calls,
-                        settings.concurrency_limit(is_local(settings.api_base)), identity,
-                        lambda case, limiter: shared(limiter))
+    shared = _Shared(settings, name, verbose)
+    return ProviderSpec(name, shared.create, settings.recover_text_calls,
+                        settings.concurrency_limit(is_local(settings.api_base)), identity, shared.limited)
+
+
+class _Shared:
+    """A live arm's factories. A provider keeps nothing between requests: one serves every run of a process
+    (one a limiter, which is one a suite). Pickles as its settings, so a worker process (runner.run.portable)
+    makes its own providers."""
+
+    def __init__(self, settings: ModelSettings, name: str, verbose: bool) -> None:
+        self.settings, self.name, self.verbose = settings, name, verbose
+        self._made: dict[int, tuple[RateLimiter | None, Provider]] = {}  # by id of the limiter, kept alive
+        self._lock = threading.Lock()
+
+    def __reduce__(self) -> tuple[type[_Shared], tuple[ModelSettings, str, bool]]:
+        return _Shared, (self.settings, self.name, self.verbose)
+
+    def create(self, case: Case) -> Provider:
+        """The process's provider of this arm for runs without a rate limiter."""
+        return self._provider(None)
+
+    def limited(self, case: Case, limiter: RateLimiter) -> Provider:
+        """The process's provider of this arm whose tries wait for ``limiter``."""
+        return self._provider(limiter)
+
+    def _provider(self, limiter: RateLimiter | None) -> Provider:
+        from runner.providers.litellm import LiteLLMProvider
+
+        with self._lock:
+            made = self._made.get(id(limiter))
+            if made is None:
+                made = self._made[id(limiter)] = (limiter, LiteLLMProvider(self.settings, self.name, self.verbose,
+                                                                           limiter=limiter))
+            return made[1]
 
 
 def _fix(problem: str) -> str:

@@ -118,6 +118,7 @@ class Sandbox:
         self.binary = binary
         self.hide = tuple(Path(p).resolve() for p in hide)
         self.hardened = hardened
+        self.note = note
         self.weaknesses: list[str] = []  # what this sandbox cannot guarantee here, one sentence each
         if mode == "bwrap":
             self._filter, missing = socket_filter()

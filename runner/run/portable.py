@@ -1,0 +1,121 @@
+"""What a run needs, in a form that crosses a process boundary: the executors' seam.
+
+``WorkerSetup`` is the picklable part of RunOptions (the sandbox as its settings, timeouts, judges,
+users, the cache folder) with the suite's arms; ``RunTask`` is one run of the plan. A process that
+runs tasks (a worker of runner.run.processes, a Ray task) builds a ``Runner`` from the setup once,
+with its own sandbox, providers, breakers and rate limiters, and hands each record back to the one
+parent process, which alone writes the results folder.
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Mapping, Sequence
+
+from runner.providers.breaker import Breaker
+from runner.providers.cache import ResponseCache
+from runner.providers.ratelimit import RateLimiter
+from runner.providers.registry import ProviderSpec
+from runner.run.events import Listener
+from runner.run.execute import execute
+from runner.run.options import Arm, RunOptions
+from runner.run.record import RunRecord
+from runner.sandbox.command import Sandbox
+from runner.spec.case import Case
+
+
+@dataclass(frozen=True)
+class RunTask:
+    """One run of the plan: run ``number`` (1-based) of ``case`` in ``arm``. Picklable."""
+
+    case: Case
+    arm: Arm
+    number: int
+
+
+@dataclass(frozen=True, eq=False)
+class WorkerSetup:
+    """What every run of a suite shares, picklable: RunOptions without its cancel event, listener and
+    shard (the parent's), the sandbox as the arguments that rebuild it, and the suite's ``arms``, whose
+    providers a process makes once. ``live`` says whether the parent listens to events (``--live``).
+    ``key`` names the suite: a process builds one Runner per key (``run_task``); two setups are equal
+    when their keys are."""
+
+    sandbox_mode: str
+    sandbox_binary: str
+    sandbox_hide: tuple[Path, ...]
+    sandbox_hardened: bool
+    sandbox_note: str
+    keep: bool
+    timeout: float | None
+    command_timeout: float
+    judges: Mapping[str | None, ProviderSpec]
+    users: Mapping[str, ProviderSpec]
+    jobs: int
+    cache: ResponseCache | None
+    arms: tuple[Arm, ...] = ()
+    live: bool = False
+    key: str = field(default_factory=lambda: uuid.uuid4().hex)
+
+    @classmethod
+    def from_options(cls, options: RunOptions, arms: Sequence[Arm] = ()) -> WorkerSetup:
+        """The picklable part of ``options``, with the suite's ``arms``."""
+        sandbox = options.sandbox
+        return cls(sandbox.mode, sandbox.binary, sandbox.hide, sandbox.hardened, sandbox.note, options.keep,
+                   options.timeout, options.command_timeout, dict(options.judges), dict(options.users), options.jobs,
+                   options.cache, tuple(arms), options.listener is not None)
+
+    def options(self, cancel: threading.Event, listener: Listener | None = None,
+                jobs: int | None = None) -> RunOptions:
+        """RunOptions rebuilt in a worker: a sandbox of its own, ``cancel`` (set to stop its runs), ``listener``
+        for its runs' events, and ``jobs`` (its share of the suite's, default all of it)."""
+        sandbox = Sandbox(self.sandbox_mode, self.sandbox_binary, self.sandbox_hide, self.sandbox_hardened,
+                          self.sandbox_note)
+        return RunOptions(sandbox, keep=self.keep, timeout=self.timeout, command_timeout=self.command_timeout,
+                          judges=self.judges, users=self.users, jobs=jobs or self.jobs, cancel=cancel,
+                          listener=listener, cache=self.cache)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, WorkerSetup) and other.key == self.key
+
+    def __hash__(self) -> int:
+        return hash(self.key)
+
+
+class Runner:
+    """One process's side of a suite: its options, and per provider one breaker and one rate limiter
+    (runner.providers.breaker, runner.providers.ratelimit) that its runs share. The limiter's window
+    starts at ``options.jobs`` (this process's share) or the provider's ``max_concurrency``, whichever is
+    less. Thread-safe: ``run`` is called from the process's run threads."""
+
+    def __init__(self, options: RunOptions, arms: Sequence[Arm]) -> None:
+        self.options = options
+        self.arms = {arm.label: arm for arm in arms}
+        self.breakers = {arm.provider.name: Breaker(arm.provider.name) for arm in arms}
+        jobs = options.jobs
+        self.limiters = {arm.provider.name: RateLimiter(arm.provider.name, min(jobs, arm.provider.max_concurrency
+                                                                               or jobs), options.cancel)
+                         for arm in arms if arm.provider.limited is not None}
+
+    def run(self, task: RunTask) -> RunRecord:
+        """The record of ``task`` (runner.run.execute: never raises). Its arm is this process's arm of the
+        same label, so every run of an arm shares its providers; an arm the setup did not name runs as given."""
+        arm = self.arms.get(task.arm.label, task.arm)
+        name = arm.provider.name
+        breaker = self.breakers[name] if name in self.breakers else Breaker(name)
+        return execute(task.case, arm, self.options, task.number, breaker, self.limiters.get(name))
+
+
+def run_task(task: RunTask, setup: WorkerSetup) -> RunRecord:
+    """Run ``task`` in this process, as a worker process or a Ray task does: the Runner of ``setup`` is
+    built on the first task of its suite and kept for the next ones (``_runner``)."""
+    return _runner(setup).run(task)
+
+
+@functools.lru_cache(maxsize=1)  # a process serves one suite at a time: its options are built once, not per run
+def _runner(setup: WorkerSetup) -> Runner:
+    return Runner(setup.options(threading.Event()), setup.arms)
