@@ -58,6 +58,7 @@ class ErrorKind(StrEnum):
     TRUNCATED = "truncated"  # replies cut off at the output limit, twice in a row
     EMPTY_REPLY = "empty_reply"  # the provider kept sending replies with no text and no calls
     MALFORMED_CALL = "malformed_call"  # the provider kept rejecting the model's call as malformed (Gemini)
+    WORKER_LOST = "worker_lost"  # the Ray worker or node running the run went away (run --executor ray)
     INTERNAL = "internal"  # a bug in tooltrial
 
     @property
