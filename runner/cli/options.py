@@ -83,6 +83,11 @@ def positive_int(text: str) -> int:
     return value
 
 
+def workers(text: str) -> int | None:
+    """``--workers``: ``auto`` (None) or a whole number of at least 1."""
+    return None if text == "auto" else positive_int(text)
+
+
 def runs(text: str) -> int:
     """``--runs``: a whole number from 1 to what a case's ``runs`` may say."""
     value, most = positive_int(text), case_schema()["properties"]["runs"]["maximum"]

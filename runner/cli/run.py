@@ -18,6 +18,7 @@ from runner.cli.options import (
     runs,
     seconds,
     selected,
+    workers,
 )
 from runner.errors import ExitCode, UserError, silence_output
 from runner.names import SCRIPTED
@@ -32,6 +33,7 @@ from runner.providers.cache import open_cache
 from runner.providers.precheck import precheck
 from runner.providers.registry import resolve_provider
 from runner.run.engine import plan_keys, preflight, require_scripts
+from runner.run.executors import AUTO_MIN_RUNS
 from runner.run.options import DEFAULT_JOBS, RunOptions, make_arms
 from runner.run.prompts import load_prompts
 from runner.run.session import run_live
@@ -63,6 +65,11 @@ def add(sub: argparse._SubParsersAction) -> None:
     run.add_argument("--judge", metavar="MODEL", help="judge model for expect.judge checks that name none")
     run.add_argument("-j", "--jobs", type=positive_int, metavar="N",
                      help=f"runs at once (default: jobs in tooltrial.yml, else {DEFAULT_JOBS})")
+    run.add_argument("--executor", choices=["local"], default="local",
+                     help="where runs go: local (this machine's threads and worker processes, default)")
+    run.add_argument("--workers", type=workers, default=None, metavar="N",
+                     help=f"worker processes sharing the -j runs: auto (default: the CPU count from {AUTO_MIN_RUNS} "
+                     "planned runs on, else 1), or N; 1 runs them on threads of this process")
     run.add_argument("--sandbox", choices=MODES, default="auto",
                      help="confine commands with bubblewrap: auto (when it works, default), bwrap, none")
     run.add_argument("--output", choices=["text", "json"], default="text", help="text lines and tables, or the JSON report on stdout (lines and tables on stderr)")
@@ -155,7 +162,8 @@ def command(args: argparse.Namespace) -> int:
     live = LiveView(console, together, repeated, len(arms) > 1) if args.live else None
     cache = open_cache(args.cache, create=True) if args.cache else None
     options = RunOptions(choose_sandbox(args.sandbox, hidden), keep=args.keep, timeout=args.timeout, judges=judges,
-                         users=users, jobs=jobs, listener=live, shard=args.shard, cache=cache)
+                         users=users, jobs=jobs, listener=live, shard=args.shard, cache=cache,
+                         executor=args.executor, workers=args.workers)
     printer = RunPrinter(console, len(arms) > 1, repeated, args.quiet)
     earlier = read_results(args.resume).records if args.resume else []
     writer, started = ResultsWriter(results), utc_now()

@@ -1,8 +1,8 @@
 """The run matrix: cases x arms (provider x prompt) x repeats, each run isolated
 (runner.run.execute), the templates checked before any starts, ``--resume`` keys.
 
-Runs execute concurrently on a bounded pool (runner.run.pool); they share no mutable
-state, and their records come back in plan order whatever the concurrency.
+Runs execute concurrently on an executor (runner.run.executors: threads, or worker processes);
+they share no mutable state, and their records come back in plan order whatever the concurrency.
 """
 
 from __future__ import annotations
@@ -13,18 +13,18 @@ from typing import Callable, Iterable, Sequence
 from runner.errors import Location, UserError, UserErrors
 from runner.kinds import ErrorKind
 from runner.names import SCRIPTED
-from runner.providers.breaker import Breaker
-from runner.providers.ratelimit import RateLimiter
-from runner.run.execute import execute, internal_error
+from runner.run.execute import internal_error
+from runner.run.executors import choose_executor
 from runner.run.options import Arm, RunOptions
-from runner.run.pool import InOrder, run_pool
+from runner.run.pool import InOrder
+from runner.run.portable import RunTask
 from runner.run.prompts import (
     context_for,
     system_prompt,
     turn_prompt,
     user_prompts,
 )
-from runner.run.record import ERROR, RunRecord
+from runner.run.record import RunRecord
 from runner.run.shard import Shard
 from runner.run.slots import Slots
 from runner.spec.case import Case
@@ -113,27 +113,15 @@ def run_matrix(
     whose window starts at ``jobs`` or its ``max_concurrency``, whichever is less; each run records the
     seconds its tries waited for it as ``rate_limited``. Raises Interrupted, once running runs have stopped, when
     ``options.cancel`` is set. With ``options.shard``, only the runs of that shard are planned
-    (runner.run.shard).
+    (runner.run.shard). The runs go on threads of this process, or on worker processes, each with its
+    own breakers and rate limiters (``options.workers``, runner.run.executors); records come back here.
     """
     plan = list(_plan(cases, arms, repeats, options.shard))
     keys = plan_keys(cases, arms, repeats, options.shard)
     reused = {run_key(record): record for record in earlier}
     todo = [i for i, key in enumerate(keys) if key not in reused]
-    breakers = {arm.provider.name: Breaker(arm.provider.name) for arm in arms}  # one per provider, this suite's
     slots = Slots({arm.provider.name: arm.provider.max_concurrency for arm in arms})
-    limiters = {arm.provider.name: RateLimiter(arm.provider.name, min(options.jobs, arm.provider.max_concurrency
-                                                                      or options.jobs), options.cancel)
-                for arm in arms if arm.provider.limited is not None}
-
-    def work(job: int) -> RunRecord:
-        case, arm, run = plan[todo[job]]
-        with slots.held(arm.provider.name, options.cancel) as waited:
-            if waited is None:  # interrupted while waiting: never started
-                return RunRecord(case.full_id, arm.provider.name, arm.prompt.name, run, ERROR,
-                                 "cancelled: the suite was interrupted", ErrorKind.CANCELLED)
-            record = execute(case, arm, options, run, breakers[arm.provider.name], limiters.get(arm.provider.name))
-            record.queued = waited
-            return record
+    run = choose_executor(arms, options, slots, len(todo))
 
     def show(job: int, record: RunRecord) -> None:
         if record.error_kind != ErrorKind.CANCELLED:
@@ -150,7 +138,7 @@ def run_matrix(
                 on_finish(record)
         (in_order if ordered else show)(job, record)
 
-    done = run_pool(work, len(todo), options.jobs, options.cancel, finished)
+    done = run([RunTask(*plan[i]) for i in todo], finished)
     in_order.flush()
     records = {todo[job]: record for job, record in done.items() if record.error_kind != ErrorKind.CANCELLED}
     records.update({i: reused[key] for i, key in enumerate(keys) if key in reused})

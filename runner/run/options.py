@@ -74,6 +74,8 @@ class RunOptions:
     the run's thread. ``shard``, when given, keeps only that shard's runs of the matrix (``--shard``).
     ``cache``, when given (``run --cache``), keeps and replays the replies of every
     provider that has a ``cache_identity`` (runner.providers.cache).
+    ``executor`` is where runs go (``local``: this machine, runner.run.executors); ``workers`` how many
+    processes share them there (1: threads of this process; None: ``auto``, by the plan's size).
     """
 
     sandbox: Sandbox
@@ -87,3 +89,5 @@ class RunOptions:
     listener: Listener | None = None
     shard: Shard | None = None
     cache: ResponseCache | None = None
+    executor: str = "local"
+    workers: int | None = 1

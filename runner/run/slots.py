@@ -42,3 +42,15 @@ class Slots:
             yield waited
         finally:
             free.release()
+
+    def take(self, provider: str) -> bool:
+        """Take a slot of ``provider`` if one is free now (always, for a provider without a limit);
+        whether one was taken. Give it back with ``give``."""
+        free = self._free.get(provider)
+        return free is None or free.acquire(blocking=False)
+
+    def give(self, provider: str) -> None:
+        """Give back a slot of ``provider`` that ``take`` took."""
+        free = self._free.get(provider)
+        if free is not None:
+            free.release()

@@ -1,0 +1,81 @@
+"""Where a suite's runs go: the executor, chosen once per matrix (``run --executor``, ``--workers``).
+
+Every executor takes the runs left to do (runner.run.portable.RunTask, numbered 0..n-1 in plan order),
+keeps at most ``jobs`` going at once and each provider's ``max_concurrency`` (runner.run.slots, held
+in this process), hands each record to ``on_result`` in the calling thread as it finishes, and starts
+no more once the cancel event is set. ``Threads`` runs them on threads of this process; the process
+executor (runner.run.processes) on worker processes, each with its own threads.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Callable, Protocol, Sequence
+
+from runner.kinds import ErrorKind
+from runner.run.options import Arm, RunOptions
+from runner.run.pool import run_pool
+from runner.run.portable import Runner, RunTask
+from runner.run.record import ERROR, RunRecord
+from runner.run.slots import Slots
+
+# The plan size from which ``--workers auto`` starts worker processes (docs/scale.md: below it, their
+# start-up costs more than the second core gives back, measured by benchmarks/run.py (i)).
+AUTO_MIN_RUNS = 200
+
+
+class Executor(Protocol):
+    """Runs ``tasks`` (job i is ``tasks[i]``), calling ``on_result(i, record)`` in the calling thread as each
+    ends; returns ``{i: record}`` of every job that ran. Jobs the cancel event stopped before they started are
+    missing, or records of error kind ``cancelled``. An exception in the caller (from ``on_result``) stops it,
+    once the running jobs have ended, and propagates."""
+
+    def __call__(self, tasks: Sequence[RunTask],
+                 on_result: Callable[[int, RunRecord], None]) -> dict[int, RunRecord]: ...
+
+
+class Threads:
+    """The runs on ``options.jobs`` threads of this process (runner.run.pool), one Runner shared by all:
+    one breaker and rate limiter per provider. A run waits for its provider's slot in its thread, and
+    records that wait as ``queued``."""
+
+    def __init__(self, arms: Sequence[Arm], options: RunOptions, slots: Slots) -> None:
+        self.runner, self.options, self.slots = Runner(options, arms), options, slots
+
+    def __call__(self, tasks: Sequence[RunTask],
+                 on_result: Callable[[int, RunRecord], None]) -> dict[int, RunRecord]:
+        def work(job: int) -> RunRecord:
+            task = tasks[job]
+            with self.slots.held(task.arm.provider.name, self.options.cancel) as waited:
+                if waited is None:  # interrupted while waiting: never started
+                    return RunRecord(task.case.full_id, task.arm.provider.name, task.arm.prompt.name, task.number,
+                                     ERROR, "cancelled: the suite was interrupted", ErrorKind.CANCELLED)
+                record = self.runner.run(task)
+                record.queued = waited
+                return record
+
+        return run_pool(work, len(tasks), self.options.jobs, self.options.cancel, on_result)
+
+
+def worker_count(workers: int | None, jobs: int, planned: int, cpus: int | None = None) -> int:
+    """How many worker processes a matrix of ``planned`` runs, ``jobs`` at once, gets for ``--workers``
+    ``workers`` (None: ``auto``, the CPU count when ``planned`` is at least AUTO_MIN_RUNS, else 1); never
+    more than ``jobs`` or ``planned``, never below 1. ``cpus`` defaults to the CPUs this process may use."""
+    if workers is None:
+        cpus = cpus or len(os.sched_getaffinity(0))
+        workers = cpus if planned >= AUTO_MIN_RUNS else 1
+    return max(1, min(workers, jobs, planned))
+
+
+def choose_executor(arms: Sequence[Arm], options: RunOptions, slots: Slots, planned: int) -> Executor:
+    """The executor of ``options.executor`` (``local``) for a matrix of ``planned`` runs: threads of this
+    process when ``worker_count`` says 1, else worker processes (runner.run.processes). Raises ValueError
+    for an executor name it does not know (the CLI offers only known ones)."""
+    if options.executor != "local":
+        raise ValueError(f"unknown executor {options.executor!r}")
+    workers = worker_count(options.workers, options.jobs, planned)
+    if workers == 1:
+        return Threads(arms, options, slots)
+    from runner.run.processes import Processes
+
+    return Processes(arms, options, slots, workers)
