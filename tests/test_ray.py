@@ -7,9 +7,11 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections import Counter
@@ -17,12 +19,16 @@ from pathlib import Path
 from typing import Any, Iterator
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from runner.errors import ExitCode
 from runner.resources import bundled
+from runner.run.rayexec import forwarded_keys, key_variables, pack_folder, unpacked
+from runner.spec.config import load_config
 from tests.executors import comparable
 from tests.fake_servers import OpenAIServer, openai_reply
-from tests.helpers import ROOT, run_cli
+from tests.helpers import ROOT, make_case, run_cli
 from tests.raycluster import Cluster, short_folder, start_cluster
 
 KEY_VARIABLE = "TT_RAY_TEST_KEY"
@@ -129,15 +135,10 @@ def test_a_worker_killed_mid_run_is_that_runs_infrastructure_error_and_the_suite
     def kill_the_slow_run() -> None:  # its Ray worker, once its setup is sleeping
         deadline = time.monotonic() + 60
         while not killed and time.monotonic() < deadline:
-            for pid in cluster.processes():
-                try:
-                    sleeping = any(Path(f"/proc/{child}/cmdline").read_bytes().startswith(b"sleep\x0030")
-                                   for child in _descendants(pid))
-                    if sleeping and Path(f"/proc/{pid}/cmdline").read_bytes().startswith(b"ray::run_on_node"):
-                        subprocess.run(["kill", "-9", str(pid)], check=True)
-                        killed.append(pid)
-                except OSError:
-                    continue
+            worker = _sleeping(cluster)
+            if worker is not None:
+                subprocess.run(["kill", "-9", str(worker)], check=True)
+                killed.append(worker)
             time.sleep(0.2)
 
     killer = threading.Thread(target=kill_the_slow_run)
@@ -150,6 +151,44 @@ def test_a_worker_killed_mid_run_is_that_runs_infrastructure_error_and_the_suite
     assert [(r["case"], r["status"], r["error_kind"]) for r in records.values()] == [
         ("two/quick", "pass", None), ("two/slow", "error", "worker_lost")]
     assert records["0002-two-slow-scripted-default-r1.json"]["cause"].startswith("the Ray task of this run was lost: ")
+
+
+@pytest.mark.slow
+def test_ctrl_c_cancels_the_tasks_in_flight_and_keeps_the_finished_runs(cluster: Cluster, tmp_path: Path) -> None:
+    (tmp_path / "two.yml").write_text(TWO)
+    runs = tmp_path / "results"
+
+    def press_ctrl_c() -> None:  # once the quick run is saved and the slow one sleeps in its setup
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            saved = list(runs.glob("*/runs/0001-*.json"))
+            if saved and _sleeping(cluster) is not None:
+                os.kill(os.getpid(), signal.SIGINT)
+                return
+            time.sleep(0.2)
+
+    presser = threading.Thread(target=press_ctrl_c)
+    presser.start()
+    done, results = _results(tmp_path / "two.yml", runs, "-j", "2", "--sandbox", "none",
+                             "--executor", "ray", "--ray-address", cluster.address)
+    presser.join()
+    assert done.returncode == ExitCode.INTERRUPTED, done.stderr
+    assert list(_runs(results)) == ["0001-two-quick-scripted-default-r1.json"]
+    assert json.loads((results / "report.json").read_text())["overall"]["runs"] == 1
+    assert _sleeping(cluster, task=b"") is None  # the cancelled task's setup command was killed with it
+
+
+def _sleeping(cluster: Cluster, task: bytes = b"ray::run_on_node") -> int | None:
+    """The process of the cluster whose command line starts with ``task`` (by default a Ray worker running
+    a task) that has the slow case's ``sleep 30`` among its descendants; None when none has."""
+    for pid in cluster.processes():
+        try:
+            if (Path(f"/proc/{pid}/cmdline").read_bytes().startswith(task)
+                    and any(Path(f"/proc/{c}/cmdline").read_bytes().startswith(b"sleep\x0030") for c in _descendants(pid))):
+                return pid
+        except OSError:
+            continue
+    return None
 
 
 def _descendants(pid: int) -> list[int]:
@@ -204,3 +243,44 @@ def test_without_ray_installed_the_executor_says_how_to_get_it(tmp_path: Path,
     assert done.returncode == ExitCode.USAGE
     assert done.stderr == ("error: --executor ray needs Ray, which is not installed here (import of ray halted; "
                            "None in sys.modules) (install the ray extra: pip install 'tooltrial[ray]')\n")
+
+
+_NAME = st.from_regex(r"[a-z0-9_-][a-z0-9._-]{0,11}", fullmatch=True)
+
+
+@settings(max_examples=25, deadline=None)
+@given(files=st.dictionaries(st.tuples(st.sampled_from(["", "sub/", "sub/deeper/"]), _NAME), st.binary(max_size=64),
+                             max_size=6),
+       link=st.booleans())
+def test_a_fixture_folder_arrives_on_the_node_as_it_is_here(files: dict[tuple[str, str], bytes], link: bool) -> None:
+    with tempfile.TemporaryDirectory() as here:
+        folder = Path(here) / "fx"
+        folder.mkdir()
+        for (under, name), content in files.items():
+            (folder / under).mkdir(parents=True, exist_ok=True)
+            (folder / under / name).write_bytes(content)
+        if link:
+            (folder / "to-outside").symlink_to("/etc/hostname")  # a link stays a link, whatever it points at
+        (folder / "run.sh").write_text("#!/bin/sh\n")
+        (folder / "run.sh").chmod(0o755)
+        with unpacked(make_case(fixture="fx", fixtures_dir=Path(here)), pack_folder(folder)) as case:
+            assert case.fixtures_dir is not None and case.fixtures_dir != Path(here)
+            arrived = case.fixtures_dir / "fx"
+            assert _tree(arrived) == _tree(folder)
+        assert not arrived.exists()  # removed after the run
+
+
+def _tree(folder: Path) -> dict[str, Any]:
+    return {str(p.relative_to(folder)): (os.readlink(p) if p.is_symlink() else p.read_bytes() if p.is_file() else None,
+                                         p.lstat().st_mode) for p in folder.rglob("*")}
+
+
+@pytest.mark.usefixtures("litellm_loaded")
+def test_the_keys_forwarded_are_the_variables_the_suites_providers_read(tmp_path: Path) -> None:
+    (tmp_path / "tooltrial.yml").write_text("providers:\n  mine:\n    model: anthropic/claude-x\n"
+                                            "    api_key_env: MY_KEY\n")
+    config = load_config(str(tmp_path / "tooltrial.yml"))
+    names = key_variables(["scripted", "mine", "openai/gpt-4o", "ollama/qwen3", "openai/gpt-4o-mini"], config)
+    assert names == ["MY_KEY", "ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OLLAMA_API_BASE"]  # what litellm reads
+    environ = {"MY_KEY": "k1", "ANTHROPIC_API_KEY": " ", "OPENAI_API_KEY": "k3", "OTHER_KEY": "k4"}
+    assert forwarded_keys(names, environ) == {"MY_KEY": "k1", "OPENAI_API_KEY": "k3"}

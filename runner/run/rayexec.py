@@ -80,7 +80,7 @@ def check_ray(address: str | None) -> None:
 def key_variables(names: Iterable[str], config: Config | None) -> list[str]:
     """The environment variables the live providers ``names`` (``-p`` values, judges', simulated
     users') read their keys from: an alias's ``api_key_env``, and those litellm reads for the model
-    (``OPENAI_API_KEY`` for ``openai/...``; litellm's own ``validate_environment``), in order, each once.
+    (``OPENAI_API_KEY`` for ``openai/...``, ``OLLAMA_API_BASE`` for ``ollama/...``: litellm's own ``validate_environment``), in order, each once.
     The scripted provider reads none."""
     aliases = dict(config.providers) if config else {}
     found: list[str] = []
