@@ -10,7 +10,7 @@ do: one urllib POST per request, the reply turned into a Completion, so the
 figure is tooltrial's own; ``run.py --litellm`` runs the same cases through
 tooltrial's litellm provider against the same server.
 
-    python benchmarks/fake_openai.py [DELAY_SECONDS]   # prints its URL, serves until killed
+    python benchmarks/fake_openai.py [DELAY_SECONDS [CALLS]]   # prints its URL, serves until killed
 """
 
 from __future__ import annotations
@@ -33,10 +33,10 @@ _PLAN = [
 ]
 
 
-def _reply(messages: list[dict[str, Any]]) -> dict[str, Any]:
-    """The chat-completion body for the conversation so far."""
+def _reply(messages: list[dict[str, Any]], calls: int = len(_PLAN)) -> dict[str, Any]:
+    """The chat-completion body for the conversation so far, ``calls`` tool calls of the plan before the reply."""
     step = sum(1 for m in messages if m.get("role") == "tool")
-    if step < len(_PLAN):
+    if step < calls:
         name, arguments = _PLAN[step]
         call = {"id": f"call_{step}", "type": "function",
                 "function": {"name": name, "arguments": json.dumps(arguments)}}
@@ -49,7 +49,7 @@ def _reply(messages: list[dict[str, Any]]) -> dict[str, Any]:
             "usage": usage}
 
 
-def serve(delay: float) -> None:
+def serve(delay: float, calls: int = len(_PLAN)) -> None:
     """Serve on 127.0.0.1 (a free port) until killed; the first line printed is the base URL."""
 
     class Handler(BaseHTTPRequestHandler):
@@ -59,7 +59,7 @@ def serve(delay: float) -> None:
         def do_POST(self) -> None:  # noqa: N802 (the http.server name)
             body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
             time.sleep(delay)
-            data = json.dumps(_reply(body["messages"])).encode()
+            data = json.dumps(_reply(body["messages"], calls)).encode()
             self.send_response(200)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(data)))
@@ -80,13 +80,13 @@ def serve(delay: float) -> None:
 class FakeOpenAI:
     """The server in a child process; use it as a context manager, ``url`` once entered."""
 
-    def __init__(self, delay: float = 0.1) -> None:
-        self.delay = delay
+    def __init__(self, delay: float = 0.1, calls: int = len(_PLAN)) -> None:
+        self.delay, self.calls = delay, calls
         self.url = ""
         self._process: subprocess.Popen[str] | None = None
 
     def __enter__(self) -> FakeOpenAI:
-        command = [sys.executable, str(Path(__file__)), str(self.delay)]
+        command = [sys.executable, str(Path(__file__)), str(self.delay), str(self.calls)]
         self._process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
         self.url = (self._process.stdout.readline() if self._process.stdout else "").strip()
         if not self.url:
@@ -125,4 +125,4 @@ class HttpProvider:
 
 
 if __name__ == "__main__":
-    serve(float(sys.argv[1]) if len(sys.argv) > 1 else 0.1)
+    serve(float(sys.argv[1]) if len(sys.argv) > 1 else 0.1, int(sys.argv[2]) if len(sys.argv) > 2 else len(_PLAN))

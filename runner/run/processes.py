@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import multiprocessing
 import signal
+import sys
 import time
 from collections import deque
 from dataclasses import dataclass, field
@@ -55,7 +56,9 @@ class Processes:
         self.setup = WorkerSetup.from_options(options, arms)
         self.shares = [options.jobs // workers + (1 if i < options.jobs % workers else 0) for i in range(workers)]
         self.context = multiprocessing.get_context("forkserver")
-        self.context.set_forkserver_preload(["runner.run.worker"])
+        # litellm, once this process has it (a live arm), imported once in the fork server, not in each worker;
+        # its switches are in the environment the server inherits (runner.providers.litellm_load)
+        self.context.set_forkserver_preload(["runner.run.worker", *(["litellm"] if "litellm" in sys.modules else [])])
 
     def __call__(self, tasks: Sequence[RunTask],
                  on_result: Callable[[int, RunRecord], None]) -> dict[int, RunRecord]:
