@@ -47,12 +47,12 @@ class Cluster:
             time.sleep(0.1)
 
 
-def start_cluster(base: Path, env: Mapping[str, str]) -> Cluster:
-    """A head node and a worker node of one CPU each, under ``base``, started with ``env`` as their
+def start_cluster(base: Path, env: Mapping[str, str], cpus: int = 1) -> Cluster:
+    """A head node and a worker node of ``cpus`` CPUs each, under ``base``, started with ``env`` as their
     environment. Raises subprocess.CalledProcessError (after stopping what started) when a node fails."""
     port = _free_port()
     cluster = Cluster(f"127.0.0.1:{port}", [base / "h", base / "w"])
-    common = ["--num-cpus=1", f"--object-store-memory={_STORE}", "--disable-usage-stats",
+    common = [f"--num-cpus={cpus}", f"--object-store-memory={_STORE}", "--disable-usage-stats",
               "--node-ip-address=127.0.0.1"]
     commands = [[RAY, "start", "--head", f"--port={port}", "--include-dashboard=false",
                  f"--temp-dir={cluster.folders[0]}", *common],

@@ -150,7 +150,9 @@ def test_a_worker_killed_mid_run_is_that_runs_infrastructure_error_and_the_suite
     assert len(killed) == 1 and done.returncode == ExitCode.INFRASTRUCTURE, done.stderr
     assert [(r["case"], r["status"], r["error_kind"]) for r in records.values()] == [
         ("two/quick", "pass", None), ("two/slow", "error", "worker_lost")]
-    assert records["0002-two-slow-scripted-default-r1.json"]["cause"].startswith("the Ray task of this run was lost: ")
+    lost = records["0002-two-slow-scripted-default-r1.json"]
+    assert lost["cause"].startswith("the Ray task of this run was lost: ") and lost["failure"] == "run_error"
+    assert lost["sandbox"] == records["0001-two-quick-scripted-default-r1.json"]["sandbox"]
 
 
 @pytest.mark.slow

@@ -27,6 +27,7 @@ import socket
 import tarfile
 import tempfile
 import threading
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping, Sequence
 
@@ -41,6 +42,7 @@ from runner.run.pool import run_pool
 from runner.run.portable import RunTask, WorkerSetup, run_task
 from runner.run.record import ERROR, RunRecord
 from runner.run.slots import Slots
+from runner.scoring.metrics import fill_metrics
 from runner.spec.case import Case
 from runner.text import first_line
 
@@ -64,8 +66,8 @@ def load_ray() -> Any:
 
 
 def cluster_address(given: str | None, environ: Mapping[str, str] = os.environ) -> str | None:
-    """The cluster to join: ``given`` (``--ray-address``), else ``$RAY_ADDRESS``, else None (a local
-    Ray is started for the run)."""
+    """The cluster to join: ``given`` (``--ray-address``), else ``$RAY_ADDRESS``, else None (a new
+    local Ray is started for the run, never one ``ray start`` left running here)."""
     return given or environ.get("RAY_ADDRESS") or None
 
 
@@ -123,6 +125,7 @@ class RayRuns:
                         return _failed(task, ErrorKind.CANCELLED, "cancelled: the suite was interrupted")
                     record = cluster.call(task, self.options.cancel)
                     record.queued = waited
+                    record.sandbox = record.sandbox or self.options.sandbox.confinement  # one lost has none
                     return record
 
             return run_pool(work, len(tasks), self.options.jobs, self.options.cancel, on_result)
@@ -194,7 +197,7 @@ class RayExecutor:
         if address is not None:
             _reachable(address)
         try:
-            self.ray.init(address=address, log_to_driver=False,
+            self.ray.init(address=address or "local", log_to_driver=False,
                           logging_level=logging.WARNING, namespace="tooltrial",
                           **({} if address else {"include_dashboard": False}))
         except (ConnectionError, RuntimeError, ValueError) as e:
@@ -219,6 +222,7 @@ class RayExecutor:
         cancelled (Ray interrupts it, its workspace is removed) and the record is ``cancelled``; a
         task that raised is the run's internal error, one whose worker or node was lost its
         ``worker_lost`` error (infrastructure). Never raises an Exception."""
+        sent = time.monotonic()
         ref = self._remote.remote(task, self._setup, self._fixture(task.case), self._keys, runner.__version__)
         while not self.ray.wait([ref], timeout=_POLL)[0]:
             if cancel.is_set():
@@ -232,8 +236,10 @@ class RayExecutor:
             cause = e.cause if isinstance(e.cause, Exception) else e
             internal_error(record, cause)
         except self.ray.exceptions.RayError as e:  # the worker process or its node went away
-            return _failed(task, ErrorKind.WORKER_LOST, f"the Ray task of this run was lost: {type(e).__name__}: "
-                                                        f"{first_line(str(e), '')}")
+            record = _failed(task, ErrorKind.WORKER_LOST, f"the Ray task of this run was lost: {type(e).__name__}: "
+                                                          f"{first_line(str(e), '')}")
+            record.duration = time.monotonic() - sent
+            fill_metrics(task.case, record)  # its failure cause, as for any error
         return record
 
     def _fixture(self, case: Case) -> Any:
