@@ -40,6 +40,7 @@ TWO = """\
   expect: {response_contains: [hi]}
   script: [{content: hi}]
 - id: slow
+  files: {ray-test-marker: ""}
   setup: [sleep 30]
   turns: [Say hi.]
   script: [{content: hi}]
@@ -157,7 +158,8 @@ def test_a_worker_killed_mid_run_is_that_runs_infrastructure_error_and_the_suite
 
 @pytest.mark.slow
 def test_ctrl_c_cancels_the_tasks_in_flight_and_keeps_the_finished_runs(cluster: Cluster, tmp_path: Path) -> None:
-    (tmp_path / "two.yml").write_text(TWO)
+    marker = f"ray-test-marker-{os.getpid()}-{time.time_ns()}"  # names the slow run's workspace
+    (tmp_path / "two.yml").write_text(TWO.replace("ray-test-marker", marker))
     runs = tmp_path / "results"
 
     def press_ctrl_c() -> None:  # once the quick run is saved and the slow one sleeps in its setup
@@ -178,6 +180,7 @@ def test_ctrl_c_cancels_the_tasks_in_flight_and_keeps_the_finished_runs(cluster:
     assert list(_runs(results)) == ["0001-two-quick-scripted-default-r1.json"]
     assert json.loads((results / "report.json").read_text())["overall"]["runs"] == 1
     assert _sleeping(cluster, task=b"") is None  # the cancelled task's setup command was killed with it
+    assert list(Path(tempfile.gettempdir()).glob(f"tooltrial-*/{marker}")) == []  # and its workspace removed
 
 
 def _sleeping(cluster: Cluster, task: bytes = b"ray::run_on_node") -> int | None:
