@@ -1,6 +1,6 @@
 """tooltrial's benchmark: prints its figures against their targets. Not a test.
 
-    .venv/bin/python benchmarks/run.py [--http-cases 200] [--delay 0.1] [--litellm]
+    .venv/bin/python benchmarks/run.py [--http-cases 200] [--delay 0.1] [--litellm] [--executors]
 
 (a) ``list`` and ``validate`` of 1,000 generated cases (10 files): the command's own
     wall-clock and CPU time in this process (best of 3), and the whole CLI with
@@ -28,6 +28,10 @@
 (h) Start-up: ``tooltrial run`` of one live case through an alias at the loopback server, in a fresh
     interpreter (median of 3); and the CPU per model request through tooltrial's litellm provider
     against the minimal urllib provider in this process (benchmarks/startup.py).
+(i) With ``--executors``: threads against worker processes (``--workers``) on the agent workload, 200 and
+    1,000 cases x 2 requests at -j 16 / 64 / 128 through the whole CLI, with wall, CPU, peak memory of the
+    process tree and the ratio to the physical limit (benchmarks/executors.py, which also measures
+    (j), where ``--workers auto`` starts paying, with ``--crossover``).
 """
 
 from __future__ import annotations
@@ -46,6 +50,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
+from executors import figure_i
 from fake_openai import FakeOpenAI, HttpProvider
 from startup import figure_h
 
@@ -346,6 +351,7 @@ def main_benchmark() -> None:
     parser.add_argument("--http-cases", type=int, default=200, help="cases for (c) (default 200)")
     parser.add_argument("--delay", type=float, default=0.1, help="seconds the fake server waits (default 0.1)")
     parser.add_argument("--litellm", action="store_true", help="measure (c) through the litellm provider too")
+    parser.add_argument("--executors", action="store_true", help="measure (i), threads against worker processes")
     args = parser.parse_args()
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}")
     sandbox = choose_sandbox("auto")
@@ -362,6 +368,9 @@ def main_benchmark() -> None:
     figure_d()
     with tempfile.TemporaryDirectory(prefix="tooltrial-bench-") as folder:
         figure_e(Path(folder), sandbox)
+    if args.executors:
+        with tempfile.TemporaryDirectory(prefix="tooltrial-bench-") as folder:
+            figure_i(Path(folder), [200, 1000], [16, 64, 128], args.delay, len(os.sched_getaffinity(0)))
 
 
 if __name__ == "__main__":

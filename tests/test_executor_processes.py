@@ -156,7 +156,7 @@ def test_a_worker_killed_mid_run_makes_its_run_an_internal_error_and_the_suite_g
 def test_auto_workers_are_the_cpus_from_a_plan_large_enough_and_never_more_than_jobs_or_runs() -> None:
     assert worker_count(None, 64, AUTO_MIN_RUNS, cpus=8) == 8
     assert worker_count(None, 64, AUTO_MIN_RUNS - 1, cpus=8) == 1
-    assert worker_count(None, 4, 1000, cpus=8) == 4
+    assert worker_count(None, 4, AUTO_MIN_RUNS, cpus=8) == 4
     assert worker_count(3, 64, 2, cpus=8) == 2
     assert worker_count(1, 64, 1000, cpus=8) == 1
 

@@ -34,13 +34,14 @@ from runner.providers.cache import open_cache
 from runner.providers.precheck import precheck
 from runner.providers.registry import ProviderSpec, resolve_provider
 from runner.run.engine import plan_keys, preflight, require_scripts
-from runner.run.executors import AUTO_MIN_RUNS
+from runner.run.executors import AUTO_MIN_RUNS, worker_count
 from runner.run.options import DEFAULT_JOBS, RunOptions, make_arms
 from runner.run.prompts import load_prompts
 from runner.run.session import run_live
 from runner.run.shard import shard_summary
 from runner.run.simuser import resolve_users
 from runner.sandbox.command import MODES, choose_sandbox
+from runner.spec.case import Case
 from runner.spec.config import Config, load_config
 from runner.terminal.console import make_console
 from runner.terminal.lines import RunPrinter
@@ -141,6 +142,16 @@ def _ray(args: argparse.Namespace, config: Config, providers: Sequence[ProviderS
     return address, forwarded_keys(key_variables([p.name for p in providers], config))
 
 
+def _warm_up(args: argparse.Namespace, cases: list[Case], names: list[str], prompts: int, jobs: int) -> None:
+    """Start the process executor's fork server while the providers resolve, when the plan (about: a shard
+    holds about its share) will go to worker processes (runner.run.executors.worker_count)."""
+    planned = sum(c.runs or args.runs for c in cases) * len(names) * prompts // (args.shard.count if args.shard else 1)
+    if args.executor == "local" and worker_count(args.workers, jobs, planned) > 1:
+        from runner.run.processes import warm_up  # multiprocessing only for a run that uses it
+
+        warm_up(live=any(name != SCRIPTED for name in names))
+
+
 def command(args: argparse.Namespace) -> int:
     """Run the matrix; the exit code is the gates' (runner.scoring.gates.exit_code), 2 when interrupted."""
     if args.list:
@@ -162,6 +173,8 @@ def command(args: argparse.Namespace) -> int:
     for name in [*names, *dict.fromkeys(judge_names(cases, judge).values())]:  # a judge only where a case is judged
         precheck(name, config)  # every name's mistakes that need no litellm, before any name loads it
     prompts = load_prompts(args.prompt)
+    jobs = args.jobs or config.jobs or DEFAULT_JOBS
+    _warm_up(args, cases, names, len(prompts), jobs)
     providers = [resolve_provider(name, config, args.verbose, args.stream) for name in names]
     arms = make_arms(providers, prompts)
     require_scripts(cases, arms)
@@ -176,7 +189,6 @@ def command(args: argparse.Namespace) -> int:
             return ExitCode.NO_CASES
     users = resolve_users(cases, lambda name: resolve_provider(name, config, args.verbose))
     ray_address, ray_env = _ray(args, config, [*providers, *judges.values(), *users.values()])
-    jobs = args.jobs or config.jobs or DEFAULT_JOBS
     results = args.results or config.results_dir or Path("results")
     hidden = [results, *[p for p in (args.record, args.cache) if p]]  # earlier runs' answers are not for the agent
     as_json = args.output == "json"

@@ -41,7 +41,7 @@ def load_litellm(verbose: bool = False) -> Any:
 def _first_load() -> Any:
     """The one-time part of ``load_litellm`` (called with ``_import_lock`` held): the switches litellm
     reads at import set in ``os.environ``, the import, its telemetry and help banners off."""
-    _switches()
+    set_switches()
     import litellm
 
     litellm.telemetry = False  # older releases phone home unless this is off; newer ones have no SDK telemetry
@@ -49,8 +49,10 @@ def _first_load() -> Any:
     return litellm
 
 
-def _switches() -> None:
-    """Set the environment variables litellm reads (``LITELLM_*``), writing only those not set as wanted yet."""
+def set_switches() -> None:
+    """Set the environment variables litellm reads (``LITELLM_*``), writing only those not set as wanted yet;
+    on the main thread before any run starts (the module docstring), e.g. before a process that imports
+    litellm is started with this environment (runner.run.processes.warm_up)."""
     if os.environ.get("LITELLM_LOCAL_MODEL_COST_MAP") != "True":
         os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"  # read at import: the bundled cost map
     os.environ.setdefault("LITELLM_OFFLINE_MODE", "true")  # read per request: no tokenizer or header downloads

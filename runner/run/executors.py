@@ -19,9 +19,10 @@ from runner.run.portable import Runner, RunTask
 from runner.run.record import ERROR, RunRecord
 from runner.run.slots import Slots
 
-# The plan size from which ``--workers auto`` starts worker processes (docs/scale.md: below it, their
-# start-up costs more than the second core gives back, measured by benchmarks/run.py (i)).
-AUTO_MIN_RUNS = 200
+# The plan size from which ``--workers auto`` starts worker processes. benchmarks/executors.py (j) found no
+# cross-over up to 400 scripted runs, nor (i) at 1,000 live ones, on a shared 2-core machine: this process's
+# share of each run (the record's JSON and fsync, on its main thread) bounds the throughput there (docs/scale.md).
+AUTO_MIN_RUNS = 2000
 
 
 class Executor(Protocol):

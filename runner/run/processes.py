@@ -8,7 +8,8 @@ else stays here: the plan, the per-provider slots (taken before a run is sent, g
 record returns), the records in plan order and the results folder, the ``--live`` listener (each
 worker's events are forwarded to it). Ctrl-C sets the cancel event: no run is sent after it and each
 worker is told to stop its runs at their next step; a worker that dies (OOM, SIGKILL) makes its runs
-``internal`` errors that say so, and a fresh worker takes its place.
+``internal`` errors that say so (unfinished ones once the suite is interrupted), and a fresh worker takes
+its place.
 """
 
 from __future__ import annotations
@@ -19,10 +20,13 @@ import sys
 import time
 from collections import deque
 from dataclasses import dataclass, field
+from multiprocessing import forkserver
 from multiprocessing.connection import Connection, wait
 from multiprocessing.process import BaseProcess
 from typing import Callable, Sequence
 
+from runner.kinds import ErrorKind
+from runner.providers.litellm_load import set_switches
 from runner.run.execute import internal_error
 from runner.run.options import Arm, RunOptions
 from runner.run.portable import RunTask, WorkerSetup
@@ -33,6 +37,22 @@ from runner.scoring.metrics import fill_metrics
 
 _POLL = 0.1  # seconds between looks at the cancel event while no message comes
 _QUIT = 10.0  # seconds a worker has to end after ``quit`` before it is killed
+
+
+def warm_up(live: bool) -> None:
+    """Start the fork server now (it imports tooltrial, and litellm when ``live``), so that its imports overlap
+    this process's own (the providers' resolving, which loads litellm) instead of following them. Call it on
+    the main thread before any run starts: with ``live`` it sets litellm's switches in the environment the
+    server inherits (runner.providers.litellm_load.set_switches)."""
+    if live:
+        set_switches()
+    multiprocessing.get_context("forkserver").set_forkserver_preload(_preload(live))
+    forkserver.ensure_running()
+
+
+def _preload(live: bool) -> list[str]:
+    """What the fork server imports once for all workers: the worker's modules, and litellm for a live arm."""
+    return ["runner.run.worker", *(["litellm"] if live else [])]
 
 
 class WorkerDied(RuntimeError):
@@ -56,9 +76,7 @@ class Processes:
         self.setup = WorkerSetup.from_options(options, arms)
         self.shares = [options.jobs // workers + (1 if i < options.jobs % workers else 0) for i in range(workers)]
         self.context = multiprocessing.get_context("forkserver")
-        # litellm, once this process has it (a live arm), imported once in the fork server, not in each worker;
-        # its switches are in the environment the server inherits (runner.providers.litellm_load)
-        self.context.set_forkserver_preload(["runner.run.worker", *(["litellm"] if "litellm" in sys.modules else [])])
+        self.context.set_forkserver_preload(_preload("litellm" in sys.modules))  # if warm_up has not started it
 
     def __call__(self, tasks: Sequence[RunTask],
                  on_result: Callable[[int, RunRecord], None]) -> dict[int, RunRecord]:
@@ -151,9 +169,12 @@ class Processes:
             task = tasks[job]
             record = RunRecord(task.case.full_id, task.arm.provider.name, task.arm.prompt.name, task.number, ERROR,
                                sandbox=self.options.sandbox.confinement, duration=time.monotonic() - sent)
-            internal_error(record, WorkerDied(f"worker process {worker.process.pid} {how} while this run was going "
-                                              "(out of memory?); the suite went on"))
-            fill_metrics(task.case, record)
+            if self.options.cancel.is_set():  # interrupted: not finished, for --resume, rather than a result
+                record.cause, record.error_kind = "cancelled: the suite was interrupted", ErrorKind.CANCELLED
+            else:
+                internal_error(record, WorkerDied(f"worker process {worker.process.pid} {how} while this run was "
+                                                  "going (out of memory?); the suite went on"))
+                fill_metrics(task.case, record)
             lost.append((job, record))
         worker.running.clear()
         worker.conn.close()
