@@ -59,6 +59,7 @@ class ErrorKind(StrEnum):
     EMPTY_REPLY = "empty_reply"  # the provider kept sending replies with no text and no calls
     MALFORMED_CALL = "malformed_call"  # the provider kept rejecting the model's call as malformed (Gemini)
     AGENT_FAILED = "agent_failed"  # an external agent program exited non-zero or passed its own timeout
+    WORKER_LOST = "worker_lost"  # the Ray worker or node running the run went away (run --executor ray)
     INTERNAL = "internal"  # a bug in tooltrial
 
     @property

@@ -6,6 +6,7 @@ import argparse
 import os
 import sys
 from pathlib import Path
+from typing import Sequence
 
 from runner.checks.judge import judge_names, refuse_scripted, resolve_judges
 from runner.cli import listing
@@ -31,7 +32,7 @@ from runner.output.replay import Recorder
 from runner.output.store import ResultsWriter
 from runner.providers.cache import open_cache
 from runner.providers.precheck import precheck
-from runner.providers.registry import resolve_provider
+from runner.providers.registry import ProviderSpec, resolve_provider
 from runner.run.engine import plan_keys, preflight, require_scripts
 from runner.run.executors import AUTO_MIN_RUNS, worker_count
 from runner.run.options import DEFAULT_JOBS, RunOptions, make_arms
@@ -42,7 +43,7 @@ from runner.run.simuser import resolve_users
 from runner.sandbox.command import MODES, choose_sandbox
 from runner.spec.agentspec import with_agents
 from runner.spec.case import Case
-from runner.spec.config import load_config
+from runner.spec.config import Config, load_config
 from runner.terminal.console import make_console
 from runner.terminal.lines import RunPrinter
 from runner.terminal.live import LiveView
@@ -69,8 +70,11 @@ def add(sub: argparse._SubParsersAction) -> None:
     run.add_argument("--judge", metavar="MODEL", help="judge model for expect.judge checks that name none")
     run.add_argument("-j", "--jobs", type=positive_int, metavar="N",
                      help=f"runs at once (default: jobs in tooltrial.yml, else {DEFAULT_JOBS})")
-    run.add_argument("--executor", choices=["local"], default="local",
-                     help="where runs go: local (this machine's threads and worker processes, default)")
+    run.add_argument("--executor", choices=["local", "ray"], default="local",
+                     help="where runs go: local (this machine's threads and worker processes, default), or ray "
+                     "(each run a task on a Ray cluster; needs the ray extra)")
+    run.add_argument("--ray-address", metavar="ADDR", help="with --executor ray: the cluster's head, HOST:PORT "
+                     "(default: $RAY_ADDRESS, else a local Ray started for the run)")
     run.add_argument("--workers", type=workers, default=None, metavar="N",
                      help=f"worker processes sharing the -j runs: auto (default: the CPU count from {AUTO_MIN_RUNS} "
                      "planned runs on, else 1), or N; 1 runs them on threads of this process")
@@ -122,6 +126,25 @@ def _refuse_inputs(args: argparse.Namespace, inputs: list[Path]) -> None:
                             hint="give another path: writing there would replace it")
 
 
+def _ray(args: argparse.Namespace, config: Config, providers: Sequence[ProviderSpec]) -> tuple[str | None, dict[str, str]]:
+    """``--executor ray``'s cluster address and the keys its workers get (runner.run.rayexec), checked
+    before anything runs; ``(None, {})`` for the local executor. Raises UserError for ``--ray-address``,
+    ``--live`` or ``--workers`` given without it or with it, Ray not installed, or a cluster not answering."""
+    if args.executor != "ray":
+        if args.ray_address:
+            raise UserError("--ray-address is for --executor ray", hint="add --executor ray, or leave --ray-address out")
+        return None, {}
+    for flag, given in (("--live", args.live), ("--workers", args.workers is not None)):
+        if given:
+            raise UserError(f"{flag} is for the local executor: with --executor ray the runs happen on the cluster",
+                            hint=f"leave {flag} out")
+    from runner.run.rayexec import check_ray, cluster_address, forwarded_keys, key_variables
+
+    address = cluster_address(args.ray_address)
+    check_ray(address)
+    return address, forwarded_keys(key_variables([p.name for p in providers], config))
+
+
 def _warm_up(args: argparse.Namespace, cases: list[Case], names: list[str], prompts: int, jobs: int) -> None:
     """Start the process executor's fork server while the providers resolve, when the plan (about: a shard
     holds about its share) will go to worker processes (runner.run.executors.worker_count)."""
@@ -169,6 +192,7 @@ def command(args: argparse.Namespace) -> int:
                   f"(give fewer shards than runs, or 'tooltrial list --shard K/N' to see what each holds)", file=sys.stderr)
             return ExitCode.NO_CASES
     users = resolve_users(cases, lambda name: resolve_provider(name, config, args.verbose))
+    ray_address, ray_env = _ray(args, config, [*providers, *judges.values(), *users.values()])
     results = args.results or config.results_dir or Path("results")
     hidden = [results, *[p for p in (args.record, args.cache) if p]]  # earlier runs' answers are not for the agent
     as_json = args.output == "json"
@@ -179,7 +203,7 @@ def command(args: argparse.Namespace) -> int:
     cache = open_cache(args.cache, create=True) if args.cache else None
     options = RunOptions(choose_sandbox(args.sandbox, hidden), keep=args.keep, timeout=args.timeout, judges=judges,
                          users=users, jobs=jobs, listener=live, shard=args.shard, cache=cache,
-                         executor=args.executor, workers=args.workers)
+                         executor=args.executor, workers=args.workers, ray_address=ray_address, ray_env=ray_env)
     printer = RunPrinter(console, len(arms) > 1, repeated, args.quiet)
     earlier = read_results(args.resume).records if args.resume else []
     writer, started = ResultsWriter(results), utc_now()

@@ -69,9 +69,14 @@ def worker_count(workers: int | None, jobs: int, planned: int, cpus: int | None 
 
 
 def choose_executor(arms: Sequence[Arm], options: RunOptions, slots: Slots, planned: int) -> Executor:
-    """The executor of ``options.executor`` (``local``) for a matrix of ``planned`` runs: threads of this
-    process when ``worker_count`` says 1, else worker processes (runner.run.processes). Raises ValueError
+    """The executor of ``options.executor`` for a matrix of ``planned`` runs: for ``local``, threads of this
+    process when ``worker_count`` says 1, else worker processes (runner.run.processes); for ``ray``, tasks
+    on a Ray cluster (runner.run.rayexec). Raises ValueError
     for an executor name it does not know (the CLI offers only known ones)."""
+    if options.executor == "ray":  # Ray is imported only when chosen
+        from runner.run.rayexec import RayRuns
+
+        return RayRuns(arms, options, slots, options.ray_address, options.ray_env)
     if options.executor != "local":
         raise ValueError(f"unknown executor {options.executor!r}")
     workers = worker_count(options.workers, options.jobs, planned)

@@ -76,6 +76,8 @@ class RunOptions:
     provider that has a ``cache_identity`` (runner.providers.cache).
     ``executor`` is where runs go (``local``: this machine, runner.run.executors); ``workers`` how many
     processes share them there (1: threads of this process; None: ``auto``, by the plan's size).
+    With ``executor`` ``ray``, ``ray_address`` is the cluster (None: a local Ray for the run) and
+    ``ray_env`` the provider keys its workers get (runner.run.rayexec); neither enters a record.
     """
 
     sandbox: Sandbox
@@ -91,3 +93,5 @@ class RunOptions:
     cache: ResponseCache | None = None
     executor: str = "local"
     workers: int | None = 1
+    ray_address: str | None = None
+    ray_env: Mapping[str, str] = field(default_factory=dict, repr=False)  # keys: never printed
