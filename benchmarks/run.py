@@ -50,7 +50,7 @@ from fake_openai import FakeOpenAI, HttpProvider
 from startup import figure_h
 
 from runner.spec.discover import load_cases
-from runner.spec.rules import canonical_problem
+from runner.spec.rules import forget_schema_checks
 from runner.cli.app import main
 from runner.output.html import html_page
 from runner.output.report import report_document
@@ -161,7 +161,7 @@ def quiet_main(argv: Sequence[str]) -> None:
 
 def fresh_main(argv: Sequence[str]) -> None:
     """``quiet_main`` with the per-schema cache emptied first, so no repetition reuses another's checks."""
-    canonical_problem.cache_clear()
+    forget_schema_checks()
     quiet_main(argv)
 
 
