@@ -1,4 +1,4 @@
-"""Figure (i) of benchmarks/run.py: what one command costs to start, in each sandbox mode, against the
+"""Figure (j) of benchmarks/run.py: what one command costs to start, in each sandbox mode, against the
 same programs started directly.
 
 Each line is the median wall-clock milliseconds of ``bash -c true`` run ``count`` times, the lines'
@@ -63,7 +63,7 @@ def _ways(workspace: Path) -> dict[str, Callable[[], None]]:
     return ways
 
 
-def figure_i(count: int = 100) -> None:
+def figure_j(count: int = 100) -> None:
     """Print the median milliseconds per command of each way (and this process's CPU for tooltrial's)."""
     with tempfile.TemporaryDirectory(prefix="tooltrial-bench-") as folder:
         workspace = Path(folder).resolve()
@@ -78,11 +78,11 @@ def figure_i(count: int = 100) -> None:
                 start()
                 walls[label].append(time.perf_counter() - began)
                 cpus[label].append(time.process_time() - used)
-    print(f"(i) one command started, median of {count} interleaved tries (ms wall; this process's CPU for tooltrial's):")
+    print(f"(j) one command started, median of {count} interleaved tries (ms wall; this process's CPU for tooltrial's):")
     for label in ways:
         cpu = f", {statistics.median(cpus[label]) * 1000:.2f} ms CPU" if label.startswith("Sandbox") else ""
         print(f"    {label}: {statistics.median(walls[label]) * 1000:.1f} ms{cpu}")
 
 
 if __name__ == "__main__":
-    figure_i(int(sys.argv[1]) if len(sys.argv) > 1 else 100)
+    figure_j(int(sys.argv[1]) if len(sys.argv) > 1 else 100)

@@ -28,7 +28,7 @@
 (h) Start-up: ``tooltrial run`` of one live case through an alias at the loopback server, in a fresh
     interpreter (median of 3); and the CPU per model request through tooltrial's litellm provider
     against the minimal urllib provider in this process (benchmarks/startup.py).
-(i) Command start: ``bash -c true`` through ``Sandbox.run`` in plain mode and under bwrap, against the
+(j) Command start: ``bash -c true`` through ``Sandbox.run`` in plain mode and under bwrap, against the
     same programs started directly (bash; prlimit + setpriv + bash; each mode's whole command line),
     median of 100 interleaved tries (benchmarks/commands.py).
 """
@@ -49,7 +49,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from commands import figure_i
+from commands import figure_j
 from fake_openai import FakeOpenAI, HttpProvider
 from startup import figure_h
 
@@ -363,8 +363,8 @@ def main_benchmark() -> None:
             figure_c(Path(folder), sandbox, args.http_cases, args.delay, litellm_arm)
             print(f"    (this process's peak RSS after the litellm runs: {peak_rss_mb():.0f} MB)")
         figure_h(Path(folder), load_cases([generate(Path(folder) / "h", 100)]), sandbox, [urllib_arm, litellm_arm])
-    figure_i()
     figure_d()
+    figure_j()
     with tempfile.TemporaryDirectory(prefix="tooltrial-bench-") as folder:
         figure_e(Path(folder), sandbox)
 
