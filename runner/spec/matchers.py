@@ -40,8 +40,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
-from typing import Any
+from typing import Any, Mapping
 
 from runner.patterns import pattern_found, too_slow
 from runner.spec.jsontypes import type_mismatch

@@ -26,8 +26,7 @@ from __future__ import annotations
 
 import difflib
 import functools
-from collections.abc import Iterable, Mapping
-from typing import Any, NamedTuple
+from typing import Any, Iterable, Mapping, NamedTuple
 
 from runner.errors import CaseFileError, did_you_mean
 from runner.spec.matchers import MATCHERS, is_matcher
