@@ -66,7 +66,7 @@ def test_a_mock_schema_written_again_the_same_way_is_checked_and_encoded_once(
     path = _suite(tmp_path, 5)
     forget_schema_checks()
     checked = _counted(monkeypatch, rules, "_schema_problem")
-    encoded = _counted(monkeypatch, rules.json, "dumps")
+    encoded = _counted(monkeypatch, rules, "canonical_problem")  # called with each canonical JSON text made
     done = run_cli("list", str(path))
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines()[:5] == [f"weather/case-{n}" for n in range(5)]
