@@ -1,4 +1,4 @@
-"""(k) ``run --executor ray`` on a two-node local Ray cluster (tests/raycluster.py: a head and a worker
+"""(m) ``run --executor ray`` on a two-node local Ray cluster (tests/raycluster.py: a head and a worker
 node on loopback, ``--cpus`` CPUs each): the bundled suite (scripted), local against Ray, then the agent
 workload of benchmarks/executors.py (N cases x 2 requests through litellm against the loopback server
 answering after ``delay`` seconds, the default sandbox) over Ray at each -j. Wall-clock, CPU of the
@@ -45,7 +45,7 @@ def figure_k(folder: Path, counts: list[int], jobs: list[int], delay: float, cpu
     cluster = start_cluster(folder / "r", env, cpus)
     slots = int(2 * cpus / TASK_CPUS)
     try:
-        print(f"(k) two-node local Ray cluster, {cpus} CPU(s) a node ({slots} task slots); load average "
+        print(f"(m) two-node local Ray cluster, {cpus} CPU(s) a node ({slots} task slots); load average "
               f"{os.getloadavg()[0]:.1f}")
         ray = ["--executor", "ray", "--ray-address", cluster.address]
         for label, more in (("local", []), ("ray  ", ray)):

@@ -7,7 +7,7 @@
     interpreter start-up; then the same for 1,000 cases that each define three mocks
     with JSON-Schema parameters (each mock's schema its own, as generated suites write
     them), ``validate`` checking every schema, every tool name and parameter a trace
-    check names, and rendering every template.
+    check names, and rendering every template; both again at 5,000 cases (best of 2).
 (b) The bundled suite with the scripted provider, 5 runs of each case at -j 1:
     harness time per run, the time spent in setup, verify and bash subprocesses left out;
     also the CPU time of this process per run (steadier on a shared machine).
@@ -36,6 +36,11 @@
     1,000 cases x 2 requests at -j 16 / 64 / 128 through the whole CLI, with wall, CPU, peak memory of the
     process tree and the ratio to the physical limit (benchmarks/executors.py, which also measures
     (l), where ``--workers auto`` starts paying, with ``--crossover``).
+(m) A two-node local Ray cluster (``--executor ray``): the bundled suite and the agent workload
+    (benchmarks/ray_cluster.py).
+(n) Command start: ``bash -c true`` through ``Sandbox.run`` in plain mode and under bwrap, against the
+    same programs started directly (bash; prlimit + setpriv + bash; each mode's whole command line),
+    median of 100 interleaved tries (benchmarks/commands.py).
 """
 
 from __future__ import annotations
@@ -56,12 +61,13 @@ from typing import Any, Callable, Sequence
 
 from agents import figure_j
 from executors import figure_k
+from commands import figure_n
 from fake_openai import FakeOpenAI, HttpProvider
 from forward import figure_i
 from startup import figure_h
 
 from runner.spec.discover import load_cases
-from runner.spec.rules import canonical_problem
+from runner.spec.rules import forget_schema_checks
 from runner.cli.app import main
 from runner.output.html import html_page
 from runner.output.report import report_document
@@ -172,7 +178,7 @@ def quiet_main(argv: Sequence[str]) -> None:
 
 def fresh_main(argv: Sequence[str]) -> None:
     """``quiet_main`` with the per-schema cache emptied first, so no repetition reuses another's checks."""
-    canonical_problem.cache_clear()
+    forget_schema_checks()
     quiet_main(argv)
 
 
@@ -185,6 +191,13 @@ def figure_a(folder: Path) -> None:
             whole = cli_seconds(command, str(cases))
             print(f"(a) {command} {label}: {wall:.2f} s wall, {cpu:.2f} s CPU"
                   f" (whole command with interpreter start-up: {whole:.2f} s)   target < 0.5 s CPU")
+    for count in (5000,):  # the cost per case must not grow with the suite
+        for case, label in ((plain_case, "cases"), (mocked_case, "cases x 3 mocks")):
+            many = generate(folder / f"many-{label[:5]}", count, case=case)
+            for command in ("list", "validate"):
+                wall, cpu = best_of(2, lambda: fresh_main([command, str(many)]))
+                print(f"    {command} {count:,} {label}: {wall:.2f} s wall, {cpu:.2f} s CPU"
+                      f" ({cpu / count * 1000:.2f} s per 1,000)")
     distinct = generate(folder / "distinct", 1000, case=lambda n: mocked_case(n, distinct=True))
     wall, cpu = best_of(3, lambda: fresh_main(["validate", str(distinct)]))
     print(f"    validate 1,000 cases x 3 mocks, every schema its own (3,000 checks): {wall:.2f} s wall, {cpu:.2f} s CPU")
@@ -374,6 +387,7 @@ def main_benchmark() -> None:
         figure_i(Path(folder).resolve())
         figure_j(Path(folder).resolve())
     figure_d()
+    figure_n()
     with tempfile.TemporaryDirectory(prefix="tooltrial-bench-") as folder:
         figure_e(Path(folder), sandbox)
     if args.executors:

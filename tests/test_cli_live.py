@@ -171,3 +171,30 @@ def test_a_bad_config_file_is_exit_4_with_its_position(tmp_path: Path) -> None:
     done = run_cli("run", "cases/fix.yml", "--config", str(path))
     assert done.returncode == 4
     assert done.stderr.strip() == f"error: {path}:2:24: providers.x: unknown key 'temprature' (did you mean 'temperature'?)"
+
+
+def test_a_live_request_is_priced_from_the_reply_and_not_handed_to_litellms_success_logging(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from litellm.litellm_core_utils.thread_pool_executor import executor
+
+    handed: list[str] = []
+    submit = executor.submit
+
+    def spy(fn: object, *args: object, **kwargs: object) -> object:
+        handed.append(getattr(args[0] if args else fn, "__name__", repr(fn)))
+        return submit(fn, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(executor, "submit", spy)
+    priced = "  priced:\n    model: openai/gpt-4o-mini\n    api_base: {base}\n    api_key_env: TOOLTRIAL_TEST_LOCAL_KEY\n"
+    with OpenAIServer() as server:
+        server.push(*script_replies(FIX.script, usage=(120, 30)))
+        done = run_cli("run", "cases/fix.yml", "-c", "fix/fix-failing-test", "-p", "priced", "--output", "json",
+                       "--config", str(config(tmp_path, server.api_base, extra=priced.format(base=server.api_base))),
+                       "--results", str(tmp_path / "results"))
+    assert done.returncode == 0, done.stderr
+    (record,) = json.loads(done.stdout)["runs"]
+    assert handed == []  # litellm's per-call success handler (logging payload, the price again) never queued
+    assert record["requests"] == 5
+    # gpt-4o-mini in litellm's bundled table: $0.15 a million prompt tokens, $0.60 a million completion tokens
+    assert [r["cost"] for r in record["model_requests"]] == [pytest.approx(120 * 0.15e-6 + 30 * 0.6e-6)] * 5
+    assert record["cost"] == pytest.approx(5 * (120 * 0.15e-6 + 30 * 0.6e-6))

@@ -24,7 +24,7 @@ from urllib.parse import urlparse
 from runner.kinds import ErrorKind
 from runner.providers.base import Completion, ProviderError, Usage
 from runner.providers.history import provider_message, reasoning_text
-from runner.providers.litellm_load import load_litellm
+from runner.providers.litellm_load import load_litellm, unlogged
 from runner.providers.parse import as_dict, parse_completion
 from runner.providers.ratelimit import RateLimiter
 from runner.providers.retry import Retrier
@@ -188,7 +188,8 @@ class LiteLLMProvider:
 
         started = time.monotonic()
         try:
-            response = self._litellm.completion(**self.request(messages, tools, timeout), logger_fn=capture)
+            with unlogged():
+                response = self._litellm.completion(**self.request(messages, tools, timeout), logger_fn=capture)
             if self.settings.stream:
                 streamed = collect(response, self._litellm.stream_chunk_builder, started, deadline)
                 return streamed.response, None, streamed

@@ -88,15 +88,16 @@ def _expect(events: Iterator[Any], kind: type) -> Any:
 class _Reader:
     """Builds plain data from libyaml events, noting where each mapping starts.
 
-    The hot loop of loading a suite: events are told apart by their exact type, and scalars,
-    most of a case file, are read inline.
+    The hot loop of loading a suite: events are told apart by their exact type, and a plain scalar
+    that can only be text (most keys and values of a case file) is taken inline, without a call;
+    a plain scalar that may be typed is typed once per distinct text in the file (``typed``).
     """
 
     def __init__(self, text: str) -> None:
         self.text = text
         self.lines: dict[int, int] = {}
-        first, self.special = _special()
-        self.first = first | _TYPED_FIRST  # what a plain scalar that is not text may start with
+        self.typed: dict[str, Any] = {}
+        self.first = _special()[0] | _TYPED_FIRST  # what a plain scalar that is not text may start with
 
     def node(self, event: Any, events: Iterator[Any]) -> Any:
         """The value that starts with ``event``; the events it spans are consumed."""
@@ -107,26 +108,43 @@ class _Reader:
             raise _GiveUp  # an alias
         if event.anchor is not None or event.tag is not None:
             raise _GiveUp
+        first, scalar = self.first, self.scalar
         if kind is _SEQUENCE:
-            items = []
+            items: list[Any] = []
             for event in events:
                 kind = type(event)
-                if kind is _SEQUENCE_END:
+                if kind is _SCALAR:
+                    value = event.value
+                    # Inline: a plain scalar, neither anchored nor tagged, that can only be text.
+                    if event.style or not value or value[0] in first or event.anchor is not None or event.tag is not None:
+                        value = scalar(event)
+                    items.append(value)
+                elif kind is _SEQUENCE_END:
                     return items
-                items.append(self.scalar(event) if kind is _SCALAR else self.node(event, events))
+                else:
+                    items.append(self.node(event, events))
             raise _GiveUp
-        if kind is _MAPPING:
-            mapping: dict[str, Any] = {}
-            self.lines[id(mapping)] = event.start_mark.line + 1
-            for event in events:
-                kind = type(event)
-                if kind is _MAPPING_END:
-                    return mapping
-                key = self.scalar(event) if kind is _SCALAR else None  # a key that is no scalar is no text
-                if not isinstance(key, str) or key in mapping:
-                    raise _GiveUp
-                value = next(events)
-                mapping[key] = self.scalar(value) if type(value) is _SCALAR else self.node(value, events)
+        mapping: dict[str, Any] = {}
+        self.lines[id(mapping)] = event.start_mark.line + 1
+        for event in events:
+            kind = type(event)
+            if kind is _MAPPING_END:
+                return mapping
+            if kind is not _SCALAR:  # a key that is no scalar is no text
+                raise _GiveUp
+            key = event.value
+            if event.style or not key or key[0] in first or event.anchor is not None or event.tag is not None:
+                key = scalar(event)
+            if type(key) is not str or key in mapping:
+                raise _GiveUp
+            event = next(events)
+            if type(event) is _SCALAR:
+                value = event.value
+                if event.style or not value or value[0] in first or event.anchor is not None or event.tag is not None:
+                    value = scalar(event)
+                mapping[key] = value
+            else:
+                mapping[key] = self.node(event, events)
         raise _GiveUp
 
     def scalar(self, event: Any) -> Any:
@@ -134,7 +152,11 @@ class _Reader:
             raise _GiveUp
         value, style = event.value, event.style
         if not style:  # plain (libyaml says ""), so typed by its text
-            return value if value and value[0] not in self.first else _plain(value)
+            if value and value[0] not in self.first:
+                return value
+            if value not in self.typed:
+                self.typed[value] = _plain(value)
+            return self.typed[value]
         if (style == "|" or style == ">") and not _BLOCK_HEADER.match(self.text, event.start_mark.index):
             raise _GiveUp
         return value  # quoted or a block scalar: text

@@ -174,19 +174,47 @@ def _mock_errors(case: dict[str, Any], spot: Spot, defaults: Spot | None) -> lis
 
 def schema_problem(schema: dict[str, Any]) -> str | None:
     """Why ``schema`` is no valid JSON Schema (draft 2020-12, jsonschema's ``check_schema``), or None.
-    Checked once per distinct schema (its canonical JSON text): generated suites repeat theirs."""
+    Checked once per distinct schema (its canonical JSON text): generated suites repeat theirs.
+    A schema seen before is found by its ``repr`` (half the cost of the canonical text, which only
+    a schema not seen in that form is turned into)."""
+    return _written_problem(_Written(schema))
+
+
+class _Written:
+    """A schema as written, equal to another with the same ``repr``: plain data (str, int, float,
+    bool, None, lists and dicts, as case files give them) has one ``repr`` per value and key order."""
+
+    __slots__ = ("schema", "text")
+
+    def __init__(self, schema: dict[str, Any]) -> None:
+        self.schema, self.text = schema, repr(schema)
+
+    def __hash__(self) -> int:
+        return hash(self.text)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Written) and other.text == self.text
+
+
+@functools.lru_cache(maxsize=4096)
+def _written_problem(written: _Written) -> str | None:
     try:
-        text = json.dumps(schema, sort_keys=True, allow_nan=False)
+        text = json.dumps(written.schema, sort_keys=True, allow_nan=False)
     except (TypeError, ValueError):  # not JSON (a YAML date...): checked as it is
-        return _schema_problem(schema)
+        return _schema_problem(written.schema)
     return canonical_problem(text)
 
 
 @functools.lru_cache(maxsize=4096)
 def canonical_problem(text: str) -> str | None:
-    """``schema_problem`` of the schema whose canonical JSON is ``text``: the per-schema cache
-    (``canonical_problem.cache_clear()`` empties it, as the benchmark does between repetitions)."""
+    """``schema_problem`` of the schema whose canonical JSON is ``text``: the per-schema cache."""
     return _schema_problem(json.loads(text))
+
+
+def forget_schema_checks() -> None:
+    """Empty the per-schema caches of ``schema_problem`` (the benchmark does between repetitions)."""
+    _written_problem.cache_clear()
+    canonical_problem.cache_clear()
 
 
 def _schema_problem(schema: dict[str, Any]) -> str | None:
@@ -256,7 +284,14 @@ def _at(value: Any, keys: KeyPath, path: list[str | int]) -> list[tuple[list[str
 
 def _matcher_regexes(value: Any, path: list[str | int]) -> list[tuple[list[str | int], str]]:
     """(path, pattern) of every ``{matches: pattern}`` matcher anywhere inside ``value``."""
-    if isinstance(value, dict) and len(value) == 1 and isinstance(value.get("matches"), str):
-        return [([*path, "matches"], value["matches"])]
-    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
-    return [found for key, item in items for found in _matcher_regexes(item, [*path, key])]
+    if isinstance(value, dict):
+        if len(value) == 1 and isinstance(value.get("matches"), str):
+            return [([*path, "matches"], value["matches"])]
+        items: Any = value.items()
+    elif isinstance(value, list):
+        items = enumerate(value)
+    else:
+        return []
+    # Only containers can hold a matcher: scalars are not walked into.
+    return [found for key, item in items if isinstance(item, (dict, list))
+            for found in _matcher_regexes(item, [*path, key])]

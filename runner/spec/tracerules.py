@@ -44,6 +44,9 @@ _TRACE_LISTS = ("expected", *_NEVER_PASSES, "avoid")
 
 def tool_rule_errors(case: dict[str, Any], spot: Spot, defaults: Spot | None) -> list[CaseFileError]:
     """Every error and warning (CaseFileWarning) of the rules above for one merged case."""
+    named_tools = _named_tools(case)
+    if not named_tools:
+        return []
     mocks = [m for m in _list(case.get("mocks")) if isinstance(m, dict) and isinstance(m.get("name"), str)]
     servers = [s["name"] for s in _list(case.get("mcp")) if isinstance(s, dict) and isinstance(s.get("name"), str)]
     known = offered_tools(None, (m["name"] for m in mocks), servers)
@@ -53,7 +56,7 @@ def tool_rule_errors(case: dict[str, Any], spot: Spot, defaults: Spot | None) ->
     denied = [name for name in _list(case.get("deny")) if isinstance(name, str)]
     schemas: dict[str, Any] = {**_BUILTIN_SCHEMAS, **{m["name"]: m.get("parameters") for m in mocks}}
     errors = []
-    for named in _named_tools(case):
+    for named in named_tools:
         at = written(named.path, spot, defaults)
         key = named.role == "args"
         label = named.path[:-1] if key else named.path
@@ -113,8 +116,11 @@ def _named_tools(case: dict[str, Any]) -> list[_Named]:
     for i, turn in enumerate(_list(case.get("turns"))):
         traces.append((["turns", i, "expect", "trace"], _get(_get(turn, "expect"), "trace")))
     for at, trace in traces:
+        if not isinstance(trace, dict):  # no trace, or a wrong shape: the schema's business
+            continue
         for key in _TRACE_LISTS:
-            found += [_Named(path, name, key) for path, name in strings_at(_get(trace, key), [*at, key])]
+            if key in trace:
+                found += [_Named(path, name, key) for path, name in strings_at(trace[key], [*at, key])]
         for i, call in enumerate(_list(_get(trace, "calls"))):
             if isinstance(_get(call, "name"), str):
                 found.append(_Named([*at, "calls", i, "name"], call["name"], "calls", [*at, "calls", i, "args"]))

@@ -1,0 +1,88 @@
+"""Figure (n) of benchmarks/run.py: what one command costs to start, in each sandbox mode, against the
+same programs started directly.
+
+Each line is the median wall-clock milliseconds of ``bash -c true`` run ``count`` times, the lines'
+tries interleaved (one of each in turn) so that a busy machine weighs on all of them alike:
+
+- bare: the programs alone, through ``subprocess.run`` (no capture loop, no environment built):
+  ``bash``; ``prlimit`` + ``setpriv --pdeathsig`` + ``bash`` (the limits and the death signal);
+  the whole command line of plain mode (those, then ``unshare`` into a PID namespace with its own
+  ``/proc`` and ``setpriv`` dropping every capability); ``bwrap`` + ``bash``; the whole command line
+  of bwrap mode (``prlimit`` in front, seccomp left out);
+- ``Sandbox.run``: tooltrial's own, in plain mode and under bwrap (its seccomp filter included), with
+  the CPU time of this process per command beside it.
+
+The difference between ``Sandbox.run`` and the whole command line of its mode started bare is
+tooltrial's own share; the rest is the programs each mode needs for what it guarantees.
+
+    .venv/bin/python benchmarks/commands.py [COUNT]   # this figure alone
+"""
+
+from __future__ import annotations
+
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Callable
+
+from runner.sandbox.bwrap import bwrap_argv, host_view, probe
+from runner.sandbox.command import Sandbox, scrubbed_env
+from runner.sandbox.confine import limited, namespace_prefix
+
+_TIMEOUT = 60.0  # seconds: each command's timeout, which sets its CPU limit
+
+
+def _bare(argv: list[str], cwd: Path, env: dict[str, str]) -> Callable[[], None]:
+    def start() -> None:
+        subprocess.run(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                       stderr=subprocess.STDOUT, check=True)
+    return start
+
+
+def _ways(workspace: Path) -> dict[str, Callable[[], None]]:
+    """Each way of starting ``bash -c true`` measured, by its label (the bwrap ones where bwrap works)."""
+    env = scrubbed_env(workspace)
+    bash = ["bash", "-c", "true"]
+    ways = {"bare bash": _bare(bash, workspace, env),
+            "bare prlimit + setpriv + bash": _bare(limited(bash, _TIMEOUT, False), workspace, env)}
+    namespace = namespace_prefix()[0]
+    if namespace is not None:
+        ways["bare plain mode's command line"] = _bare(limited([*namespace, *bash], _TIMEOUT, False), workspace, env)
+    plain = Sandbox("none")
+    ways["Sandbox.run, plain mode"] = lambda: plain.run("true", workspace, env, _TIMEOUT)
+    binary, hardened, _ = probe()
+    if binary is not None:
+        confine = bwrap_argv(binary, workspace, workspace, False, host_view(env["PATH"], ()), None, hardened)
+        ways["bare bwrap + bash"] = _bare([*confine, *bash], workspace, env)
+        ways["bare bwrap mode's command line"] = _bare(limited([*confine, *bash], _TIMEOUT, True), workspace, env)
+        confined = Sandbox("bwrap", binary, (), hardened)
+        ways["Sandbox.run, bwrap"] = lambda: confined.run("true", workspace, env, _TIMEOUT)
+    return ways
+
+
+def figure_n(count: int = 100) -> None:
+    """Print the median milliseconds per command of each way (and this process's CPU for tooltrial's)."""
+    with tempfile.TemporaryDirectory(prefix="tooltrial-bench-") as folder:
+        workspace = Path(folder).resolve()
+        ways = _ways(workspace)
+        walls: dict[str, list[float]] = {label: [] for label in ways}
+        cpus: dict[str, list[float]] = {label: [] for label in ways}
+        for start in ways.values():  # first use: caches filled, programs in the page cache
+            start()
+        for _ in range(count):
+            for label, start in ways.items():
+                began, used = time.perf_counter(), time.process_time()
+                start()
+                walls[label].append(time.perf_counter() - began)
+                cpus[label].append(time.process_time() - used)
+    print(f"(n) one command started, median of {count} interleaved tries (ms wall; this process's CPU for tooltrial's):")
+    for label in ways:
+        cpu = f", {statistics.median(cpus[label]) * 1000:.2f} ms CPU" if label.startswith("Sandbox") else ""
+        print(f"    {label}: {statistics.median(walls[label]) * 1000:.1f} ms{cpu}")
+
+
+if __name__ == "__main__":
+    figure_n(int(sys.argv[1]) if len(sys.argv) > 1 else 100)
