@@ -22,7 +22,7 @@ from runner.cli.options import (
 from runner.errors import ExitCode, UserError, silence_output
 from runner.names import SCRIPTED
 from runner.output.finish import Conclusion, conclude, show_ending, utc_now
-from runner.output.load import read_results
+from runner.output.load import read_results, saved_runs
 from runner.output.otel import OtelTarget, require_otel
 from runner.output.otlp import traces_url
 from runner.output.report import cache_totals
@@ -171,7 +171,7 @@ def command(args: argparse.Namespace) -> int:
     outputs = Conclusion(args.report, args.junit, as_json, args.min_pass_rate, done.left, html=args.html,
                          summary_md=args.summary_md, step_summary=Path(step_summary) if step_summary else None,
                          otel=otel, shard=shard)
-    ending = conclude(done.records, cases, writer, started, outputs)
+    ending = conclude(saved_runs(done.records, writer.path), cases, writer, started, outputs)
     notes = done.warnings
     used = cache_totals(done.records)
     if used is not None:

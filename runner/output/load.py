@@ -13,12 +13,13 @@ import types
 import typing
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from runner.errors import Location, UserError
 from runner.output.store import REPORT_FILE, RUNS_DIR, SCHEMA_VERSION
 from runner.resources import bundled
 from runner.run.record import RunRecord
+from runner.scoring.summary import RunSummary, summarize
 
 
 @dataclass(frozen=True)
@@ -43,12 +44,73 @@ def read_results(folder: Path) -> Results:
     integer, got a string``.
     """
     folder = _run_folder(Path(folder))
-    files = sorted(p for p in (folder / RUNS_DIR).glob("*.json") if not p.name.startswith("."))
+    files = run_files(folder)
     if not files:
         raise UserError(f"no run files in {folder / RUNS_DIR}")
-    records = [_record(p, _load(p, "run")) for p in files]
+    records = [read_run(p) for p in files]
     report = _load(folder / REPORT_FILE, "report") if (folder / REPORT_FILE).is_file() else None
     return Results(folder, records, report)
+
+
+@dataclass(frozen=True)
+class Runs:
+    """Finished runs with only their summaries in memory (runner.scoring.summary): ``summaries`` and the
+    run ``files`` that hold their whole records, in the same order. ``records()`` reads the records
+    back one at a time, so a reader of every record holds one at once."""
+
+    summaries: list[RunSummary]
+    files: list[Path]
+
+    def records(self) -> Iterator[RunRecord]:
+        """Each run's record, read back from its file (already checked when written or scanned)."""
+        for path in self.files:
+            yield record_from_dict(json.loads(path.read_text(encoding="utf-8")))
+
+
+@dataclass(frozen=True)
+class Scanned:
+    """A results folder read as ``read_results`` reads it, keeping only each run's summary: ``runs``, and
+    the ``report`` if finished."""
+
+    path: Path
+    runs: Runs
+    report: dict[str, Any] | None
+
+
+def scan_results(folder: Path, each: Callable[[RunRecord], None] = lambda record: None) -> Scanned:
+    """``read_results`` holding one record at a time: each run file is checked, its record given to
+    ``each`` (in file order) and summarized. Raises UserError as ``read_results`` does."""
+    folder = _run_folder(Path(folder))
+    files = run_files(folder)
+    if not files:
+        raise UserError(f"no run files in {folder / RUNS_DIR}")
+    summaries = []
+    for path in files:
+        record = read_run(path)
+        each(record)
+        summaries.append(summarize(record))
+    report = _load(folder / REPORT_FILE, "report") if (folder / REPORT_FILE).is_file() else None
+    return Scanned(folder, Runs(summaries, files), report)
+
+
+def saved_runs(summaries: list[RunSummary], folder: Path) -> Runs:
+    """The Runs of a results folder tooltrial has just written, whose runs' ``summaries`` it kept, in plan
+    order. Raises RuntimeError (tooltrial's own bug) when the folder's run files are not one per summary."""
+    files = run_files(folder)
+    if len(files) != len(summaries):
+        raise RuntimeError(f"{folder / RUNS_DIR} holds {len(files)} run files for {len(summaries)} finished runs")
+    return Runs(summaries, files)
+
+
+def run_files(folder: Path) -> list[Path]:
+    """The run files of a ``results/<run-id>/`` folder, in plan order (their names start with their
+    place in the plan), leftover temporary files left out."""
+    return sorted(p for p in (folder / RUNS_DIR).glob("*.json") if not p.name.startswith("."))
+
+
+def read_run(path: Path) -> RunRecord:
+    """The record of one run file, checked as ``read_results`` checks it. Raises UserError."""
+    return _record(path, _load(path, "run"))
 
 
 def _run_folder(folder: Path) -> Path:
