@@ -23,7 +23,7 @@ from runner.output.html import write_html
 from runner.output.markdown import regression_markdown, summary_markdown
 from runner.output.report import regression_document, report_head, report_text, run_dict
 from runner.output.store import ascii_json, write_replace
-from runner.output.load import Scanned, scan_results
+from runner.output.scan import Scanned, scan_results
 from runner.scoring.aggregate import Aggregate, aggregate
 from runner.scoring.gates import Gate, evaluate, exit_code
 from runner.scoring.regression import regression

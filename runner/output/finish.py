@@ -23,7 +23,7 @@ from runner.errors import ExitCode
 from runner.output.report import report_head, report_text, run_dict, unfinished_list
 from runner.output.html import write_html
 from runner.output.junit import junit_parts
-from runner.output.load import Runs
+from runner.output.scan import Runs
 from runner.output.markdown import summary_markdown
 from runner.output.otel import OtelTarget, run_spans
 from runner.output.otlp import json_lines, send
@@ -31,7 +31,6 @@ from runner.output.store import REPORT_FILE, ResultsWriter, ascii_json, write_re
 from runner.run.engine import RunKey
 from runner.scoring.aggregate import Aggregate, aggregate
 from runner.scoring.gates import Gate, evaluate, exit_code
-from runner.spec.case import Case
 from runner.terminal.lines import RunPrinter, print_interrupted
 from runner.terminal.statistics import print_statistics
 from runner.terminal.tables import print_summary
@@ -103,15 +102,17 @@ class Ending:
 _PIECE = 1 << 20  # characters of report.json read back at once
 
 
-def conclude(runs: Runs, cases: Sequence[Case], writer: ResultsWriter, started: str, outputs: Conclusion) -> Ending:
+def conclude(runs: Runs, thresholds: Mapping[str, float | None], writer: ResultsWriter, started: str,
+             outputs: Conclusion) -> Ending:
     """Write ``report.json`` to the results folder, then the ``--report``, ``--junit``, ``--html``,
     ``--summary-md`` and ``--otel`` files, append the summary to ``step_summary``, then send the traces to
     ``--otel-endpoint``; prints nothing. The report lists the ``unfinished`` runs. A file that cannot be
     written (disk full, folder gone) or a collector that does not take the traces is a line in
-    ``Ending.failed_writes``, and the others are still written. Figures come from the runs' summaries;
-    each output that needs whole records reads them back from the run files, one at a time."""
+    ``Ending.failed_writes``, and the others are still written. ``thresholds`` are the cases' own
+    ``min_pass_rate`` by full id (None: the suite's). Figures come from the runs' summaries; each output
+    that needs whole records reads them back from the run files, one at a time."""
     model = aggregate(runs.summaries)
-    gates = evaluate(model.cells, {c.full_id: c.min_pass_rate for c in cases}, outputs.min_pass_rate)
+    gates = evaluate(model.cells, thresholds, outputs.min_pass_rate)
     meta: dict[str, Any] = {"run_id": writer.run_id, "results": str(writer.path), "started": started, "finished": utc_now()}
     unfinished = unfinished_list(outputs.unfinished)
     if outputs.shard is not None:

@@ -13,13 +13,12 @@ import types
 import typing
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Callable
 
 from runner.errors import Location, UserError
 from runner.output.store import REPORT_FILE, RUNS_DIR, SCHEMA_VERSION
 from runner.resources import bundled
 from runner.run.record import RunRecord
-from runner.scoring.summary import RunSummary, summarize
 
 
 @dataclass(frozen=True)
@@ -43,63 +42,13 @@ def read_results(folder: Path) -> Results:
     file and the key path: ``runs/0001-a.json: steps[0].turn: expected an
     integer, got a string``.
     """
-    folder = _run_folder(Path(folder))
+    folder = run_folder(Path(folder))
     files = run_files(folder)
     if not files:
         raise UserError(f"no run files in {folder / RUNS_DIR}")
     records = [read_run(p) for p in files]
     report = _load(folder / REPORT_FILE, "report") if (folder / REPORT_FILE).is_file() else None
     return Results(folder, records, report)
-
-
-@dataclass(frozen=True)
-class Runs:
-    """Finished runs with only their summaries in memory (runner.scoring.summary): ``summaries`` and the
-    run ``files`` that hold their whole records, in the same order. ``records()`` reads the records
-    back one at a time, so a reader of every record holds one at once."""
-
-    summaries: list[RunSummary]
-    files: list[Path]
-
-    def records(self) -> Iterator[RunRecord]:
-        """Each run's record, read back from its file (already checked when written or scanned)."""
-        for path in self.files:
-            yield record_from_dict(json.loads(path.read_text(encoding="utf-8")))
-
-
-@dataclass(frozen=True)
-class Scanned:
-    """A results folder read as ``read_results`` reads it, keeping only each run's summary: ``runs``, and
-    the ``report`` if finished."""
-
-    path: Path
-    runs: Runs
-    report: dict[str, Any] | None
-
-
-def scan_results(folder: Path, each: Callable[[RunRecord], None] = lambda record: None) -> Scanned:
-    """``read_results`` holding one record at a time: each run file is checked, its record given to
-    ``each`` (in file order) and summarized. Raises UserError as ``read_results`` does."""
-    folder = _run_folder(Path(folder))
-    files = run_files(folder)
-    if not files:
-        raise UserError(f"no run files in {folder / RUNS_DIR}")
-    summaries = []
-    for path in files:
-        record = read_run(path)
-        each(record)
-        summaries.append(summarize(record))
-    report = _load(folder / REPORT_FILE, "report") if (folder / REPORT_FILE).is_file() else None
-    return Scanned(folder, Runs(summaries, files), report)
-
-
-def saved_runs(summaries: list[RunSummary], folder: Path) -> Runs:
-    """The Runs of a results folder tooltrial has just written, whose runs' ``summaries`` it kept, in plan
-    order. Raises RuntimeError (tooltrial's own bug) when the folder's run files are not one per summary."""
-    files = run_files(folder)
-    if len(files) != len(summaries):
-        raise RuntimeError(f"{folder / RUNS_DIR} holds {len(files)} run files for {len(summaries)} finished runs")
-    return Runs(summaries, files)
 
 
 def run_files(folder: Path) -> list[Path]:
@@ -113,7 +62,9 @@ def read_run(path: Path) -> RunRecord:
     return _record(path, _load(path, "run"))
 
 
-def _run_folder(folder: Path) -> Path:
+def run_folder(folder: Path) -> Path:
+    """The ``results/<run-id>/`` folder ``folder`` names: itself, or the newest inside a folder of them.
+    Raises UserError for a file, a missing folder, or one that holds no results."""
     if (folder / RUNS_DIR).is_dir():
         return folder
     if folder.is_file():
@@ -130,7 +81,7 @@ def _run_folder(folder: Path) -> Path:
     return runs[-1]
 
 
-_NOT_OURS = "not a file this tooltrial wrote as it is: restore it, or move it out of the results folder"
+NOT_OURS = "not a file this tooltrial wrote as it is: restore it, or move it out of the results folder"
 # (kind, schema_version) -> the schema of a document older than SCHEMA_VERSION, where its shape differs
 _SCHEMAS = {("report", 1): "report.v1"}
 
@@ -141,29 +92,47 @@ def _load(path: Path, kind: str) -> dict[str, Any]:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError, RecursionError) as e:
-        raise UserError(f"cannot read {path}: {e}", hint=_NOT_OURS) from e
+        raise UserError(f"cannot read {path}: {e}", hint=NOT_OURS) from e
+    return checked(path, data, kind)
+
+
+def checked(path: Path, data: Any, kind: str) -> dict[str, Any]:
+    """``data``, the parsed JSON of the ``kind`` (``run`` or ``report``) file ``path``, checked as
+    ``read_results`` checks it. Raises UserError naming the file and the key path."""
     if not isinstance(data, dict):
         raise _shape_error(path, [], f"expected an object, got {_json_kind(data)}")
     version = data.get("schema_version")
     if not isinstance(version, int) or version > SCHEMA_VERSION:
         raise UserError(f"{path}: schema_version {version!r} is not one this tooltrial reads (up to {SCHEMA_VERSION})")
-    fast, explain = _validators(_SCHEMAS.get((kind, version), kind))
+    return checked_part(path, data, _SCHEMAS.get((kind, version), kind))
+
+
+def checked_part(path: Path, data: Any, schema: str, part: str | None = None, where: list[str | int] | None = None) -> Any:
+    """``data`` checked against ``schemas/<schema>.schema.json`` (``report``, ``report.v1`` or ``run``), or
+    against its ``$defs/<part>`` (a report's ``cell``), ``where`` in the file (the key path of a part).
+    Raises UserError naming the file and the key path."""
+    fast, explain = _validators(schema, part)
     error = None if fast.is_valid(data) else explain(data)
     if error is not None:
-        raise _shape_error(path, list(error.absolute_path), _say(error))
+        raise _shape_error(path, [*(where or []), *error.absolute_path], _say(error))
     return data
 
 
+def schema_of(data: dict[str, Any], kind: str) -> str:
+    """The schema (``report``, ``report.v1``, ``run``) a ``kind`` document of ``data``'s ``schema_version`` has."""
+    return _SCHEMAS.get((kind, data.get("schema_version")), kind)
+
+
 @functools.cache
-def _validators(kind: str) -> tuple[Any, Callable[[Any], Any]]:
+def _validators(kind: str, part: str | None = None) -> tuple[Any, Callable[[Any], Any]]:
     """For ``schemas/<kind>.schema.json`` (a report file, of either version: its ``report`` document,
-    not the regression view): a jsonschema-rs validator to judge, and the function that gives jsonschema's most relevant
+    not the regression view; or its ``$defs/<part>``): a jsonschema-rs validator to judge, and the function that gives jsonschema's most relevant
     error (None when it finds none), its validator made on first need."""
     import jsonschema_rs  # on first need, like jsonschema: only 'report' and '--resume' read results
 
     schema = json.loads((bundled("schemas") / f"{kind}.schema.json").read_text(encoding="utf-8"))
-    if kind.startswith("report"):
-        schema = {**schema, "oneOf": [{"$ref": "#/$defs/report"}]}
+    if kind.startswith("report") or part is not None:
+        schema = {**schema, "oneOf": [{"$ref": f"#/$defs/{part or 'report'}"}]}
 
     @functools.cache
     def validator() -> Any:
@@ -218,7 +187,7 @@ def _record(path: Path, data: dict[str, Any]) -> RunRecord:
 
 def _shape_error(path: Path, where: list[str | int], what: str) -> UserError:
     dotted = "".join(f"[{step}]" if isinstance(step, int) else f".{step}" for step in where).lstrip(".")
-    return UserError(what, Location(str(path)), dotted or "(file)", _NOT_OURS)
+    return UserError(what, Location(str(path)), dotted or "(file)", NOT_OURS)
 
 
 def _build(cls: type, data: dict[str, Any], where: list[str | int]) -> Any:

@@ -83,16 +83,30 @@ def report_head(
 
 def report_text(head: dict[str, Any], records: Iterable[RunRecord]) -> Iterator[str]:
     """The text ``to_json`` makes of the report document ``{**head, "runs": [run_dict(r) for r in
-    records]}`` (``head`` from ``report_head``), piece by piece, one run at a time: the same
-    characters, with one run's dict in memory at once. ``runs`` is the document's last key, and JSON
-    text holds no line break inside a string, so each run is its own ``to_json`` indented one level."""
-    yield to_json(head)[: -len("\n}\n")] + ',\n  "runs": ['
+    records]}`` (``head`` from ``report_head``), piece by piece: the same characters, with one run's
+    dict in memory at once, and each item of a list (``cells``, ``arms``...) encoded on its own, so
+    no encoding of the whole document is ever held. JSON text holds no line break inside a string, so
+    a value encoded alone is the document's once each of its lines is indented to its depth."""
+    for place, (key, value) in enumerate([*head.items(), ("runs", map(run_dict, records))]):
+        yield ("{\n  " if place == 0 else ",\n  ") + to_json(key)[:-1] + ": "
+        if isinstance(value, (list, map)):
+            yield from _items_text(value)
+        else:
+            yield _nested(value, "\n  ")
+    yield "\n}\n"
+
+
+def _items_text(items: Iterable[Any]) -> Iterator[str]:
+    """A list one level down the document, as ``to_json`` indents it, an item at a time."""
     first = True
-    for record in records:
-        text = to_json(run_dict(record))[:-1].replace("\n", "\n    ")
-        yield ("\n    " if first else ",\n    ") + text
+    for item in items:
+        yield ("[\n    " if first else ",\n    ") + _nested(item, "\n    ")
         first = False
-    yield "]\n}\n" if first else "\n  ]\n}\n"
+    yield "[]" if first else "\n  ]"
+
+
+def _nested(value: Any, indent: str) -> str:
+    return to_json(value)[:-1].replace("\n", indent)
 
 
 def cache_totals(records: Sequence[Scored]) -> CacheUse | None:
