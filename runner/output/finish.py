@@ -25,8 +25,8 @@ from runner.output.html import write_html
 from runner.output.junit import junit_parts
 from runner.output.scan import Runs
 from runner.output.markdown import summary_markdown
-from runner.output.otel import OtelTarget, run_spans
-from runner.output.otlp import json_lines, send
+from runner.output.otel import OtelTarget, each_run_spans, run_spans
+from runner.output.otlp import each_json_line, send
 from runner.output.store import REPORT_FILE, ResultsWriter, ascii_json, write_replace
 from runner.run.engine import RunKey
 from runner.scoring.aggregate import Aggregate, aggregate
@@ -139,13 +139,14 @@ def conclude(runs: Runs, thresholds: Mapping[str, float | None], writer: Results
             if target is not None:
                 _write(failed, target, lambda path=target, write=write_md: write(path, markdown))
     otel = outputs.otel
-    if otel is not None:
-        traces = run_spans(list(runs.records()), otel)  # made after report.json; one set for the file and the collector
+    if otel is not None:  # after report.json, a run at a time; held only when both the file and the collector want them
+        both = otel.file is not None and otel.endpoint is not None
+        traces = run_spans(runs.records(), otel) if both else None
         if otel.file is not None:
             lines = otel.file
-            _write(failed, lines, lambda: write_replace(lines, json_lines(traces)))
+            _write(failed, lines, lambda: write_replace(lines, each_json_line(traces or each_run_spans(runs.records(), otel))))
         if otel.endpoint is not None:
-            refused = send(traces, otel.endpoint)
+            refused = send(traces or each_run_spans(runs.records(), otel), otel.endpoint)
             failed.extend([refused] if refused else [])
     return ending
 
