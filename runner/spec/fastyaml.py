@@ -20,6 +20,7 @@ from __future__ import annotations
 import functools
 import math
 import re
+import sys
 from dataclasses import dataclass
 from typing import Any, Iterator
 
@@ -126,7 +127,7 @@ class _Reader:
                 if not isinstance(key, str) or key in mapping:
                     raise _GiveUp
                 value = next(events)
-                mapping[key] = self.scalar(value) if type(value) is _SCALAR else self.node(value, events)
+                mapping[sys.intern(key)] = self.scalar(value) if type(value) is _SCALAR else self.node(value, events)
         raise _GiveUp
 
     def scalar(self, event: Any) -> Any:
