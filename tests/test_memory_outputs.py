@@ -9,6 +9,7 @@ import dataclasses
 import gc
 import io
 import json
+import shutil
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any, Callable, Sequence
@@ -20,12 +21,14 @@ from hypothesis import strategies as st
 import runner.cli.report
 import runner.cli.run
 from runner.checks.base import CheckResult
+from runner.errors import UserError
 from runner.kinds import Blame, ErrorKind, FailureCause, Status
 from runner.output.html import html_page
 from runner.output.junit import junit_xml
 from runner.output.load import read_results
 from runner.output.markdown import summary_markdown
 from runner.output.report import report_document, report_head, report_text
+from runner.output.scan import read_report_head
 from runner.output.store import ascii_json, to_json
 from runner.run.agent import Step
 from runner.run.record import ERROR, FAIL, RunRecord
@@ -242,3 +245,24 @@ def _count(element: ET.Element, seconds: float) -> None:
     element.set("failures", str(sum(c.find("failure") is not None for c in cases)))
     element.set("errors", str(sum(c.find("error") is not None for c in cases)))
     element.set("time", f"{seconds:.3f}")
+
+
+def test_report_json_is_read_up_to_its_runs_a_cell_at_a_time_with_the_whole_files_errors(
+        suite: dict[str, Any], tmp_path: Path) -> None:
+    folder = tmp_path / "copy"
+    shutil.copytree(suite["folder"], folder)
+    path = folder / "report.json"
+    whole = json.loads(path.read_text(encoding="utf-8"))
+    head = read_report_head(path)
+    assert head == {**whole, "runs": [], "cells": [{"case": c["case"], "gate": c["gate"]} for c in whole["cells"]]}
+    path.write_text(json.dumps(whole), encoding="utf-8")  # not as tooltrial writes it: read whole
+    assert read_report_head(path) == {**head, "runs": whole["runs"], "cells": whole["cells"]}
+    whole["cells"][1]["runs"] = "two"
+    path.write_text(to_json(whole), encoding="utf-8")
+    with pytest.raises(UserError) as caught:
+        read_report_head(path)
+    with pytest.raises(UserError) as expected:
+        read_results(folder)
+    assert caught.value.render() == expected.value.render()
+    assert caught.value.render() == f"{path}: cells[1].runs: expected an integer, got a string (not a file this " \
+                                    "tooltrial wrote as it is: restore it, or move it out of the results folder)"
