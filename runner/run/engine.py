@@ -35,6 +35,7 @@ Kept = TypeVar("Kept")  # what run_matrix keeps of each finished run: the record
 
 
 def _whole(record: RunRecord) -> RunRecord:
+    """``run_matrix``'s default ``keep``: the whole record."""
     return record
 
 
