@@ -191,12 +191,18 @@ def _shape_error(path: Path, where: list[str | int], what: str) -> UserError:
 
 
 def _build(cls: type, data: dict[str, Any], where: list[str | int]) -> Any:
-    hints = typing.get_type_hints(cls)
-    fields = dataclasses.fields(cls)
+    hints, fields = _shape(cls)
     for f in fields:
         if f.name not in data and f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
             raise Malformed(where, f"missing required key {f.name!r}")
     return cls(**{f.name: _convert(hints[f.name], data[f.name], [*where, f.name]) for f in fields if f.name in data})
+
+
+@functools.cache
+def _shape(cls: type) -> tuple[dict[str, Any], tuple[dataclasses.Field[Any], ...]]:
+    """A record dataclass's type hints and fields, found once a process (``get_type_hints`` evaluates
+    every annotation: most of the time of reading a run file back, were it done each time)."""
+    return typing.get_type_hints(cls), dataclasses.fields(cls)
 
 
 def _convert(hint: Any, value: Any, where: list[str | int]) -> Any:
