@@ -16,15 +16,17 @@
     model is a minimal urllib provider; with ``--litellm``, also tooltrial's litellm
     provider, which costs CPU per request that a small machine feels at -j 16.
 (d) Peak memory (RSS, the process's VmHWM) of ``tooltrial run`` on the bundled suite at
-    -j 16, 4 runs a case, in a fresh interpreter.
+    -j 16, 4 runs a case, in a fresh interpreter; then generated suites of 100, 1,000 and 10,000
+    scripted cases (one run each, -j 4): the run's wall-clock and CPU time and peak RSS, the peak RSS
+    of ``tooltrial report`` of its results folder, and how much each peak grew from 100 to 10,000.
 (e) The HTML report of 10,000 runs (the bundled suite's runs repeated): the CPU time to make the
     page from the report document, its size, and in headless Chromium (Debian's, through playwright) the first paint, the load event,
     the run list ready and one transcript opened; skipped with a message without chromium.
 (f) The OpenTelemetry export (``--otel``) of 1,000 run records, (b)'s repeated: the spans made
     with the SDK and written as OTLP JSON lines, per run, and the file's size.
 (g) What follows the matrix for 1,000 run records, (b)'s repeated, with ``--report FILE --output json``:
-    the CPU time of ``conclude`` and ``show_ending`` (the report document built and encoded once, for
-    report.json, the --report file and stdout), best of 3.
+    the CPU time of ``conclude`` and ``show_ending`` (the report encoded once, a run at a time read
+    back from its run file, for report.json; the --report file and stdout copied from it), best of 3.
 (h) Start-up: ``tooltrial run`` of one live case through an alias at the loopback server, in a fresh
     interpreter (median of 3); and the CPU per model request through tooltrial's litellm provider
     against the minimal urllib provider in this process (benchmarks/startup.py).
@@ -248,14 +250,18 @@ def figure_f(records: Sequence[RunRecord], count: int = 1000) -> None:
 
 def figure_g(folder: Path, records: Sequence[RunRecord], count: int = 1000) -> None:
     from runner.output.finish import Conclusion, conclude, show_ending
+    from runner.output.scan import Runs
     from runner.output.store import ResultsWriter
+    from runner.scoring.summary import summarize
     from runner.terminal.console import make_console
     from runner.terminal.lines import RunPrinter
 
     many = [dataclasses.replace(records[i % len(records)], run=i // len(records) + 1) for i in range(count)]
+    saved = ResultsWriter(folder / "g")  # the run files, written as the runs end: not part of the figure
+    runs = Runs([summarize(r) for r in many], [saved.write_run(r, place) for place, r in enumerate(many, start=1)])
 
     def finish() -> None:
-        ending = conclude(many, [], ResultsWriter(folder / "g"), "bench", Conclusion(report=folder / "g.json", as_json=True))
+        ending = conclude(runs, {}, ResultsWriter(folder / "g"), "bench", Conclusion(report=folder / "g.json", as_json=True))
         with contextlib.redirect_stderr(io.StringIO()):
             show_ending(ending, RunPrinter(make_console(io.StringIO()), False, True), True, stdout=io.StringIO())
 
@@ -292,23 +298,46 @@ def figure_c(folder: Path, sandbox: Sandbox, count: int, delay: float, make_arm:
 
 
 _MEASURED_RUN = """
-import contextlib, io, sys
+import contextlib, io, resource, sys, time
 from runner.cli.app import main
+started = time.perf_counter()
 with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
     code = main(sys.argv[1:])
+wall = time.perf_counter() - started
+used = resource.getrusage(resource.RUSAGE_SELF)
 peak = next(line for line in open("/proc/self/status") if line.startswith("VmHWM:"))
-print(code, int(peak.split()[1]), "litellm" in sys.modules)
+print(code, int(peak.split()[1]), "litellm" in sys.modules, wall, used.ru_utime + used.ru_stime)
 """
 
 
-def figure_d() -> None:
-    # VmHWM of the child itself: ru_maxrss from wait4 would include this process's memory at fork.
-    argv = ["run", str(ROOT / "cases"), "-j", "16", "--runs", "4"]
+def measured(*argv: str) -> tuple[int, float, bool, float, float]:
+    """``tooltrial ARGV`` in a fresh interpreter: its exit code, peak RSS (MB, the child's own VmHWM:
+    ru_maxrss from wait4 would include this process's memory at fork), whether it loaded litellm, and
+    its wall-clock and CPU seconds (start-up included)."""
     done = subprocess.run([sys.executable, "-c", _MEASURED_RUN, *argv], capture_output=True, text=True, check=True)
-    code, peak_kb, litellm = done.stdout.split()
-    assert code == "0" and litellm == "False", done.stdout
-    print(f"(d) peak RSS of tooltrial run (bundled suite x 4, -j 16, litellm not loaded): {int(peak_kb) / 1024:.0f} MB"
-          "   target < 150 MB")
+    code, peak_kb, litellm, wall, cpu = done.stdout.split()
+    return int(code), int(peak_kb) / 1024, litellm == "True", float(wall), float(cpu)
+
+
+def figure_d(folder: Path, sizes: Sequence[int] = (100, 1000, 10_000)) -> None:
+    code, peak, litellm, _, _ = measured("run", str(ROOT / "cases"), "-j", "16", "--runs", "4",
+                                         "--results", str(folder / "bundled"))
+    assert code == 0 and not litellm
+    print(f"(d) peak RSS of tooltrial run (bundled suite x 4, -j 16, litellm not loaded): {peak:.0f} MB   target < 150 MB")
+    peaks: dict[str, list[float]] = {"run": [], "report": []}
+    for count in sizes:
+        cases, results = generate(folder / f"d{count}", count), folder / f"d{count}-results"
+        code, run_peak, _, wall, cpu = measured("run", str(cases), "-p", "scripted", "-j", "4", "--results", str(results))
+        assert code == 0
+        code, report_peak, _, report_wall, _ = measured("report", str(results))
+        assert code == 0
+        peaks["run"].append(run_peak)
+        peaks["report"].append(report_peak)
+        print(f"    {count:>6,} scripted cases: run {wall:6.1f} s wall, {cpu:6.1f} s CPU ({cpu / count * 1000:.1f} ms/case), "
+              f"peak RSS {run_peak:.0f} MB; report {report_wall:5.1f} s, peak RSS {report_peak:.0f} MB")
+        shutil.rmtree(results)
+    growth = ", ".join(f"{name} x{values[-1] / values[0]:.2f}" for name, values in peaks.items())
+    print(f"    peak RSS from {sizes[0]:,} to {sizes[-1]:,} cases: {growth}   target: each < 150 MB")
 
 
 CHROMIUM = "/usr/bin/chromium"
@@ -386,7 +415,8 @@ def main_benchmark() -> None:
         figure_h(Path(folder), load_cases([generate(Path(folder) / "h", 100)]), sandbox, [urllib_arm, litellm_arm])
         figure_i(Path(folder).resolve())
         figure_j(Path(folder).resolve())
-    figure_d()
+    with tempfile.TemporaryDirectory(prefix="tooltrial-bench-") as folder:
+        figure_d(Path(folder))
     figure_n()
     with tempfile.TemporaryDirectory(prefix="tooltrial-bench-") as folder:
         figure_e(Path(folder), sandbox)

@@ -31,6 +31,13 @@ def _no_step_summary(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
 
 
+@pytest.fixture(autouse=True)
+def _natural_width(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Print tables at their natural width in every test, as ``run_cli`` does: pytest-xdist's workers
+    inherit a ``COLUMNS`` that a console made in the test itself would follow."""
+    monkeypatch.delenv("COLUMNS", raising=False)
+
+
 @pytest.fixture(scope="session")
 def litellm_loaded() -> None:
     """litellm imported once for the whole session, its logs following ``run_cli``'s redirects

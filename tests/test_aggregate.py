@@ -16,12 +16,14 @@ from jsonschema import Draft202012Validator
 
 from runner.output.finish import Conclusion, conclude
 from runner.output.report import report_document
+from runner.output.scan import saved_runs
 from runner.output.store import REPORT_FILE, RUNS_DIR, ResultsWriter
 from runner.run.agent import Step
 from runner.run.record import ERROR, FAIL, PASS, RunRecord
 from runner.run.requests import Tokens
 from runner.scoring.aggregate import aggregate
 from runner.scoring.gates import evaluate
+from runner.scoring.summary import summarize
 from tests.helpers import ROOT, cli_output
 from tests.records import record
 
@@ -104,7 +106,8 @@ def test_a_hand_computed_matrix_reads_the_same_in_the_model_the_report_the_table
     for one in records:
         writer.write_run(one)
     junit = tmp_path / "junit.xml"
-    ending = conclude(records, [], writer, "2025-03-14T09:26:53Z", Conclusion(junit=junit, min_pass_rate=0.5))
+    runs = saved_runs([summarize(one) for one in records], writer.path)
+    ending = conclude(runs, {}, writer, "2025-03-14T09:26:53Z", Conclusion(junit=junit, min_pass_rate=0.5))
     assert ending.code == 1 and ending.failed_writes == []  # b/h-y's gate is the agent's
     report = json.loads((writer.path / REPORT_FILE).read_text())
     assert list(Draft202012Validator(SCHEMA).iter_errors(report)) == []

@@ -46,16 +46,16 @@ def test_pool_emits_in_plan_order_or_as_jobs_finish() -> None:
         time.sleep(0.05 * (3 - index))  # the last job finishes first
         return index * 10
 
-    finished: list[int] = []
+    finished: list[tuple[int, int]] = []
     in_order = InOrder(lambda i, r: planned.append(i))
     planned: list[int] = []
 
     def both(index: int, result: int) -> None:
-        finished.append(index)
+        finished.append((index, result))
         in_order(index, result)
 
-    assert run_pool(work, 4, 4, threading.Event(), both) == {0: 0, 1: 10, 2: 20, 3: 30}
-    assert (finished, planned) == ([3, 2, 1, 0], [0, 1, 2, 3])
+    assert run_pool(work, 4, 4, threading.Event(), both) == {0, 1, 2, 3}
+    assert (finished, planned) == ([(3, 30), (2, 20), (1, 10), (0, 0)], [0, 1, 2, 3])
 
 
 def test_in_order_holds_results_back_until_the_gap_closes_and_flushes_the_rest() -> None:
@@ -76,7 +76,7 @@ def test_pool_stop_leaves_the_rest_unstarted() -> None:
             stop.set()
         return index
 
-    assert run_pool(work, 10, 1, stop) == {0: 0, 1: 1, 2: 2}
+    assert run_pool(work, 10, 1, stop) == {0, 1, 2}
 
 
 def test_pool_error_stops_scheduling_and_propagates() -> None:

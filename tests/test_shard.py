@@ -232,9 +232,9 @@ def test_the_report_is_encoded_once_for_report_json_report_and_stdout(demo: Path
     encoded: list[str] = []
     dumps = json.dumps
 
-    def counted(value: Any, **how: Any) -> str:
-        if isinstance(value, dict) and value.get("kind") == "tooltrial.report":
-            encoded.append(value["kind"])
+    def counted(value: Any, **how: Any) -> str:  # the report whole, or its pieces (its "kind" is one)
+        if value == "tooltrial.report" or isinstance(value, dict) and value.get("kind") == "tooltrial.report":
+            encoded.append("tooltrial.report")
         return dumps(value, **how)
 
     monkeypatch.setattr(json, "dumps", counted)

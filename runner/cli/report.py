@@ -13,7 +13,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any, Sequence, TextIO
+from typing import Any, Callable, Sequence, TextIO
 
 from rich.console import Console
 
@@ -21,9 +21,9 @@ from runner.cli.options import check_writable
 from runner.errors import ExitCode, UserError
 from runner.output.html import write_html
 from runner.output.markdown import regression_markdown, summary_markdown
-from runner.output.report import regression_document, report_document
-from runner.output.store import write_replace
-from runner.output.load import Results, read_results
+from runner.output.report import regression_document, report_head, report_text, run_dict
+from runner.output.store import ascii_json, write_replace
+from runner.output.scan import Scanned, scan_results
 from runner.scoring.aggregate import Aggregate, aggregate
 from runner.scoring.gates import Gate, evaluate, exit_code
 from runner.scoring.regression import regression
@@ -54,72 +54,82 @@ def show_results(folders: Sequence[Path], as_json: bool, console: Console, stdou
                  summary_md: Path | None = None) -> int:
     """Print one folder's tables or two folders' regression view, write the ``html`` page and the
     Markdown summary to ``summary_md`` (of the regression, for two folders) when given. Raises UserError
-    for any other count of folders, or when ``html`` or ``summary_md`` is a folder or cannot be written."""
+    for any other count of folders, or when ``html`` or ``summary_md`` is a folder or cannot be written.
+    Only each run's summary stays in memory: what needs a whole record reads it back from its file."""
     for flag, path in (("--html", html), ("--summary-md", summary_md)):
         if path is not None:
             check_writable(flag, path, folder=False)
-    markdown = summary_markdown
     if len(folders) == 1:
-        results = read_results(folders[0])
+        results = scan_results(folders[0])
         document = _show_one(results, as_json, console)
         _write_page(html, document, results)
+        _write_summary(summary_md, lambda: summary_markdown(document, map(run_dict, results.runs.records())))
+        if as_json:  # ASCII, as run --output json prints it: any stdout carries it, lone surrogates included
+            for piece in report_text(document, results.runs.records()):
+                print(ascii_json(piece), end="", file=stdout)
     elif len(folders) == 2:
-        markdown = regression_markdown
-        before, after = read_results(folders[0]), read_results(folders[1])
-        change = regression(before.records, after.records)
+        before, after = scan_results(folders[0]), scan_results(folders[1])
+        change = regression(before.runs.summaries, after.runs.summaries)
         document = regression_document(change, str(before.path), str(after.path))
         if not as_json:
             print_regression(console, change, str(before.path), str(after.path))
         _write_page(html, _document(after), after, document)
+        _write_summary(summary_md, lambda: regression_markdown(document))
+        if as_json:
+            print(json.dumps(document, indent=2, default=str), file=stdout)
     else:
         raise UserError(f"got {len(folders)} results folders", hint="give one to show it, or two to compare them")
-    if summary_md is not None:
-        try:
-            write_replace(summary_md, markdown(document))
-        except OSError as e:
-            raise UserError(f"--summary-md {summary_md} cannot be written: {e.strerror or e}",
-                            hint="give a file path in a folder you can write to") from e
-    if as_json:  # ASCII, as run --output json prints it: any stdout carries it, lone surrogates included
-        print(json.dumps(document, indent=2, default=str), file=stdout)
     return ExitCode.OK
 
 
-def _write_page(html: Path | None, document: dict[str, Any], results: Results, change: dict[str, Any] | None = None) -> None:
-    """Write the HTML page of ``results`` (with the regression document ``change``) to ``html`` unless None."""
+def _write_summary(summary_md: Path | None, markdown: Callable[[], str]) -> None:
+    """Write the Markdown summary ``markdown()`` to ``summary_md`` unless None. Raises UserError."""
+    if summary_md is None:
+        return
+    try:
+        write_replace(summary_md, markdown())
+    except OSError as e:
+        raise UserError(f"--summary-md {summary_md} cannot be written: {e.strerror or e}",
+                        hint="give a file path in a folder you can write to") from e
+
+
+def _write_page(html: Path | None, document: dict[str, Any], results: Scanned, change: dict[str, Any] | None = None) -> None:
+    """Write the HTML page of ``results`` (its report ``document`` but ``runs``, with the regression document
+    ``change``) to ``html`` unless None."""
     if html is None:
         return
     try:
-        write_html(html, document, results.records, change)
+        write_html(html, document, results.runs.summaries, map(run_dict, results.runs.records()), change)
     except OSError as e:
         raise UserError(f"cannot write {html}: {e.strerror or e}", hint="give a path in a folder you can write to") from e
 
 
-def _show_one(results: Results, as_json: bool, console: Console) -> dict[str, Any]:
-    """The report document of one folder, printing its lines and tables unless ``as_json``."""
-    records = results.records
+def _show_one(results: Scanned, as_json: bool, console: Console) -> dict[str, Any]:
+    """The report document but ``runs`` of one folder, printing its lines and tables unless ``as_json``."""
+    runs = results.runs.summaries
     unfinished = (results.report or {}).get("unfinished") or []
-    model = aggregate(records)
+    model = aggregate(runs)
     gates = evaluate(model.cells, _thresholds(results.report))
     if not as_json:
-        printer = RunPrinter(console, len(model.arms) > 1, any(r.run > 1 for r in records))
-        for record in records:
+        printer = RunPrinter(console, len(model.arms) > 1, any(r.run > 1 for r in runs))
+        for record in results.runs.records():
             printer.record(record)
-        printer.totals(records, len(unfinished))
+        printer.totals(runs, len(unfinished))
         print_summary(console, model)
         print_statistics(console, model, gates)
         if unfinished:
             left = [(u["case"], u["provider"], u["prompt"], u["run"]) for u in unfinished]
-            print_interrupted(console, left, results.path, len(records))
+            print_interrupted(console, left, results.path, len(runs))
     return _document(results, model, gates)
 
 
-def _document(results: Results, model: Aggregate | None = None, gates: Sequence[Gate] | None = None) -> dict[str, Any]:
-    """The report document of one folder, as report.json has it: figures aggregated afresh
-    (``model`` and ``gates`` when already made), times, unfinished runs, ``shard`` and ``merged`` as the
-    run recorded them."""
-    records, report = results.records, results.report or {}
+def _document(results: Scanned, model: Aggregate | None = None, gates: Sequence[Gate] | None = None) -> dict[str, Any]:
+    """The report document of one folder but its ``runs`` (runner.output.report.report_head), as report.json
+    has it: figures aggregated afresh (``model`` and ``gates`` when already made), times, unfinished runs,
+    ``shard`` and ``merged`` as the run recorded them."""
+    runs, report = results.runs.summaries, results.report or {}
     unfinished = report.get("unfinished") or []
-    model = model or aggregate(records)
+    model = model or aggregate(runs)
     gates = evaluate(model.cells, _thresholds(results.report)) if gates is None else gates
     meta = {
         "run_id": results.path.name,
@@ -128,7 +138,7 @@ def _document(results: Results, model: Aggregate | None = None, gates: Sequence[
         "finished": report.get("finished"),
         **{key: report[key] for key in ("shard", "merged") if key in report},  # what part of a suite it is
     }
-    return report_document(model, gates, records, exit_code(gates), meta, unfinished)
+    return report_head(model, gates, runs, exit_code(gates), meta, unfinished)
 
 
 def _thresholds(report: dict[str, Any] | None) -> dict[str, float | None]:

@@ -25,6 +25,7 @@ from runner.errors import ExitCode, UserError, silence_output
 from runner.names import SCRIPTED
 from runner.output.finish import Conclusion, conclude, show_ending, utc_now
 from runner.output.load import read_results
+from runner.output.scan import saved_runs
 from runner.output.otel import OtelTarget, require_otel
 from runner.output.otlp import traces_url
 from runner.output.report import cache_totals
@@ -209,6 +210,8 @@ def command(args: argparse.Namespace) -> int:
     writer, started = ResultsWriter(results), utc_now()
     recorder = Recorder(args.record, cases, len(providers), len(prompts), args.runs) if args.record else None
     done = run_live(cases, arms, options, args.runs, printer, writer, earlier, recorder)
+    thresholds = {c.full_id: c.min_pass_rate for c in cases}
+    del cases, earlier, options  # what the runs needed: the report needs only their summaries and files
     if cache is not None:
         cache.close()
     otel = None
@@ -219,7 +222,7 @@ def command(args: argparse.Namespace) -> int:
     outputs = Conclusion(args.report, args.junit, as_json, args.min_pass_rate, done.left, html=args.html,
                          summary_md=args.summary_md, step_summary=Path(step_summary) if step_summary else None,
                          otel=otel, shard=shard)
-    ending = conclude(done.records, cases, writer, started, outputs)
+    ending = conclude(saved_runs(done.records, writer.path), thresholds, writer, started, outputs)
     notes = done.warnings
     used = cache_totals(done.records)
     if used is not None:

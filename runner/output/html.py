@@ -21,12 +21,13 @@ from html import escape
 from collections import defaultdict
 from functools import cache
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Iterable, Iterator, Sequence
 
 from runner.output.report import paired_dict
 from runner.output.store import write_replace
 from runner.run.record import RunRecord
 from runner.scoring.paired import compare_pairs, outcomes
+from runner.scoring.summary import Scored
 
 ASSETS = Path(__file__).resolve().parent.parent / "data" / "html"
 CHART_JS = "chart.umd.min.js"  # Chart.js 4.6.1, MIT (chart.js.LICENSE.md), from the npm registry
@@ -55,11 +56,11 @@ def _finite(value: Any) -> Any:
     return value
 
 
-def comparisons(records: Sequence[RunRecord]) -> list[dict[str, Any]]:
+def comparisons(records: Sequence[Scored]) -> list[dict[str, Any]]:
     """The paired analysis (runner.scoring.paired) of each arm after the first against the first, in
     first-seen order, as report.json writes ``paired``; [] with fewer than two arms. With exactly two
-    it is the report's own ``paired``."""
-    by_arm: dict[str, list[RunRecord]] = defaultdict(list)
+    it is the report's own ``paired``. ``records`` may be the runs' summaries (runner.scoring.summary)."""
+    by_arm: dict[str, list[Scored]] = defaultdict(list)
     for record in records:
         by_arm[record.arm].append(record)
     labels = list(by_arm)
@@ -72,13 +73,21 @@ def comparisons(records: Sequence[RunRecord]) -> list[dict[str, Any]]:
 def html_page(document: dict[str, Any], records: Sequence[RunRecord], regression: dict[str, Any] | None = None) -> str:
     """The page for one report ``document`` (runner.output.report.report_document) of ``records``,
     and for two results folders the ``regression`` document (runner.output.report.regression_document)."""
-    runs = document.get("runs", [])
-    summary = {key: value for key, value in document.items() if key != "runs"}
-    summary["comparisons"] = comparisons(records)
+    head = {key: value for key, value in document.items() if key != "runs"}
+    return "".join(page_parts(head, records, document.get("runs", []), regression))
+
+
+def page_parts(head: dict[str, Any], summaries: Sequence[Scored], runs: Iterable[dict[str, Any]],
+               regression: dict[str, Any] | None = None) -> Iterator[str]:
+    """``html_page``'s text piece by piece: ``head`` is the report document but its ``runs``
+    (runner.output.report.report_head), ``summaries`` the runs' summaries (or records) and ``runs``
+    their ``run_dict``s, taken one at a time as the page is written."""
+    summary = dict(head)
+    summary["comparisons"] = comparisons(summaries)
     summary["regression"] = regression
     style, chart, app = _assets()
-    title = f"tooltrial report {document.get('run_id') or ''}".strip()
-    return "".join([
+    title = f"tooltrial report {head.get('run_id') or ''}".strip()
+    yield "".join([
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n",
         "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n",
         # No request leaves the page: whatever a run's text holds, nothing is fetched.
@@ -90,14 +99,18 @@ def html_page(document: dict[str, Any], records: Sequence[RunRecord], regression
         f"<script type=\"application/json\" id=\"summary-data\">{embed_json(summary)}</script>\n",
         f"<script>\n{chart}\n</script>\n<script>\n{app}\n</script>\n",
         # Last, so the summary and plots are drawn while the browser still reads the runs.
-        f"<script type=\"application/json\" id=\"runs-data\">{embed_json(runs)}</script>\n</body>\n</html>\n",
+        "<script type=\"application/json\" id=\"runs-data\">[",
     ])
+    for place, run in enumerate(runs):  # a JSON array's items, as embed_json writes the array
+        yield ("," if place else "") + embed_json(run)
+    yield "]</script>\n</body>\n</html>\n"
 
 
-def write_html(path: Path, document: dict[str, Any], records: Sequence[RunRecord],
+def write_html(path: Path, head: dict[str, Any], summaries: Sequence[Scored], runs: Iterable[dict[str, Any]],
                regression: dict[str, Any] | None = None) -> None:
-    """Write the page (``html_page``) to ``path`` atomically. Raises OSError when it cannot be written."""
-    write_replace(path, html_page(document, records, regression))
+    """Write the page (``page_parts``) to ``path`` atomically, one run at a time. Raises OSError when it
+    cannot be written."""
+    write_replace(path, page_parts(head, summaries, runs, regression))
 
 
 @cache

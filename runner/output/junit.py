@@ -20,57 +20,121 @@ command's output held (a control character reads ``\x1b``, a lone surrogate ``\u
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
-from typing import Sequence
+from dataclasses import dataclass, field
+from typing import Iterable, Iterator, Sequence
 
 from runner.run.record import ERROR, FAIL, RunRecord
+from runner.sandbox.command import Confinement
 from runner.kinds import Blame, Status
 from runner.scoring.aggregate import Aggregate, Cell
 from runner.scoring.gates import Gate
 from runner.text import first_line, printable
 
 
-def junit_xml(model: Aggregate, gates: Sequence[Gate], records: Sequence[RunRecord], timestamp: str) -> str:
+def junit_xml(model: Aggregate, gates: Sequence[Gate], records: Iterable[RunRecord], timestamp: str) -> str:
     """The JUnit document of ``records`` from their aggregation ``model`` (runner.scoring.aggregate)
     and ``gates`` (runner.scoring.gates.evaluate): a testsuite per arm, a testcase per cell, each
     with its ``duration_total`` as time.
 
     ``timestamp`` is when the suite started, ISO 8601 in UTC (a trailing ``Z`` is dropped).
     """
+    return "".join(junit_parts(model, gates, records, timestamp))
+
+
+def junit_parts(model: Aggregate, gates: Sequence[Gate], records: Iterable[RunRecord], timestamp: str) -> Iterator[str]:
+    """``junit_xml``'s text piece by piece, reading ``records`` once, one at a time, and keeping of each
+    only its lines (``run N: pass (0.12s)``, and a failed run's failure lines where its gate broke);
+    one testcase element is built at a time, so the text is that of the whole tree ``ElementTree``
+    would write indented, for any number of runs."""
     gate_of = {(g.case, g.arm): g for g in gates}
-    root = ET.Element("testsuites", name="tooltrial")
+    runs = _gather(records, gate_of)
+    labelled = len(model.arms) > 1
+    head = '<?xml version="1.0" encoding="UTF-8"?>\n'
+    if not model.arms:  # an empty testsuites element, as ElementTree writes it
+        yield head + _tag("testsuites", _counts([], gate_of, model.overall.duration_total, name="tooltrial"), empty=True) + "\n"
+        return
+    yield head + _tag("testsuites", _counts(model.cells, gate_of, model.overall.duration_total, name="tooltrial"))
     for arm in model.arms:
-        runs = [r for r in records if r.arm == arm.label]
-        suite = ET.SubElement(root, "testsuite", name=arm.label, timestamp=timestamp.removesuffix("Z"))
-        properties = ET.SubElement(suite, "properties")
+        cells = [c for c in model.cells if c.arm == arm.label]
+        suite = _counts(cells, gate_of, arm.figures.duration_total, name=arm.label, timestamp=timestamp.removesuffix("Z"))
+        yield "\n  " + _tag("testsuite", suite)
+        properties = ET.Element("properties")
         ET.SubElement(properties, "property", name="provider", value=arm.provider)
         ET.SubElement(properties, "property", name="prompt", value=arm.prompt)
-        if runs[0].sandbox is not None:
-            used = runs[0].sandbox
+        used = runs.sandbox.get(arm.label)
+        if used is not None:
             ET.SubElement(properties, "property", name="sandbox", value=f"{used.mode}: {used.note}" if used.note else used.mode)
-        for cell in (c for c in model.cells if c.arm == arm.label):
-            cell_runs = [r for r in runs if r.case == cell.case]
-            _testcase(suite, cell, gate_of[(cell.case, cell.arm)], cell_runs, len(model.arms) > 1)
-        _count(suite, arm.figures.duration_total)
-    _count(root, model.overall.duration_total)
-    _printable(root)
-    ET.indent(root)
-    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+        yield "\n    " + _element(properties)
+        for cell in cells:
+            key = (cell.case, cell.arm)
+            yield "\n    " + _element(_testcase(cell, gate_of[key], runs.lines[key], runs.failed.get(key, []), labelled))
+        yield "\n  </testsuite>"
+    yield "\n</testsuites>\n"
 
 
-def _testcase(suite: ET.Element, cell: Cell, gate: Gate, runs: list[RunRecord], label_arm: bool) -> None:
+@dataclass
+class _Gathered:
+    """What JUnit keeps of the runs, per cell (case, arm): ``lines`` (one per run), ``failed`` (each
+    failed or errored run of a broken gate: whether it errored, its cause and kind, its failure lines);
+    per arm the ``sandbox`` of its first run."""
+
+    lines: dict[tuple[str, str], list[str]] = field(default_factory=dict)
+    failed: dict[tuple[str, str], list[tuple[bool, str, str, str]]] = field(default_factory=dict)
+    sandbox: dict[str, Confinement | None] = field(default_factory=dict)
+
+
+def _gather(records: Iterable[RunRecord], gate_of: dict[tuple[str, str], Gate]) -> _Gathered:
+    runs = _Gathered()
+    for r in records:
+        key = (r.case, r.arm)
+        runs.sandbox.setdefault(r.arm, r.sandbox)
+        runs.lines.setdefault(key, []).append(f"run {r.run}: {r.status} ({r.duration:.2f}s)")
+        gate = gate_of.get(key)
+        if gate is not None and gate.broken_by is not None and (r.status == FAIL or r.status == ERROR):
+            error = r.status == ERROR
+            runs.failed.setdefault(key, []).append(
+                (error, first_line(r.cause, "error") if error else "", (r.error_kind or "error") if error else "", _failure_lines(r)))
+    return runs
+
+
+def _testcase(cell: Cell, gate: Gate, lines: list[str], failed: list[tuple[bool, str, str, str]], label_arm: bool) -> ET.Element:
     group, _, case_id = cell.case.partition("/")
     name = f"{case_id} [{cell.arm}]" if label_arm else case_id
-    case = ET.SubElement(suite, "testcase", classname=group, name=name, time=_seconds(cell.figures.duration_total))
+    case = ET.Element("testcase", classname=group, name=name, time=_seconds(cell.figures.duration_total))
     rate = f"{cell.figures.passed}/{cell.figures.runs} runs passed (needs {gate.threshold:.0%})"
     if gate.broken_by is Blame.AGENT:
         failure = ET.SubElement(case, "failure", message=rate, type=Status.FAIL)
-        failure.text = "\n".join(_failure_lines(r) for r in runs if r.status == FAIL or r.status == ERROR)
+        failure.text = "\n".join(text for _, _, _, text in failed)
     elif gate.broken_by is not None:  # tooltrial, the case data or the infrastructure
-        first = next(r for r in runs if r.status == ERROR)
-        error = ET.SubElement(case, "error", message=f"{rate}: {first_line(first.cause, 'error')}", type=first.error_kind or "error")
-        error.text = "\n".join(_failure_lines(r) for r in runs if r.status == ERROR)
+        errors = [one for one in failed if one[0]]
+        _, cause, kind, _ = errors[0]
+        error = ET.SubElement(case, "error", message=f"{rate}: {cause}", type=kind)
+        error.text = "\n".join(text for _, _, _, text in errors)
     out = ET.SubElement(case, "system-out")
-    out.text = "\n".join(f"run {r.run}: {r.status} ({r.duration:.2f}s)" for r in runs)
+    out.text = "\n".join(lines)
+    return case
+
+
+def _counts(cells: Sequence[Cell], gate_of: dict[tuple[str, str], Gate], seconds: float, **first: str) -> dict[str, str]:
+    """The attributes of a testsuite or testsuites: ``first`` (name...), then tests, failures, errors
+    (testcases whose gate the agent broke; broken otherwise) and ``seconds`` (the aggregation's
+    ``duration_total``) as time."""
+    broken = [gate_of[(c.case, c.arm)].broken_by for c in cells]
+    return {**first, "tests": str(len(cells)), "failures": str(sum(b is Blame.AGENT for b in broken)),
+            "errors": str(sum(b is not None and b is not Blame.AGENT for b in broken)), "time": _seconds(seconds)}
+
+
+def _tag(name: str, attributes: dict[str, str], empty: bool = False) -> str:
+    """The start tag (or, ``empty``, the empty-element tag) ElementTree writes for ``name`` and ``attributes``."""
+    text = _element(ET.Element(name, attributes))
+    return text if empty else text.removesuffix(" />") + ">"
+
+
+def _element(element: ET.Element) -> str:
+    """``element`` as ElementTree writes it at depth 2 of the indented document, its texts made printable."""
+    _printable(element)
+    ET.indent(element, level=2)
+    return ET.tostring(element, encoding="unicode")
 
 
 def _printable(root: ET.Element) -> None:
@@ -89,13 +153,3 @@ def _failure_lines(record: RunRecord) -> str:
 
 def _seconds(value: float) -> str:
     return f"{value:.3f}"
-
-
-def _count(element: ET.Element, seconds: float) -> None:
-    """Set tests/failures/errors on a testsuite or testsuites from the testcases below it, and its
-    ``seconds`` (the aggregation's ``duration_total``) as time."""
-    cases = list(element.iter("testcase"))
-    element.set("tests", str(len(cases)))
-    element.set("failures", str(sum(c.find("failure") is not None for c in cases)))
-    element.set("errors", str(sum(c.find("error") is not None for c in cases)))
-    element.set("time", _seconds(seconds))

@@ -42,16 +42,29 @@ def read_results(folder: Path) -> Results:
     file and the key path: ``runs/0001-a.json: steps[0].turn: expected an
     integer, got a string``.
     """
-    folder = _run_folder(Path(folder))
-    files = sorted(p for p in (folder / RUNS_DIR).glob("*.json") if not p.name.startswith("."))
+    folder = run_folder(Path(folder))
+    files = run_files(folder)
     if not files:
         raise UserError(f"no run files in {folder / RUNS_DIR}")
-    records = [_record(p, _load(p, "run")) for p in files]
+    records = [read_run(p) for p in files]
     report = _load(folder / REPORT_FILE, "report") if (folder / REPORT_FILE).is_file() else None
     return Results(folder, records, report)
 
 
-def _run_folder(folder: Path) -> Path:
+def run_files(folder: Path) -> list[Path]:
+    """The run files of a ``results/<run-id>/`` folder, in plan order (their names start with their
+    place in the plan), leftover temporary files left out."""
+    return sorted(p for p in (folder / RUNS_DIR).glob("*.json") if not p.name.startswith("."))
+
+
+def read_run(path: Path) -> RunRecord:
+    """The record of one run file, checked as ``read_results`` checks it. Raises UserError."""
+    return _record(path, _load(path, "run"))
+
+
+def run_folder(folder: Path) -> Path:
+    """The ``results/<run-id>/`` folder ``folder`` names: itself, or the newest inside a folder of them.
+    Raises UserError for a file, a missing folder, or one that holds no results."""
     if (folder / RUNS_DIR).is_dir():
         return folder
     if folder.is_file():
@@ -68,7 +81,7 @@ def _run_folder(folder: Path) -> Path:
     return runs[-1]
 
 
-_NOT_OURS = "not a file this tooltrial wrote as it is: restore it, or move it out of the results folder"
+NOT_OURS = "not a file this tooltrial wrote as it is: restore it, or move it out of the results folder"
 # (kind, schema_version) -> the schema of a document older than SCHEMA_VERSION, where its shape differs
 _SCHEMAS = {("report", 1): "report.v1"}
 
@@ -79,29 +92,47 @@ def _load(path: Path, kind: str) -> dict[str, Any]:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError, RecursionError) as e:
-        raise UserError(f"cannot read {path}: {e}", hint=_NOT_OURS) from e
+        raise UserError(f"cannot read {path}: {e}", hint=NOT_OURS) from e
+    return checked(path, data, kind)
+
+
+def checked(path: Path, data: Any, kind: str) -> dict[str, Any]:
+    """``data``, the parsed JSON of the ``kind`` (``run`` or ``report``) file ``path``, checked as
+    ``read_results`` checks it. Raises UserError naming the file and the key path."""
     if not isinstance(data, dict):
         raise _shape_error(path, [], f"expected an object, got {_json_kind(data)}")
     version = data.get("schema_version")
     if not isinstance(version, int) or version > SCHEMA_VERSION:
         raise UserError(f"{path}: schema_version {version!r} is not one this tooltrial reads (up to {SCHEMA_VERSION})")
-    fast, explain = _validators(_SCHEMAS.get((kind, version), kind))
+    return checked_part(path, data, _SCHEMAS.get((kind, version), kind))
+
+
+def checked_part(path: Path, data: Any, schema: str, part: str | None = None, where: list[str | int] | None = None) -> Any:
+    """``data`` checked against ``schemas/<schema>.schema.json`` (``report``, ``report.v1`` or ``run``), or
+    against its ``$defs/<part>`` (a report's ``cell``), ``where`` in the file (the key path of a part).
+    Raises UserError naming the file and the key path."""
+    fast, explain = _validators(schema, part)
     error = None if fast.is_valid(data) else explain(data)
     if error is not None:
-        raise _shape_error(path, list(error.absolute_path), _say(error))
+        raise _shape_error(path, [*(where or []), *error.absolute_path], _say(error))
     return data
 
 
+def schema_of(data: dict[str, Any], kind: str) -> str:
+    """The schema (``report``, ``report.v1``, ``run``) a ``kind`` document of ``data``'s ``schema_version`` has."""
+    return _SCHEMAS.get((kind, data.get("schema_version")), kind)
+
+
 @functools.cache
-def _validators(kind: str) -> tuple[Any, Callable[[Any], Any]]:
+def _validators(kind: str, part: str | None = None) -> tuple[Any, Callable[[Any], Any]]:
     """For ``schemas/<kind>.schema.json`` (a report file, of either version: its ``report`` document,
-    not the regression view): a jsonschema-rs validator to judge, and the function that gives jsonschema's most relevant
+    not the regression view; or its ``$defs/<part>``): a jsonschema-rs validator to judge, and the function that gives jsonschema's most relevant
     error (None when it finds none), its validator made on first need."""
     import jsonschema_rs  # on first need, like jsonschema: only 'report' and '--resume' read results
 
     schema = json.loads((bundled("schemas") / f"{kind}.schema.json").read_text(encoding="utf-8"))
-    if kind.startswith("report"):
-        schema = {**schema, "oneOf": [{"$ref": "#/$defs/report"}]}
+    if kind.startswith("report") or part is not None:
+        schema = {**schema, "oneOf": [{"$ref": f"#/$defs/{part or 'report'}"}]}
 
     @functools.cache
     def validator() -> Any:
@@ -156,16 +187,22 @@ def _record(path: Path, data: dict[str, Any]) -> RunRecord:
 
 def _shape_error(path: Path, where: list[str | int], what: str) -> UserError:
     dotted = "".join(f"[{step}]" if isinstance(step, int) else f".{step}" for step in where).lstrip(".")
-    return UserError(what, Location(str(path)), dotted or "(file)", _NOT_OURS)
+    return UserError(what, Location(str(path)), dotted or "(file)", NOT_OURS)
 
 
 def _build(cls: type, data: dict[str, Any], where: list[str | int]) -> Any:
-    hints = typing.get_type_hints(cls)
-    fields = dataclasses.fields(cls)
+    hints, fields = _shape(cls)
     for f in fields:
         if f.name not in data and f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
             raise Malformed(where, f"missing required key {f.name!r}")
     return cls(**{f.name: _convert(hints[f.name], data[f.name], [*where, f.name]) for f in fields if f.name in data})
+
+
+@functools.cache
+def _shape(cls: type) -> tuple[dict[str, Any], tuple[dataclasses.Field[Any], ...]]:
+    """A record dataclass's type hints and fields, found once a process (``get_type_hints`` evaluates
+    every annotation: most of the time of reading a run file back, were it done each time)."""
+    return typing.get_type_hints(cls), dataclasses.fields(cls)
 
 
 def _convert(hint: Any, value: Any, where: list[str | int]) -> Any:

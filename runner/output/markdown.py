@@ -41,22 +41,30 @@ def md_text(value: object, limit: int | None = None) -> str:
     return text.translate(_ESCAPED)
 
 
-def summary_markdown(document: dict[str, Any]) -> str:
+def summary_markdown(document: dict[str, Any], runs: Iterable[dict[str, Any]] | None = None) -> str:
     """The summary of one report document (``report_document``): a heading with the pass count and
     the exit code, a table per arm and group, the failed and errored runs with their failure cause
-    and failed checks, and the paired comparison when two arms ran. Ends with a newline."""
-    runs = document.get("runs") or []
-    passed = sum(run.get("status") == "pass" for run in runs)
+    and failed checks, and the paired comparison when two arms ran. Ends with a newline. ``runs``
+    (default: the document's) are read once, one at a time, keeping the first MOST_FAILURES failed ones."""
+    count = passed = failing = 0
+    repeated = False
+    failures: list[dict[str, Any]] = []
+    for run in (document.get("runs") or []) if runs is None else runs:
+        count, passed = count + 1, passed + (run.get("status") == "pass")
+        repeated = repeated or (run.get("run") or 1) > 1
+        if run.get("status") != "pass":
+            failing += 1
+            if len(failures) < MOST_FAILURES:
+                failures.append(run)
     code = document.get("exit_code")
-    lines = [f"## tooltrial: {passed}/{len(runs)} runs passed", "",
+    lines = [f"## tooltrial: {passed}/{count} runs passed", "",
              f"Exit code {md_text(code)}: {_MEANING.get(code, 'unknown')}\\. "
              f"Results: {md_text(document.get('results', ''))}", ""]
     unfinished = document.get("unfinished") or []
     if unfinished:
         lines += [f"{len(unfinished)} runs did not finish \\(interrupted\\)\\.", ""]
     lines += _arm_table(document.get("arms") or [])
-    repeated = any((run.get("run") or 1) > 1 for run in runs)
-    lines += _failures([run for run in runs if run.get("status") != "pass"], len(document.get("arms") or []) > 1, repeated)
+    lines += _failures(failures, failing, len(document.get("arms") or []) > 1, repeated)
     paired = document.get("paired")
     if paired:
         lines += ["### Comparison", "", md_text(paired.get("verdict", "")), ""]
@@ -126,12 +134,13 @@ def _arm_table(arms: Sequence[dict[str, Any]]) -> list[str]:
     return [*lines, ""]
 
 
-def _failures(runs: Sequence[dict[str, Any]], label_arms: bool, label_runs: bool) -> list[str]:
-    """Each failed or errored run: status, case, its arm (``label_arms``) and run number (1-based,
-    ``label_runs``), failure cause, the error's first line, and one sub-item per failed check."""
+def _failures(runs: Sequence[dict[str, Any]], count: int, label_arms: bool, label_runs: bool) -> list[str]:
+    """Each failed or errored run of the first MOST_FAILURES (``runs``) of ``count``: status, case, its
+    arm (``label_arms``) and run number (1-based, ``label_runs``), failure cause, the error's first line,
+    and one sub-item per failed check."""
     if not runs:
         return []
-    lines = [f"### Failures \\({len(runs)}\\)", ""]
+    lines = [f"### Failures \\({count}\\)", ""]
     for run in runs[:MOST_FAILURES]:
         status = str(run.get("status", "")).upper()
         head = f"- **{md_text(status)}** {md_text(run.get('case', ''))}"
@@ -146,8 +155,8 @@ def _failures(runs: Sequence[dict[str, Any]], label_arms: bool, label_runs: bool
         lines.append(head)
         lines += [f"  - {md_text(check.get('message', ''), MESSAGE_LIMIT)}"
                   for check in run.get("checks") or [] if not check.get("passed")]
-    if len(runs) > MOST_FAILURES:
-        lines.append(f"- and {len(runs) - MOST_FAILURES} more: the report lists every run")
+    if count > MOST_FAILURES:
+        lines.append(f"- and {count - MOST_FAILURES} more: the report lists every run")
     return [*lines, ""]
 
 

@@ -21,7 +21,7 @@ import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping, Sequence
 
 from runner import __version__
 from runner.errors import UserError
@@ -86,9 +86,15 @@ def provider_and_model(model: str) -> tuple[str, str]:
     return _PROVIDER_NAMES.get(prefix, prefix), rest
 
 
-def run_spans(records: Sequence[RunRecord], target: OtelTarget) -> list[list[ReadableSpan]]:
+def run_spans(records: Iterable[RunRecord], target: OtelTarget) -> list[list[ReadableSpan]]:
     """The finished spans of each record, one list (one trace) per run, in order; a record without a
     start time (written before tooltrial kept one) gives an empty list."""
+    return list(each_run_spans(records, target))
+
+
+def each_run_spans(records: Iterable[RunRecord], target: OtelTarget) -> Iterator[list[ReadableSpan]]:
+    """``run_spans`` one run at a time: each record's trace made as the record is reached, so a reader
+    of the records one by one (runner.output.scan.Runs) holds one run's spans at once."""
     from opentelemetry.sdk.resources import Resource
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.sdk.trace.export import SimpleSpanProcessor
@@ -98,14 +104,15 @@ def run_spans(records: Sequence[RunRecord], target: OtelTarget) -> list[list[Rea
     provider = TracerProvider(resource=Resource.create({"service.name": SERVICE, "service.version": __version__}))
     provider.add_span_processor(SimpleSpanProcessor(memory))
     tracer = provider.get_tracer("tooltrial", __version__)
-    traces = []
-    for record in records:
-        if record.started is not None:
-            _run_trace(tracer, record, record.started, target)
-        traces.append(list(memory.get_finished_spans()))
-        memory.clear()
-    provider.shutdown()
-    return traces
+    try:
+        for record in records:
+            if record.started is not None:
+                _run_trace(tracer, record, record.started, target)
+            spans = list(memory.get_finished_spans())
+            memory.clear()
+            yield spans
+    finally:
+        provider.shutdown()
 
 
 def _ns(seconds: float) -> int:

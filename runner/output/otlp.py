@@ -14,7 +14,7 @@ import base64
 import contextlib
 import json
 import logging
-from typing import TYPE_CHECKING, Any, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, Sequence
 from urllib.parse import urlsplit, urlunsplit
 
 from runner.errors import UserError
@@ -42,17 +42,20 @@ def traces_url(url: str) -> str:
     return url
 
 
-def json_lines(traces: Sequence[Sequence[ReadableSpan]]) -> str:
+def json_lines(traces: Iterable[Sequence[ReadableSpan]]) -> str:
     """One OTLP/JSON ``ExportTraceServiceRequest`` line per non-empty trace, each ending in a newline."""
+    return "".join(each_json_line(traces))
+
+
+def each_json_line(traces: Iterable[Sequence[ReadableSpan]]) -> Iterator[str]:
+    """``json_lines``'s lines one at a time, each trace encoded as it is reached."""
     from google.protobuf.json_format import MessageToDict
     from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 
-    lines = []
     for spans in traces:
         if spans:
             document = MessageToDict(encode_spans(spans), use_integers_for_enums=True)
-            lines.append(json.dumps(_hex_ids(document), separators=(",", ":")) + "\n")
-    return "".join(lines)
+            yield json.dumps(_hex_ids(document), separators=(",", ":")) + "\n"
 
 
 def _hex_ids(value: Any) -> Any:
@@ -65,7 +68,7 @@ def _hex_ids(value: Any) -> Any:
     return value
 
 
-def send(traces: Sequence[Sequence[ReadableSpan]], url: str) -> str | None:
+def send(traces: Iterable[Sequence[ReadableSpan]], url: str) -> str | None:
     """POST the spans to the OTLP/HTTP traces ``url``, ``BATCH_RUNS`` runs a request; None when the
     collector took them all, else one line saying what it answered (the exporter's own log line)."""
     from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
@@ -84,11 +87,17 @@ def send(traces: Sequence[Sequence[ReadableSpan]], url: str) -> str | None:
     return None
 
 
-def _batches(traces: Sequence[Sequence[ReadableSpan]]) -> Iterator[list[ReadableSpan]]:
-    for start in range(0, len(traces), BATCH_RUNS):
-        batch = [span for spans in traces[start:start + BATCH_RUNS] for span in spans]
-        if batch:
-            yield batch
+def _batches(traces: Iterable[Sequence[ReadableSpan]]) -> Iterator[list[ReadableSpan]]:
+    """The spans of ``BATCH_RUNS`` traces at a time, as the traces come; empty batches left out."""
+    batch: list[ReadableSpan] = []
+    for place, spans in enumerate(traces, start=1):
+        batch.extend(spans)
+        if place % BATCH_RUNS == 0:
+            if batch:
+                yield batch
+            batch = []
+    if batch:
+        yield batch
 
 
 class _Said(logging.Handler):

@@ -12,17 +12,18 @@ None is JSON null.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Sequence
+from typing import Any, Iterable, Iterator, Sequence
 
 from runner import __version__
 from runner.errors import ExitCode
-from runner.output.store import SCHEMA_VERSION
+from runner.output.store import SCHEMA_VERSION, to_json
 from runner.run.record import CacheUse, RunRecord
 from runner.sums import known_sum
 from runner.scoring.aggregate import Aggregate, Arm, Cell, Figures
 from runner.scoring.gates import Gate
 from runner.scoring.paired import Paired
 from runner.scoring.regression import Regression
+from runner.scoring.summary import Scored
 from runner.text import cap_text
 
 REPORT_KIND = "tooltrial.report"
@@ -47,8 +48,22 @@ def report_document(
     ``model`` is the aggregation of ``records`` and ``gates`` their gates. ``meta`` adds ``run_id``,
     ``results`` (the folder), ``started`` and ``finished`` (ISO 8601 UTC). ``unfinished`` lists the
     runs an interruption left undone (``unfinished_list``); with any, they are in the report and its
-    exit code is 2 whatever ``exit_code`` says.
+    exit code is 2 whatever ``exit_code`` says. ``report_head`` and ``report_text`` make the same
+    document without holding every run.
     """
+    head = report_head(model, gates, records, exit_code, meta, unfinished)
+    return {**head, "runs": [run_dict(r) for r in records]}
+
+
+def report_head(
+    model: Aggregate,
+    gates: Sequence[Gate],
+    runs: Sequence[Scored],
+    exit_code: int,
+    meta: dict[str, Any],
+    unfinished: Sequence[dict[str, Any]] = (),
+) -> dict[str, Any]:
+    """``report_document`` but ``runs``, from the runs' records or their summaries (runner.scoring.summary)."""
     gate_of = {(g.case, g.arm): g for g in gates}
     extra = {"unfinished": list(unfinished)} if unfinished else {}
     return {
@@ -62,12 +77,39 @@ def report_document(
         "arms": [arm_dict(a) for a in model.arms],
         "cells": [_cell(c, gate_of.get((c.case, c.arm))) for c in model.cells],
         "paired": paired_dict(model.paired),
-        **({"cache": dataclasses.asdict(used)} if (used := cache_totals(records)) else {}),
-        "runs": [run_dict(r) for r in records],
+        **({"cache": dataclasses.asdict(used)} if (used := cache_totals(runs)) else {}),
     }
 
 
-def cache_totals(records: Sequence[RunRecord]) -> CacheUse | None:
+def report_text(head: dict[str, Any], records: Iterable[RunRecord]) -> Iterator[str]:
+    """The text ``to_json`` makes of the report document ``{**head, "runs": [run_dict(r) for r in
+    records]}`` (``head`` from ``report_head``), piece by piece: the same characters, with one run's
+    dict in memory at once, and each item of a list (``cells``, ``arms``...) encoded on its own, so
+    no encoding of the whole document is ever held. JSON text holds no line break inside a string, so
+    a value encoded alone is the document's once each of its lines is indented to its depth."""
+    for place, (key, value) in enumerate([*head.items(), ("runs", map(run_dict, records))]):
+        yield ("{\n  " if place == 0 else ",\n  ") + to_json(key)[:-1] + ": "
+        if isinstance(value, (list, map)):
+            yield from _items_text(value)
+        else:
+            yield _nested(value, "\n  ")
+    yield "\n}\n"
+
+
+def _items_text(items: Iterable[Any]) -> Iterator[str]:
+    """A list one level down the document, as ``to_json`` indents it, an item at a time."""
+    first = True
+    for item in items:
+        yield ("[\n    " if first else ",\n    ") + _nested(item, "\n    ")
+        first = False
+    yield "[]" if first else "\n  ]"
+
+
+def _nested(value: Any, indent: str) -> str:
+    return to_json(value)[:-1].replace("\n", indent)
+
+
+def cache_totals(records: Sequence[Scored]) -> CacheUse | None:
     """The response cache's use summed over the runs that had one (runner.run.record.CacheUse: hits,
     misses, and the tokens and USD the hits' replies first cost); None when none had one."""
     used = [r.cache for r in records if r.cache is not None]

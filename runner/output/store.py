@@ -26,7 +26,7 @@ import tempfile
 import threading
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 
 from runner.errors import UserError
 from runner.run.record import RunRecord
@@ -43,13 +43,15 @@ def new_run_id(now: datetime | None = None) -> str:
     return f"{moment:%Y%m%dT%H%M%SZ}-{secrets.token_hex(3)}"
 
 
-def write_new(path: Path, text: str) -> None:
-    """Create ``path`` with ``text`` atomically; raises FileExistsError rather than overwrite it."""
+def write_new(path: Path, text: str | Iterable[str]) -> None:
+    """Create ``path`` with ``text`` (a string, or its pieces in order) atomically; raises FileExistsError
+    rather than overwrite it."""
     _write_atomic(path, text, os.link)
 
 
-def write_replace(path: Path, text: str) -> None:
-    """Write ``path`` atomically, replacing any earlier file (for ``--report`` and ``--junit`` targets)."""
+def write_replace(path: Path, text: str | Iterable[str]) -> None:
+    """Write ``path`` atomically, replacing any earlier file (for ``--report`` and ``--junit`` targets);
+    ``text`` is a string or its pieces in order, written as they come (a report too large to hold at once)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     _write_atomic(path, text, os.replace)
 
@@ -66,14 +68,14 @@ def _umask() -> int:
 _MODE = 0o666 & ~_umask()  # what open() would give a new file; mkstemp's own is 0o600
 
 
-def _write_atomic(path: Path, text: str, publish: Callable[[str, Path], None]) -> None:
+def _write_atomic(path: Path, text: str | Iterable[str], publish: Callable[[str, Path], None]) -> None:
     """Write a hidden temporary file beside ``path`` (mode as a plain new file would get), flush it to
     disk, then ``publish(temp, path)``."""
     fd, temp = tempfile.mkstemp(dir=path.parent, prefix=".", suffix=".tmp")
     try:
         os.fchmod(fd, _MODE)
         with os.fdopen(fd, "w", encoding="utf-8") as out:
-            out.write(text)
+            out.writelines([text] if isinstance(text, str) else text)
             out.flush()
             os.fsync(out.fileno())
         publish(temp, path)
@@ -140,10 +142,11 @@ class ResultsWriter:
         write_new(path, to_json({"schema_version": SCHEMA_VERSION, "run_id": self.run_id, **record.to_dict()}))
         return path
 
-    def write_report(self, report: dict[str, Any] | str) -> Path:
-        """Write ``report.json`` (once): the report document, or its text as ``to_json`` made it."""
+    def write_report(self, report: dict[str, Any] | str | Iterable[str]) -> Path:
+        """Write ``report.json`` (once): the report document, or its text as ``to_json`` made it (or its
+        pieces: runner.output.report.report_text)."""
         path = self.path / REPORT_FILE
-        write_new(path, report if isinstance(report, str) else to_json(report))
+        write_new(path, to_json(report) if isinstance(report, dict) else report)
         return path
 
 

@@ -8,7 +8,7 @@ they share no mutable state, and their records come back in plan order whatever 
 from __future__ import annotations
 
 from functools import partial
-from typing import Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence, TypeVar
 
 from runner.errors import Location, UserError, UserErrors
 from runner.kinds import ErrorKind
@@ -31,17 +31,23 @@ from runner.spec.case import Case
 from runner.text import plural
 
 RunKey = tuple[str, str, str, int]  # case full id, provider name, prompt name, run number (1-based)
+Kept = TypeVar("Kept")  # what run_matrix keeps of each finished run: the record, or its summary
+
+
+def _whole(record: RunRecord) -> RunRecord:
+    """``run_matrix``'s default ``keep``: the whole record."""
+    return record
 
 
 class Interrupted(Exception):
     """``run_matrix`` stopped early because ``RunOptions.cancel`` was set.
 
     Attributes:
-        records: the runs that finished, in plan order.
+        records: what ``run_matrix`` keeps (``keep``) of each run that finished, in plan order.
         left: the key (``run_key``) of each planned run that did not finish, in plan order.
     """
 
-    def __init__(self, records: list[RunRecord], left: list[RunKey]) -> None:
+    def __init__(self, records: list[Any], left: list[RunKey]) -> None:
         self.records = records
         self.left = left
         super().__init__(f"interrupted: {plural(len(records), 'run')} finished, {len(left)} not")
@@ -96,10 +102,13 @@ def run_matrix(
     ordered: bool = True,
     on_finish: Callable[[RunRecord], None] = lambda record: None,
     earlier: Sequence[RunRecord] = (),
-) -> list[RunRecord]:
+    keep: Callable[[RunRecord], Kept] = _whole,  # type: ignore[assignment]
+) -> list[Kept]:
     """Run every case in every arm ``repeats`` times (a case's own ``runs`` wins), ``options.jobs`` at once.
 
-    Returns the records in plan order: by arm, then case, then run index. For each run
+    Returns ``keep(record)`` of each record in plan order: by arm, then case, then run index; by
+    default the record itself, and with runner.scoring.summary.summarize only its summary, so a
+    suite's records need not stay in memory once ``on_finish`` has saved them. For each run
     that finishes, in the calling thread: ``on_finish`` at once (to save it), then
     ``on_record``, in plan order when ``ordered`` (so output is the same for any
     ``jobs``), else at once too. A planned run with the same key (``run_key``) as one
@@ -128,6 +137,7 @@ def run_matrix(
             on_record(record)
 
     in_order = InOrder(show)
+    records: dict[int, Kept] = {}  # plan place -> what is kept of its finished run
 
     def finished(job: int, record: RunRecord) -> None:
         if record.error_kind != ErrorKind.CANCELLED:
@@ -136,12 +146,12 @@ def run_matrix(
             except Exception as e:  # e.g. the record could not be written: save it as the run's internal error
                 internal_error(record, e, clear=True)
                 on_finish(record)
+            records[todo[job]] = keep(record)
         (in_order if ordered else show)(job, record)
 
-    done = run([RunTask(*plan[i]) for i in todo], finished)
+    run([RunTask(*plan[i]) for i in todo], finished)
     in_order.flush()
-    records = {todo[job]: record for job, record in done.items() if record.error_kind != ErrorKind.CANCELLED}
-    records.update({i: reused[key] for i, key in enumerate(keys) if key in reused})
+    records.update({i: keep(reused[key]) for i, key in enumerate(keys) if key in reused})
     in_plan_order = [records[i] for i in sorted(records)]
     if len(records) < len(plan):
         raise Interrupted(in_plan_order, [key for i, key in enumerate(keys) if i not in records])

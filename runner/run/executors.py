@@ -27,12 +27,12 @@ AUTO_MIN_RUNS = 2000
 
 class Executor(Protocol):
     """Runs ``tasks`` (job i is ``tasks[i]``), calling ``on_result(i, record)`` in the calling thread as each
-    ends; returns ``{i: record}`` of every job that ran. Jobs the cancel event stopped before they started are
-    missing, or records of error kind ``cancelled``. An exception in the caller (from ``on_result``) stops it,
+    ends, and keeps none of them (a suite's records need not stay in memory). Jobs the cancel event stopped
+    before they started get no call, or records of error kind ``cancelled``. An exception in the caller (from ``on_result``) stops it,
     once the running jobs have ended, and propagates."""
 
     def __call__(self, tasks: Sequence[RunTask],
-                 on_result: Callable[[int, RunRecord], None]) -> dict[int, RunRecord]: ...
+                 on_result: Callable[[int, RunRecord], None]) -> None: ...
 
 
 class Threads:
@@ -44,7 +44,7 @@ class Threads:
         self.runner, self.options, self.slots = Runner(options, arms), options, slots
 
     def __call__(self, tasks: Sequence[RunTask],
-                 on_result: Callable[[int, RunRecord], None]) -> dict[int, RunRecord]:
+                 on_result: Callable[[int, RunRecord], None]) -> None:
         def work(job: int) -> RunRecord:
             task = tasks[job]
             with self.slots.held(task.arm.provider.name, self.options.cancel) as waited:
@@ -55,7 +55,7 @@ class Threads:
                 record.queued = waited
                 return record
 
-        return run_pool(work, len(tasks), self.options.jobs, self.options.cancel, on_result)
+        run_pool(work, len(tasks), self.options.jobs, self.options.cancel, on_result)
 
 
 def worker_count(workers: int | None, jobs: int, planned: int, cpus: int | None = None) -> int:

@@ -23,16 +23,17 @@ def run_pool(
     workers: int,
     stop: threading.Event,
     on_result: Callable[[int, T], None] = lambda index, result: None,
-) -> dict[int, T]:
+) -> set[int]:
     """Call ``work(i)`` for i in 0..count-1 on at most ``workers`` threads.
 
     Once ``stop`` is set no new job starts; the running ones are waited for.
-    ``on_result(i, result)`` is called in the calling thread as each job finishes.
-    Returns ``{i: result}`` of every job that ran. An exception raised by ``work``
+    ``on_result(i, result)`` is called in the calling thread as each job finishes; the pool keeps
+    no result (a suite's records would fill memory), only which jobs ran.
+    Returns the index of every job that ran. An exception raised by ``work``
     (or in the caller, e.g. KeyboardInterrupt) sets ``stop`` and propagates once
     the running jobs are done.
     """
-    results: dict[int, T] = {}
+    ran: set[int] = set()
     with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="tooltrial-run") as pool:
         running: dict[Future[T], int] = {}
         submitted = 0
@@ -44,12 +45,13 @@ def run_pool(
                 done, _ = wait(running, timeout=_POLL, return_when=FIRST_COMPLETED)
                 for future in sorted(done, key=running.__getitem__):
                     index = running.pop(future)
-                    results[index] = future.result()
-                    on_result(index, results[index])
+                    result = future.result()
+                    ran.add(index)
+                    on_result(index, result)
         except BaseException:
             stop.set()
             raise
-    return results
+    return ran
 
 
 class InOrder(Generic[T]):

@@ -79,8 +79,7 @@ class Processes:
         self.context.set_forkserver_preload(_preload("litellm" in sys.modules))  # if warm_up has not started it
 
     def __call__(self, tasks: Sequence[RunTask],
-                 on_result: Callable[[int, RunRecord], None]) -> dict[int, RunRecord]:
-        results: dict[int, RunRecord] = {}
+                 on_result: Callable[[int, RunRecord], None]) -> None:
         waiting: dict[str, deque[int]] = {}  # provider -> its jobs not yet sent, in plan order
         for job, task in enumerate(tasks):
             waiting.setdefault(task.arm.provider.name, deque()).append(job)
@@ -96,12 +95,11 @@ class Processes:
                 if not self.options.cancel.is_set():
                     self._send(tasks, workers, waiting, queued, blocked)
                 if not any(w.running for w in workers) and (told or not any(waiting.values())):
-                    return results
+                    return
                 for worker in self._ready(workers):
                     for job, record in self._receive(worker, tasks):
                         self.slots.give(tasks[job].arm.provider.name)
                         record.queued = queued.pop(job, 0.0)
-                        results[job] = record
                         on_result(job, record)
                     if not worker.process.is_alive() and not worker.running and not told:
                         workers[workers.index(worker)] = self._start(worker.capacity)

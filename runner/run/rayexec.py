@@ -115,7 +115,7 @@ class RayRuns:
         self.options, self.slots, self.address, self.env = options, slots, address, env
 
     def __call__(self, tasks: Sequence[RunTask],
-                 on_result: Callable[[int, RunRecord], None]) -> dict[int, RunRecord]:
+                 on_result: Callable[[int, RunRecord], None]) -> None:
         with RayExecutor(self.setup, self.address, self.env) as cluster:
 
             def work(job: int) -> RunRecord:
@@ -128,7 +128,7 @@ class RayRuns:
                     record.sandbox = record.sandbox or self.options.sandbox.confinement  # one lost has none
                     return record
 
-            return run_pool(work, len(tasks), self.options.jobs, self.options.cancel, on_result)
+            run_pool(work, len(tasks), self.options.jobs, self.options.cancel, on_result)
 
 
 def pack_folder(folder: Path) -> bytes:

@@ -25,6 +25,7 @@ from runner.run.engine import Interrupted, RunKey, plan_keys, run_key, run_matri
 from runner.run.interrupt import CtrlC
 from runner.run.options import Arm, RunOptions
 from runner.run.record import RunRecord
+from runner.scoring.summary import RunSummary, summarize
 from runner.spec.case import Case
 from runner.terminal.console import shown
 from runner.terminal.lines import RunPrinter
@@ -36,14 +37,15 @@ class LiveRun:
     """What ``run_live`` did.
 
     Attributes:
-        records: the runs finished and saved, in plan order.
+        records: the summary (runner.scoring.summary) of each run finished and saved, in plan order;
+            the whole records are in the results folder, and only there.
         left: the key (runner.run.engine.run_key) of each planned run not finished or not saved, in plan order.
         refused: why the results folder refused a run (``cannot write to the results folder DIR: No
             space left on device``), None when it took every one; the suite stopped there.
         warnings: lines about what else could not be saved (a run ``--record`` could not write).
     """
 
-    records: list[RunRecord]
+    records: list[RunSummary]
     left: list[RunKey]
     refused: str | None = None
     warnings: list[str] = field(default_factory=list)
@@ -110,7 +112,8 @@ def run_live(
     ``earlier`` are the records of the folder given to ``--resume``: those this plan
     has are saved likewise and not run again. On a terminal each run's lines
     appear as it ends, under a progress bar; elsewhere in plan order, so the output
-    is the same for any ``-j``. A run that could not be saved is not shown. ``options.listener``
+    is the same for any ``-j``. A run that could not be saved is not shown. Only each run's summary
+    stays in memory once it is saved and shown. ``options.listener``
     (``--live``) is told what each run does as it happens; a closed output stops the suite.
     """
     keys = plan_keys(cases, arms, repeats, options.shard)
@@ -138,7 +141,7 @@ def run_live(
                 printer.console.print(shown(f"ERROR {record.case}: cannot show this run: {type(e).__name__}: {e}"))
 
         try:
-            records, left = run_matrix(cases, arms, options, repeats, on_record, ordered, save, reused), []
+            records, left = run_matrix(cases, arms, options, repeats, on_record, ordered, save, reused, summarize), []
         except Interrupted as e:
             records, left = e.records, e.left
     unsaved = set(left) | save.refused

@@ -20,6 +20,7 @@ from __future__ import annotations
 import functools
 import math
 import re
+import sys
 from dataclasses import dataclass
 from typing import Any, Iterator
 
@@ -142,9 +143,9 @@ class _Reader:
                 value = event.value
                 if event.style or not value or value[0] in first or event.anchor is not None or event.tag is not None:
                     value = scalar(event)
-                mapping[key] = value
+                mapping[sys.intern(key)] = value
             else:
-                mapping[key] = self.node(event, events)
+                mapping[sys.intern(key)] = self.node(event, events)
         raise _GiveUp
 
     def scalar(self, event: Any) -> Any:

@@ -1,0 +1,79 @@
+"""What the aggregation keeps of a finished run: a slim, fixed-size summary of its record.
+
+A suite's records go to the results folder as each run ends (runner.run.session), and only their
+summaries stay in memory, so memory grows by a few hundred bytes a run however much a run said or
+did; every reader that needs a whole record (run lines, the report's ``runs``, JUnit's failures, the
+HTML page's transcripts, OpenTelemetry spans) reads it back from its run file, one at a time
+(runner.output.runfiles). A ``RunSummary`` has every attribute the aggregation (runner.scoring
+.aggregate), the gates, the paired analysis, the regression view and the pass count read of a
+``RunRecord``, under the same names, so each of them takes either.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Union
+
+from runner.kinds import ErrorKind, FailureCause, Status
+from runner.run.record import CacheUse, RunRecord
+from runner.run.requests import Tokens
+from runner.sandbox.command import Confinement
+from runner.scoring.trajectory import TrajectoryMatch
+
+_NO_TOKENS = Tokens()  # shared by the many runs that report none (the scripted provider's, judge-less runs)
+
+
+@dataclass(frozen=True, slots=True)
+class RunSummary:
+    """One run as the aggregation sees it: its key (``case`` full id, ``provider``, ``prompt``, ``run``
+    number), ``status`` and ``error_kind``, scores (``outcome``, ``process`` in [0, 1], ``accuracy``
+    1/0), counts (``calls``, ``redundant``, ``errors``), the agent's ``tokens`` and ``cost`` (USD), the
+    judges' ``judge_tokens`` and ``judge_cost`` (USD), ``duration``, ``queued`` and ``rate_limited``
+    (seconds), the ``failure`` cause, the ``trajectory_match``, the ``sandbox`` used, the response
+    ``cache``'s use and the flags ``prompt_overridden`` and ``truncated_reply``, and the ``arm`` label: each as
+    RunRecord has it (runner.run.record)."""
+
+    case: str
+    provider: str
+    prompt: str
+    run: int
+    status: Status
+    error_kind: ErrorKind | None
+    outcome: float | None
+    process: float | None
+    accuracy: int | None
+    calls: int
+    redundant: int
+    errors: int
+    tokens: Tokens
+    cost: float | None
+    judge_tokens: Tokens
+    judge_cost: float | None
+    duration: float
+    failure: FailureCause | None
+    trajectory_match: TrajectoryMatch | None
+    sandbox: Confinement | None
+    prompt_overridden: bool
+    truncated_reply: bool
+    queued: float
+    rate_limited: float
+    cache: CacheUse | None
+    arm: str
+
+
+Scored = Union[RunRecord, RunSummary]  # what the aggregation reads: a whole record or its summary
+
+
+def summarize(record: RunRecord) -> RunSummary:
+    """The RunSummary of ``record``; token counts that report nothing share one ``Tokens()``."""
+    judge = record.judge_tokens
+    return RunSummary(
+        case=record.case, provider=record.provider, prompt=record.prompt, run=record.run, status=record.status,
+        error_kind=record.error_kind, outcome=record.outcome, process=record.process, accuracy=record.accuracy,
+        calls=record.calls, redundant=record.redundant, errors=record.errors,
+        tokens=_NO_TOKENS if record.tokens == _NO_TOKENS else record.tokens, cost=record.cost,
+        judge_tokens=_NO_TOKENS if judge == _NO_TOKENS else judge, judge_cost=record.judge_cost,
+        duration=record.duration, failure=record.failure, trajectory_match=record.trajectory_match,
+        sandbox=record.sandbox, prompt_overridden=record.prompt_overridden, truncated_reply=record.truncated_reply,
+        queued=record.queued, rate_limited=record.rate_limited, cache=record.cache, arm=record.arm,
+    )
