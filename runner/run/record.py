@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
@@ -214,5 +215,40 @@ class RunRecord:
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict of every field, with ``judge_tokens`` ({prompt, completion, total}) and ``judge_cost``
         (USD), and the same of the simulated user, ``user_tokens`` and ``user_cost``."""
-        return {**dataclasses.asdict(self), "judge_tokens": dataclasses.asdict(self.judge_tokens), "judge_cost": self.judge_cost,
-                "user_tokens": dataclasses.asdict(self.user_tokens), "user_cost": self.user_cost}
+        return {**_plain(self), "judge_tokens": _plain(self.judge_tokens), "judge_cost": self.judge_cost,
+                "user_tokens": _plain(self.user_tokens), "user_cost": self.user_cost}
+
+
+_LEAVES = (str, int, float, bool, type(None))
+
+
+@functools.cache
+def _field_names(cls: type) -> tuple[str, ...]:
+    return tuple(f.name for f in dataclasses.fields(cls))
+
+
+def _plain(value: Any) -> Any:
+    """What ``dataclasses.asdict`` makes of ``value`` (dataclasses to dicts, lists, tuples and dicts rebuilt
+    as their own type), without its deep copy of every leaf: a record's leaves are str, numbers, None and
+    enums, which a copy leaves as they are. A record is written once per run on the parent's one thread,
+    where asdict's copying was the larger part of the write (benchmarks/executors.py, figure (k))."""
+    if isinstance(value, _LEAVES):
+        return value
+    cls = type(value)
+    if dataclasses.is_dataclass(cls):
+        return {name: _plain(getattr(value, name)) for name in _field_names(cls)}
+    if cls is list or cls is tuple:
+        return cls(_plain(item) for item in value)
+    if cls is dict:
+        return {_plain(key): _plain(item) for key, item in value.items()}
+    return dataclasses.asdict(value) if dataclasses.is_dataclass(value) else _copied(value)
+
+
+def _copied(value: Any) -> Any:
+    """asdict's own treatment of anything else (named tuples, other containers, other objects)."""
+    return dataclasses.asdict(_Box(value))["value"]
+
+
+@dataclass
+class _Box:
+    value: Any
