@@ -10,7 +10,7 @@ PIP    := PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_INPUT=1 $(BIN)/python -m pip --
 .PHONY: run test test-fast venv lock clean
 
 # pytest-xdist: a worker per core, at most 4; a test file stays on one worker, so its module fixtures run once.
-XDIST := -n auto --maxprocesses 4 --dist loadfile
+XDIST := -n auto --maxprocesses 4 --dist loadfile --durations 10
 
 run: $(STAMP)
 	$(BIN)/tooltrial run cases/

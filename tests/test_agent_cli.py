@@ -14,6 +14,7 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 
+from runner.sandbox.bwrap import PRIVATE
 from tests.helpers import ROOT, run_cli
 
 AGENTS = ROOT / "tests" / "agents"
@@ -24,6 +25,12 @@ def _project(tmp_path: Path, agents: dict[str, dict[str, Any]], cases: str) -> t
     (tmp_path / "tooltrial.yml").write_text(json.dumps({"agents": agents}))
     (tmp_path / "cases.yml").write_text(cases)
     return tmp_path / "tooltrial.yml", tmp_path / "cases.yml"
+
+
+# bubblewrap where it works, unless the agent programs (the checkout's) or their interpreter live under the
+# private /tmp it gives commands (a checkout cloned into /tmp, as CI may): they would not be there to run.
+UNSEEN = any(path.resolve().is_relative_to(p) for path in (ROOT, Path(sys.prefix)) for p in PRIVATE)
+SANDBOX = "none" if UNSEEN else "auto"
 
 
 def _run(tmp_path: Path, *argv: str, sandbox: str = "none") -> tuple[int, str, list[dict[str, Any]]]:
@@ -57,7 +64,7 @@ FILES_CASE = """\
 def test_the_bundled_example_passes_and_its_wrong_script_fails_for_wrong_tool(tmp_path: Path) -> None:
     examples = ROOT / "examples" / "agents"
     code, output, runs = _run(tmp_path, str(examples / "cases" / "version.yml"), str(examples / "cases" / "wrong.yml"),
-                              "--config", str(examples / "tooltrial.yml"), "--agent", "files-agent", sandbox="auto")
+                              "--config", str(examples / "tooltrial.yml"), "--agent", "files-agent", sandbox=SANDBOX)
     assert code == 1, output
     right, wrong = runs
     assert (right["case"], right["status"], wrong["case"], wrong["status"]) == (
@@ -162,7 +169,7 @@ def test_the_runs_deadline_kills_the_agents_whole_process_group(tmp_path: Path) 
                        "env": {"AGENT_SLEEP": "60"}}}
     config, cases = _project(tmp_path, agents, "- id: one\n  agent: hung\n  timeout: 1\n  turns: [go]\n"
                                                "  script: [{content: ok}]\n")
-    code, output, (run,) = _run(tmp_path, str(cases), "--config", str(config), sandbox="auto")
+    code, output, (run,) = _run(tmp_path, str(cases), "--config", str(config), sandbox=SANDBOX)
     assert (code, run["error_kind"], run["failure"]) == (1, "timeout", "run_error"), output
     assert run["cause"] == "run timed out after 1s, running the agent command (turn 1)"
     assert run["commands"][0]["timed_out"] is True
