@@ -79,7 +79,8 @@ def run_external(case: Case, provider: Provider, turns: Sequence[str] | NextTurn
             left = max(0.0, deadline - started)
             allowed = left if agent.timeout is None else min(agent.timeout, left)
             done = sandbox.run(command, workspace, {**env, **agent.env, **endpoint.env()}, allowed, COMMAND_OUTPUT_LIMIT,
-                               case.network, halt, split=True, forward=endpoint.port, stdin=stdin)
+                               case.network, halt, split=True, forward=endpoint.port, stdin=stdin,
+                               visible=(agent.here,) if agent.here else ())
             log.append(CommandRun.of("agent", command, done))
             stop, message = _stopped(endpoint, done, cancel, agent, allowed < (agent.timeout or float("inf")), index)
             if stop is not None:

@@ -138,11 +138,11 @@ class Sandbox:
         self._lock = threading.Lock()
 
     def _argv(self, command: str | Sequence[str], cwd: Path, env: Mapping[str, str], timeout: float, network: bool,
-              seccomp_fd: int | None, forward: Forward | None = None) -> list[str]:
+              seccomp_fd: int | None, forward: Forward | None = None, visible: tuple[str, ...] = ()) -> list[str]:
         argv = ["bash", "-c", command] if isinstance(command, str) else list(command)
         if self.mode == "bwrap":
-            path = env.get("PATH", os.defpath)  # the forward's helper runs on tooltrial's interpreter: bring it back
-            view = host_view(path if forward is None else f"{path}{os.pathsep}{os.path.dirname(PYTHON)}", self.hide)
+            more = (*visible, *(() if forward is None else (os.path.dirname(PYTHON),)))  # the helper's interpreter
+            view = host_view(os.pathsep.join((env.get("PATH", os.defpath), *more)), self.hide)
             helper = [] if forward is None else forward.prefix()
             argv = [*bwrap_argv(self.binary, cwd, cwd, network, view, seccomp_fd, self.hardened), *helper, *argv]
         elif self._namespace is not None:
@@ -161,6 +161,7 @@ class Sandbox:
         split: bool = False,
         forward: int | None = None,
         stdin: bytes | None = None,
+        visible: tuple[str, ...] = (),
     ) -> CommandResult:
         """Run ``bash -c command`` in ``cwd`` with exactly ``env``; its stdin is ``stdin`` (written
         as the command reads it, then closed), or /dev/null when None.
@@ -178,7 +179,8 @@ class Sandbox:
         ``forward`` is a TCP port of the host's 127.0.0.1 that the command reaches at the same
         address: under bwrap without ``network`` the only host address it reaches, relayed by
         runner.sandbox.forward (bounded connections and bytes); elsewhere the host loopback is
-        reachable anyway. Raises ValueError for a port outside 1-65535.
+        reachable anyway. Raises ValueError for a port outside 1-65535. ``visible``: more folders of
+        programs (an external agent's own) brought back read-only from hidden homes, as ``PATH``'s are.
         """
         if forward is not None and not 0 < forward < 65536:
             raise ValueError(f"forward port {forward} is not a TCP port (1-65535)")
@@ -187,7 +189,7 @@ class Sandbox:
         if filter_out is not None:  # bwrap reads the program from the inherited end; it fits the pipe's buffer
             os.write(filter_out, self._filter)
             os.close(filter_out)
-        argv = self._argv(command, cwd, env, timeout, network, filter_in, relay)
+        argv = self._argv(command, cwd, env, timeout, network, filter_in, relay, visible)
         start = time.monotonic()
         reader, writer = os.pipe() if stdin is not None else (None, None)
         try:
