@@ -290,3 +290,15 @@ def test_each_turn_is_one_invocation_and_its_reply_is_checked_on_its_own(tmp_pat
         "turns[0].response_contains", "turns[1].response_contains", "turns[1].response_not_contains"]
     assert [(c["stdout"], c["exit_code"]) for c in run["commands"]] == [("one\n", 0), ("two\n", 0)]
     assert [r["turn"] for r in run["model_requests"]] == [0, 1]
+
+
+def test_validate_refuses_an_agent_name_its_config_does_not_define_as_run_does(tmp_path: Path) -> None:
+    config, cases = _project(tmp_path, {"files-agent": {"command": "true"}}, "- id: one\n  agent: files-agnet\n"
+                                                                            "  turns: [go]\n  script: [{content: ok}]\n")
+    done = run_cli("validate", str(cases), "--config", str(config))
+    assert done.returncode == 4
+    assert done.stderr == (f"error: {cases}:1: cases/one.agent: unknown agent 'files-agnet' in {config} "
+                           "(did you mean 'files-agent'?)\n")
+    (tmp_path / "right.yml").write_text("- id: two\n  agent: files-agent\n  turns: [go]\n  script: [{content: ok}]\n")
+    done = run_cli("validate", str(tmp_path / "right.yml"), "--config", str(config))
+    assert (done.returncode, done.stdout) == (0, "1 case in 1 file is valid\n")

@@ -26,6 +26,7 @@ from runner.run.simuser import resolve_users
 from runner.run.templatecheck import Rendered, render_for_cases
 from runner.sandbox.command import Sandbox
 from runner.spec.case import Case
+from runner.spec.agentspec import with_agents
 from runner.spec.config import load_config
 from runner.spec.discover import load_sourced_warned, select
 from runner.spec.unmatched import why_none_selected
@@ -42,7 +43,8 @@ def add(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--baseline", action="store_true",
                         help="run each selected case with a do-nothing and a random-tool agent; exit 1 when the do-nothing one passes")
     parser.add_argument("--judge", metavar="MODEL", help="judge model for expect.judge checks during --baseline")
-    parser.add_argument("--config", metavar="FILE", help="project config for --baseline (default: ./tooltrial.yml if it exists)")
+    parser.add_argument("--config", metavar="FILE", help="project config: the agents cases name, and the providers of --baseline "
+                        "(default: ./tooltrial.yml if it exists)")
 
 
 def command(args: argparse.Namespace) -> int:
@@ -67,6 +69,9 @@ def command(args: argparse.Namespace) -> int:
         for why in why_none_selected(every, args.cases, args.tag):
             print(f"no case selected: {why}", file=sys.stderr)
         return ExitCode.NO_CASES
+    if any(isinstance(case.agent, str) for case in cases):  # agents named by case are tooltrial.yml's
+        config = load_config(args.config)
+        with_agents(cases, None, config.agents, config.path)
     rendered = _render_prompts(args.prompt, cases)
     noted = f" ({plural(len(warnings), 'warning')})" if warnings else ""
     counted = f"{plural(len(every), 'case')} in {plural(len(files), 'file')}"
