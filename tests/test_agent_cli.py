@@ -302,3 +302,29 @@ def test_validate_refuses_an_agent_name_its_config_does_not_define_as_run_does(t
     (tmp_path / "right.yml").write_text("- id: two\n  agent: files-agent\n  turns: [go]\n  script: [{content: ok}]\n")
     done = run_cli("validate", str(tmp_path / "right.yml"), "--config", str(config))
     assert (done.returncode, done.stdout) == (0, "1 case in 1 file is valid\n")
+
+
+RESPONSES_AGENT = """\
+import json, os, sys, urllib.error, urllib.request
+base, key = os.environ["OPENAI_BASE_URL"], os.environ["OPENAI_API_KEY"]
+for path in ("/responses", "/embeddings?q=%1b[31m"):
+    request = urllib.request.Request(base + path, data=b"{}", headers={"Authorization": "Bearer " + key})
+    try:
+        urllib.request.urlopen(request)
+    except urllib.error.HTTPError as e:
+        print(e.code, json.loads(e.read())["error"]["message"])
+"""
+
+
+def test_requests_to_a_route_the_endpoint_does_not_serve_are_named_in_a_warning(tmp_path: Path) -> None:
+    (tmp_path / "responses_agent.py").write_text(RESPONSES_AGENT)
+    agents = {"responses": {"command": f"{PYTHON} {tmp_path / 'responses_agent.py'}"}}
+    config, cases = _project(tmp_path, agents, "- id: one\n  agent: responses\n  turns: [go]\n"
+                                               "  script: [{content: ok}]\n")
+    code, output, (run,) = _run(tmp_path, str(cases), "--config", str(config))
+    served = "POST /v1/chat/completions, POST /v1/messages and GET /v1/models"
+    assert run["commands"][0]["stdout"] == f"404 not found: tooltrial serves {served}\n" * 2
+    assert run["warnings"] == ["the agent's endpoint does not serve POST /v1/responses, POST /v1/embeddings?q=%1b[31m:"
+                               " it serves POST /v1/chat/completions (OpenAI), POST /v1/messages (Anthropic) and GET"
+                               " /v1/models"]
+    assert run["warnings"][0] in output

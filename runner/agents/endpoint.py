@@ -33,6 +33,7 @@ BODY_LIMIT = 32 * 1024 * 1024  # bytes of one request body
 _STATUS = {ErrorKind.RATE_LIMIT: 429, ErrorKind.QUOTA_EXHAUSTED: 429, ErrorKind.AUTH: 401, ErrorKind.BAD_REQUEST: 400,
            ErrorKind.CONTEXT_OVERFLOW: 400, ErrorKind.SERVER_ERROR: 500, ErrorKind.PROVIDER_TIMEOUT: 504,
            ErrorKind.TIMEOUT: 504, ErrorKind.CONNECTION: 502, ErrorKind.MALFORMED_RESPONSE: 502}
+UNSERVED_KEPT = 5  # requests to unserved routes named in the run's warning
 _ROUTES = {"/v1/chat/completions": "chat", "/chat/completions": "chat", "/v1/messages": "messages"}
 
 
@@ -65,7 +66,8 @@ class Endpoint:
 
     ``turn`` is set by the caller before each agent invocation. ``stopped`` (the given event, else
     one of its own) is set once a request ends the run (turn limit, provider failure): ``stop`` and
-    ``stop_message`` say why; every later request gets the same error. ``refused``: requests turned away for a missing or wrong key (401).
+    ``stop_message`` say why; every later request gets the same error. ``refused``: requests turned away for a missing or wrong key (401);
+    ``unserved``: ``METHOD /path`` of each request to a route it does not serve (404), the first few.
     ``tell``, when given (``run --live``), is told each request answered and each call whose result the
     agent sent back (runner.run.events), in the thread that serves the request.
     """
@@ -77,6 +79,7 @@ class Endpoint:
         self.exchanges: list[Exchange] = []
         self.turn = 0
         self.refused = 0
+        self.unserved: list[str] = []
         self.stop: StopReason | None = None
         self.stop_message: str | None = None
         self.stopped = stopped if stopped is not None else threading.Event()
@@ -191,6 +194,12 @@ class Endpoint:
         self.stopped.set()
         return _Refused(status, message)
 
+    def not_served(self, method: str, path: str) -> None:
+        """Note a request to a route this endpoint does not serve (the first UNSERVED_KEPT, each cut to 80 characters)."""
+        with self._lock:
+            if len(self.unserved) < UNSERVED_KEPT:
+                self.unserved.append(f"{method} {path[:80]}")
+
     def refuse(self) -> None:
         """Count a request turned away for its key."""
         with self._lock:
@@ -223,7 +232,7 @@ class _Handler(BaseHTTPRequestHandler):
         if not endpoint.authorized(self.headers):
             return self._refuse(endpoint)
         if self.path.split("?")[0] not in ("/v1/models", "/models"):
-            return self._send(404, [b'{"error": {"message": "not found", "type": "not_found"}}'])
+            return self._not_found(endpoint, "GET")
         model = {"id": endpoint.model, "object": "model", "type": "model", "created": 0, "owned_by": "tooltrial",
                  "display_name": endpoint.model, "created_at": "1970-01-01T00:00:00Z"}
         self._send(200, [json.dumps({"object": "list", "data": [model], "has_more": False}).encode()])
@@ -240,9 +249,14 @@ class _Handler(BaseHTTPRequestHandler):
             return self._refuse(endpoint)
         api = _ROUTES.get(self.path.split("?")[0])
         if api is None:
-            return self._send(404, [b'{"error": {"message": "not found", "type": "not_found"}}'])
+            return self._not_found(endpoint, "POST")
         status, chunks, stream = endpoint.answer(api, body)
         self._send(status, chunks, stream)
+
+    def _not_found(self, endpoint: Endpoint, method: str) -> None:
+        endpoint.not_served(method, self.path)
+        self._send(404, [b'{"error": {"message": "not found: tooltrial serves POST /v1/chat/completions, POST '
+                         b'/v1/messages and GET /v1/models", "type": "not_found"}}'])
 
     def _refuse(self, endpoint: Endpoint) -> None:
         endpoint.refuse()

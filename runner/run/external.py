@@ -89,6 +89,9 @@ def run_external(case: Case, provider: Provider, turns: Sequence[str] | NextTurn
     if endpoint.refused:
         warnings.append(f"the agent's endpoint refused {endpoint.refused} request(s) without the run's key "
                         "(OPENAI_API_KEY / ANTHROPIC_API_KEY)")
+    if endpoint.unserved:
+        warnings.append(f"the agent's endpoint does not serve {', '.join(endpoint.unserved)}: it serves POST "
+                        "/v1/chat/completions (OpenAI), POST /v1/messages (Anthropic) and GET /v1/models")
     wire = [{"turn": e.turn, "api": e.api, "stream": e.request.stream if e.request is not None else None,
              "status": e.status, "error": e.error, "started": e.started, "duration": e.duration}
             for e in endpoint.exchanges]
