@@ -19,7 +19,7 @@ from runner.run.engine import plan_keys
 from runner.run.options import Arm
 from runner.run.prompts import PromptTemplate, load_prompt
 from runner.run.shard import Shard, shard_of
-from tests.helpers import GOOD, make_case, run_cli
+from tests.helpers import GOOD, ROOT, make_case, run_cli
 
 # write-hello's one run and count-lines' are in shard 2 of 2; say-hi's runs 1 / 2, 3 in shards 1 / 2.
 DEMO = GOOD + """\
@@ -245,3 +245,12 @@ def test_the_report_is_encoded_once_for_report_json_report_and_stdout(demo: Path
     assert (done.returncode, encoded) == (ExitCode.OK, ["tooltrial.report"])
     assert (tmp_path / "copy.json").read_bytes() == (folder / "report.json").read_bytes()
     assert done.stdout == json.dumps(_report(folder), indent=2) + "\n"  # ASCII, as before
+
+
+def test_report_of_two_shards_of_one_suite_points_to_merge(tmp_path: Path) -> None:
+    cases = ROOT / "cases"  # one run a case: the two shards share no case
+    first, second = _run(cases, tmp_path / "a", "--shard", "1/2"), _run(cases, tmp_path / "b", "--shard", "2/2")
+    done = run_cli("report", str(first), str(second))
+    assert done.returncode == 4
+    assert done.stderr == (f"error: the two results share no case to compare (these are shards 1/2 and 2/2 of one "
+                           f"suite: join them with tooltrial merge {first} {second} -o DIR)\n")

@@ -69,7 +69,10 @@ def show_results(folders: Sequence[Path], as_json: bool, console: Console, stdou
                 print(ascii_json(piece), end="", file=stdout)
     elif len(folders) == 2:
         before, after = scan_results(folders[0]), scan_results(folders[1])
-        change = regression(before.runs.summaries, after.runs.summaries)
+        try:
+            change = regression(before.runs.summaries, after.runs.summaries)
+        except UserError as e:
+            raise _shards_hint(e, before, after) from None
         document = regression_document(change, str(before.path), str(after.path))
         if not as_json:
             print_regression(console, change, str(before.path), str(after.path))
@@ -80,6 +83,16 @@ def show_results(folders: Sequence[Path], as_json: bool, console: Console, stdou
     else:
         raise UserError(f"got {len(folders)} results folders", hint="give one to show it, or two to compare them")
     return ExitCode.OK
+
+
+def _shards_hint(error: UserError, before: Scanned, after: Scanned) -> UserError:
+    """``error`` with a hint to ``merge`` when the two folders are shards of one suite (the same plan)."""
+    parts = [(r.report or {}).get("shard") for r in (before, after)]
+    if not all(parts) or parts[0]["plan"] != parts[1]["plan"]:
+        return error
+    names = " and ".join(f"{p['index']}/{p['count']}" for p in parts)
+    return UserError(error.message, hint=f"these are shards {names} of one suite: join them with "
+                                         f"tooltrial merge {before.path} {after.path} -o DIR")
 
 
 def _write_summary(summary_md: Path | None, markdown: Callable[[], str]) -> None:
