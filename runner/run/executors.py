@@ -16,13 +16,14 @@ from runner.kinds import ErrorKind
 from runner.run.options import Arm, RunOptions
 from runner.run.pool import run_pool
 from runner.run.portable import Runner, RunTask
-from runner.run.record import ERROR, RunRecord
+from runner.run.record import RunRecord
 from runner.run.slots import Slots
 
 # The plan size from which ``--workers auto`` starts worker processes. benchmarks/executors.py (l) found no
 # cross-over up to 400 scripted runs, nor (k) at 1,000 live ones, on a shared 2-core machine: this process's
 # share of each run (the record's JSON and fsync, on its main thread) bounds the throughput there (docs/scale.md).
 AUTO_MIN_RUNS = 2000
+CANCELLED = "cancelled: the suite was interrupted"  # the cause of a run the interruption kept from starting
 
 
 class Executor(Protocol):
@@ -45,17 +46,24 @@ class Threads:
 
     def __call__(self, tasks: Sequence[RunTask],
                  on_result: Callable[[int, RunRecord], None]) -> None:
-        def work(job: int) -> RunRecord:
-            task = tasks[job]
-            with self.slots.held(task.arm.provider.name, self.options.cancel) as waited:
-                if waited is None:  # interrupted while waiting: never started
-                    return RunRecord(task.case.full_id, task.arm.provider.name, task.arm.prompt.name, task.number,
-                                     ERROR, "cancelled: the suite was interrupted", ErrorKind.CANCELLED)
-                record = self.runner.run(task)
-                record.queued = waited
-                return record
+        on_threads(tasks, on_result, self.options, self.slots, self.runner.run)
 
-        run_pool(work, len(tasks), self.options.jobs, self.options.cancel, on_result)
+
+def on_threads(tasks: Sequence[RunTask], on_result: Callable[[int, RunRecord], None], options: RunOptions,
+               slots: Slots, run: Callable[[RunTask], RunRecord]) -> None:
+    """``run(task)`` for each of ``tasks`` on ``options.jobs`` threads of this process, each after taking its
+    provider's slot in ``slots`` (that wait recorded as the record's ``queued``); a task whose slot the cancel
+    event stopped is a ``cancelled`` record, never run. Records reach ``on_result`` as in Executor."""
+    def work(job: int) -> RunRecord:
+        task = tasks[job]
+        with slots.held(task.arm.provider.name, options.cancel) as waited:
+            if waited is None:  # interrupted while waiting: never started
+                return task.unrun(ErrorKind.CANCELLED, CANCELLED)
+            record = run(task)
+            record.queued = waited
+            return record
+
+    run_pool(work, len(tasks), options.jobs, options.cancel, on_result)
 
 
 def worker_count(workers: int | None, jobs: int, planned: int, cpus: int | None = None) -> int:

@@ -14,8 +14,9 @@ import threading
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
+from runner.kinds import ErrorKind
 from runner.providers.breaker import Breaker
 from runner.providers.cache import ResponseCache
 from runner.providers.ratelimit import RateLimiter
@@ -23,7 +24,7 @@ from runner.providers.registry import ProviderSpec
 from runner.run.events import Listener
 from runner.run.execute import execute
 from runner.run.options import Arm, RunOptions
-from runner.run.record import RunRecord
+from runner.run.record import ERROR, RunRecord
 from runner.sandbox.command import Sandbox
 from runner.spec.case import Case
 
@@ -35,6 +36,12 @@ class RunTask:
     case: Case
     arm: Arm
     number: int
+
+    def unrun(self, kind: ErrorKind, cause: str, **fields: Any) -> RunRecord:
+        """The error record of this run when it came back with none of its own (cancelled before it started,
+        its worker or task lost), of error ``kind`` and ``cause``, with ``fields`` set."""
+        return RunRecord(self.case.full_id, self.arm.provider.name, self.arm.prompt.name, self.number, ERROR, cause,
+                         kind, **fields)
 
 
 @dataclass(frozen=True, eq=False)

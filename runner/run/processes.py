@@ -28,9 +28,10 @@ from typing import Callable, Sequence
 from runner.kinds import ErrorKind
 from runner.providers.litellm_load import set_switches
 from runner.run.execute import internal_error
+from runner.run.executors import CANCELLED
 from runner.run.options import Arm, RunOptions
 from runner.run.portable import RunTask, WorkerSetup
-from runner.run.record import ERROR, RunRecord
+from runner.run.record import RunRecord
 from runner.run.slots import Slots
 from runner.run.worker import serve
 from runner.scoring.metrics import fill_metrics
@@ -165,11 +166,11 @@ class Processes:
         lost = []
         for job, sent in sorted(worker.running.items()):
             task = tasks[job]
-            record = RunRecord(task.case.full_id, task.arm.provider.name, task.arm.prompt.name, task.number, ERROR,
-                               sandbox=self.options.sandbox.confinement, duration=time.monotonic() - sent)
+            kept = {"sandbox": self.options.sandbox.confinement, "duration": time.monotonic() - sent}
             if self.options.cancel.is_set():  # interrupted: not finished, for --resume, rather than a result
-                record.cause, record.error_kind = "cancelled: the suite was interrupted", ErrorKind.CANCELLED
+                record = task.unrun(ErrorKind.CANCELLED, CANCELLED, **kept)
             else:
+                record = task.unrun(ErrorKind.INTERNAL, "", **kept)
                 internal_error(record, WorkerDied(f"worker process {worker.process.pid} {how} while this run was "
                                                   "going (out of memory?); the suite went on"))
                 fill_metrics(task.case, record)

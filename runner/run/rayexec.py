@@ -37,10 +37,10 @@ from runner.kinds import ErrorKind
 from runner.names import provider_form
 from runner.providers.settings import ModelSettings
 from runner.run.execute import internal_error
+from runner.run.executors import CANCELLED, on_threads
 from runner.run.options import Arm, RunOptions
-from runner.run.pool import run_pool
 from runner.run.portable import RunTask, WorkerSetup, run_task
-from runner.run.record import ERROR, RunRecord
+from runner.run.record import RunRecord
 from runner.run.slots import Slots
 from runner.scoring.metrics import fill_metrics
 from runner.spec.case import Case
@@ -118,17 +118,12 @@ class RayRuns:
                  on_result: Callable[[int, RunRecord], None]) -> None:
         with RayExecutor(self.setup, self.address, self.env) as cluster:
 
-            def work(job: int) -> RunRecord:
-                task = tasks[job]
-                with self.slots.held(task.arm.provider.name, self.options.cancel) as waited:
-                    if waited is None:  # interrupted while waiting: never sent
-                        return _failed(task, ErrorKind.CANCELLED, "cancelled: the suite was interrupted")
-                    record = cluster.call(task, self.options.cancel)
-                    record.queued = waited
-                    record.sandbox = record.sandbox or self.options.sandbox.confinement  # one lost has none
-                    return record
+            def run(task: RunTask) -> RunRecord:
+                record = cluster.call(task, self.options.cancel)
+                record.sandbox = record.sandbox or self.options.sandbox.confinement  # one lost has none
+                return record
 
-            run_pool(work, len(tasks), self.options.jobs, self.options.cancel, on_result)
+            on_threads(tasks, on_result, self.options, self.slots, run)
 
 
 def pack_folder(folder: Path) -> bytes:
@@ -228,16 +223,16 @@ class RayExecutor:
             if cancel.is_set():
                 self.ray.cancel(ref)
                 self.ray.wait([ref], timeout=_CANCEL_WAIT)
-                return _failed(task, ErrorKind.CANCELLED, "cancelled: the suite was interrupted")
+                return task.unrun(ErrorKind.CANCELLED, CANCELLED)
         try:
             record: RunRecord = self.ray.get(ref)
         except self.ray.exceptions.RayTaskError as e:  # raised in the task: tooltrial's own bug
-            record = _failed(task, ErrorKind.INTERNAL, "")
+            record = task.unrun(ErrorKind.INTERNAL, "")
             cause = e.cause if isinstance(e.cause, Exception) else e
             internal_error(record, cause)
         except self.ray.exceptions.RayError as e:  # the worker process or its node went away
-            record = _failed(task, ErrorKind.WORKER_LOST, f"the Ray task of this run was lost: {type(e).__name__}: "
-                                                          f"{first_line(str(e), '')}")
+            record = task.unrun(ErrorKind.WORKER_LOST, f"the Ray task of this run was lost: {type(e).__name__}: "
+                                                       f"{first_line(str(e), '')}")
             record.duration = time.monotonic() - sent
             fill_metrics(task.case, record)  # its failure cause, as for any error
         return record
@@ -267,11 +262,6 @@ def _litellm_keys(model: str) -> list[str]:
 
     found = _validate_environment(load_litellm(), route(model), {})
     return [str(name) for name in found.get("missing_keys") or ()]
-
-
-def _failed(task: RunTask, kind: ErrorKind, cause: str) -> RunRecord:
-    """The record of a run that came back with no record of its own."""
-    return RunRecord(task.case.full_id, task.arm.provider.name, task.arm.prompt.name, task.number, ERROR, cause, kind)
 
 
 def _reachable(address: str) -> None:

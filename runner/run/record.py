@@ -241,12 +241,7 @@ def _plain(value: Any) -> Any:
         return cls(_plain(item) for item in value)
     if cls is dict:
         return {_plain(key): _plain(item) for key, item in value.items()}
-    return dataclasses.asdict(value) if dataclasses.is_dataclass(value) else _copied(value)
-
-
-def _copied(value: Any) -> Any:
-    """asdict's own treatment of anything else (named tuples, other containers, other objects)."""
-    return dataclasses.asdict(_Box(value))["value"]
+    return dataclasses.asdict(_Box(value))["value"]  # asdict's own way with anything else (named tuples...)
 
 
 @dataclass
