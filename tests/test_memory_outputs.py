@@ -27,7 +27,7 @@ from runner.output.html import html_page
 from runner.output.junit import junit_xml
 from runner.output.load import read_results
 from runner.output.markdown import summary_markdown
-from runner.output.report import report_document, report_head, report_text
+from runner.output.report import report_document, report_head, report_text, run_item
 from runner.output.scan import read_report_head
 from runner.output.store import ascii_json, to_json
 from runner.run.agent import Step
@@ -173,7 +173,7 @@ def test_summaries_aggregate_as_records_and_the_report_text_is_the_whole_documen
     meta = {"run_id": "x", "results": "r", "started": None, "finished": None}
     whole = report_document(model, gates, records, exit_code(gates), meta)
     head = report_head(aggregate(summaries), gates, summaries, exit_code(gates), meta)
-    assert "".join(report_text(head, records)) == to_json(whole)
+    assert "".join(report_text(head, map(run_item, records))) == to_json(whole)
     assert junit_xml(model, gates, records, "2025-01-01T00:00:00Z") == _whole_tree_junit(model, gates, records,
                                                                                        "2025-01-01T00:00:00Z")
 

@@ -65,7 +65,7 @@ def show_results(folders: Sequence[Path], as_json: bool, console: Console, stdou
         _write_page(html, document, results)
         _write_summary(summary_md, lambda: summary_markdown(document, map(run_dict, results.runs.records())))
         if as_json:  # ASCII, as run --output json prints it: any stdout carries it, lone surrogates included
-            for piece in report_text(document, results.runs.records()):
+            for piece in report_text(document, results.runs.items()):
                 print(ascii_json(piece), end="", file=stdout)
     elif len(folders) == 2:
         before, after = scan_results(folders[0]), scan_results(folders[1])

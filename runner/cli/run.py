@@ -222,7 +222,7 @@ def command(args: argparse.Namespace) -> int:
     outputs = Conclusion(args.report, args.junit, as_json, args.min_pass_rate, done.left, html=args.html,
                          summary_md=args.summary_md, step_summary=Path(step_summary) if step_summary else None,
                          otel=otel, shard=shard)
-    ending = conclude(saved_runs(done.records, writer.path), thresholds, writer, started, outputs)
+    ending = conclude(saved_runs(done.records, writer.path, done.spool), thresholds, writer, started, outputs)
     notes = done.warnings
     used = cache_totals(done.records)
     if used is not None:
@@ -237,6 +237,8 @@ def command(args: argparse.Namespace) -> int:
         show_ending(ending, printer, as_json, notes, [done.refused] if done.refused else [])
     except BrokenPipeError:
         silence_output()
+    finally:
+        done.spool.close()
     return ending.code
 
 

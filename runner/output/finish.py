@@ -92,7 +92,7 @@ class Ending:
         """The report's text (runner.output.store.to_json of the whole document), piece by piece: read
         from ``report`` when written, else made again from the run files."""
         if self.report is None:
-            yield from report_text(self.document, self.runs.records())
+            yield from report_text(self.document, self.runs.items())
             return
         with open(self.report, encoding="utf-8") as written:
             while piece := written.read(_PIECE):
@@ -121,7 +121,7 @@ def conclude(runs: Runs, thresholds: Mapping[str, float | None], writer: Results
     failed: list[str] = []
     folder_hint = f" (the run files are there: 'tooltrial report {writer.path}' reads them)"
     written: list[Path] = []
-    _write(failed, writer.path / REPORT_FILE, lambda: written.append(writer.write_report(report_text(head, runs.records()))),
+    _write(failed, writer.path / REPORT_FILE, lambda: written.append(writer.write_report(report_text(head, runs.items()))),
            folder_hint)
     ending = Ending(runs, head, model, gates, written[0] if written else None, failed)
     if outputs.report is not None:

@@ -81,26 +81,38 @@ def report_head(
     }
 
 
-def report_text(head: dict[str, Any], records: Iterable[RunRecord]) -> Iterator[str]:
+def report_text(head: dict[str, Any], items: Iterable[str]) -> Iterator[str]:
     """The text ``to_json`` makes of the report document ``{**head, "runs": [run_dict(r) for r in
-    records]}`` (``head`` from ``report_head``), piece by piece: the same characters, with one run's
-    dict in memory at once, and each item of a list (``cells``, ``arms``...) encoded on its own, so
-    no encoding of the whole document is ever held. JSON text holds no line break inside a string, so
-    a value encoded alone is the document's once each of its lines is indented to its depth."""
-    for place, (key, value) in enumerate([*head.items(), ("runs", map(run_dict, records))]):
+    records]}`` (``head`` from ``report_head``), piece by piece, given each run's item as ``run_item``
+    made it from its record (or as runner.output.spool kept it): the same characters, with no run's
+    dict in memory here, and each item of a list (``cells``, ``arms``...) encoded on its own, so no
+    encoding of the whole document is ever held. JSON text holds no line break inside a string, so a
+    value encoded alone is the document's once each of its lines is indented to its depth."""
+    for place, (key, value) in enumerate(head.items()):
         yield ("{\n  " if place == 0 else ",\n  ") + to_json(key)[:-1] + ": "
-        if isinstance(value, (list, map)):
-            yield from _items_text(value)
+        if isinstance(value, list):
+            yield from _pieces(map(_item, value))
         else:
             yield _nested(value, "\n  ")
+    yield (",\n  " if head else "{\n  ") + '"runs": '
+    yield from _pieces(items)
     yield "\n}\n"
 
 
-def _items_text(items: Iterable[Any]) -> Iterator[str]:
-    """A list one level down the document, as ``to_json`` indents it, an item at a time."""
+def run_item(record: RunRecord) -> str:
+    """The text of ``run_dict(record)`` as an item of the report's ``runs`` (indented to its depth)."""
+    return _item(run_dict(record))
+
+
+def _item(value: Any) -> str:
+    return _nested(value, "\n    ")
+
+
+def _pieces(items: Iterable[str]) -> Iterator[str]:
+    """A list one level down the document, as ``to_json`` indents it, from its items' texts (``_item``)."""
     first = True
     for item in items:
-        yield ("[\n    " if first else ",\n    ") + _nested(item, "\n    ")
+        yield ("[\n    " if first else ",\n    ") + item
         first = False
     yield "[]" if first else "\n  ]"
 

@@ -17,6 +17,8 @@ from typing import Any, Iterator
 
 from runner.errors import UserError
 from runner.output.load import NOT_OURS, checked, checked_part, read_run, record_from_dict, run_files, run_folder, schema_of
+from runner.output.report import run_item
+from runner.output.spool import ItemSpool
 from runner.output.store import REPORT_FILE, RUNS_DIR
 from runner.run.record import RunRecord
 from runner.scoring.summary import RunSummary, summarize
@@ -29,16 +31,27 @@ _PIECE = 1 << 20  # characters read at once
 @dataclass(frozen=True)
 class Runs:
     """Finished runs with only their summaries in memory (runner.scoring.summary): ``summaries`` and the
-    run ``files`` that hold their whole records, in the same order. ``records()`` reads the records
-    back one at a time, so a reader of every record holds one at once."""
+    run ``files`` that hold their whole records, in the same order, and the ``spool`` of their report
+    items when the runs were just saved. ``records()`` reads the records back one at a time, so a
+    reader of every record holds one at once."""
 
     summaries: list[RunSummary]
     files: list[Path]
+    spool: ItemSpool | None = None
 
     def records(self) -> Iterator[RunRecord]:
         """Each run's record, read back from its file (already checked when written or scanned)."""
         for path in self.files:
             yield record_from_dict(json.loads(path.read_text(encoding="utf-8")))
+
+    def items(self) -> Iterator[str]:
+        """Each run's item of the report's ``runs`` (runner.output.report.run_item): from the spool where it
+        holds them all, else made from the records read back."""
+        keys = [(s.case, s.provider, s.prompt, s.run) for s in self.summaries]
+        if self.spool is not None and self.spool.holds(keys):
+            yield from self.spool.items(keys)
+        else:
+            yield from map(run_item, self.records())
 
 
 @dataclass(frozen=True)
@@ -124,10 +137,11 @@ def _whole(path: Path, text: str) -> Any:
         raise UserError(f"cannot read {path}: {e}", hint=NOT_OURS) from e
 
 
-def saved_runs(summaries: list[RunSummary], folder: Path) -> Runs:
+def saved_runs(summaries: list[RunSummary], folder: Path, spool: ItemSpool | None = None) -> Runs:
     """The Runs of a results folder tooltrial has just written, whose runs' ``summaries`` it kept, in plan
-    order. Raises RuntimeError (tooltrial's own bug) when the folder's run files are not one per summary."""
+    order, with the ``spool`` of their report items. Raises RuntimeError (tooltrial's own bug) when the
+    folder's run files are not one per summary."""
     files = run_files(folder)
     if len(files) != len(summaries):
         raise RuntimeError(f"{folder / RUNS_DIR} holds {len(files)} run files for {len(summaries)} finished runs")
-    return Runs(summaries, files)
+    return Runs(summaries, files, spool)

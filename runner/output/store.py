@@ -90,10 +90,25 @@ def to_json(document: Any) -> str:
 
     A lone surrogate (a byte of a file name that is not UTF-8, as ``os.fsdecode`` holds it, or a
     model's ``"\\ud800"``) is written as its JSON escape, ``\\udcff``, which ``json.loads`` reads
-    back exactly. (A high surrogate next to a low one reads back as the character they pair to.)
+    back exactly. A high surrogate next to a low one is written as the character they pair to, which
+    is what ``json.loads`` reads either as: so a record encoded again after a round trip through its
+    file gives the same text.
     """
     text = json.dumps(document, indent=2, ensure_ascii=False, default=str)
-    return _SURROGATE.sub(lambda found: f"\\u{ord(found.group()):04x}", text) + "\n"
+    if _SURROGATE.search(text):
+        text = _SURROGATE.sub(_escaped, _PAIR.sub(_paired, text))
+    return text + "\n"
+
+
+_PAIR = re.compile("[\ud800-\udbff][\udc00-\udfff]")
+
+
+def _paired(found: re.Match[str]) -> str:
+    return found.group().encode("utf-16-le", "surrogatepass").decode("utf-16-le")
+
+
+def _escaped(found: re.Match[str]) -> str:
+    return f"\\u{ord(found.group()):04x}"
 
 
 _NON_ASCII = re.compile("[^\x00-\x7f]")

@@ -19,6 +19,8 @@ from typing import Sequence
 from rich.text import Text
 
 from runner.output.replay import Recorder
+from runner.output.report import run_item
+from runner.output.spool import ItemSpool
 from runner.output.store import ResultsWriter
 from runner.run.events import Event, Listener, RunRef
 from runner.run.engine import Interrupted, RunKey, plan_keys, run_key, run_matrix
@@ -40,6 +42,7 @@ class LiveRun:
         records: the summary (runner.scoring.summary) of each run finished and saved, in plan order;
             the whole records are in the results folder, and only there.
         left: the key (runner.run.engine.run_key) of each planned run not finished or not saved, in plan order.
+        spool: each saved run's report item (runner.output.spool), made as it was saved.
         refused: why the results folder refused a run (``cannot write to the results folder DIR: No
             space left on device``), None when it took every one; the suite stopped there.
         warnings: lines about what else could not be saved (a run ``--record`` could not write).
@@ -47,12 +50,14 @@ class LiveRun:
 
     records: list[RunSummary]
     left: list[RunKey]
+    spool: ItemSpool
     refused: str | None = None
     warnings: list[str] = field(default_factory=list)
 
 
 class _Saver:
-    """Saves each finished run to the results folder, then to ``--record``, as ``run_matrix``'s ``on_finish``.
+    """Saves each finished run to the results folder (its report item to ``spool``), then to ``--record``, as
+    ``run_matrix``'s ``on_finish``.
 
     A run the results folder refuses (disk full, folder removed or made read-only) is kept in
     ``refused`` and stops the suite as Ctrl-C does: no run starts after it. It is not finished:
@@ -62,12 +67,14 @@ class _Saver:
     def __init__(self, writer: ResultsWriter, recorder: Recorder | None, number: dict[RunKey, int],
                  cancel: threading.Event) -> None:
         self.writer, self.recorder, self.number, self.cancel = writer, recorder, number, cancel
+        self.spool = ItemSpool()
         self.refused: set[RunKey] = set()
         self.reason: str | None = None
         self.warnings: list[str] = []
 
     def __call__(self, record: RunRecord) -> None:
         key = run_key(record)
+        item = run_item(record)  # before the write: a record it fails on becomes its internal error
         try:
             self.writer.write_run(record, self.number[key])
         except OSError as e:
@@ -75,6 +82,7 @@ class _Saver:
             self.reason = self.reason or f"cannot write to the results folder {self.writer.path}: {e.strerror or e}"
             self.cancel.set()
             return
+        self.spool.add(key, item)
         if self.recorder is not None:
             try:
                 self.recorder.record(record)
@@ -146,4 +154,4 @@ def run_live(
             records, left = e.records, e.left
     unsaved = set(left) | save.refused
     return LiveRun([r for r in records if run_key(r) not in save.refused], [k for k in keys if k in unsaved],
-                   save.reason, save.warnings)
+                   save.spool, save.reason, save.warnings)

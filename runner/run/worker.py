@@ -11,6 +11,7 @@ when its pipe to the parent closes, kills its commands and exits at once: it nev
 from __future__ import annotations
 
 import ctypes
+import gc
 import os
 import signal
 import threading
@@ -28,6 +29,7 @@ _PR_SET_PDEATHSIG = 1  # prctl(2)
 def serve(conn: Connection, setup: WorkerSetup, threads: int) -> None:
     """The worker's main: ``threads`` runs at once, until the parent says ``quit`` (returns) or goes (exits 1)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    gc.freeze()  # the fork server's imports: no collection walks them (nor copies their pages)
     ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
     lock = threading.Lock()
     cancel = threading.Event()
