@@ -24,6 +24,7 @@ import jinja2
 from runner.errors import Location, UserError
 from runner.resources import bundled
 from runner.run.templatelimits import (
+    MAX_SIZE,
     BoundedEnvironment,
     LimitError,
     guard_loops,
@@ -153,6 +154,8 @@ def render(source: str, context: Mapping[str, Any], file: str, path: str = "", l
     inside a case file has ``path`` (``group/id.turns[0]``) and the case's ``line`` there: an
     error points at the case and names the template's own line when that is past the first.
     """
+    if "{" not in source and "\r" not in source and len(source) <= MAX_SIZE:  # no template syntax: as jinja writes it
+        return source.strip()
     try:
         return render_bounded(_compiled(source), context).strip()
     except jinja2.TemplateSyntaxError as e:

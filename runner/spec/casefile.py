@@ -9,7 +9,8 @@ import copy
 import difflib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Mapping, MutableMapping
+from collections.abc import Callable, Mapping, MutableMapping
+from typing import Any
 
 from runner.errors import CaseFileError, CaseFileWarning, Location, UserError, did_you_mean, in_file_order
 from runner.names import ID_PATTERN

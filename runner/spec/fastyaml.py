@@ -34,6 +34,7 @@ _FLOAT = re.compile(r"[-+]?(?:0|[1-9][0-9]*)\.[0-9]+")
 _BLOCK_HEADER = re.compile(r"[|>][-+1-9]*[ ]*(?:\n|$)")
 _SCALAR, _SEQUENCE, _SEQUENCE_END = yaml.ScalarEvent, yaml.SequenceStartEvent, yaml.SequenceEndEvent
 _MAPPING, _MAPPING_END = yaml.MappingStartEvent, yaml.MappingEndEvent
+_CASE_DEPTH = 2  # the file (0), its ``cases`` list (1), a case in it (2)
 
 
 class _GiveUp(Exception):
@@ -46,7 +47,8 @@ class FastDoc:
 
     Attributes:
         data: the document as plain dicts, lists, str, int, float, bool and None.
-        lines: ``id(mapping) -> 1-based line`` where each mapping of ``data`` starts.
+        lines: ``id(mapping) -> 1-based line`` where each mapping of ``data`` down to the cases starts
+            (``_CASE_DEPTH``: a case is an item of the file's list, or of its ``cases`` list).
     """
 
     data: Any
@@ -99,9 +101,11 @@ class _Reader:
         self.lines: dict[int, int] = {}
         self.typed: dict[str, Any] = {}
         self.first = _special()[0] | _TYPED_FIRST  # what a plain scalar that is not text may start with
+        self.marked = "&" in text or "!" in text  # else no node has an anchor or a tag to look for
 
-    def node(self, event: Any, events: Iterator[Any]) -> Any:
-        """The value that starts with ``event``; the events it spans are consumed."""
+    def node(self, event: Any, events: Iterator[Any], depth: int = 0) -> Any:
+        """The value that starts with ``event``, ``depth`` levels down the document; the events it spans
+        are consumed."""
         kind = type(event)
         if kind is _SCALAR:
             return self.scalar(event)
@@ -109,7 +113,7 @@ class _Reader:
             raise _GiveUp  # an alias
         if event.anchor is not None or event.tag is not None:
             raise _GiveUp
-        first, scalar = self.first, self.scalar
+        first, scalar, marked = self.first, self.scalar, self.marked
         if kind is _SEQUENCE:
             items: list[Any] = []
             for event in events:
@@ -117,16 +121,17 @@ class _Reader:
                 if kind is _SCALAR:
                     value = event.value
                     # Inline: a plain scalar, neither anchored nor tagged, that can only be text.
-                    if event.style or not value or value[0] in first or event.anchor is not None or event.tag is not None:
+                    if event.style or not value or value[0] in first or marked and (event.anchor is not None or event.tag is not None):
                         value = scalar(event)
                     items.append(value)
                 elif kind is _SEQUENCE_END:
                     return items
                 else:
-                    items.append(self.node(event, events))
+                    items.append(self.node(event, events, depth + 1))
             raise _GiveUp
         mapping: dict[str, Any] = {}
-        self.lines[id(mapping)] = event.start_mark.line + 1
+        if depth <= _CASE_DEPTH:
+            self.lines[id(mapping)] = event.start_mark.line + 1
         for event in events:
             kind = type(event)
             if kind is _MAPPING_END:
@@ -134,18 +139,18 @@ class _Reader:
             if kind is not _SCALAR:  # a key that is no scalar is no text
                 raise _GiveUp
             key = event.value
-            if event.style or not key or key[0] in first or event.anchor is not None or event.tag is not None:
+            if event.style or not key or key[0] in first or marked and (event.anchor is not None or event.tag is not None):
                 key = scalar(event)
             if type(key) is not str or key in mapping:
                 raise _GiveUp
             event = next(events)
             if type(event) is _SCALAR:
                 value = event.value
-                if event.style or not value or value[0] in first or event.anchor is not None or event.tag is not None:
+                if event.style or not value or value[0] in first or marked and (event.anchor is not None or event.tag is not None):
                     value = scalar(event)
                 mapping[sys.intern(key)] = value
             else:
-                mapping[sys.intern(key)] = self.node(event, events)
+                mapping[sys.intern(key)] = self.node(event, events, depth + 1)
         raise _GiveUp
 
     def scalar(self, event: Any) -> Any:

@@ -14,7 +14,8 @@ a float parameter and rejects a float for an integer one.
 from __future__ import annotations
 
 import json
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 TYPE_NAMES = ("string", "integer", "number", "boolean", "array", "object", "null")
 

@@ -40,7 +40,8 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from runner.patterns import pattern_found, too_slow
 from runner.spec.jsontypes import type_mismatch

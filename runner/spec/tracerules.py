@@ -26,7 +26,8 @@ from __future__ import annotations
 
 import difflib
 import functools
-from typing import Any, Iterable, Mapping, NamedTuple
+from collections.abc import Iterable, Mapping
+from typing import Any, NamedTuple
 
 from runner.errors import CaseFileError, did_you_mean
 from runner.spec.matchers import MATCHERS, is_matcher
