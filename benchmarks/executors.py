@@ -5,7 +5,8 @@
     tooltrial's litellm provider, real workspaces, the default sandbox, the whole CLI (``tooltrial run``
     in a fresh interpreter) at -j 16 / 64 / 128, ``--workers 1`` (threads) against ``--workers`` the
     CPU count: wall-clock, CPU and peak RSS of tooltrial's process tree (the CLI, its fork server and
-    workers, sampled from /proc every 50 ms, memory as the sum of their PSS; the CLI's own CPU from wait4), and the ratio to the physical
+    workers: CPU sampled from /proc every 50 ms, memory as the sum of their PSS every 0.5 s, as reading a large
+    process's page tables for it costs the machine enough to slow the run; the CLI's own CPU from wait4), and the ratio to the physical
     limit, N x 2 x delay / -j.
 (l) The scripted suite of N generated cases (benchmarks/run.py's CASE) at -j 4, threads against 2
     workers, for growing N: the smallest N where processes win is runner.run.executors.AUTO_MIN_RUNS's
@@ -61,10 +62,10 @@ def write_suite(folder: Path, count: int, case: Callable[[int], str], per_file: 
 class TreeSampler:
     """CPU seconds and peak memory (MB, the sum of PSS) of a process tree, from /proc: ``session`` is the
     tree's session id (its root was started in a session of its own). CPU is each process's last sample
-    (utime + stime)."""
+    (utime + stime), taken every ``every`` seconds; memory every ``memory_every`` samples."""
 
-    def __init__(self, session: int, every: float = 0.05) -> None:
-        self.session, self.every = session, every
+    def __init__(self, session: int, every: float = 0.05, memory_every: int = 10) -> None:
+        self.session, self.every, self.memory_every = session, every, memory_every
         self.cpu: dict[int, float] = {}
         self.peak_rss = 0.0
         self._stop = threading.Event()
@@ -80,8 +81,10 @@ class TreeSampler:
         self._thread.join()
 
     def _sample(self) -> None:
+        count = 0
         while not self._stop.is_set():
-            rss = 0
+            rss, count = 0, count + 1
+            memory = count % self.memory_every == 1
             for entry in os.scandir("/proc"):
                 if not entry.name.isdigit():
                     continue
@@ -92,7 +95,7 @@ class TreeSampler:
                 if int(fields[3]) != self.session:
                     continue
                 self.cpu[int(entry.name)] = (int(fields[11]) + int(fields[12])) / self._tick
-                rss += _pss_kb(entry.path)
+                rss += _pss_kb(entry.path) if memory else 0
             self.peak_rss = max(self.peak_rss, rss / 1024)
             self._stop.wait(self.every)
 

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator, Sequence
 
 from runner.output.report import paired_dict
-from runner.output.store import write_replace
+from runner.output.store import json_default, write_replace
 from runner.run.record import RunRecord
 from runner.scoring.paired import compare_pairs, outcomes
 from runner.scoring.summary import Scored
@@ -37,11 +37,11 @@ _PARTS = ("style.css", CHART_JS, "app.js")
 def embed_json(data: Any) -> str:
     """``data`` as JSON text safe inside an HTML ``<script>`` element: ASCII only, with ``<``, ``>`` and
     ``&`` written as ``\\u`` escapes (``JSON.parse`` reads them back as the characters), values JSON
-    has no type for written with ``str``, NaN and infinities (which JSON has not) as null."""
+    has no type for as runner.output.store.json_default writes them, NaN and infinities (which JSON has not) as null."""
     try:
-        text = json.dumps(data, ensure_ascii=True, default=str, separators=(",", ":"), allow_nan=False)
+        text = json.dumps(data, ensure_ascii=True, default=json_default, separators=(",", ":"), allow_nan=False)
     except ValueError:  # a float that is not finite: rare, so the walk is paid only then
-        text = json.dumps(_finite(data), ensure_ascii=True, default=str, separators=(",", ":"))
+        text = json.dumps(_finite(data), ensure_ascii=True, default=json_default, separators=(",", ":"))
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
@@ -51,7 +51,7 @@ def _finite(value: Any) -> Any:
         return value if math.isfinite(value) else None
     if isinstance(value, dict):
         return {k: _finite(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
+    if isinstance(value, Sequence) and not isinstance(value, (str, bytes, bytearray)):  # CellDicts too
         return [_finite(v) for v in value]
     return value
 

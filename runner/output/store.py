@@ -26,6 +26,7 @@ import tempfile
 import threading
 from datetime import datetime, timezone
 from pathlib import Path
+from collections.abc import Sequence
 from typing import Any, Callable, Iterable
 
 from runner.errors import UserError
@@ -84,9 +85,17 @@ def _write_atomic(path: Path, text: str | Iterable[str], publish: Callable[[str,
             os.unlink(temp)
 
 
+def json_default(value: Any) -> Any:
+    """What JSON text holds for a value JSON has no type for (``json.dumps``'s ``default``): a sequence
+    other than text (runner.output.report.CellDicts) as its list, anything else as its ``str``."""
+    if isinstance(value, Sequence) and not isinstance(value, (str, bytes, bytearray)):
+        return list(value)
+    return str(value)
+
+
 def to_json(document: Any) -> str:
     """``document`` as indented JSON text (non-ASCII kept, anything else JSON has no type for
-    written with ``str``) that always encodes as UTF-8.
+    as ``json_default`` writes it) that always encodes as UTF-8.
 
     A lone surrogate (a byte of a file name that is not UTF-8, as ``os.fsdecode`` holds it, or a
     model's ``"\\ud800"``) is written as its JSON escape, ``\\udcff``, which ``json.loads`` reads
@@ -94,7 +103,7 @@ def to_json(document: Any) -> str:
     is what ``json.loads`` reads either as: so a record encoded again after a round trip through its
     file gives the same text.
     """
-    text = json.dumps(document, indent=2, ensure_ascii=False, default=str)
+    text = json.dumps(document, indent=2, ensure_ascii=False, default=json_default)
     if _SURROGATE.search(text):
         text = _SURROGATE.sub(_escaped, _PAIR.sub(_paired, text))
     return text + "\n"
