@@ -25,6 +25,7 @@ from runner.run.prompts import (
     user_prompts,
 )
 from runner.run.record import RunRecord
+from runner.run.saving import Saving
 from runner.run.shard import Shard
 from runner.run.slots import Slots
 from runner.spec.case import Case
@@ -109,9 +110,10 @@ def run_matrix(
     Returns ``keep(record)`` of each record in plan order: by arm, then case, then run index; by
     default the record itself, and with runner.scoring.summary.summarize only its summary, so a
     suite's records need not stay in memory once ``on_finish`` has saved them. For each run
-    that finishes, in the calling thread: ``on_finish`` at once (to save it), then
-    ``on_record``, in plan order when ``ordered`` (so output is the same for any
-    ``jobs``), else at once too. A planned run with the same key (``run_key``) as one
+    that finishes, on a thread that only saves (runner.run.saving; in the calling thread at ``jobs``
+    1), in the order they finish:
+    ``on_finish`` at once (to save it), then ``on_record``, in plan order when ``ordered`` (so
+    output is the same for any ``jobs``), else at once too. A planned run with the same key (``run_key``) as one
     of ``earlier`` (a previous invocation's records) is not run again: that record
     takes its place. A run for which ``on_finish`` raises (it could not be written
     out, say) becomes an internal error, cleared of all but its key and duration,
@@ -149,7 +151,15 @@ def run_matrix(
             records[todo[job]] = keep(record)
         (in_order if ordered else show)(job, record)
 
-    run([RunTask(*plan[i]) for i in todo], finished)
+    tasks = [RunTask(*plan[i]) for i in todo]
+    if options.jobs == 1:  # one run at a time: its lines come before the next one's --live lines
+        run(tasks, finished)
+    else:
+        saving = Saving(finished, options.cancel)  # the executor's loop hands records over and goes on
+        try:
+            run(tasks, saving.put)
+        finally:
+            saving.close()
     in_order.flush()
     records.update({i: keep(reused[key]) for i, key in enumerate(keys) if key in reused})
     in_plan_order = [records[i] for i in sorted(records)]

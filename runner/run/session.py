@@ -1,8 +1,9 @@
 """``tooltrial run``'s matrix, live: Ctrl-C, the progress bar, each run saved as it ends, ``--resume``.
 
-Every finished run is written to the results folder the moment it ends (before
-its lines are printed, which may wait for plan order), numbered by its place in
-the plan, so a second Ctrl-C, which exits at once, loses none and the files sort
+Every finished run is written to the results folder the moment it ends (on the
+saving thread, runner.run.saving; before its lines are printed, which may wait for
+plan order), numbered by its place in the plan, so a second Ctrl-C, which exits at
+once once the runs handed to that thread are saved, loses none and the files sort
 in plan order for any ``-j``. A results folder that refuses a run (disk full)
 stops the suite as Ctrl-C does, with that run unfinished. ``--resume`` takes the
 runs an earlier results folder already holds for this plan, copies them into the
@@ -27,11 +28,15 @@ from runner.run.engine import Interrupted, RunKey, plan_keys, run_key, run_matri
 from runner.run.interrupt import CtrlC
 from runner.run.options import Arm, RunOptions
 from runner.run.record import RunRecord
+from runner.run.saving import drain
 from runner.scoring.summary import RunSummary, summarize
 from runner.spec.case import Case
 from runner.terminal.console import shown
 from runner.terminal.lines import RunPrinter
 from runner.terminal.progress import SuiteProgress
+
+
+_DRAIN_SECONDS = 5.0  # the longest the second Ctrl-C waits for finished runs to be saved
 
 
 @dataclass(frozen=True)
@@ -135,7 +140,11 @@ def run_live(
     if earlier:
         printer.console.print(Text(f"resuming: {len(reused)} of {len(keys)} runs are done already"))
     ordered = not printer.console.is_terminal
-    with CtrlC(options.cancel, options.sandbox.kill_all), SuiteProgress(printer.console, len(keys) - len(reused)) as bar:
+    def second_press() -> None:  # the process ends at once: the runs that finished are saved first
+        options.sandbox.kill_all()
+        drain(_DRAIN_SECONDS)
+
+    with CtrlC(options.cancel, second_press), SuiteProgress(printer.console, len(keys) - len(reused)) as bar:
 
         def on_record(record: RunRecord) -> None:
             if run_key(record) in save.refused:
