@@ -62,7 +62,8 @@ def write_suite(folder: Path, count: int, case: Callable[[int], str], per_file: 
 class TreeSampler:
     """CPU seconds and peak memory (MB, the sum of PSS) of a process tree, from /proc: ``session`` is the
     tree's session id (its root was started in a session of its own). CPU is each process's last sample
-    (utime + stime), taken every ``every`` seconds; memory every ``memory_every`` samples."""
+    (utime + stime), taken every ``every`` seconds; memory, and a look for processes new to the tree,
+    every ``memory_every`` samples (a process that lives less than that is missed)."""
 
     def __init__(self, session: int, every: float = 0.05, memory_every: int = 10) -> None:
         self.session, self.every, self.memory_every = session, every, memory_every
@@ -81,21 +82,23 @@ class TreeSampler:
         self._thread.join()
 
     def _sample(self) -> None:
-        count = 0
+        count, tree = 0, set()
         while not self._stop.is_set():
             rss, count = 0, count + 1
             memory = count % self.memory_every == 1
-            for entry in os.scandir("/proc"):
-                if not entry.name.isdigit():
-                    continue
+            if memory:  # look for new processes of the tree; in between only at those known
+                tree |= {int(entry.name) for entry in os.scandir("/proc") if entry.name.isdigit()}
+            for pid in list(tree):
                 try:
-                    fields = Path(entry.path, "stat").read_text().rsplit(")", 1)[1].split()
+                    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
                 except (OSError, IndexError):
+                    tree.discard(pid)
                     continue
                 if int(fields[3]) != self.session:
+                    tree.discard(pid)
                     continue
-                self.cpu[int(entry.name)] = (int(fields[11]) + int(fields[12])) / self._tick
-                rss += _pss_kb(entry.path) if memory else 0
+                self.cpu[pid] = (int(fields[11]) + int(fields[12])) / self._tick
+                rss += _pss_kb(f"/proc/{pid}") if memory else 0
             self.peak_rss = max(self.peak_rss, rss / 1024)
             self._stop.wait(self.every)
 

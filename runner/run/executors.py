@@ -19,10 +19,10 @@ from runner.run.portable import Runner, RunTask
 from runner.run.record import RunRecord
 from runner.run.slots import Slots
 
-# The plan size from which ``--workers auto`` starts worker processes. benchmarks/executors.py (l) found no
-# cross-over up to 400 scripted runs, nor (k) at 1,000 live ones, on a shared 2-core machine: this process's
-# share of each run (the record's JSON and fsync, on its main thread) bounds the throughput there (docs/scale.md).
-AUTO_MIN_RUNS = 2000
+# The plan size from which ``--workers auto`` starts worker processes. On a 2-core machine benchmarks/executors.py
+# (l) puts 2 workers 1.08x ahead of threads at 200 scripted runs, 1.17x at 500 and 1.33x at 1,000, and (k) 1.1x
+# at 200 live ones: below about 500 runs the workers' start (and their own copy of litellm) is most of what they win.
+AUTO_MIN_RUNS = 500
 CANCELLED = "cancelled: the suite was interrupted"  # the cause of a run the interruption kept from starting
 
 
