@@ -24,9 +24,9 @@ import re
 import secrets
 import tempfile
 import threading
+from collections.abc import Sequence
 from datetime import datetime, timezone
 from pathlib import Path
-from collections.abc import Sequence
 from typing import Any, Callable, Iterable
 
 from runner.errors import UserError
