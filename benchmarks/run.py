@@ -69,7 +69,7 @@ from forward import figure_i
 from startup import figure_h
 
 from runner.spec.discover import load_cases
-from runner.spec.rules import forget_schema_checks
+from runner.spec.schemacheck import forget_schema_checks
 from runner.cli.app import main
 from runner.output.html import html_page
 from runner.output.report import report_document

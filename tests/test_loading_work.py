@@ -10,9 +10,9 @@ from typing import Any, Callable
 import pytest
 
 import runner.spec.fastyaml as fastyaml
-import runner.spec.rules as rules
+import runner.spec.schemacheck as schemacheck
 import runner.spec.tracerules as tracerules
-from runner.spec.rules import forget_schema_checks
+from runner.spec.schemacheck import forget_schema_checks
 from tests.helpers import run_cli
 
 MOCK = """\
@@ -65,8 +65,8 @@ def test_a_mock_schema_written_again_the_same_way_is_checked_and_encoded_once(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     path = _suite(tmp_path, 5)
     forget_schema_checks()
-    checked = _counted(monkeypatch, rules, "_schema_problem")
-    encoded = _counted(monkeypatch, rules, "canonical_problem")  # called with each canonical JSON text made
+    checked = _counted(monkeypatch, schemacheck, "_schema_problem")
+    encoded = _counted(monkeypatch, schemacheck, "canonical_problem")  # called with each canonical JSON text made
     done = run_cli("list", str(path))
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines()[:5] == [f"weather/case-{n}" for n in range(5)]

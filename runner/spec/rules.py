@@ -14,8 +14,6 @@ says, and for a case with an ``agent`` no rule about tool names (the agent's too
 
 from __future__ import annotations
 
-import functools
-import json
 import os
 import stat
 from pathlib import Path, PurePosixPath
@@ -31,6 +29,7 @@ from runner.spec.agentspec import case_agent_errors
 from runner.spec.conversation import conversation_errors
 from runner.spec.mcpservers import mcp_server_errors
 from runner.spec.positions import Spot, position, written
+from runner.spec.schemacheck import schema_problem
 from runner.spec.tracerules import strings_at, tool_rule_errors
 
 Checked = list[tuple[Spot, dict[str, Any]]]  # each case merged over the defaults, with its Spot
@@ -170,65 +169,6 @@ def _mock_errors(case: dict[str, Any], spot: Spot, defaults: Spot | None) -> lis
         responses = mock.get("responses") if isinstance(mock.get("responses"), list) else []
         errors += _response_errors(responses, ["mocks", i, "responses"], here)
     return errors
-
-
-def schema_problem(schema: dict[str, Any]) -> str | None:
-    """Why ``schema`` is no valid JSON Schema (draft 2020-12, jsonschema's ``check_schema``), or None.
-    Checked once per distinct schema (its canonical JSON text): generated suites repeat theirs.
-    A schema seen before is found by its ``repr`` (half the cost of the canonical text, which only
-    a schema not seen in that form is turned into)."""
-    return _written_problem(_Written(schema))
-
-
-class _Written:
-    """A schema as written, equal to another with the same ``repr``: plain data (str, int, float,
-    bool, None, lists and dicts, as case files give them) has one ``repr`` per value and key order."""
-
-    __slots__ = ("schema", "text")
-
-    def __init__(self, schema: dict[str, Any]) -> None:
-        self.schema, self.text = schema, repr(schema)
-
-    def __hash__(self) -> int:
-        return hash(self.text)
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, _Written) and other.text == self.text
-
-
-@functools.lru_cache(maxsize=4096)
-def _written_problem(written: _Written) -> str | None:
-    try:
-        text = json.dumps(written.schema, sort_keys=True, allow_nan=False)
-    except (TypeError, ValueError):  # not JSON (a YAML date...): checked as it is
-        return _schema_problem(written.schema)
-    return canonical_problem(text)
-
-
-@functools.lru_cache(maxsize=4096)
-def canonical_problem(text: str) -> str | None:
-    """``schema_problem`` of the schema whose canonical JSON is ``text``: the per-schema cache."""
-    return _schema_problem(json.loads(text))
-
-
-def forget_schema_checks() -> None:
-    """Empty the per-schema caches of ``schema_problem`` (the benchmark does between repetitions)."""
-    _written_problem.cache_clear()
-    canonical_problem.cache_clear()
-
-
-def _schema_problem(schema: dict[str, Any]) -> str | None:
-    from jsonschema import (
-        Draft202012Validator,  # imported here: files without mocks load faster
-    )
-    from jsonschema.exceptions import SchemaError
-
-    try:
-        Draft202012Validator.check_schema(schema)
-    except SchemaError as e:
-        where = "/".join(map(str, e.absolute_path))
-        return f"invalid JSON Schema{f' at {where!r}' if where else ''}: {e.message}"
-    return None
 
 
 def _response_errors(responses: list[Any], path: list[str | int], spot: Spot) -> list[CaseFileError]:
