@@ -242,6 +242,39 @@ def test_cost_comes_from_litellm_table_for_a_known_model(openai_server) -> None:
     assert completion.latency > 0
 
 
+def test_a_request_makes_no_event_loop_for_service_callbacks_nobody_registered(
+        openai_server, monkeypatch: pytest.MonkeyPatch) -> None:
+    import asyncio
+
+    import litellm
+
+    loops: list[object] = []
+    real_run = asyncio.run
+    monkeypatch.setattr(asyncio, "run", lambda main, **kw: (loops.append(main), real_run(main, **kw))[1])
+    provider = LiteLLMProvider(ModelSettings("openai/fake", api_base=openai_server.api_base, retry=FAST))
+
+    def ask(text: str) -> str:  # on a thread of its own, as a run's requests are (no event loop of its own)
+        openai_server.push(openai_reply(text))
+        with ThreadPoolExecutor(1) as pool:
+            return pool.submit(provider.complete, [{"role": "user", "content": "hi"}], []).result().content
+
+    assert ask("one") == "one"
+    assert loops == []  # litellm 1.110.2 ran asyncio.run once a request to call its service callbacks
+
+    heard: list[str] = []
+
+    class Listener:  # what a service callback that is no known name gets: the OpenTelemetry hook's shape
+        async def async_service_success_hook(self, payload: object, **kwargs: object) -> None:
+            heard.append(type(payload).__name__)
+
+    from litellm._service_logger import ServiceLogging
+
+    monkeypatch.setattr(ServiceLogging, "_resolve_otel_service_logger", staticmethod(lambda callback: callback))
+    monkeypatch.setattr(litellm, "service_callback", [Listener()])
+    assert ask("two") == "two"
+    assert heard == ["ServiceLoggerPayload"]  # with a listener, the event still goes out
+
+
 def test_finish_reason_length_and_empty_content_are_recorded(openai_server) -> None:
     openai_server.push(openai_reply("", finish_reason="length"))
     provider = LiteLLMProvider(ModelSettings("openai/fake", api_base=openai_server.api_base, retry=FAST))

@@ -51,7 +51,37 @@ def _first_load() -> Any:
 
     litellm.telemetry = False  # older releases phone home unless this is off; newer ones have no SDK telemetry
     litellm.suppress_debug_info = True  # its help banners are print()s to stdout, which carries --output json
+    _quiet_service_hooks(litellm)
     return litellm
+
+
+def _quiet_service_hooks(litellm: Any) -> None:
+    """Keep litellm's per-request service event from making an event loop when nobody listens.
+
+    litellm 1.110.2 times every provider call (``track_llm_api_timing``) and hands the timing to its one
+    ServiceLogging, whose sync hook runs ``asyncio.run`` (a new event loop, about 0.15 ms of CPU) to call
+    the service callbacks (``litellm.service_callback``: Prometheus, Datadog, OpenTelemetry), even when
+    there are none, as in tooltrial. The hooks here pass the event on only when there is one; a litellm
+    without that global is left as it is.
+    """
+    try:
+        from litellm._service_logger import ServiceLogging
+        from litellm.litellm_core_utils import logging_utils
+    except ImportError:
+        return
+    if not hasattr(logging_utils, "_service_logger"):
+        return
+
+    class QuietWhenUnheard(ServiceLogging):  # type: ignore[misc, valid-type]
+        def service_success_hook(self, *args: Any, **kwargs: Any) -> None:
+            if litellm.service_callback:
+                super().service_success_hook(*args, **kwargs)
+
+        def service_failure_hook(self, *args: Any, **kwargs: Any) -> None:
+            if litellm.service_callback:
+                super().service_failure_hook(*args, **kwargs)
+
+    logging_utils._service_logger = QuietWhenUnheard()
 
 
 def set_switches() -> None:
