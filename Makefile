@@ -16,7 +16,7 @@ run: $(STAMP)
 	$(BIN)/tooltrial run cases/
 
 test: $(STAMP)
-	@echo "make test: every test, on one worker process per core (at most 4; about 2 minutes on 2 cores; make test-fast skips the slow ones)"
+	@echo "make test: every test, on one worker process per core (at most 4; about 3 minutes on 2 cores; make test-fast skips the slow ones)"
 	$(BIN)/python -m pytest $(XDIST)
 
 # All but the tests marked slow: for iterating; CI and `make test` run every test.

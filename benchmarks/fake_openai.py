@@ -66,6 +66,14 @@ def serve(delay: float, calls: int = len(_PLAN)) -> None:
             self.end_headers()
             self.wfile.write(data)
 
+        def do_GET(self) -> None:  # noqa: N802: the model list, which `tooltrial doctor` asks for
+            data = json.dumps({"object": "list", "data": [{"id": "gpt-4o-mini", "object": "model"}]}).encode()
+            self.send_response(200 if self.path.rstrip("/").endswith("/models") else 404)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
         def log_message(self, format: str, *args: Any) -> None:
             pass
 

@@ -132,7 +132,10 @@ def test_a_worker_killed_mid_run_makes_its_run_an_internal_error_and_the_suite_g
             workers = {p.pid for p in multiprocessing.active_children() if p.name == "tooltrial-worker"}
             for pid in processes_with(token):
                 while pid > 1 and pid not in workers:  # up from the command to the worker that started it
-                    pid = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+                    try:
+                        pid = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+                    except FileNotFoundError:  # a process of the chain ended meanwhile: look again
+                        break
                 if pid in workers:
                     os.kill(pid, signal.SIGKILL)
                     killed.append(pid)

@@ -113,6 +113,15 @@ def test_an_error_line_lists_the_checks_that_did_run_and_fail(suite: tuple[Path,
     lines = done.stdout.splitlines()
     start = next(i for i, line in enumerate(lines) if line.startswith("ERROR t/runs-out: script exhausted"))
     assert lines[start:start + 4] == [
-        "ERROR t/runs-out: script exhausted: the model was asked for reply 2 but the case's script has 1",
+        "ERROR t/runs-out: script exhausted: the model was asked for reply 2 but the case's script has 1 (the case has 1 turn; each ends at a reply without tool calls)",
         '  out.txt missing "hello"', '  response missing "done"', "1/5 passed"]
     assert runs["runs-out"]["status"] == "error"
+
+
+def test_an_exhausted_script_says_how_many_turns_the_case_has(tmp_path: Path) -> None:
+    # a comma in a flow list makes two turns of what was meant as one
+    (tmp_path / "t.yml").write_text("- id: split\n  turns: [Close ticket 42 if it is open, and tell me its title.]\n"
+                                    "  script: [{content: Closed.}]\n")
+    done = run_cli("run", str(tmp_path / "t.yml"), "--results", str(tmp_path / "r"))
+    assert "ERROR t/split: script exhausted: the model was asked for reply 2 but the case's script has 1 " \
+           "(the case has 2 turns; each ends at a reply without tool calls)" in done.stdout.splitlines()

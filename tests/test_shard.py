@@ -204,7 +204,7 @@ def test_a_run_two_folders_hold_differently_is_refused_unless_prefer_says_which(
     done = run_cli("merge", str(first), str(second), "-o", str(tmp_path / "m"))
     assert (done.returncode, done.stdout) == (ExitCode.USAGE, "")
     assert done.stderr == (f"error: two folders hold run demo/say-hi (scripted · default, run 1) in {first} and {second} "
-                           "with different results (and 2 more) (give each run's folder once, or say which wins: "
+                           "with different records (and 2 more) (give each run's folder once, or say which wins: "
                            "--prefer first (the folder given first) or --prefer last)\n")
     done = run_cli("merge", str(first), str(second), "-o", str(tmp_path / "m"), "--prefer", "first", "--output", "json")
     merged = json.loads(done.stdout)

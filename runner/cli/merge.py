@@ -22,7 +22,7 @@ def add(sub: argparse._SubParsersAction) -> None:
     merge.add_argument("-o", "--results", type=Path, required=True, metavar="DIR",
                        help="write the merged results under DIR/<run-id>/, as 'run --results DIR' does")
     merge.add_argument("--prefer", choices=PREFER,
-                       help="for a run two folders hold with different results, keep the one of the folder given first, "
+                       help="for a run two folders hold with different records, keep the one of the folder given first, "
                             "or last (default: refuse)")
     merge.add_argument("--output", choices=["text", "json"], default="text",
                        help="the merged folder's lines and tables, or its JSON report on stdout")

@@ -144,7 +144,7 @@ def _join(parts: Sequence[Results], prefer: str | None) -> tuple[list[RunRecord]
                 differ.append(f"{record.case} ({record.arm}, run {record.run}) in {where} and {part.path}")
     if differ:
         more = f" (and {len(differ) - 1} more)" if len(differ) > 1 else ""
-        raise UserError(f"two folders hold run {differ[0]} with different results{more}",
+        raise UserError(f"two folders hold run {differ[0]} with different records{more}",
                         hint="give each run's folder once, or say which wins: --prefer first (the folder given "
                              "first) or --prefer last")
     return [record for record, _ in kept.values()], overlapping

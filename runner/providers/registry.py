@@ -47,7 +47,7 @@ class ProviderSpec:
 def _scripted(case: Case) -> Provider:
     if case.script is None:
         raise ProviderError(f"case {case.full_id} has no script: the scripted provider needs one")
-    return ScriptedProvider(case.script)
+    return ScriptedProvider(case.script, None if case.user is not None else len(case.turns))  # a simulated user's turns vary
 
 
 def resolve_provider(name: str, config: Config | None = None, verbose: bool = False,

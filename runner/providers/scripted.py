@@ -14,6 +14,7 @@ from runner.kinds import ErrorKind
 from runner.names import SCRIPTED
 from runner.providers.base import Completion, ProviderError, ToolCall, Usage
 from runner.providers.parse import parse_arguments
+from runner.text import plural
 
 
 class ScriptExhausted(ProviderError):
@@ -30,24 +31,29 @@ class ScriptedProvider:
             finish_reason?: str}`` as in the case file. ``arguments`` is an object, or the raw
             text a model sent, read as a live provider reads it (text that is no JSON object
             makes the call an error).
+        turns: the case's count of turns, which the error of an exhausted script names (a comma in
+            ``turns: [a, b]`` makes two); None where a simulated user's turns vary.
 
     Raises ScriptExhausted on the request after the last item.
     """
 
     name = SCRIPTED
 
-    def __init__(self, script: Sequence[Mapping[str, Any]]) -> None:
+    def __init__(self, script: Sequence[Mapping[str, Any]], turns: int | None = None) -> None:
         self._script = list(script)
         self._next = 0
+        self._turns = turns
 
     def complete(
         self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], deadline: float | None = None
     ) -> Completion:
         """The next script item; ``deadline`` is unused: a scripted reply takes no time."""
         if self._next >= len(self._script):
+            turns = (f" (the case has {plural(self._turns, 'turn')}; each ends at a reply without tool calls)"
+                     if self._turns is not None else "")
             raise ScriptExhausted(
                 f"script exhausted: the model was asked for reply {self._next + 1} "
-                f"but the case's script has {len(self._script)}"
+                f"but the case's script has {len(self._script)}{turns}"
             )
         item = self._script[self._next]
         self._next += 1

@@ -34,6 +34,7 @@ from runner.spec.case import Case
 from runner.terminal.console import shown
 from runner.terminal.lines import RunPrinter
 from runner.terminal.progress import SuiteProgress
+from runner.text import plural
 
 
 _DRAIN_SECONDS = 5.0  # the longest the second Ctrl-C waits for finished runs to be saved
@@ -138,7 +139,9 @@ def run_live(
     for record in reused:
         save(record)
     if earlier:
-        printer.console.print(Text(f"resuming: {len(reused)} of {len(keys)} runs are done already"))
+        other = "" if reused else (f": none of the {plural(len(earlier), 'run')} that folder holds is of this plan "
+                                   "(other cases, providers, prompts or --runs?)")
+        printer.console.print(Text(f"resuming: {len(reused)} of {len(keys)} runs are done already{other}"))
     ordered = not printer.console.is_terminal
     def second_press() -> None:  # the process ends at once: the runs that finished are saved first
         options.sandbox.kill_all()

@@ -142,9 +142,14 @@ def _short(path: Path, cwd: Path) -> str:
     return str(absolute)
 
 
+_CASES_NAMED = 10  # cases the interruption's line names; report.json's ``unfinished`` lists every run
+
+
 def print_interrupted(console: Console, left: Sequence[tuple[str, str, str, int]], folder: Path, finished: int) -> None:
-    """Say which runs did not finish and how to run just those."""
-    cases = ", ".join(dict.fromkeys(case for case, _, _, _ in left))
+    """Say which runs did not finish (naming the first ``_CASES_NAMED`` of their cases) and how to run just those."""
+    named = list(dict.fromkeys(case for case, _, _, _ in left))
+    more = f" and {len(named) - _CASES_NAMED} more" if len(named) > _CASES_NAMED else ""
+    cases = ", ".join(named[:_CASES_NAMED]) + more
     console.print(shown(f"interrupted: {plural(len(left), 'run')} did not finish (cases: {cases})"))
     if finished:
         console.print(shown(f"to run just those: tooltrial run <the same arguments> --resume {folder}"))
