@@ -78,6 +78,21 @@ def test_one_folder_is_rendered_again(tmp_path: Path) -> None:
     assert document["kind"] == "tooltrial.report" and document["exit_code"] == 1
 
 
+def test_quiet_shows_only_the_runs_that_did_not_pass_then_the_same_summary(tmp_path: Path) -> None:
+    folder = _folder(tmp_path / "made", {("g/a", "x"): "PF", ("g/a", "y"): "PP"})
+    whole, quiet = run_cli("report", str(folder)).stdout.splitlines(), run_cli("report", str(folder), "-q").stdout.splitlines()
+    assert quiet[:3] == ["FAIL g/a #2 [scripted · x]", "  verify failed (exit 1): test -f out.txt", "3/4 passed"]
+    assert quiet[2:] == whole[5:]  # the tables as without -q
+
+    (tmp_path / "s.yml").write_text("- {id: ok, turns: [Hi.], script: [{content: hi}]}\n"
+                                    "- {id: bad, turns: [Hi.], expect: {response_contains: [bye]}, script: [{content: hi}]}\n")
+    for k in (1, 2):
+        assert run_cli("run", str(tmp_path / "s.yml"), "--shard", f"{k}/2", "--results", str(tmp_path / f"part{k}")).returncode in (0, 1, 5)
+    merged = run_cli("merge", str(tmp_path / "part1"), str(tmp_path / "part2"), "-o", str(tmp_path / "merged"), "-q")
+    assert merged.returncode == 1, merged.stderr
+    assert merged.stdout.splitlines()[:3] == ["FAIL s/bad", '  response missing "bye"', "1/2 passed"]
+
+
 def test_arms_match_by_label_or_as_the_only_ones() -> None:
     renamed = regression(runs("g/a", "PP", prompt="old"), runs("g/a", "PF", prompt="new"))
     assert [(c.case, c.before, c.after) for c in renamed.pass_to_fail] == [("g/a", 1.0, 0.5)]

@@ -26,6 +26,7 @@ def add(sub: argparse._SubParsersAction) -> None:
                             "or last (default: refuse)")
     merge.add_argument("--output", choices=["text", "json"], default="text",
                        help="the merged folder's lines and tables, or its JSON report on stdout")
+    merge.add_argument("-q", "--quiet", action="store_true", help="print only the runs that did not pass, and the summary")
 
 
 def command(args: argparse.Namespace) -> int:
@@ -33,7 +34,7 @@ def command(args: argparse.Namespace) -> int:
     check_writable("--results", args.results, folder=True)
     merged = merge_results(args.folders, args.results, args.prefer)
     as_json = args.output == "json"
-    show_results([merged.path], as_json, make_console(sys.stderr if as_json else None), sys.stdout)
+    show_results([merged.path], as_json, make_console(sys.stderr if as_json else None), sys.stdout, quiet=args.quiet)
     again = f", {plural(merged.overlapping, 'run')} given twice kept once" if merged.overlapping else ""
     print(f"merged {plural(len(merged.records), 'run')} from {plural(len(args.folders), 'folder')}{again}: "
           f"{printable(str(merged.path))}", file=sys.stderr)

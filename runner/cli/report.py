@@ -24,6 +24,7 @@ from runner.output.markdown import regression_markdown, summary_markdown
 from runner.output.report import regression_document, report_head, report_text, run_dict
 from runner.output.store import ascii_json, write_replace
 from runner.output.scan import Scanned, scan_results
+from runner.run.record import PASS
 from runner.scoring.aggregate import Aggregate, aggregate
 from runner.scoring.gates import Gate, evaluate, exit_code
 from runner.scoring.regression import regression
@@ -41,19 +42,21 @@ def add(sub: argparse._SubParsersAction) -> None:
     report.add_argument("--html", type=Path, metavar="FILE",
                         help="also write one self-contained HTML page to FILE (of two folders: the second, with the regression view)")
     report.add_argument("--summary-md", type=Path, metavar="FILE", help="also write a Markdown summary (of the regression, for two folders) to FILE")
+    report.add_argument("-q", "--quiet", action="store_true", help="print only the runs that did not pass, and the summary")
 
 
 def command(args: argparse.Namespace) -> int:
     """Show the folders given; tables on stdout, or the JSON document there and the tables on stderr."""
     as_json = args.output == "json"
     console = make_console(sys.stderr if as_json else None)
-    return show_results(args.folders, as_json, console, sys.stdout, args.html, args.summary_md)
+    return show_results(args.folders, as_json, console, sys.stdout, args.html, args.summary_md, args.quiet)
 
 
 def show_results(folders: Sequence[Path], as_json: bool, console: Console, stdout: TextIO, html: Path | None = None,
-                 summary_md: Path | None = None) -> int:
-    """Print one folder's tables or two folders' regression view, write the ``html`` page and the
-    Markdown summary to ``summary_md`` (of the regression, for two folders) when given. Raises UserError
+                 summary_md: Path | None = None, quiet: bool = False) -> int:
+    """Print one folder's tables (its passing runs' lines left out when ``quiet``) or two folders' regression
+    view, write the ``html`` page and the Markdown summary to ``summary_md`` (of the regression, for two
+    folders) when given. Raises UserError
     for any other count of folders, or when ``html`` or ``summary_md`` is a folder or cannot be written.
     Only each run's summary stays in memory: what needs a whole record reads it back from its file."""
     for flag, path in (("--html", html), ("--summary-md", summary_md)):
@@ -61,7 +64,7 @@ def show_results(folders: Sequence[Path], as_json: bool, console: Console, stdou
             check_writable(flag, path, folder=False)
     if len(folders) == 1:
         results = scan_results(folders[0])
-        document = _show_one(results, as_json, console)
+        document = _show_one(results, as_json, console, quiet)
         _write_page(html, document, results)
         _write_summary(summary_md, lambda: summary_markdown(document, map(run_dict, results.runs.records())))
         if as_json:  # ASCII, as run --output json prints it: any stdout carries it, lone surrogates included
@@ -117,15 +120,16 @@ def _write_page(html: Path | None, document: dict[str, Any], results: Scanned, c
         raise UserError(f"cannot write {html}: {e.strerror or e}", hint="give a path in a folder you can write to") from e
 
 
-def _show_one(results: Scanned, as_json: bool, console: Console) -> dict[str, Any]:
-    """The report document but ``runs`` of one folder, printing its lines and tables unless ``as_json``."""
+def _show_one(results: Scanned, as_json: bool, console: Console, quiet: bool = False) -> dict[str, Any]:
+    """The report document but ``runs`` of one folder, printing its lines (only those of runs that did not pass
+    when ``quiet``) and tables unless ``as_json``."""
     runs = results.runs.summaries
     unfinished = (results.report or {}).get("unfinished") or []
     model = aggregate(runs)
     gates = evaluate(model.cells, _thresholds(results.report))
     if not as_json:
-        printer = RunPrinter(console, len(model.arms) > 1, any(r.run > 1 for r in runs))
-        for record in results.runs.records():
+        printer = RunPrinter(console, len(model.arms) > 1, any(r.run > 1 for r in runs), quiet)
+        for record in results.runs.records((lambda run: run.status != PASS) if quiet else None):  # no file read in vain
             printer.record(record)
         printer.totals(runs, len(unfinished))
         print_summary(console, model)

@@ -13,7 +13,7 @@ import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 from runner.errors import UserError
 from runner.output.load import NOT_OURS, checked, checked_part, read_run, record_from_dict, run_files, run_folder, schema_of
@@ -39,10 +39,12 @@ class Runs:
     files: list[Path]
     spool: ItemSpool | None = None
 
-    def records(self) -> Iterator[RunRecord]:
-        """Each run's record, read back from its file (already checked when written or scanned)."""
-        for path in self.files:
-            yield record_from_dict(json.loads(path.read_text(encoding="utf-8")))
+    def records(self, where: Callable[[RunSummary], bool] | None = None) -> Iterator[RunRecord]:
+        """Each run's record (only those whose summary ``where`` holds for, when given), read back from its
+        file (already checked when written or scanned)."""
+        for summary, path in zip(self.summaries, self.files):
+            if where is None or where(summary):
+                yield record_from_dict(json.loads(path.read_text(encoding="utf-8")))
 
     def items(self) -> Iterator[str]:
         """Each run's item of the report's ``runs`` (runner.output.report.run_item): from the spool where it
