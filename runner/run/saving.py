@@ -20,7 +20,7 @@ from typing import Callable, Generic, TypeVar
 T = TypeVar("T")
 _END = object()  # put by ``close``: nothing more comes
 _open: set[Saving] = set()  # every Saving not yet closed, for ``drain``
-_open_lock = threading.Lock()
+_open_lock = threading.RLock()  # reentrant: drain may run in a signal handler that interrupted a holder
 
 
 class Saving(Generic[T]):
