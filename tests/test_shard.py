@@ -9,10 +9,12 @@ import re
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 from hypothesis import assume, given, settings, strategies as st
 
 from runner.errors import ExitCode
+from runner.output.store import ascii_json
 from runner.providers.registry import resolve_provider
 from runner.resources import bundled
 from runner.run.engine import plan_keys
@@ -230,21 +232,24 @@ def test_a_shard_folder_that_never_finished_is_refused_with_what_to_do(demo: Pat
 def test_the_report_is_encoded_once_for_report_json_report_and_stdout(demo: Path, tmp_path: Path,
                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     encoded: list[str] = []
-    dumps = json.dumps
 
-    def counted(value: Any, **how: Any) -> str:  # the report whole, or its pieces (its "kind" is one)
-        if value == "tooltrial.report" or isinstance(value, dict) and value.get("kind") == "tooltrial.report":
-            encoded.append("tooltrial.report")
-        return dumps(value, **how)
+    def counting(dumps: Any) -> Any:
+        def counted(value: Any, *args: Any, **how: Any) -> Any:  # the report whole, or its pieces (its "kind" is one)
+            if value == "tooltrial.report" or isinstance(value, dict) and value.get("kind") == "tooltrial.report":
+                encoded.append("tooltrial.report")
+            return dumps(value, *args, **how)
+        return counted
 
-    monkeypatch.setattr(json, "dumps", counted)
+    monkeypatch.setattr(json, "dumps", counting(json.dumps))
+    monkeypatch.setattr(orjson, "dumps", counting(orjson.dumps))
     done = run_cli("run", str(demo), "-p", "scripted", "--sandbox", "none", "--results", str(tmp_path / "r"),
                    "--report", str(tmp_path / "copy.json"), "--output", "json")
     monkeypatch.undo()
     folder = next((tmp_path / "r").iterdir())
     assert (done.returncode, encoded) == (ExitCode.OK, ["tooltrial.report"])
     assert (tmp_path / "copy.json").read_bytes() == (folder / "report.json").read_bytes()
-    assert done.stdout == json.dumps(_report(folder), indent=2) + "\n"  # ASCII, as before
+    assert done.stdout == ascii_json((folder / "report.json").read_text(encoding="utf-8"))  # ASCII, as before
+    assert done.stdout.isascii() and json.loads(done.stdout) == _report(folder)
 
 
 def test_report_of_two_shards_of_one_suite_points_to_merge(tmp_path: Path) -> None:

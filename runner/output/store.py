@@ -29,6 +29,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
+import orjson
+
 from runner.errors import UserError
 from runner.run.record import RunRecord
 
@@ -94,19 +96,61 @@ def json_default(value: Any) -> Any:
 
 
 def to_json(document: Any) -> str:
-    """``document`` as indented JSON text (non-ASCII kept, anything else JSON has no type for
-    as ``json_default`` writes it) that always encodes as UTF-8.
+    """``document`` as indented JSON text (two spaces, as ``json.dumps(indent=2)`` lays it out; non-ASCII
+    kept, anything else JSON has no type for as ``json_default`` writes it) that always encodes as UTF-8.
 
-    A lone surrogate (a byte of a file name that is not UTF-8, as ``os.fsdecode`` holds it, or a
-    model's ``"\\ud800"``) is written as its JSON escape, ``\\udcff``, which ``json.loads`` reads
-    back exactly. A high surrogate next to a low one is written as the character they pair to, which
+    Encoded by orjson (the pure-Python encoder ``indent`` turns ``json`` to took 0.33 ms for a run's
+    record, orjson 0.01 ms), so a float is written as its shortest decimal (``1e-05`` is ``0.00001``)
+    and a NaN or an infinity, which JSON has not, as ``null``. A lone surrogate (a byte of a file name
+    that is not UTF-8, as ``os.fsdecode`` holds it, or a model's ``"\\ud800"``) is written as its JSON
+    escape, ``\\udcff``, which ``json.loads`` reads back exactly, and an integer beyond 64 bits in full
+    (``_stood_in``). A high surrogate next to a low one is written as the character they pair to, which
     is what ``json.loads`` reads either as: so a record encoded again after a round trip through its
     file gives the same text.
     """
-    text = json.dumps(document, indent=2, ensure_ascii=False, default=json_default)
-    if _SURROGATE.search(text):
-        text = _SURROGATE.sub(_escaped, _PAIR.sub(_paired, text))
-    return text + "\n"
+    try:
+        return orjson.dumps(document, default=json_default, option=_OPTIONS).decode() + "\n"
+    except orjson.JSONEncodeError:
+        return _stood_in(document)
+
+
+_OPTIONS = orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS | orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME
+_LONGEST = (-(2**63), 2**64)  # the integers orjson writes: from this, below that
+
+
+def _stood_in(document: Any) -> str:
+    """``to_json`` of a document orjson refuses: each text holding a surrogate and each integer beyond
+    64 bits stands in as a string of its own (NUL, a random nonce, its number, NUL), the document is
+    encoded, and each stand-in's JSON is replaced by the value's own (``json``'s, which writes text
+    as orjson does). A document nested deeper than orjson goes (255 levels) is encoded by ``json``."""
+    nonce, own = secrets.token_hex(8), []
+
+    def stand(text: str) -> str:
+        own.append(text)
+        return f"\x00{nonce}{len(own) - 1}\x00"
+
+    def swap(value: Any) -> Any:
+        if isinstance(value, str):
+            return stand(_text_json(value)) if _SURROGATE.search(value) else value
+        if isinstance(value, int) and not isinstance(value, bool) and not _LONGEST[0] <= value < _LONGEST[1]:
+            return stand(str(int(value)))
+        if isinstance(value, dict):
+            return {swap(key): swap(item) for key, item in value.items()}
+        if isinstance(value, Sequence) and not isinstance(value, (bytes, bytearray)):
+            return [swap(item) for item in value]
+        return value
+
+    try:
+        text = orjson.dumps(swap(document), default=json_default, option=_OPTIONS).decode()
+    except (orjson.JSONEncodeError, RecursionError):
+        return _text_json(document) + "\n"
+    return re.sub(f'"\\\\u0000{nonce}(\\d+)\\\\u0000"', lambda found: own[int(found.group(1))], text) + "\n"
+
+
+def _text_json(value: Any) -> str:
+    """``value`` as ``json`` writes it (indented), each surrogate pair as its character, each lone one escaped."""
+    text = json.dumps(value, indent=2, ensure_ascii=False, default=json_default)
+    return _SURROGATE.sub(_escaped, _PAIR.sub(_paired, text)) if _SURROGATE.search(text) else text
 
 
 _PAIR = re.compile("[\ud800-\udbff][\udc00-\udfff]")
@@ -125,8 +169,8 @@ _NON_ASCII = re.compile("[^\x00-\x7f]")
 
 def ascii_json(text: str) -> str:
     """JSON text as ``to_json`` makes it, with every character beyond ASCII written as its ``\\u`` escape
-    (a surrogate pair beyond U+FFFF): the same text ``json.dumps(document, indent=2)`` gives, for a
-    stdout of any encoding, without encoding the document again. Outside strings JSON text is ASCII,
+    (a surrogate pair beyond U+FFFF), as ``json.dumps``'s ``ensure_ascii`` writes them: for a stdout of
+    any encoding, without encoding the document again. Outside strings JSON text is ASCII,
     so every such character is inside one, where the escape means the same."""
     return _NON_ASCII.sub(lambda found: json.dumps(found.group())[1:-1], text)
 
