@@ -100,9 +100,9 @@ def report_text(head: dict[str, Any], items: Iterable[str]) -> Iterator[str]:
     yield "\n}\n"
 
 
-def run_item(record: RunRecord) -> str:
-    """The text of ``run_dict(record)`` as an item of the report's ``runs`` (indented to its depth)."""
-    return _item(run_dict(record))
+def run_item(record: RunRecord, data: dict[str, Any] | None = None) -> str:
+    """The text of ``run_dict(record, data)`` as an item of the report's ``runs`` (indented to its depth)."""
+    return _item(run_dict(record, data))
 
 
 def _item(value: Any) -> str:
@@ -132,14 +132,15 @@ def cache_totals(records: Sequence[Scored]) -> CacheUse | None:
                     known_sum(u.cost for u in used))
 
 
-def run_dict(record: RunRecord) -> dict[str, Any]:
+def run_dict(record: RunRecord, data: dict[str, Any] | None = None) -> dict[str, Any]:
     """One run as a JSON-ready dict: the record's fields, ``names``/``calls``, and ``trace``
     (each tool call with its result cut to TRACE_RESULT_LIMIT characters) in place of ``steps``;
     ``script`` (what ``--record`` writes) is left out, ``trace`` and ``model_requests`` tell it. A trace
     entry names the model request its call came from (``request``) and the call's full ``call_id``;
-    ``commands`` keep TRACE_RESULT_LIMIT characters of each stream."""
-    data = record.to_dict()
-    del data["steps"], data["script"]
+    ``commands`` keep TRACE_RESULT_LIMIT characters of each stream. ``data`` is ``record.to_dict()`` where
+    the caller has made it already (the run file is written from it too); it is not changed."""
+    data = {key: value for key, value in (record.to_dict() if data is None else data).items()
+            if key not in ("steps", "script")}
     trace = [
         {"turn": s.turn, "request": s.request, "call_id": s.call_id, "status": s.status, "name": s.name,
          "arguments": s.arguments, "result": cap_text(s.result, TRACE_RESULT_LIMIT), "is_error": s.is_error,

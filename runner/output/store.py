@@ -195,11 +195,12 @@ class ResultsWriter:
         self._next = 0
         self._lock = threading.Lock()
 
-    def write_run(self, record: RunRecord, number: int | None = None) -> Path:
+    def write_run(self, record: RunRecord, number: int | None = None, data: dict[str, Any] | None = None) -> Path:
         """Write one finished run as ``runs/NNNN-<case>-<arm>-r<run>.json`` and return its path.
 
         ``number`` is NNNN, the run's place in the plan, so the files sort in plan order
         whatever order the runs end in; None takes the number after the highest so far.
+        ``data`` is ``record.to_dict()`` where the caller has made it already.
         """
         with self._lock:
             if number is None:
@@ -207,7 +208,8 @@ class ResultsWriter:
             self._next = max(self._next, number)
         name = f"{number:04d}-{_slug(record.case)}-{_slug(record.arm)}-r{record.run}.json"
         path = self.path / RUNS_DIR / name
-        write_new(path, to_json({"schema_version": SCHEMA_VERSION, "run_id": self.run_id, **record.to_dict()}))
+        fields = record.to_dict() if data is None else data
+        write_new(path, to_json({"schema_version": SCHEMA_VERSION, "run_id": self.run_id, **fields}))
         return path
 
     def write_report(self, report: dict[str, Any] | str | Iterable[str]) -> Path:

@@ -80,9 +80,10 @@ class _Saver:
 
     def __call__(self, record: RunRecord) -> None:
         key = run_key(record)
-        item = run_item(record)  # before the write: a record it fails on becomes its internal error
+        data = record.to_dict()  # once, for the run file and the report's item
+        item = run_item(record, data)  # before the write: a record it fails on becomes its internal error
         try:
-            self.writer.write_run(record, self.number[key])
+            self.writer.write_run(record, self.number[key], data)
         except OSError as e:
             self.refused.add(key)
             self.reason = self.reason or f"cannot write to the results folder {self.writer.path}: {e.strerror or e}"
