@@ -50,6 +50,13 @@ providers:
 """
 
 
+def agent_suite(folder: Path, url: str, count: int) -> tuple[Path, Path]:
+    """The agent workload's config (the alias ``bench`` at ``url``) and ``count`` AGENT_CASE cases, in ``folder``."""
+    config = folder / "tooltrial.yml"
+    config.write_text(CONFIG.format(url=url), encoding="utf-8")
+    return config, write_suite(folder / f"agent-{count}", count, lambda n: AGENT_CASE.format(n=n))
+
+
 def write_suite(folder: Path, count: int, case: Callable[[int], str], per_file: int = 100) -> Path:
     """``count`` cases, ``per_file`` to a file, in ``folder``; returns it."""
     folder.mkdir(parents=True, exist_ok=True)
@@ -134,10 +141,8 @@ def figure_k(folder: Path, counts: list[int], jobs: list[int], delay: float, wor
     print(f"(k) agent workload: N cases x 2 requests at {delay * 1000:.0f} ms, litellm, default sandbox, "
           f"threads (--workers 1) against --workers {workers}; load average {os.getloadavg()[0]:.1f}")
     with FakeOpenAI(delay, calls=1) as server:
-        config = folder / "tooltrial.yml"
-        config.write_text(CONFIG.format(url=server.url), encoding="utf-8")
         for count in counts:
-            suite = write_suite(folder / f"agent-{count}", count, lambda n: AGENT_CASE.format(n=n))
+            config, suite = agent_suite(folder, server.url, count)
             for j in jobs:
                 limit = count * 2 * delay / j
                 walls = {}

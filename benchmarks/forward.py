@@ -14,7 +14,6 @@ import socket
 import statistics
 import tempfile
 import threading
-import time
 from pathlib import Path
 
 from runner.sandbox.bwrap import probe

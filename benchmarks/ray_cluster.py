@@ -19,7 +19,7 @@ import tempfile
 from contextlib import ExitStack
 from pathlib import Path
 
-from executors import AGENT_CASE, CONFIG, TreeSampler, measure, write_suite
+from executors import TreeSampler, agent_suite, measure
 from fake_openai import FakeOpenAI
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -56,10 +56,8 @@ def figure_k(folder: Path, counts: list[int], jobs: list[int], delay: float, cpu
                   f"{spent:5.1f} s CPU (cluster)   load {os.getloadavg()[0]:.1f}")
         env = {**env, "TOOLTRIAL_BENCH_KEY": "sk-bench"}
         with FakeOpenAI(delay, calls=1) as server:
-            config = folder / "tooltrial.yml"
-            config.write_text(CONFIG.format(url=server.url), encoding="utf-8")
             for count in counts:
-                suite = write_suite(folder / f"agent-{count}", count, lambda n: AGENT_CASE.format(n=n))
+                config, suite = agent_suite(folder, server.url, count)
                 for j in jobs:
                     limit = count * 2 * delay / min(j, slots)
                     argv = ["run", str(suite), "-p", "bench", "--config", str(config), "-q", "-j", str(j),

@@ -214,6 +214,17 @@ def cli_output(argv: Sequence[str]) -> tuple[int, str, str]:
     return code, out.getvalue(), err.getvalue()
 
 
+def start_run(tmp_path: Path, suite: str, *args: str, new_session: bool = False) -> subprocess.Popen[str]:
+    """``tooltrial run`` of ``suite`` (written to ``tmp_path/slow.yml``) with ``args`` in a subprocess, results in
+    ``tmp_path/results``, stdout and stderr piped as text; in a session of its own when ``new_session``, so
+    every process it starts can be found by its session id. For the tests that signal it."""
+    (tmp_path / "slow.yml").write_text(suite)
+    return subprocess.Popen(
+        [sys.executable, "-m", "runner", "run", str(tmp_path / "slow.yml"), "--results", str(tmp_path / "results"), *args],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=new_session,
+    )
+
+
 def run_cli(*argv: str, cwd: Path = ROOT, env: Mapping[str, str | None] | None = None) -> subprocess.CompletedProcess[str]:
     """``runner.cli.main(ARGV)`` in this process, as ``tooltrial`` runs it in a subprocess: in ``cwd`` (the
     checkout by default), ``COLUMNS`` unset, output captured as text; the working folder and the environment

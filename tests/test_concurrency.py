@@ -6,8 +6,6 @@ import json
 import re
 import shutil
 import signal
-import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
@@ -21,7 +19,7 @@ from runner.run.options import Arm, RunOptions
 from runner.run.pool import InOrder, run_pool
 from runner.run.prompts import load_prompt
 from runner.run.record import PASS
-from tests.helpers import BAD_RUN, GOOD, ROOT, make_case, run_cli
+from tests.helpers import BAD_RUN, GOOD, ROOT, make_case, run_cli, start_run
 from tests.sandboxes import BWRAP, make_sandbox, none_left, processes_with
 
 ARM = Arm(resolve_provider("scripted"), load_prompt(None))
@@ -145,16 +143,8 @@ def _timeless(output: str) -> str:
     return re.sub(r"─+", "─", re.sub(r" +", " ", re.sub(r"\b\d+(?:\.\d+)?s\b", "", output)))
 
 
-def _start(tmp_path: Path, suite: str, *args: str) -> subprocess.Popen[str]:
-    (tmp_path / "slow.yml").write_text(suite)
-    return subprocess.Popen(
-        [sys.executable, "-m", "runner", "run", str(tmp_path / "slow.yml"), "--results", str(tmp_path / "results"), *args],
-        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )
-
-
 def test_ctrl_c_stops_runs_keeps_what_finished_and_resume_runs_the_rest(tmp_path: Path) -> None:
-    proc = _start(tmp_path, SLOW, "-j", "1")
+    proc = start_run(tmp_path, SLOW, "-j", "1")
     assert proc.stdout is not None
     first = proc.stdout.readline()
     proc.send_signal(signal.SIGINT)
@@ -203,7 +193,7 @@ def test_a_second_ctrl_c_quits_at_once_kills_running_commands_and_keeps_finished
     # in setup: the first Ctrl-C stops a tool call's command, not a setup command
     suite = (f"- id: stuck\n  setup: ['{token}']\n  turns: [go]\n  script: [{{content: done}}]\n"
              "- id: quick\n  turns: [go]\n  script: [{content: done}]\n")
-    proc = _start(tmp_path, suite, "-j", "2")
+    proc = start_run(tmp_path, suite, "-j", "2")
     deadline = time.monotonic() + 10
     runs = tmp_path / "results"
     while not (processes_with(token) and list(runs.glob("*/runs/*quick*"))) and time.monotonic() < deadline:

@@ -7,8 +7,6 @@ import json
 import multiprocessing
 import os
 import signal
-import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
@@ -17,7 +15,7 @@ import pytest
 
 from runner.run.executors import AUTO_MIN_RUNS, worker_count
 from tests.executors import comparable
-from tests.helpers import ROOT, run_cli
+from tests.helpers import run_cli, start_run
 from tests.sandboxes import none_left, processes_with
 
 
@@ -53,13 +51,6 @@ SLOW = "- id: quick\n  turns: [go]\n  script: [{content: done}]\n" + "".join(
     for n in range(1, 5))
 
 
-def _start(tmp_path: Path, suite: str, *args: str) -> subprocess.Popen[str]:
-    (tmp_path / "slow.yml").write_text(suite)
-    return subprocess.Popen([sys.executable, "-m", "runner", "run", str(tmp_path / "slow.yml"), "--results",
-                             str(tmp_path / "results"), "--workers", "2", *args],
-                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
-
-
 def _session_left(session: int, within: float = 3.0) -> list[int]:
     """The processes still in ``session`` (the tooltrial process's own, which its workers and fork server
     share) after ``within`` seconds."""
@@ -81,7 +72,7 @@ def _session_left(session: int, within: float = 3.0) -> list[int]:
 
 
 def test_ctrl_c_on_worker_processes_keeps_finished_runs_and_leaves_no_process(tmp_path: Path) -> None:
-    proc = _start(tmp_path, SLOW, "-j", "2")
+    proc = start_run(tmp_path, SLOW, "-j", "2", "--workers", "2", new_session=True)
     assert proc.stdout is not None
     first = proc.stdout.readline()
     proc.send_signal(signal.SIGINT)
@@ -104,7 +95,7 @@ def test_a_second_ctrl_c_kills_the_workers_and_their_commands(tmp_path: Path) ->
     token = "sleep 4242.5"
     suite = (f"- id: stuck\n  setup: ['{token}']\n  turns: [go]\n  script: [{{content: done}}]\n"
              "- id: quick\n  turns: [go]\n  script: [{content: done}]\n")
-    proc = _start(tmp_path, suite, "-j", "2")
+    proc = start_run(tmp_path, suite, "-j", "2", "--workers", "2", new_session=True)
     deadline = time.monotonic() + 20
     while not (processes_with(token) and list((tmp_path / "results").glob("*/runs/*quick*"))):
         assert time.monotonic() < deadline, "the runs did not start"
