@@ -32,26 +32,33 @@ docs: $(STAMP)
 	@$(BIN)/python -c 'import mkdocs' 2>/dev/null || $(PIP) install --no-build-isolation -e '.[docs]'
 	$(BIN)/python -m mkdocs build --strict
 
-# The stamp is newer than the lock and pyproject.toml once the install succeeded.
-$(STAMP): requirements.lock pyproject.toml
+# The stamp is newer than the locks and pyproject.toml once the install succeeded.
+# pip itself comes first from requirements-pip.lock (hash-checked): whatever pip the interpreter's venv
+# module ships (23.x included) only has to install that one wheel; the pinned pip installs the lock.
+$(STAMP): requirements.lock requirements-pip.lock pyproject.toml
 	@$(PYTHON) -c '' >/dev/null 2>&1 || \
 	  { echo "make: $(PYTHON) is missing here (or does not run): install Python >= 3.11, or name one you have: make PYTHON=python3.11"; exit 1; }
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || \
 	  { echo "tooltrial needs Python >= 3.11, and $(PYTHON) is $$($(PYTHON) -V 2>&1); try: make PYTHON=python3.12"; exit 1; }
 	@echo "make: installing tooltrial and its locked dependencies into $(VENV) (once; a minute or two)"
 	@$(BIN)/python -c '' 2>/dev/null || $(PYTHON) -m venv --clear $(VENV)
+	$(PIP) install --require-hashes -r requirements-pip.lock
 	$(PIP) install --require-hashes -r requirements.lock
 	$(PIP) install --no-deps --no-build-isolation -e .
 	@touch $@
 
-# Regenerate requirements.lock from requirements.in, with hashes, for Python 3.11 on x86-64 Linux.
+# Regenerate requirements.lock from requirements.in, with hashes, for Python 3.11 on x86-64 Linux,
+# and requirements-pip.lock from BOOTSTRAP_PIP (the pip that installs the lock).
 # Needs uv (https://docs.astral.sh/uv/) or, failing that, pip-tools (pip-compile).
+BOOTSTRAP_PIP := pip==26.0.1
 lock:
 	@if command -v uv >/dev/null 2>&1; then \
 	  uv pip compile requirements.in --generate-hashes --python-version 3.11 \
-	    --python-platform x86_64-unknown-linux-gnu -o requirements.lock; \
+	    --python-platform x86_64-unknown-linux-gnu -o requirements.lock && \
+	  echo '$(BOOTSTRAP_PIP)' | uv pip compile - --generate-hashes -o requirements-pip.lock; \
 	elif command -v pip-compile >/dev/null 2>&1; then \
-	  pip-compile --quiet --generate-hashes --allow-unsafe -o requirements.lock requirements.in; \
+	  pip-compile --quiet --generate-hashes --allow-unsafe -o requirements.lock requirements.in && \
+	  echo '$(BOOTSTRAP_PIP)' | pip-compile --quiet --generate-hashes --allow-unsafe -o requirements-pip.lock -; \
 	else \
 	  echo "make lock needs uv or pip-tools (pip install uv)"; exit 1; \
 	fi

@@ -28,6 +28,22 @@ from runner.spec.expect import expect_of, turn_expect_of
 ROOT = Path(__file__).resolve().parent.parent
 T = TypeVar("T")
 
+# The bundled suite, by a fixed list: a case file a user saves in cases/ (as the README says) is theirs,
+# and no test that means the bundled suite reads it. tests/test_bundled.py holds that each file exists.
+BUNDLED_GROUPS = ("build", "builtin", "calc", "fix", "fs", "general", "git", "refactor", "research", "search", "tests")
+BUNDLED_FILES = tuple(ROOT / "cases" / f"{group}.yml" for group in BUNDLED_GROUPS)
+BUNDLED_ARGS = tuple(f"cases/{group}.yml" for group in BUNDLED_GROUPS)  # as a command line in the checkout names them
+
+
+def bundled_suite(tmp_path: Path) -> Path:
+    """A folder of links to the bundled suite's files (``BUNDLED_FILES``), for a test that runs a folder:
+    a link resolves to the checkout, so fixtures and records are those of ``cases/``."""
+    folder = tmp_path / "bundled"
+    folder.mkdir()
+    for path in BUNDLED_FILES:
+        (folder / path.name).symlink_to(path)
+    return folder
+
 # Two case files the CLI tests run: GOOD's cases pass with their scripts; BAD_RUN's fail (a wrong answer),
 # error (a failing setup command) and stop (over the turn limit).
 GOOD = """\

@@ -20,7 +20,7 @@ from runner.errors import CaseFileError
 from runner.resources import bundled
 from runner.spec.schema import case_schema
 from runner.spec.source import parse
-from tests.helpers import ROOT, run_cli
+from tests.helpers import BUNDLED_FILES, ROOT, run_cli
 
 HEADER = "# yaml-language-server: $schema=../schemas/case-file.schema.json"
 
@@ -37,7 +37,7 @@ def _load(text: str) -> Any:
     return YAML(typ="safe", pure=True).load(text)
 
 
-BUNDLED = sorted((ROOT / "cases").glob("*.yml"))
+BUNDLED = list(BUNDLED_FILES)
 _YAML_BLOCK = re.compile(r"^```yaml\n(.*?)^```$", re.M | re.S)
 _NOT_CASES = ("# partial:", "# other format:")  # docs/development.md: fragments and other programs' files
 _CONFIG_KEYS = {"providers", "default_provider", "jobs", "results_dir", "judge", "agents"}

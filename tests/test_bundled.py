@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 from typing import Any
 
 import pytest
 
 from runner.providers.registry import resolve_provider
-from runner.resources import bundled
 from runner.run.execute import execute
 from runner.run.options import Arm, RunOptions
 from runner.run.prompts import load_prompt
@@ -16,8 +16,9 @@ from runner.run.record import RunRecord
 from runner.sandbox.command import Sandbox
 from runner.spec.case import Case
 from runner.spec.discover import load_cases
+from tests.helpers import BUNDLED_FILES, ROOT
 
-CASES = {case.full_id: case for case in load_cases([bundled("cases")])}
+CASES = {case.full_id: case for case in load_cases(BUNDLED_FILES)}
 
 
 def _run(case: Case, script: list[dict[str, Any]] | None = None) -> RunRecord:
@@ -72,3 +73,13 @@ def test_the_long_way_round_lowers_the_process_score() -> None:
     assert (record.calls, record.redundant, record.errors, record.accuracy) == (4, 1, 1, 0)
     # must_include, order, args and max_calls all passed; efficiency min(4, 2) / max(4, 2)
     assert record.process == pytest.approx((1 + 1 + 1 + 1 + 2 / 4) / 5)
+
+
+def test_the_fixed_list_names_each_bundled_file_and_no_test_reads_cases_as_a_folder() -> None:
+    assert [path for path in BUNDLED_FILES if not path.is_file()] == []
+    assert len(CASES) == 46
+    # a user's own file in cases/ (the README's first case) must not change what these tests count
+    folder_reads = re.compile(r"""\(ROOT / "cases"\)\.(?:glob|iterdir)|bundled\("cases"\)|\[ROOT / "cases"\]""")
+    readers = [path.name for path in sorted((ROOT / "tests").glob("*.py"))
+               if folder_reads.search(path.read_text(encoding="utf-8"))]
+    assert readers == ["test_cases.py"]  # discovery's default source, compared with itself

@@ -9,14 +9,14 @@ from __future__ import annotations
 
 import pytest
 
-from runner.resources import bundled
 from runner.run.baselines import weak_cases
 from runner.run.options import RunOptions
 from runner.run.prompts import load_prompt
 from runner.sandbox.command import Sandbox
 from runner.spec.discover import load_cases
+from tests.helpers import BUNDLED_FILES
 
-CASES = load_cases([bundled("cases")])
+CASES = load_cases(BUNDLED_FILES)
 GROUPS = ("build", "builtin", "fix", "fs", "general", "git", "refactor", "search", "tests")
 
 

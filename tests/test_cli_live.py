@@ -24,11 +24,11 @@ from tests.fake_servers import (
     openai_reply,
     script_replies,
 )
-from tests.helpers import ROOT, config, run_cli, run_output
+from tests.helpers import BUNDLED_ARGS, BUNDLED_FILES, ROOT, config, run_cli, run_output
 
 pytestmark = pytest.mark.usefixtures("litellm_loaded")
 
-BUNDLED = load_cases([ROOT / "cases"])
+BUNDLED = load_cases(BUNDLED_FILES)
 FIX = next(c for c in BUNDLED if c.full_id == "fix/fix-failing-test")
 
 
@@ -77,7 +77,7 @@ def test_server_errors_then_the_next_case_runs_verbose(tmp_path: Path) -> None:
 @pytest.mark.slow  # every bundled case twice, each run's commands for real
 def test_whole_bundled_suite_over_both_servers_with_labelled_arms(tmp_path: Path) -> None:
     with OpenAIServer(responder=ScriptResponder(BUNDLED)) as oa, OllamaServer(responder=ScriptResponder(BUNDLED, ollama=True)) as ol:
-        done = run_cli("run", "cases/", "-p", "local-openai", "-p", "local-ollama", "-P", "prompts/terse.j2",
+        done = run_cli("run", *BUNDLED_ARGS, "-p", "local-openai", "-p", "local-ollama", "-P", "prompts/terse.j2",
                        "--config", str(config(tmp_path, oa.api_base, ol.api_base, concurrency=4)),
                        "--results", str(tmp_path / "results"))
     assert done.returncode == 0, done.stdout + done.stderr

@@ -78,3 +78,14 @@ def test_the_lock_pins_each_declared_package_for_requirements_in() -> None:
     missing = [name for name in map(_name, _runtime_in())
                if name not in blocks or not any(note in blocks[name] for note in asked)]
     assert missing == []
+
+
+def test_a_new_venv_gets_the_pinned_pip_hash_checked_before_the_lock() -> None:
+    pip_lock = (ROOT / "requirements-pip.lock").read_text(encoding="utf-8")
+    pins = re.findall(r"^([A-Za-z0-9_.-]+==\S+)", pip_lock, re.MULTILINE)
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    assert pins == re.findall(r"^BOOTSTRAP_PIP := (\S+)$", makefile, re.MULTILINE)
+    assert pins[0].startswith("pip==") and pip_lock.count("--hash=sha256:") >= 1
+    steps = [line.strip() for line in makefile.splitlines() if "install --require-hashes" in line]
+    assert steps == ["$(PIP) install --require-hashes -r requirements-pip.lock",
+                     "$(PIP) install --require-hashes -r requirements.lock"]

@@ -25,7 +25,7 @@ from ruamel.yaml import YAML
 
 from runner.cli import main
 from runner.spec.config import read_config
-from tests.helpers import ROOT
+from tests.helpers import BUNDLED_FILES, ROOT
 
 DOCS = ROOT / "docs"
 PAGES = sorted(DOCS.rglob("*.md"))
@@ -147,7 +147,7 @@ def _workdir(tmp_path: Path) -> Path:
     work = tmp_path / "work"
     work.mkdir()
     (work / "cases").mkdir()
-    for case_file in (ROOT / "cases").glob("*.yml"):
+    for case_file in BUNDLED_FILES:
         (work / "cases" / case_file.name).write_bytes(case_file.read_bytes())
     for name in ("fixtures", "prompts", "schemas"):
         (work / name).symlink_to(ROOT / name, target_is_directory=True)

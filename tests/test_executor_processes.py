@@ -15,7 +15,7 @@ import pytest
 
 from runner.run.executors import AUTO_MIN_RUNS, worker_count
 from tests.executors import comparable
-from tests.helpers import run_cli, start_run
+from tests.helpers import bundled_suite, run_cli, start_run
 from tests.sandboxes import none_left, processes_with
 
 
@@ -30,8 +30,9 @@ def _runs(folder: Path) -> dict[str, dict]:
 
 @pytest.mark.slow
 def test_the_bundled_suite_on_two_worker_processes_records_what_threads_record(tmp_path: Path) -> None:
+    cases = str(bundled_suite(tmp_path))
     for workers in ("1", "2"):
-        done = run_cli("run", "cases", "-p", "scripted", "-j", "4", "--workers", workers,
+        done = run_cli("run", cases, "-p", "scripted", "-j", "4", "--workers", workers,
                        "--results", str(tmp_path / workers))
         assert done.returncode == 0, done.stderr
     threads, processes = _folder(tmp_path / "1"), _folder(tmp_path / "2")

@@ -16,6 +16,7 @@ from runner.errors import CaseFileError
 from runner.spec.casefile import load_file, validate_file
 from runner.spec.fastyaml import fast_load
 from runner.spec.source import parse, to_plain
+from tests.helpers import BUNDLED_FILES
 from tests.strategies import files
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -86,7 +87,7 @@ def test_any_text_reads_the_same_on_both_paths_or_the_fast_one_gives_up(text: st
         assert doc.data == _slow(text)
 
 
-@pytest.mark.parametrize("name", sorted(p.name for p in (ROOT / "cases").glob("*.yml")))
+@pytest.mark.parametrize("name", sorted(p.name for p in BUNDLED_FILES))
 def test_the_bundled_cases_load_the_same_on_both_paths(name: str) -> None:
     path = ROOT / "cases" / name
     assert fast_load(path.read_text(encoding="utf-8")) is not None

@@ -17,7 +17,7 @@ import pytest
 
 from runner.run.slots import Slots
 from tests.fake_servers import OpenAIServer, Received, Reply, openai_reply
-from tests.helpers import ROOT, config, run_cli
+from tests.helpers import BUNDLED_FILES, ROOT, config, run_cli
 
 pytestmark = pytest.mark.usefixtures("litellm_loaded")
 
@@ -71,7 +71,7 @@ def test_a_case_whose_own_system_prompt_overrides_the_arms_is_recorded_said_and_
 
 
 def test_the_bundled_cases_leave_the_system_prompt_to_the_arm() -> None:
-    texts = {path.name: path.read_text() for path in (ROOT / "cases").glob("*.yml")}
+    texts = {path.name: path.read_text() for path in BUNDLED_FILES}
     assert [name for name, text in sorted(texts.items()) if re.search(r"^\s*system:", text, re.M)] == []
 
 

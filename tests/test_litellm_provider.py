@@ -46,7 +46,7 @@ from tests.fake_servers import (
     openai_reply,
     script_replies,
 )
-from tests.helpers import config, make_case
+from tests.helpers import BUNDLED_ARGS, BUNDLED_FILES, config, make_case
 
 pytestmark = pytest.mark.usefixtures("litellm_loaded")  # litellm's log handlers follow run_cli's streams
 
@@ -368,8 +368,8 @@ sys.exit(code)
 
 
 @pytest.mark.parametrize("argv", [
-    ["list", str(ROOT / "cases")],
-    ["validate", str(ROOT / "cases")],
+    ["list", *map(str, BUNDLED_FILES)],
+    ["validate", *map(str, BUNDLED_FILES)],
     ["run", str(ROOT / "cases" / "fs.yml"), "-p", "scripted"],
     ["run", str(ROOT / "cases" / "fs.yml"), "-l", "-p", "openai/gpt-4o"],
 ])
@@ -387,7 +387,7 @@ def test_importtime_of_list_shows_no_litellm() -> None:
     import subprocess
     import sys
 
-    done = subprocess.run([sys.executable, "-X", "importtime", "-m", "runner", "list", "cases/"], cwd=ROOT,
+    done = subprocess.run([sys.executable, "-X", "importtime", "-m", "runner", "list", *BUNDLED_ARGS], cwd=ROOT,
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0
     imported = [line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")]

@@ -23,12 +23,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from runner.errors import ExitCode
-from runner.resources import bundled
 from runner.run.rayexec import forwarded_keys, key_variables, pack_folder, unpacked
 from runner.spec.config import load_config
 from tests.executors import comparable
 from tests.fake_servers import OpenAIServer, openai_reply
-from tests.helpers import ROOT, make_case, run_cli
+from tests.helpers import ROOT, bundled_suite, make_case, run_cli
 from tests.raycluster import Cluster, short_folder, start_cluster
 
 KEY_VARIABLE = "TT_RAY_TEST_KEY"
@@ -92,7 +91,7 @@ def _placements(address: str) -> Counter[str]:
 
 @pytest.mark.slow
 def test_the_bundled_suite_on_two_nodes_equals_a_local_run(cluster: Cluster, tmp_path: Path) -> None:
-    cases = bundled("cases")
+    cases = bundled_suite(tmp_path)
     local_done, local = _results(cases, tmp_path / "local", "-j", "4")
     done, remote = _results(cases, tmp_path / "ray", "-j", "4", "--executor", "ray", "--ray-address", cluster.address)
     assert (done.returncode, local_done.returncode) == (ExitCode.OK, ExitCode.OK), done.stderr

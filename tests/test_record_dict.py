@@ -9,7 +9,7 @@ from pathlib import Path
 
 from runner.output.load import record_from_dict
 from runner.run.record import RunRecord
-from tests.helpers import run_cli
+from tests.helpers import BUNDLED_ARGS, run_cli
 
 
 def _asdict_form(record: RunRecord) -> dict:
@@ -19,7 +19,7 @@ def _asdict_form(record: RunRecord) -> dict:
 
 
 def test_every_bundled_run_record_converts_as_asdict_does(tmp_path: Path) -> None:
-    done = run_cli("run", "cases/", "--results", str(tmp_path / "r"), "-q")
+    done = run_cli("run", *BUNDLED_ARGS, "--results", str(tmp_path / "r"), "-q")
     assert done.returncode == 0, done.stderr
     files = sorted((tmp_path / "r").glob("*/runs/*.json"))
     assert len(files) == 46

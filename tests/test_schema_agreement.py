@@ -22,6 +22,7 @@ from runner.spec.casefile import check_file
 from runner.spec.positions import Spot
 from runner.spec.schema import _validators, compiled
 from runner.spec.source import parse, to_plain
+from tests.helpers import BUNDLED_FILES
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -29,7 +30,7 @@ ROOT = Path(__file__).resolve().parent.parent
 def _bundled() -> list[dict[str, Any]]:
     """Every bundled case mapping and every defaults mapping, as written."""
     found: list[dict[str, Any]] = []
-    for path in sorted((ROOT / "cases").glob("*.yml")):
+    for path in BUNDLED_FILES:
         data = to_plain(parse(path.read_text(encoding="utf-8"), str(path)), str(path))
         if isinstance(data, dict):
             found += [data.get("defaults") or {}, *data["cases"]]

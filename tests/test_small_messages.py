@@ -16,7 +16,7 @@ from tests.helpers import GOOD, ROOT, run_cli
 @pytest.mark.skipif(shutil.which("make") is None, reason="needs make")
 @pytest.mark.parametrize("python", ["python3.99", "/nonexistent/python3"])
 def test_make_says_the_interpreter_it_was_given_is_missing(tmp_path: Path, python: str) -> None:
-    for name in ("Makefile", "requirements.lock", "pyproject.toml"):
+    for name in ("Makefile", "requirements.lock", "requirements-pip.lock", "pyproject.toml"):
         shutil.copy(ROOT / name, tmp_path / name)
     done = subprocess.run(["make", "-s", f"PYTHON={python}", "venv"], cwd=tmp_path, capture_output=True, text=True,
                           timeout=30)
