@@ -11,9 +11,12 @@ from importlib import metadata
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
+from runner.cli.pytest_plugin import is_case_file
 from runner.spec.discover import load_cases
-from tests.helpers import BAD_RUN, GOOD, ROOT
+from tests.helpers import BAD_RUN, BUNDLED_ARGS, BUNDLED_FILES, GOOD, ROOT
 
 NOT_A_CASE_FILE = """\
 name: ci
@@ -129,6 +132,63 @@ def test_a_broken_case_file_is_a_collection_error_with_its_place(tmp_path: Path,
     assert f"{tmp_path}/cases/typo.yml:3:12: expect: unknown key 'response_contain' (did you mean 'response_contains'?)" in out
 
 
+SIMULATED_USER = """\
+- id: refund
+  mocks:
+    - name: refund
+      description: Refund an order.
+      parameters: {type: object, properties: {order: {type: integer}}, required: [order]}
+      responses: [{result: refunded}]
+  user:
+    model: scripted
+    persona: You want a refund for order 42.
+    first: Hi, I would like a refund.
+    max_turns: 2
+    script: ["Thanks! ###STOP###"]
+  expect:
+    response_contains: [refunded]
+  script:
+    - tool_calls: [{name: refund, arguments: {order: 42}}]
+    - content: Order 42 is refunded.
+"""
+
+
+def test_files_are_collected_by_their_parsed_shape_not_their_text(tmp_path: Path,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    cases = tmp_path / "cases"
+    cases.mkdir()
+    (cases / "user.yml").write_text(SIMULATED_USER)  # no `turns:` anywhere in its text
+    (cases / "wrapped.yaml").write_text("defaults: {user: {model: scripted, persona: p, script: [x]}}\n"
+                                        "cases: [{id: w, script: [{content: x}]}]\n")
+    (cases / "plan.yml").write_text("- id: deploy  # a list of steps, not of cases; turns: 3\n  run: make\n")
+    (cases / "settings.json").write_text('{"id": 1, "turns": "not a list of cases"}')
+    (cases / "bomb.yml").write_text("a: &a [" + ", ".join(["x"] * 2000) + "]\ncases: [" + ", ".join(["*a"] * 2000) + "]\n")
+    code, out, _ = _pytest_here(capsys, "cases", "--tooltrial-provider", "scripted", "--collect-only", "-q",
+                                cwd=tmp_path)
+    assert (code, [line for line in out.splitlines() if "::" in line]) == (
+        0, ["cases/user.yml::user/refund", "cases/wrapped.yaml::wrapped/w"])
+    code, out, _ = _pytest_here(capsys, "cases/user.yml", "--tooltrial-provider", "scripted", cwd=tmp_path)
+    assert code == 0 and " 1 passed in " in out.splitlines()[-1]
+
+
+def test_a_simulated_user_case_that_does_not_validate_is_a_collection_error(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "cases").mkdir()
+    (tmp_path / "cases" / "typo.yml").write_text(SIMULATED_USER.replace("persona:", "persona_:"))
+    code, out, _ = _pytest_here(capsys, "cases", "--tooltrial-provider", "scripted", cwd=tmp_path)
+    assert code == 2
+    assert f"{tmp_path}/cases/typo.yml:9:5: user: unknown key 'persona_' (did you mean 'persona'?)" in out
+
+
+@given(st.text(max_size=300) | st.binary(max_size=300).map(lambda b: b.decode("latin-1")))
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_telling_a_case_file_never_raises(tmp_path: Path, text: str) -> None:
+    for suffix in (".yml", ".json"):
+        path = tmp_path / f"any{suffix}"
+        path.write_text(text, encoding="utf-8", errors="surrogateescape")
+        assert is_case_file(path) in (True, False)
+
+
 def test_a_bad_provider_is_a_usage_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     _suite(tmp_path)
     code, _, err = _pytest_here(capsys, "cases", "--tooltrial-provider", "scripted", "--tooltrial-provider", "scripted",
@@ -145,8 +205,8 @@ def test_the_projects_own_tests_never_collect_cases() -> None:
 
 @pytest.mark.slow
 def test_the_bundled_suite_passes_under_pytest_on_two_workers(tmp_path: Path) -> None:
-    expected = sum(case.runs or 1 for case in load_cases([ROOT / "cases"]))
-    done = _pytest("cases/", "--tooltrial-provider", "scripted", "-n", "2", "--junitxml", str(tmp_path / "junit.xml"), cwd=ROOT)
+    expected = sum(case.runs or 1 for case in load_cases(BUNDLED_FILES))
+    done = _pytest(*BUNDLED_ARGS, "--tooltrial-provider", "scripted", "-n", "2", "--junitxml", str(tmp_path / "junit.xml"), cwd=ROOT)
     assert done.returncode == 0, done.stdout[-3000:]
     assert f"{expected} passed" in done.stdout
     runs = _testcases(tmp_path / "junit.xml")

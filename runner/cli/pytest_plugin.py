@@ -4,26 +4,31 @@ tooltrial cases as pytest items.
 It does nothing unless ``--tooltrial-provider`` is given: without it no file is collected, no
 collector is imported (runner.cli.pytest_cases) and no provider resolved, so a project that merely
 has tooltrial installed tests as before (importing this module loads the ``tooltrial`` command's
-modules, ``runner.cli``, but not litellm). With it, a ``.yml``, ``.yaml`` or ``.json`` file is a case file when its
-text has both an ``id`` and a ``turns`` key (a YAML config, a workflow or a JSON Schema has not),
-and each of its cases becomes one item per provider x prompt x run (runner.cli.pytest_cases).
+modules, ``runner.cli``, but not litellm). With it, a ``.yml``, ``.yaml`` or ``.json`` file is a case file when it
+parses as one: a list of cases, or a mapping with a ``cases`` list, where a case (or the ``defaults``) has an ``id``
+and ``turns`` or ``user`` (a YAML config, a workflow or a JSON Schema has not). Each of its cases becomes one
+item per provider x prompt x run (runner.cli.pytest_cases); a file that is one but does not validate is a
+collection error.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
+import yaml
 
 if TYPE_CHECKING:
     from runner.cli.pytest_cases import Suite
 
 CASE_SUFFIXES = (".yml", ".yaml", ".json")  # those of runner.spec.discover, without importing it
 _ID_KEY = re.compile(r"""(?:^|[\s{,\-])["']?id["']?\s*:""", re.MULTILINE)
-_TURNS_KEY = re.compile(r"""(?:^|[\s{,\-])["']?turns["']?\s*:""", re.MULTILINE)
-_SNIFF_LIMIT = 1 << 20  # bytes of a file read to tell whether it is a case file
+_TURNS_KEY = re.compile(r"""(?:^|[\s{,\-])["']?(?:turns|user)["']?\s*:""", re.MULTILINE)
+_CONVERSATION = ("turns", "user")  # a case has one of these
+_READ_LIMIT = 64 << 20  # bytes: a bigger file is not read to tell whether it is a case file
 SUITE: pytest.StashKey[Suite] = pytest.StashKey()  # this session's arms and options, only with --tooltrial-provider
 
 
@@ -63,12 +68,53 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
 
 
 def is_case_file(path: Path) -> bool:
-    """Whether ``path`` (YAML or JSON) names both an ``id`` and a ``turns`` key in its first MiB: a
-    case file, or one meant to be that has an error the collector will report."""
+    """Whether ``path`` (YAML or JSON) is a case file, or one meant to be that has an error the collector reports.
+
+    It is when it parses as a list of mappings, or a mapping whose ``cases`` is one, and some case (or the
+    ``defaults``) has an ``id`` and a ``turns`` or ``user`` key. A file that does not parse is one when its
+    text names ``id`` and ``turns`` or ``user`` keys, so its syntax error is reported rather than skipped.
+    """
     try:
-        with path.open("rb") as file:
-            text = file.read(_SNIFF_LIMIT).decode("utf-8", errors="replace")
+        if path.stat().st_size > _READ_LIMIT:
+            return False
+        text = path.read_bytes().decode("utf-8", errors="replace")
     except OSError:
         return False
-    return bool(_ID_KEY.search(text) and _TURNS_KEY.search(text))
+    try:
+        shape = _json_shape(json.loads(text)) if path.suffix == ".json" else _yaml_shape(text)
+    except (ValueError, yaml.YAMLError, RecursionError):
+        return bool(_ID_KEY.search(text) and _TURNS_KEY.search(text))
+    if shape is None:
+        return False
+    shared, cases = shape
+    return any("id" in keys and (shared | keys) & set(_CONVERSATION) for keys in cases)
 
+
+Shape = tuple[set[str], list[set[str]]]  # the keys of the defaults, and of each distinct case
+
+
+def _json_shape(data: Any) -> Shape | None:
+    cases = data.get("cases") if isinstance(data, dict) else data
+    if not isinstance(cases, list) or not all(isinstance(case, dict) for case in cases):
+        return None
+    defaults = data.get("defaults") if isinstance(data, dict) else None
+    return set(defaults) if isinstance(defaults, dict) else set(), [set(case) for case in cases]
+
+
+def _yaml_shape(text: str) -> Shape | None:
+    """The shape from YAML's node graph, not loaded values: an alias is looked at once, however often it
+    is used, so an alias bomb costs no more than its text. Raises yaml.YAMLError for text that does not parse."""
+    root = yaml.compose(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    top = _keys(root) if isinstance(root, yaml.MappingNode) else {}
+    cases = top.get("cases") if isinstance(root, yaml.MappingNode) else root
+    if not isinstance(cases, yaml.SequenceNode):
+        return None
+    distinct = list({id(case): case for case in cases.value}.values())
+    if not all(isinstance(case, yaml.MappingNode) for case in distinct):
+        return None
+    defaults = top.get("defaults")
+    return set(_keys(defaults)) if isinstance(defaults, yaml.MappingNode) else set(), [set(_keys(c)) for c in distinct]
+
+
+def _keys(node: yaml.MappingNode) -> dict[str, yaml.Node]:
+    return {key.value: value for key, value in node.value if isinstance(key, yaml.ScalarNode)}
