@@ -41,6 +41,19 @@ def pattern_found(pattern: str, text: str) -> bool:
     return compile_pattern(pattern).search(text, timeout=PATTERN_TIMEOUT, concurrent=True) is not None
 
 
+def quoted(pattern: str) -> str:
+    """``pattern`` in quotes for a message, as its author wrote it: ``'(?<!\\d)'``, its backslashes
+    single; in double quotes when it holds a single quote and no double one. Only a pattern that
+    holds both quotes, or a character printed otherwise than itself (a newline, a control), is shown
+    as Python writes it (``repr``)."""
+    if pattern.isprintable():
+        if "'" not in pattern:
+            return f"'{pattern}'"
+        if '"' not in pattern:
+            return f'"{pattern}"'
+    return repr(pattern)
+
+
 def too_slow(pattern: str) -> str:
     """The message for ``pattern`` when its search timed out."""
     return f"/{pattern}/ took longer than {PATTERN_TIMEOUT:g} s to search; simplify the pattern"

@@ -82,6 +82,31 @@ def test_prompt_files_named_alike_get_labels_that_tell_them_apart(suite: Path, f
     assert again.stdout.splitlines()[0] == "resuming: 4 of 4 runs are done already"
 
 
+def test_bundled_prompts_are_named_from_any_folder_and_a_local_file_of_that_name_wins(suite: Path) -> None:
+    done = run_cli("run", "cases/good.yml", "-c", "good/count-lines", "-P", "default", "-P", "terse.j2", "-j", "1",
+                   "--results", "results", cwd=suite)
+    assert done.returncode == ExitCode.OK, done.stderr
+    assert done.stdout.splitlines()[:3] == ["PASS good/count-lines [scripted · default]",
+                                            "PASS good/count-lines [scripted · terse]", "2/2 passed"]
+    (folder,) = (suite / "results").iterdir()
+    report = json.loads((folder / "report.json").read_text())
+    assert [(a["arm"], a["prompt"]) for a in report["arms"]] == [("scripted · default", "default"),
+                                                                 ("scripted · terse", "terse")]
+    (suite / "terse").write_text("A file of that name.")
+    validated = run_cli("validate", "cases/good.yml", "-P", "terse", cwd=suite)
+    assert validated.stdout.splitlines()[1:] == ["terse renders for 2 cases"]
+
+
+@pytest.mark.parametrize(("name", "hint"), [("nope", "the bundled prompts: default, terse"),
+                                            ("trse", "did you mean 'terse'?")])
+def test_a_prompt_that_is_no_file_and_no_bundled_prompt_names_the_bundled_ones(suite: Path, name: str,
+                                                                                hint: str) -> None:
+    done = run_cli("run", "cases/good.yml", "-P", name, "--results", "results", cwd=suite)
+    assert (done.returncode, done.stdout) == (ExitCode.USAGE, "")
+    assert done.stderr == f"error: {name}: no such file, and no bundled prompt of that name ({hint})\n"
+    assert not (suite / "results").exists()
+
+
 # Folders and file names that collide: one stem in many folders, one folder holding a stem under two extensions.
 _PART = st.sampled_from(["a", "b", "v1", "x.d"])
 _FILE = st.sampled_from(["system.j2", "system", "system.txt", "system.j2.j2", "terse.j2"])

@@ -62,7 +62,7 @@ def test_a_turn_that_fails_or_builds_too_much_is_refused_before_any_run(
 ) -> None:
     path = project / "g.yml"
     path.write_text(f"- id: a\n  turns: [Hi., {json.dumps(template)}]\n  script: [{{content: hi}}]\n", encoding="utf-8")
-    assert refused(project, capsys, str(path)) == f"error: {path}:1: g/a.turns[1]: {error}\n"
+    assert refused(project, capsys, str(path)) == f"error: {path}:2:16: g/a.turns[1]: {error}\n"
 
 
 def test_loops_that_never_end_in_practice_stop_at_the_render_deadline(project: Path, capsys) -> None:
@@ -74,7 +74,7 @@ def test_loops_that_never_end_in_practice_stop_at_the_render_deadline(project: P
                     f"- id: b\n  turns: [Hi.]\n  script: [{{content: hi}}]\n", encoding="utf-8")
     hint = "a loop or a recursive macro runs too long: loop over fewer items"
     assert refused(project, capsys, str(path), "-P", str(project / "p.j2")) == (
-        f"error: {path}:1: g/a.system: the template ran for more than 1 s of CPU time ({hint})\n"
+        f"error: {path}:3:11: g/a.system: the template ran for more than 1 s of CPU time ({hint})\n"
         f"error: {project / 'p.j2'}:2: the template ran for more than 1 s of CPU time ({hint})\n"
     )
 

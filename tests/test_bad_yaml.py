@@ -125,7 +125,7 @@ def test_core_schema_tags_merge_keys_and_a_lone_merge_sign_are_plain_data(projec
     )
     assert main(["validate", str(path)]) == 4  # case a has no 'extra': the template check names it
     assert capsys.readouterr().err == (
-        f"error: {path}:1: plain/a.turns[0]: 'extra' is undefined (define it under the case's vars:, or check its spelling)\n"
+        f"error: {path}:3:11: plain/a.turns[0]: 'extra' is undefined (define it under the case's vars:, or check its spelling)\n"
     )
     assert main(["run", str(path), "-c", "plain/b", "--results", str(project / "results")]) == 0
     assert "PASS plain/b" in capsys.readouterr().out

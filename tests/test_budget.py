@@ -49,3 +49,41 @@ def test_budget_without_usage_is_reported_as_not_checked(tmp_path: Path) -> None
     assert done.returncode == 0
     (run,) = json.loads(done.stdout)["runs"]
     assert [c["message"] for c in run["checks"]] == ["token budget 5 unchecked: usage unknown"]
+
+
+def _scripted_usage(tmp_path: Path, usage: str) -> tuple[dict, str]:
+    """One scripted run under ``max_tokens: 50`` whose one reply reports ``usage``: (its record, stderr)."""
+    (tmp_path / "budget.yml").write_text(
+        f"- id: u\n  turns: [say hi]\n  expect: {{max_tokens: 50}}\n  script: [{{content: hi, usage: {usage}}}]\n")
+    done = run_cli("run", str(tmp_path / "budget.yml"), "--output", "json", "--results", str(tmp_path / "r"))
+    (run,) = json.loads(done.stdout)["runs"]
+    return run, done.stderr
+
+
+def test_scripted_usage_without_a_total_counts_its_parts_against_the_budget(tmp_path: Path) -> None:
+    run, stderr = _scripted_usage(tmp_path, "{prompt_tokens: 40, completion_tokens: 30}")
+    assert (run["status"], run["failure"], run["tokens"]["total"]) == ("fail", "over_budget", 70)
+    assert [c["message"] for c in run["checks"]] == ["used 70 tokens, over the budget of 50"]
+    assert "tokens: 40 prompt + 30 completion = 70 total" in stderr.splitlines()
+
+
+def test_scripted_usage_with_one_part_leaves_the_total_unknown(tmp_path: Path) -> None:
+    run, stderr = _scripted_usage(tmp_path, "{prompt_tokens: 40}")
+    assert (run["status"], run["tokens"]["prompt"], run["tokens"]["total"]) == ("pass", 40, None)
+    assert [c["message"] for c in run["checks"]] == ["token budget 50 unchecked: usage unknown"]
+    assert "tokens: 40 prompt + ? completion = ? total" in stderr.splitlines()
+
+
+@pytest.mark.usefixtures("litellm_loaded")
+def test_live_usage_without_a_total_counts_its_parts_against_the_budget(tmp_path: Path) -> None:
+    (tmp_path / "budget.yml").write_text("- id: u\n  turns: [say hi]\n  expect: {max_tokens: 10}\n")
+    reply = openai_reply("hi", usage=(12, 3))
+    del reply.body["usage"]["total_tokens"]
+    with OpenAIServer() as server:
+        server.push(reply)
+        done = run_cli("run", str(tmp_path / "budget.yml"), "-p", "local-openai",
+                       "--config", str(config(tmp_path, server.api_base)), "--output", "json",
+                       "--results", str(tmp_path / "results"))
+    (run,) = json.loads(done.stdout)["runs"]
+    assert (run["status"], run["tokens"]["total"]) == ("fail", 15)
+    assert [c["message"] for c in run["checks"]] == ["used 15 tokens, over the budget of 10"]

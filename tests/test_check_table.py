@@ -16,6 +16,7 @@ from runner.errors import CaseFileError
 from runner.kinds import Category, FailureCause
 from runner.spec import schema
 from runner.spec.casefile import load_file
+from runner.spec.expect import TraceExpect
 from tests.helpers import cli_output
 
 SCHEMA = schema.case_schema()
@@ -65,9 +66,10 @@ REGEX_KEYS = [(name, keys) for name, kind in KINDS.items() for keys in kind.rege
 
 @pytest.mark.parametrize(("name", "keys"), LIST_KEYS, ids=[f"{n}{''.join('.' + k for k in p)}" for n, p in LIST_KEYS])
 def test_each_list_key_takes_a_string_or_a_list_and_loads_as_a_list(name: str, keys: KeyPath, tmp_path: Path) -> None:
-    for written in ("x", ["x", "y"]):
+    one, two = ("grep", "bash") if name == "trace" else ("x", "y")  # the trace's lists name tools
+    for written in (one, [one, two]):
         (case,) = load_file(_case_file(tmp_path, {name: _nest(keys, written)}))
-        assert _dig(case.expect.spec(name), keys) == (("x",) if written == "x" else ("x", "y"))
+        assert _dig(case.expect.spec(name), keys) == ((one,) if written == one else (one, two))
 
 
 @pytest.mark.parametrize(("name", "keys"), REGEX_KEYS, ids=[f"{n}{''.join('.' + k for k in p)}" for n, p in REGEX_KEYS])
@@ -137,3 +139,30 @@ def test_a_kind_added_to_the_table_is_loaded_normalised_compiled_and_run(shout: 
     (run,) = json.loads(out)["runs"]
     assert (run["failure"], [(c["check"], c["category"]) for c in run["checks"]]) == (
         "missing_output", [("shout", "outcome")])
+
+
+def test_a_bad_regex_is_shown_as_written_its_backslashes_single(tmp_path: Path) -> None:
+    path = tmp_path / "t.yml"
+    path.write_text("- id: c\n  turns: [Hi.]\n  expect:\n    response_matches: ['(?<!\\d', \"it's (\"]\n")
+    code, out, err = cli_output(["validate", str(path)])
+    assert (code, err.splitlines()) == (4, [
+        f"error: {path}:4:24: expect.response_matches[0]: invalid regex '(?<!\\d': missing ) at position 6",
+        f"error: {path}:4:34: expect.response_matches[1]: invalid regex \"it's (\": missing ) at position 6",
+    ])
+
+
+def test_response_contains_and_must_include_take_one_string_alike(tmp_path: Path) -> None:
+    path = tmp_path / "t.yml"
+    path.write_text(
+        "- id: c\n  turns: [Find it.]\n"
+        "  expect: {response_contains: found, trace: {must_include: grep, avoid: bash}}\n"
+        "  script: [{tool_calls: [{name: grep, arguments: {pattern: x}}]}, {content: found}]\n"
+        "- id: t\n  turns: [{content: Find it., expect: {response_contains: lost, trace: {must_include: glob}}}]\n"
+        "  script: [{tool_calls: [{name: grep, arguments: {pattern: x}}]}, {content: found}]\n")
+    (c, t) = load_file(path)
+    assert (c.expect.response_contains, c.expect.trace) == (("found",), TraceExpect(must_include=("grep",), avoid=("bash",)))
+    assert (t.turn_expect[0].response_contains, t.turn_expect[0].trace) == (("lost",), TraceExpect(must_include=("glob",)))
+    code, out, err = cli_output(["run", str(path), "--results", str(tmp_path / "r")])
+    assert (code, err.splitlines()[:-1]) == (1, [])
+    assert out.splitlines()[:4] == ["PASS t/c", "FAIL t/t", "  turn 1: response missing \"lost\"",
+                                    "  turn 1: never called glob (calls: grep)"]

@@ -179,7 +179,7 @@ def test_validate_renders_templates_like_run_does(tmp_path: Path) -> None:
     case_file.write_text("- id: a\n  turns: ['{{ undefined_var.x }}']\n  script: [{content: x}]\n")
     done = run_cli("validate", str(case_file))
     assert done.returncode == 4
-    assert done.stderr.strip() == (f"error: {case_file}:1: tpl/a.turns[0]: 'undefined_var' is undefined"
+    assert done.stderr.strip() == (f"error: {case_file}:2:11: tpl/a.turns[0]: 'undefined_var' is undefined"
                                    " (define it under the case's vars:, or check its spelling)")
 
 
@@ -190,7 +190,7 @@ def test_a_template_syntax_error_names_the_case_the_template_line_and_the_fix(tm
     done = run_cli("validate", str(case_file))
     assert done.returncode == 4
     assert done.stderr.strip() == (
-        f"error: {case_file}:4: tpl/b.turns[1]: unexpected end of template, expected 'end of print statement'."
+        f"error: {case_file}:5:18: tpl/b.turns[1]: unexpected end of template, expected 'end of print statement'."
         " (line 2 of the template; close each {{ with }} and each {% with %}; write {{ '{{' }} for literal braces)")
 
 

@@ -63,6 +63,45 @@ def test_identical_arms_and_infrastructure_errors_are_not_pairs() -> None:
     assert paired.verdict == "scripted · y vs scripted · x: same result on the 1 paired run: no difference"
 
 
+def _two_by_two(patterns: dict[tuple[str, str, str], str]) -> list:
+    """Records of ``{(case, provider, prompt): pattern}``, in that order."""
+    return [r for (case, provider, prompt), pattern in patterns.items() for r in runs(case, pattern, prompt, provider=provider)]
+
+
+def test_two_providers_by_two_prompts_compare_the_arms_that_differ_in_one_thing() -> None:
+    records = _two_by_two({("g/a", "p", "x"): "PP", ("g/a", "p", "y"): "PF", ("g/a", "q", "x"): "FF", ("g/a", "q", "y"): "PP"})
+    model = aggregate(records)
+    assert model.paired is None  # four arms: no one pair
+    assert [(c.a, c.b, c.factor.name, c.factor.fixed) for c in model.comparisons if c.factor] == [
+        ("p · x", "p · y", "prompt", {"provider": "p"}), ("q · x", "q · y", "prompt", {"provider": "q"}),
+        ("p · x", "q · x", "provider", {"prompt": "x"}), ("p · y", "q · y", "provider", {"prompt": "y"})]
+    assert [c.verdict for c in model.comparisons] == [
+        "prompt y vs x, provider p: -50 pts pass rate over 2 paired runs (0 fail→pass, 1 pass→fail); "
+        "exact McNemar p = 1: not significant at 0.05, the difference may be chance",
+        "prompt y vs x, provider q: +100 pts pass rate over 2 paired runs (2 fail→pass, 0 pass→fail); "
+        "exact McNemar p = 0.5: not significant at 0.05, the difference may be chance",
+        "provider q vs p, prompt x: -100 pts pass rate over 2 paired runs (0 fail→pass, 2 pass→fail); "
+        "exact McNemar p = 0.5: not significant at 0.05, the difference may be chance",
+        "provider q vs p, prompt y: +50 pts pass rate over 2 paired runs (1 fail→pass, 0 pass→fail); "
+        "exact McNemar p = 1: not significant at 0.05, the difference may be chance",
+    ]
+
+
+def test_two_arms_are_compared_once_whatever_they_differ_in() -> None:
+    model = aggregate(_two_by_two({("g/a", "p", "x"): "P", ("g/a", "q", "y"): "F"}))
+    assert model.comparisons == [model.paired] and model.paired is not None and model.paired.factor is None
+    assert model.paired.verdict.startswith("q · y vs p · x: -100 pts pass rate over 1 paired run ")
+
+
+def test_a_cases_own_prompt_leaves_pairs_out_only_where_the_prompts_differ() -> None:
+    records = _two_by_two({("g/a", "p", "x"): "PP", ("g/a", "p", "y"): "PP", ("g/a", "q", "x"): "PP", ("g/a", "q", "y"): "PP"})
+    for record in records:
+        record.prompt_overridden = record.run == 1
+    by_title = {c.title: (c.pairs, c.overridden) for c in aggregate(records).comparisons}
+    assert by_title == {"prompt y vs x, provider p": (1, 1), "prompt y vs x, provider q": (1, 1),
+                        "provider q vs p, prompt x": (2, 0), "provider q vs p, prompt y": (2, 0)}
+
+
 def test_default_gate_wants_every_run_to_pass() -> None:
     gates = evaluate(aggregate(runs("g/a", "PPP") + runs("g/b", "PFP")).cells, {})
     assert [g.broken_by for g in gates] == [None, Blame.AGENT]

@@ -155,7 +155,7 @@ def test_ctrl_c_stops_runs_keeps_what_finished_and_resume_runs_the_rest(tmp_path
     assert (first, lines[0]) == ("PASS slow/quick\n", "1/1 passed (4 runs not finished: interrupted)")
     assert lines[-2:] == [
         "interrupted: 4 runs did not finish (cases: slow/slow-1, slow/slow-2, slow/slow-3, slow/slow-4)",
-        f"to run just those: tooltrial run <the same arguments> --resume {folder}",
+        f"to run just those: tooltrial run {tmp_path}/slow.yml --results {tmp_path}/results -j 1 --resume {folder}",
     ]
     assert "Ctrl-C again to quit now" in err
     assert [p.name for p in (folder / "runs").iterdir()] == ["0001-slow-quick-scripted-default-r1.json"]

@@ -96,7 +96,7 @@ def test_two_folders_give_the_regression_view(pages: Pages) -> None:
     assert summary["run_id"] == pages.after.name  # the page is of the second folder
 
 
-def test_three_arms_are_each_compared_with_the_first(tmp_path: Path) -> None:
+def test_three_prompts_are_compared_each_two_as_report_json_holds_them(tmp_path: Path) -> None:
     prompts = []
     for name in ("a", "b", "c"):
         prompts += ["-P", str(tmp_path / f"{name}.j2")]
@@ -108,8 +108,16 @@ def test_three_arms_are_each_compared_with_the_first(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     summary = embedded(page, "summary")
     assert summary["paired"] is None
-    assert [(p["a"], p["b"], p["pairs"], p["pass_to_fail"], p["fail_to_pass"], p["p_value"]) for p in summary["comparisons"]] == [
-        ("scripted · a", "scripted · b", 1, 0, 0, 1.0), ("scripted · a", "scripted · c", 1, 0, 0, 1.0)]
+    assert [(p["a"], p["b"], p["pairs"], p["pass_to_fail"], p["fail_to_pass"], p["p_value"], p["factor"]) for p in summary["comparisons"]] == [
+        ("scripted · a", "scripted · b", 1, 0, 0, 1.0, {"name": "prompt", "a": "a", "b": "b", "fixed": {"provider": "scripted"}}),
+        ("scripted · a", "scripted · c", 1, 0, 0, 1.0, {"name": "prompt", "a": "a", "b": "c", "fixed": {"provider": "scripted"}}),
+        ("scripted · b", "scripted · c", 1, 0, 0, 1.0, {"name": "prompt", "a": "b", "b": "c", "fixed": {"provider": "scripted"}})]
+    assert [p["verdict"] for p in summary["comparisons"]] == [
+        "prompt b vs a, provider scripted: same result on the 1 paired run: no difference",
+        "prompt c vs a, provider scripted: same result on the 1 paired run: no difference",
+        "prompt c vs b, provider scripted: same result on the 1 paired run: no difference"]
+    report = json.loads(next((tmp_path / "results").glob("*/report.json")).read_text())
+    assert summary["comparisons"] == report["comparisons"]
 
 
 def test_an_html_path_that_is_a_folder_is_refused_before_any_run(tmp_path: Path, pages: Pages) -> None:

@@ -16,7 +16,7 @@ import pytest
 
 from runner.output.html import html_page
 from runner.scoring.stats import wilson
-from tests.helpers import ROOT
+from tests.helpers import ROOT, run_cli
 from tests.html_pages import CASE_ID, PROMPT_NAME, REPLY, RESULT, Pages, embedded
 
 CHROMIUM = "/usr/bin/chromium"
@@ -105,10 +105,14 @@ def test_summary_renders_the_report_figures(browser: Any, pages: Pages) -> None:
         ["web/wrong", "scripted · plain", "1", "0", "0.0%", "0.0% to 79.3%"],
         ["web/broken", "scripted · plain", "1", "0", "n/a", "0.0% to 100.0%"]]
     assert cells[0][6:] == ["1.00 (k=1)", "1.00", "", "held"] and cells[1][9] == "broken"
+    assert page.text_content("#summary .counts") == (
+        "redundant tool calls: 0; final replies truncated at the output limit: 0 of 6 runs; cached prompt tokens: n/a")
     regression = page.text_content("#regression")
-    assert "pass→fail (2)" in regression and f"only after: {CASE_ID} [scripted · plain]" in regression
+    assert f"only after: {CASE_ID} [scripted · plain]" in regression
+    assert page.eval_on_selector_all("#regression h3", "nodes => nodes.map(n => n.textContent)") == [
+        "pass→fail: 2 runs in 2 cases", "fail→pass: none"]  # paired runs, as the verdict counts them
     assert _cells(page, "#regression table.pass-to-fail") == [
-        ["web/wrong", "scripted · plain", "100.0%", "0.0%"], ["web/wrong", f"scripted · {PROMPT_NAME}", "100.0%", "0.0%"]]
+        ["web/wrong", "scripted · plain", "1", "100.0%", "0.0%"], ["web/wrong", f"scripted · {PROMPT_NAME}", "1", "100.0%", "0.0%"]]
     paired = _cells(page, "#comparison table.paired-summary")
     assert paired == [["scripted · plain", f"scripted · {PROMPT_NAME}", "1", "0", "0", "0", "0", "1", "1.000"]]  # web/wrong: both fail
     _shot(opened, "summary")
@@ -161,6 +165,91 @@ def test_filters_narrow_the_run_list(browser: Any, pages: Pages) -> None:
     _clean(opened, pages.page)
 
 
+def test_run_links_count_from_1_as_the_run_list_and_the_run_files_do(browser: Any, pages: Pages) -> None:
+    files = sorted(path.name for path in (pages.after / "runs").glob("*.json"))
+    opened = _open(browser, pages.page, hash="#run-4")
+    page = opened.page
+    links = page.eval_on_selector_all("#run-list tbody tr", "rows => rows.map(r => [r.cells[0].textContent, r.querySelector('a').getAttribute('href')])")
+    assert links == [[str(n), f"#run-{n}"] for n in range(1, 7)]
+    assert files[3] == "0004-web-lookup-scripted-img-src-x-onerror-alert-1-r1.json"
+    assert page.text_content("#transcript-title") == "web/lookup"  # run 4 of the list, runs/0004-...
+    facts = page.eval_on_selector_all("#transcript dl.facts > *", "nodes => nodes.map(n => n.textContent)")
+    assert facts[facts.index("arm") + 1] == f"scripted · {PROMPT_NAME}"
+    page.click("#run-list tr[data-index='0'] a")
+    page.wait_for_function("document.getElementById('transcript-title').textContent !== 'web/lookup'")
+    assert (page.evaluate("location.hash"), page.text_content("#transcript-title")) == ("#run-1", CASE_ID)
+    _clean(opened, pages.page)
+
+
+def test_the_run_list_shows_outcome_process_and_the_calls_that_ran(browser: Any, pages: Pages) -> None:
+    opened = _open(browser, pages.page)
+    page = opened.page
+    assert page.eval_on_selector_all("#run-list thead th", "nodes => nodes.map(n => n.textContent)") == [
+        "#", "case", "arm", "run", "status", "failure", "outcome", "process", "calls", "duration", "tokens"]
+    rows = _cells(page, "#run-list")
+    assert [row[1:9] + row[10:] for row in rows[:3]] == [
+        [CASE_ID, "scripted · plain", "1", "pass", "", "1.00", "1.00", "1", "n/a"],
+        ["web/wrong", "scripted · plain", "1", "fail", "missing_output", "0.00", "n/a", "0", "n/a"],
+        ["web/broken", "scripted · plain", "1", "error", "run_error", "n/a", "n/a", "0", "n/a"]]
+    _clean(opened, pages.page)
+
+
+def test_calls_that_did_not_run_and_the_summary_counts_show_apart(browser: Any, pages: Pages, tmp_path: Path) -> None:
+    report = json.loads((pages.before / "report.json").read_text())
+    run = next(r for r in report["runs"] if r["case"] == "web/lookup")
+    step = run["trace"][0]
+    run["trace"] += [{**step, "call_id": "refused-1", "status": "refused"}, {**step, "call_id": "cut-1", "status": "truncated"},
+                     {**step, "call_id": "cut-2", "status": "truncated"}, {**step, "call_id": "again", "status": "recovered"}]
+    report["overall"].update(truncated_replies=1, redundant_total=3, cached_tokens_total=1200)
+    report["cache"] = {"hits": 4, "misses": 2, "tokens": 900, "cost": 0.01}
+    path = tmp_path / "calls.html"
+    path.write_text(html_page(report, []), encoding="ascii")
+    index = report["runs"].index(run)
+    opened = _open(browser, path, hash=f"#run-{index + 1}")
+    page = opened.page
+    assert page.text_content(f"#run-list tr[data-index='{index}'] td:nth-child(9)") == "2 (1 refused, 2 cut off)"
+    facts = page.eval_on_selector_all("#transcript dl.facts > *", "nodes => nodes.map(n => n.textContent)")
+    assert facts[facts.index("tool calls") + 1] == "2 (1 refused, 2 cut off)"
+    assert page.text_content("#summary .counts") == ("redundant tool calls: 3; final replies truncated at the output limit: 1 of 6 runs; "
+                                                     "cached prompt tokens: 1200; response cache: 4 hits, 2 misses")
+    _clean(opened, path)
+
+
+def test_a_1400_pixel_window_shows_the_tables_of_a_wide_suite_without_sideways_scroll(browser: Any, tmp_path: Path) -> None:
+    """Four arms (two providers, two prompts named at length) over the bundled fs cases and two long case ids."""
+    (tmp_path / "long.yml").write_text(LONG_CASES)
+    prompts = []
+    for name in ("careful-and-thorough-system-prompt-v2", "terse-minimal-system-prompt-v1"):
+        (tmp_path / f"{name}.j2").write_text("You are an agent.\n")
+        prompts += ["-P", str(tmp_path / f"{name}.j2")]
+    done = run_cli("run", str(tmp_path / "long.yml"), str(ROOT / "cases" / "fs.yml"), *prompts, "--results", str(tmp_path / "r"))
+    assert done.returncode == 1, done.stderr  # the case with the unbreakable id fails on purpose
+    folder = next((tmp_path / "r").iterdir())
+    files = sorted((folder / "runs").glob("*.json"))
+    for number, path in enumerate(files, start=len(files) + 1):  # the same runs again from a second provider
+        record = json.loads(path.read_text())
+        record["provider"] = "openrouter/anthropic/claude-3.5-sonnet-20241022"
+        (folder / "runs" / f"{number:04d}-{path.name[5:]}").write_text(json.dumps(record))
+    page_path = tmp_path / "wide.html"
+    assert run_cli("report", str(folder), "--html", str(page_path)).returncode == 0
+    opened = _open(browser, page_path, width=1400)
+    page = opened.page
+    assert len(embedded(page_path, "summary")["arms"]) == 4 and page.evaluate("document.querySelectorAll('#run-list tbody tr').length") == 28
+    long, careful, terse = "openrouter/anthropic/claude-3.5-sonnet-20241022", "careful-and-thorough-system-prompt-v2", "terse-minimal-system-prompt-v1"
+    assert page.eval_on_selector_all("#comparison p.verdict", "nodes => nodes.map(n => n.textContent)") == [
+        f"{title}: same result on all 7 paired runs: no difference" for title in (
+            f"prompt {terse} vs {careful}, provider scripted", f"prompt {terse} vs {careful}, provider {long}",
+            f"provider {long} vs scripted, prompt {careful}", f"provider {long} vs scripted, prompt {terse}")]
+    page.click("#cells summary")
+    page.wait_for_selector("#cells table")
+    widths = page.evaluate("""[['page', document.documentElement.scrollWidth, document.documentElement.clientWidth],
+        ...[...document.querySelectorAll('.scroll')].map(d => [d.firstChild.id || d.firstChild.className, d.scrollWidth, d.clientWidth])]""")
+    assert [name for name, _, _ in widths] == ["page", "figures arms", "figures groups", "figures cells", *["paired-summary"] * 4, "run-list"]
+    assert [[name, scroll <= client] for name, scroll, client in widths] == [[name, True] for name, _, _ in widths], widths
+    _shot(opened, "wide", full=True)
+    _clean(opened, page_path)
+
+
 def test_every_plot_draws_on_its_canvas(browser: Any, pages: Pages) -> None:
     opened = _open(browser, pages.run_page)
     painted = opened.page.evaluate("""ids => ids.map(id => {
@@ -175,7 +264,7 @@ def test_every_plot_draws_on_its_canvas(browser: Any, pages: Pages) -> None:
 def test_a_phone_width_page_has_no_sideways_scroll(browser: Any, pages: Pages) -> None:
     runs = embedded(pages.page, "runs")
     index = next(i for i, r in enumerate(runs) if r["case"] == "web/lookup")
-    opened = _open(browser, pages.page, width=390, hash=f"#run-{index}")  # a link to a run opens it
+    opened = _open(browser, pages.page, width=390, hash=f"#run-{index + 1}")  # a link to a run opens it
     page = opened.page
     assert page.text_content("#transcript-title") == "web/lookup"
     assert page.evaluate("document.documentElement.scrollWidth") <= 390
@@ -218,7 +307,7 @@ def test_what_a_live_run_records_shows_folded_where_long(browser: Any, pages: Pa
     run["trace"][0]["result"] = long_result
     path = tmp_path / "live.html"
     path.write_text(html_page(report, []), encoding="ascii")
-    opened = _open(browser, path, hash=f"#run-{report['runs'].index(run)}")
+    opened = _open(browser, path, hash=f"#run-{report['runs'].index(run) + 1}")
     page = opened.page
     commands = page.eval_on_selector_all("#transcript details.command", "nodes => nodes.map(n => [n.open, "
                                          "n.querySelector('summary').textContent, [...n.querySelectorAll('pre')].map(p => p.textContent)])")
@@ -242,3 +331,15 @@ def test_what_a_live_run_records_shows_folded_where_long(browser: Any, pages: Pa
 
 
 SCRIPT_TAG = "</script><script>window.__pwned = 'stderr'</script>"
+LONG_CASES = """\
+- id: refactor-the-payment-service-retry-policy-without-touching-the-fixtures
+  turns: [Write hello to out.txt]
+  expect: {files: {out.txt: {contains: [hello]}}}
+  script:
+    - tool_calls: [{name: write_file, arguments: {path: out.txt, content: hello}}]
+    - content: done
+- id: averyverylongcaseidentifierwithoutanyhyphenthatcannotbreakatall_v2
+  turns: [Write hello to out.txt]
+  expect: {files: {out.txt: {contains: [hello]}}}
+  script: [{content: I will not.}]
+"""

@@ -1,11 +1,14 @@
-"""The lines an interruption and a resume print: ten cases named at most (report.json lists every run), and a
-resume from a folder that holds none of the plan's runs says so."""
+"""The lines an interruption and a resume print: ten cases named at most (report.json lists every run), the
+command that resumes, as typed, and a resume from a folder that holds none of the plan's runs says so."""
 
 from __future__ import annotations
 
 import io
 from pathlib import Path
 
+import pytest
+
+from runner.cli.run import resume_line
 from runner.terminal.console import make_console
 from runner.terminal.lines import print_interrupted
 
@@ -18,6 +21,20 @@ def test_the_interruption_names_the_first_ten_cases_and_counts_the_rest() -> Non
     named = ", ".join(f"g/c{n:03d}" for n in range(10))
     assert first == f"interrupted: 2630 runs did not finish (cases: {named} and 1305 more)"
     assert second == "to run just those: tooltrial run <the same arguments> --resume results/x"
+
+
+@pytest.mark.parametrize(("words", "line"), [
+    (["run", "cases/", "-c", "fix/*", "-p", "ollama/qwen3"],
+     "tooltrial run cases/ -c 'fix/*' -p ollama/qwen3 --resume 'my results/x'"),
+    (["run", "--resume", "results/old", "-j", "2", "--resume=results/older", "--resu", "r"],
+     "tooltrial run -j 2 --resume 'my results/x'"),
+    (["run", "--results", "out", "-P", "it's.j2"], "tooltrial run --results out -P 'it'\"'\"'s.j2' --resume 'my results/x'"),
+])
+def test_the_resume_line_is_the_command_as_typed_with_resume_in_place_quoted_to_paste(words: list[str], line: str) -> None:
+    assert resume_line(words, Path("my results/x")) == line
+    out = io.StringIO()
+    print_interrupted(make_console(out), [("g/a", "p", "d", 1)], Path("my results/x"), finished=1, again=line)
+    assert out.getvalue().splitlines()[1] == f"to run just those: {line}"
 
 
 def test_ten_cases_or_fewer_are_all_named() -> None:

@@ -64,7 +64,7 @@ def test_a_full_results_folder_keeps_what_it_took_and_resume_finishes(tmp_path: 
     assert done.stdout.splitlines()[:3] == ["PASS big/c0", "PASS big/c1", "2/2 passed (3 runs not finished: interrupted)"]
     assert done.stdout.splitlines()[-2:] == [
         "interrupted: 3 runs did not finish (cases: big/c2, big/c3, big/c4)",
-        f"to run just those: tooltrial run <the same arguments> --resume {folder}",
+        f"to run just those: tooltrial run {cases} -j 1 --results {full} --report {report} --resume {folder}",
     ]
     document = json.loads(report.read_text())  # --report lies elsewhere: written, listing what is left
     assert document["exit_code"] == ExitCode.INTERRUPTED and [r["case"] for r in document["runs"]] == ["big/c0", "big/c1"]

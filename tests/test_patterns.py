@@ -54,3 +54,10 @@ def test_a_slow_file_pattern_is_a_check_that_could_not_be_made(tmp_path: Path) -
 def test_a_slow_argument_pattern_is_a_mismatch_saying_so() -> None:
     reason = value_mismatch({"matches": SLOW}, LONG, where="path")
     assert reason == f"path: /{SLOW}/ took longer than 0.1 s to search; simplify the pattern"
+
+
+def test_a_pattern_is_quoted_as_written_and_in_python_s_notation_only_when_it_must_be() -> None:
+    assert patterns.quoted(r"(?<!\d)x\z") == r"'(?<!\d)x\z'"
+    assert patterns.quoted("it's") == "\"it's\""
+    assert patterns.quoted("it's \"x\"") == "'it\\'s \"x\"'"
+    assert patterns.quoted("a\nb") == "'a\\nb'"

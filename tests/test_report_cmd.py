@@ -32,19 +32,39 @@ def test_regression_view_lists_flips_and_deltas(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     assert lines[:2] == [f"before: {before}", f"after:  {after}"]
-    tail = lines[lines.index("pass→fail: 1"):]
-    assert tail == [
-        "pass→fail: 1",
-        "  g/b [scripted · a]: 100% → 33%",
-        "fail→pass: 1",
-        "  g/c [scripted · a]: 0% → 67%",
-        "only before (1, not compared): g/gone [scripted · a]",
-        "only after (1, not compared): g/new [scripted · a]",
+    tail = lines[lines.index("pass→fail: 2 runs in 1 case"):]
+    assert tail == [  # every pass→fail and fail→pass counts paired runs, as the verdict does
+        "pass→fail: 2 runs in 1 case",
+        "  g/b [scripted · a]: 2 runs, pass rate 100% → 33%",
+        "fail→pass: 2 runs in 1 case",
+        "  g/c [scripted · a]: 2 runs, pass rate 0% → 67%",
+        "only before (1 case, not compared): g/gone [scripted · a]",
+        "only after (1 case, not compared): g/new [scripted · a]",
         "after vs before: +0 pts pass rate over 9 paired runs (2 fail→pass, 2 pass→fail); "
         "exact McNemar p = 1: not significant at 0.05, the difference may be chance",
     ]
-    table = "\n".join(lines[2 : lines.index("pass→fail: 1")])
+    table = "\n".join(lines[2 : lines.index("pass→fail: 2 runs in 1 case")])
     assert ["pass", "rate", "67%", "67%"] in [line.split() for line in table.splitlines()]  # no change; shared cells only: g/gone and g/new left out
+
+
+def test_regression_counts_the_runs_that_flipped_each_way_in_every_case(tmp_path: Path) -> None:
+    before = _folder(tmp_path, {("g/a", "x"): "PPF", ("g/b", "x"): "PP", ("g/a", "y"): "FF", ("g/b", "y"): "PP"})
+    after = _folder(tmp_path, {("g/a", "x"): "FFP", ("g/b", "x"): "PF", ("g/a", "y"): "FF", ("g/b", "y"): "PP"})
+    lines = run_cli("report", str(before), str(after)).stdout.splitlines()
+    assert lines[lines.index("pass→fail: 3 runs in 2 cases"):] == [
+        "pass→fail: 3 runs in 2 cases",
+        "  g/a [scripted · x]: 2 runs, pass rate 67% → 33%",
+        "  g/b [scripted · x]: 1 run, pass rate 100% → 50%",
+        "fail→pass: 1 run in 1 case",
+        "  g/a [scripted · x]: 1 run, pass rate 67% → 33%",  # its runs flipped both ways: under both
+        "after vs before: -22 pts pass rate over 9 paired runs (1 fail→pass, 3 pass→fail); "
+        "exact McNemar p = 0.625: not significant at 0.05, the difference may be chance",
+    ]
+    document = json.loads(run_cli("report", str(before), str(after), "--output", "json").stdout)
+    assert [(c["case"], c["pass_to_fail"], c["fail_to_pass"]) for c in document["pass_to_fail"]] == [
+        ("g/a", 2, 1), ("g/b", 1, 0)]
+    assert sum(c["pass_to_fail"] for c in document["pass_to_fail"]) == document["paired"]["pass_to_fail"]
+    assert sum(c["fail_to_pass"] for c in document["fail_to_pass"]) == document["paired"]["fail_to_pass"]
 
 
 def test_regression_json_matches_the_schema(tmp_path: Path) -> None:
@@ -76,6 +96,35 @@ def test_one_folder_is_rendered_again(tmp_path: Path) -> None:
     ]
     document = json.loads(run_cli("report", str(tmp_path), "--output", "json").stdout)
     assert document["kind"] == "tooltrial.report" and document["exit_code"] == 1
+
+
+def test_two_providers_by_two_prompts_print_a_verdict_for_each_arm_pair_that_differs_in_one_thing(tmp_path: Path) -> None:
+    writer = ResultsWriter(tmp_path)
+    for (provider, prompt), pattern in {("scripted", "default"): "PP", ("scripted", "terse"): "PF",
+                                        ("replay", "default"): "FF", ("replay", "terse"): "PP"}.items():
+        for one in runs("g/a", pattern, prompt, provider=provider):
+            writer.write_run(one)
+    lines = run_cli("report", str(writer.path)).stdout.splitlines()
+    chance = "exact McNemar p = {}: not significant at 0.05, the difference may be chance"
+    assert lines[lines.index("  g/a: 1 pass→fail, 0 fail→pass") - 1:lines.index("gate failed: g/a [scripted · terse]: 1/2 passed, needs 100% (agent)")] == [
+        "",
+        "  g/a: 1 pass→fail, 0 fail→pass",
+        "prompt terse vs default, provider scripted: -50 pts pass rate over 2 paired runs (0 fail→pass, 1 pass→fail); " + chance.format(1),
+        "",
+        "  g/a: 0 pass→fail, 2 fail→pass",
+        "prompt terse vs default, provider replay: +100 pts pass rate over 2 paired runs (2 fail→pass, 0 pass→fail); " + chance.format(0.5),
+        "",
+        "  g/a: 2 pass→fail, 0 fail→pass",
+        "provider replay vs scripted, prompt default: -100 pts pass rate over 2 paired runs (0 fail→pass, 2 pass→fail); " + chance.format(0.5),
+        "",
+        "  g/a: 0 pass→fail, 1 fail→pass",
+        "provider replay vs scripted, prompt terse: +50 pts pass rate over 2 paired runs (1 fail→pass, 0 pass→fail); " + chance.format(1),
+    ]
+    document = json.loads(run_cli("report", str(writer.path), "--output", "json").stdout)
+    Draft202012Validator(json.loads((ROOT / "schemas" / "report.schema.json").read_text())).validate(document)
+    assert document["paired"] is None
+    assert [c["verdict"] for c in document["comparisons"]] == [line for line in lines if " vs " in line]
+    assert document["comparisons"][2]["factor"] == {"name": "provider", "a": "scripted", "b": "replay", "fixed": {"prompt": "default"}}
 
 
 def test_quiet_shows_only_the_runs_that_did_not_pass_then_the_same_summary(tmp_path: Path) -> None:

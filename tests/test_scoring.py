@@ -436,3 +436,49 @@ def test_the_cli_reports_a_process_score_counting_a_turns_skipped_tool(tmp_path:
     # case efficiency 2/2 = 1; turn 1: list_dir called 1, efficiency 1/1 = 1; turn 2: read_file skipped 0, bash called 0
     assert (run["status"], run["failure"]) == ("fail", "called_forbidden")
     assert run["process"] == pytest.approx((1 + 1 + 1 + 0 + 0) / 5)
+
+
+# --- the bundled calc/divide-by-zero case, its script replaced -------------------------------------------
+
+DIVIDE_SCRIPT = ("      - tool_calls: [{name: calculate, arguments: {expression: 10 / 0}}]\n"
+                 "      - content: 10 divided by 0 is undefined; the calculator reports a division by zero.\n")
+DIVIDE_ARGS = "        args: {calculate: {expression: {matches: '\\A\\s*10\\s*/\\s*0\\s*\\z'}}}\n"
+GARBAGE = ", "  # a call a model once made: the mock has no response for it
+
+
+def _divide_by_zero(tmp_path: Path, expression: str, reply: str, args: bool = True) -> dict[str, Any]:
+    """The run record of the bundled calc/divide-by-zero case (without its ``args`` check unless ``args``),
+    scripted to call ``calculate`` once with ``expression`` and then reply ``reply``."""
+    text = (ROOT / "cases" / "calc.yml").read_text(encoding="utf-8")
+    assert DIVIDE_SCRIPT in text and DIVIDE_ARGS in text
+    script = (f"      - tool_calls: [{{name: calculate, arguments: {{expression: {json.dumps(expression)}}}}}]\n"
+              f"      - content: {reply}\n")
+    text = text.replace(DIVIDE_SCRIPT, script).replace(DIVIDE_ARGS, DIVIDE_ARGS if args else "")
+    (tmp_path / "calc.yml").write_text(text, encoding="utf-8")
+    done = run_cli("run", str(tmp_path / "calc.yml"), "-c", "calc/divide-by-zero", "--output", "json",
+                   "--results", str(tmp_path / "results"))
+    (run,) = json.loads(done.stdout)["runs"]
+    return run
+
+
+def test_the_bundled_divide_by_zero_case_fails_a_garbage_call_on_its_arguments(tmp_path: Path) -> None:
+    run = _divide_by_zero(tmp_path, GARBAGE, "The calculator gave no answer for that.")
+    assert [s["result"] for s in run["trace"]] == ["Error: no mock response for these arguments"]
+    assert [c["message"] for c in run["checks"] if not c["passed"]] == [
+        "response does not match /(?i)undefined|cannot|can.t|not possible|division by zero/",
+        'no calculate call has arguments matching {"expression": {"matches": "\\\\A\\\\s*10\\\\s*/\\\\s*0\\\\s*\\\\z"}}: '
+        '#1 {"expression": ", "} (expression: ", " does not match /\\A\\s*10\\s*/\\s*0\\s*\\z/)']
+    # must_include, avoid, max_calls and efficiency pass; args fails
+    assert (run["status"], run["failure"], run["process"]) == ("fail", "wrong_args", 0.8)
+
+
+def test_a_run_whose_every_call_got_an_error_is_never_good_process_bad_outcome(tmp_path: Path) -> None:
+    run = _divide_by_zero(tmp_path, GARBAGE, "The calculator gave no answer for that.", args=False)
+    assert all(c["passed"] for c in run["checks"] if c["category"] == "process")
+    assert (run["status"], run["failure"], run["process"]) == ("fail", "wrong_args", 1.0)
+
+
+def test_an_error_a_mock_declares_for_the_arguments_is_an_answer(tmp_path: Path) -> None:
+    run = _divide_by_zero(tmp_path, "10 / 0", "It is infinity.")
+    assert [s["result"] for s in run["trace"]] == ["Error: division by zero"]
+    assert (run["status"], run["failure"], run["process"]) == ("fail", "good_process_bad_outcome", 1.0)

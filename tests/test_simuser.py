@@ -154,7 +154,7 @@ def test_a_persona_template_error_is_told_before_any_run(tmp_path: Path) -> None
                                        encoding="utf-8")
     done = run_cli("run", "chat.yml", "--results", str(tmp_path / "r"), cwd=tmp_path)
     assert done.returncode == 4
-    assert "chat.yml:1: chat/chat.user.persona: 'ordr' is undefined" in done.stderr
+    assert done.stderr == "error: chat.yml:5:14: chat/chat.user.persona: 'ordr' is undefined (did you mean 'order'?)\n"
     assert not (tmp_path / "r").exists()
 
 

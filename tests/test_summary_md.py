@@ -15,7 +15,7 @@ from runner.output.markdown import md_text, regression_markdown, summary_markdow
 from runner.output.store import ResultsWriter
 from runner.text import printable
 from tests.helpers import BAD_RUN, GOOD, run_cli
-from tests.records import matrix
+from tests.records import matrix, runs
 
 GFM = MarkdownIt("commonmark").enable("table")  # GitHub's Markdown: CommonMark with tables
 
@@ -111,7 +111,7 @@ def test_report_of_two_folders_writes_the_regression(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert [c["case"] for c in json.loads(done.stdout)["pass_to_fail"]] == ["g/b"]
     assert out.read_text() == f"""\
-## tooltrial regression: 1 case went pass→fail
+## tooltrial regression: 1 run went pass→fail, in 1 case
 
 Before: {md_text(before)}; after: {md_text(after)}
 
@@ -119,23 +119,56 @@ Before: {md_text(before)}; after: {md_text(after)}
 |---|---|---:|---:|
 | scripted · a | scripted · a | 67% | 83% |
 
-### Pass → fail \\(1\\)
+### Pass → fail: 1 run in 1 case
 
-| case | arm | pass rate before | pass rate after |
-|---|---|---:|---:|
-| g\\/b | scripted · a | 100% | 50% |
+| case | arm | runs | pass rate before | pass rate after |
+|---|---|---:|---:|---:|
+| g\\/b | scripted · a | 1 | 100% | 50% |
 
-### Fail → pass \\(1\\)
+### Fail → pass: 2 runs in 1 case
 
-| case | arm | pass rate before | pass rate after |
-|---|---|---:|---:|
-| g\\/c | scripted · a | 0% | 100% |
+| case | arm | runs | pass rate before | pass rate after |
+|---|---|---:|---:|---:|
+| g\\/c | scripted · a | 2 | 0% | 100% |
 
 Only before: g\\/gone \\[scripted · a\\]
 
 Only after: g\\/new \\[scripted · a\\]
 
 after vs before\\: \\+17 pts pass rate over 6 paired runs \\(2 fail→pass\\, 1 pass→fail\\)\\; exact McNemar p \\= 1\\: not significant at 0\\.05\\, the difference may be chance
+"""
+
+
+def test_four_arms_give_each_comparison_of_arms_that_differ_in_one_thing(tmp_path: Path) -> None:
+    writer = ResultsWriter(tmp_path / "results")
+    for (provider, prompt), pattern in {("p", "x"): "P", ("p", "y"): "F", ("q", "x"): "P", ("q", "y"): "P"}.items():
+        for one in runs("g/a", pattern, prompt, provider=provider):
+            writer.write_run(one)
+    out = tmp_path / "summary.md"
+    assert run_cli("report", str(writer.path), "--summary-md", str(out)).returncode == 0
+    text = out.read_text()
+    assert text[text.index("### Comparison"):] == """\
+### Comparison
+
+prompt y vs x\\, provider p\\: \\-100 pts pass rate over 1 paired run \\(0 fail→pass\\, 1 pass→fail\\)\\; exact McNemar p \\= 1\\: not significant at 0\\.05\\, the difference may be chance
+
+Cases whose paired runs disagree \\(from p · x to p · y\\):
+
+| case | pass → fail | fail → pass |
+|---|---:|---:|
+| g\\/a | 1 | 0 |
+
+prompt y vs x\\, provider q\\: same result on the 1 paired run\\: no difference
+
+provider q vs p\\, prompt x\\: same result on the 1 paired run\\: no difference
+
+provider q vs p\\, prompt y\\: \\+100 pts pass rate over 1 paired run \\(1 fail→pass\\, 0 pass→fail\\)\\; exact McNemar p \\= 1\\: not significant at 0\\.05\\, the difference may be chance
+
+Cases whose paired runs disagree \\(from p · y to q · y\\):
+
+| case | pass → fail | fail → pass |
+|---|---:|---:|
+| g\\/a | 0 | 1 |
 """
 
 

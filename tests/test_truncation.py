@@ -25,6 +25,7 @@ from tests.fake_wire import (
     text,
     tool_use,
 )
+from tests.helpers import run_cli
 from tests.wire_runs import run_case
 
 pytestmark = pytest.mark.usefixtures("litellm_loaded")  # litellm's log handlers follow run_cli's streams
@@ -143,3 +144,28 @@ def test_openai_no_choices_is_an_empty_reply_then_stops_as_empty_reply(tmp_path:
     assert code == 6, err
     assert (run["error_kind"], run["cause"]) == (
         "empty_reply", "3 replies in a row held no text and no tool call (finish reason no choices)")
+
+
+CUT_SCRIPT = """\
+- id: cut
+  turns: [Read a.txt]
+  files: {a.txt: hello}
+  expect: {trace: {must_include: [bash]}}
+  script:
+%s    - tool_calls: [{name: read_file, arguments: {path: a.txt}}, {name: grep, arguments: {pattern: x}}]
+      finish_reason: length
+    - content: done
+"""
+
+
+@pytest.mark.parametrize("before, line", [
+    ("", "never called bash (2 calls cut off, none ran)"),
+    ("    - tool_calls: [{name: nosuch, arguments: {}}]\n", "never called bash (1 call refused, 2 calls cut off, none ran)"),
+    ("    - tool_calls: [{name: read_file, arguments: {path: a.txt}}]\n",
+     "never called bash (calls: read_file; 2 calls cut off)"),
+])
+def test_the_run_line_counts_the_calls_cut_off_apart_from_those_that_ran(tmp_path: Path, before: str, line: str) -> None:
+    (tmp_path / "cut.yml").write_text(CUT_SCRIPT % before)
+    done = run_cli("run", str(tmp_path / "cut.yml"), "--results", str(tmp_path / "r"))
+    assert done.returncode == 1
+    assert done.stdout.splitlines()[:2] == ["FAIL cut/cut", f"  {line}"]

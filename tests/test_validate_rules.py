@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -221,7 +222,7 @@ def test_validate_p_renders_the_template_against_each_selected_case_and_names_wh
     (tmp_path / "mine.j2").write_text(TEMPLATE, encoding="utf-8")
     done = run_cli("validate", "cases", "-P", "mine.j2", cwd=tmp_path)
     assert (done.returncode, done.stdout) == (ExitCode.USAGE, "")
-    assert done.stderr == ("error: mine.j2:3: 'dict object' has no attribute 'repo', for p/no-repo"
+    assert done.stderr == ("error: mine.j2:3: vars has no attribute 'repo', for p/no-repo"
                            " (define it under the case's vars:, or check its spelling)\n")
     kept = run_cli("validate", "cases", "-P", "mine.j2", "-c", "p/with-repo", "-c", "p/own-prompt", cwd=tmp_path)
     assert (kept.returncode, kept.stderr) == (ExitCode.OK, "")
@@ -275,6 +276,21 @@ def test_a_selection_of_no_case_names_the_filter_that_matched_nothing_and_the_ne
         "no case selected: --tag nope: no case has this tag (the cases' tags: python, shell)"]
     assert why("-c", "mine/fix*", "--tag", "shell") == [
         "no case selected: -c mine/fix* matches 1 case and --tag shell 1, but no case both (the tags of the 1: python)"]
+
+
+@pytest.mark.parametrize(("glob", "why"), [
+    ("search", "-c search is matched against group/id, not the group alone (did you mean -c 'search/*'?)"),
+    ("serch/*", "-c serch/* matches no case's group/id (did you mean -c 'search/*'?)"),
+    ("serch", "-c serch is matched against group/id, and no case's id matches it either (did you mean -c 'search/*'?)"),
+    ("serch/find-*", "-c serch/find-* matches no case's group/id (did you mean -c 'search/find-*'?)"),
+])
+@pytest.mark.parametrize("command", ["list", "run", "validate"])
+def test_a_group_named_alone_or_misspelt_suggests_the_group_s_glob(tmp_path: Path, glob: str, why: str,
+                                                                   command: str) -> None:
+    _write(tmp_path, "search.yml", "- {id: find-usages, turns: [Hi.], script: [{content: hi}]}\n")
+    _write(tmp_path, "other.yml", "- {id: one, turns: [Hi.], script: [{content: hi}]}\n")
+    done = run_cli(command, "cases", "-c", glob, cwd=tmp_path)
+    assert (done.returncode, done.stdout, done.stderr) == (ExitCode.NO_CASES, "", f"no case selected: {why}\n")
 
 
 def test_validate_chooses_cases_as_list_does_and_an_empty_selection_exits_5_saying_why(tmp_path: Path) -> None:

@@ -58,6 +58,7 @@ def _rows(*kinds: CheckKind) -> dict[str, CheckKind]:
 
 
 _FILE_LISTS = (("*", "contains"), ("*", "not_contains"), ("*", "matches"))
+_TRACE_LISTS = (("expected",), ("exact",), ("exact_unordered",), ("must_include",), ("avoid",), ("order",))
 _MISSING_REPLY = Points(FailureCause.MISSING_OUTPUT, empty_reply=True)
 
 # In the order the checks run and their results are recorded.
@@ -72,7 +73,8 @@ KINDS: dict[str, CheckKind] = _rows(
     CheckKind("response_matches", Category.OUTCOME, per_turn=True, list_keys=(WHOLE,), regex_keys=(WHOLE,),
               causes={"response_matches": _MISSING_REPLY}),
     CheckKind("max_turns", None),
-    CheckKind("trace", Category.PROCESS, per_turn=True, matcher_keys=(("args",), ("calls",)), causes={
+    CheckKind("trace", Category.PROCESS, per_turn=True, list_keys=_TRACE_LISTS,
+              matcher_keys=(("args",), ("calls",)), causes={
         "trace.avoid": Points(FailureCause.CALLED_FORBIDDEN),
         "trace.must_include": Points(FailureCause.WRONG_TOOL),
         "trace.exact": Points(FailureCause.WRONG_TOOL),

@@ -56,6 +56,21 @@ def not_run_note(steps: Sequence[Step], tool: str | None = None) -> str:
     return f" ({'; '.join(parts)})" if tool is not None else f" (not counted: {'; '.join(parts)})"
 
 
+_NOT_RUN = {"truncated": "cut off", "refused": "refused", "invalid": "unparsed"}  # how a status reads in _calls_made
+
+
+def _calls_made(steps: Sequence[Step]) -> str:
+    """Every call of the run, for a message: ``calls: read_file, bash`` (the names of those that ran), then how
+    many did not run, by status: ``calls: read_file; 2 calls cut off``; ``2 calls cut off, none ran`` when none
+    did; ``calls: no calls`` when the model made none."""
+    names = ", ".join(step.name for step in steps if step.ran)
+    statuses = Counter(step.status for step in steps if not step.ran)
+    unrun = ", ".join(plural(n, "call") + f" {_NOT_RUN.get(status, status)}" for status, n in statuses.items())
+    if not unrun:
+        return f"calls: {names or 'no calls'}"
+    return f"calls: {names}; {unrun}" if names else f"{unrun}, none ran"
+
+
 def _why(step: Step) -> str:
     """Why a call did not run, from the error result the model got."""
     text = first_line(step.result, step.status).removeprefix("Error: ")
@@ -80,7 +95,7 @@ def check_trace(spec: TraceExpect, ctx: CheckContext) -> list[CheckResult]:
     for tool in spec.must_include or ():
         count = names.count(tool)
         results.append(_result("must_include", count > 0, f"called {tool} {count} time(s)" if count
-                               else f"never called {tool}" + (not_run_note(steps, tool) or f" (calls: {shown})")))
+                               else f"never called {tool}" + (not_run_note(steps, tool) or f" ({_calls_made(steps)})")))
     for tool in spec.avoid or ():
         count = attempted.count(tool)
         results.append(_result("avoid", count == 0, f"avoided {tool} (0 of {len(steps)} calls)" if count == 0

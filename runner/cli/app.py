@@ -33,9 +33,9 @@ def _parsers() -> tuple[Parser, dict[str, Parser]]:
 
 
 def parse(argv: Sequence[str]) -> argparse.Namespace:
-    """``argv`` (without the program's name) parsed. Raises UserError for an unknown subcommand (with a
-    did-you-mean) and for an unknown option, pointing at the help of the subcommand it was given to;
-    SystemExit for ``--help`` and ``--version``."""
+    """``argv`` (without the program's name) parsed, and kept as ``words``. Raises UserError for an
+    unknown subcommand (with a did-you-mean) and for an unknown option, pointing at the help of the
+    subcommand it was given to; SystemExit for ``--help`` and ``--version``."""
     parser, subcommands = _parsers()
     command = next((word for word in argv if not word.startswith("-")), None)
     if command is not None and command not in subcommands:
@@ -45,6 +45,7 @@ def parse(argv: Sequence[str]) -> argparse.Namespace:
     args, extras = parser.parse_known_args(argv)
     if extras:
         subcommands[args.command].error(f"unrecognized arguments: {' '.join(extras)}")
+    args.words = list(argv)  # as typed: run writes its own command line out again (to resume it)
     return args
 
 

@@ -39,7 +39,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="collect tooltrial case files and run each case with PROVIDER: 'scripted', a litellm "
                          "model or an alias from tooltrial.yml (repeatable: one item per provider)")
     group.addoption("--tooltrial-prompt", action="append", default=[], metavar="FILE",
-                    help="system prompt template (repeatable: one item per prompt; default: the bundled one)")
+                    help="system prompt template: a file, or a bundled prompt's name (default, terse) "
+                         "(repeatable: one item per prompt; default: the bundled default)")
     group.addoption("--tooltrial-runs", type=int, default=1, metavar="N",
                     help="run each case N times, one item per run (a case's runs: wins)")
     group.addoption("--tooltrial-sandbox", choices=("auto", "bwrap", "none"), default="auto",

@@ -39,7 +39,8 @@ def add(sub: argparse._SubParsersAction) -> None:
     add_selection(parser)
     parser.add_argument("--strict", action="store_true", help="treat warnings (checks that check nothing) as errors")
     parser.add_argument("-P", "--prompt", action="append", default=[], metavar="FILE",
-                        help="render this system prompt template against each selected case (repeatable)")
+                        help="render this system prompt template (a file, or a bundled prompt's name) against each "
+                        "selected case (repeatable)")
     parser.add_argument("--baseline", action="store_true",
                         help="run each selected case with a do-nothing and a random-tool agent; exit 1 when the do-nothing one passes")
     parser.add_argument("--judge", metavar="MODEL", help="judge model for expect.judge checks during --baseline")

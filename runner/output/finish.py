@@ -173,11 +173,13 @@ def show_ending(
     notes: Sequence[str] = (),
     errors: Sequence[str] = (),
     stdout: TextIO | None = None,
+    again: str | None = None,
 ) -> None:
     """Print what follows the run lines, once every result is written: the pass count and the
     summary tables, ``notes`` (lines for stderr, e.g. where ``--record`` wrote), the comparison,
     the report on stdout (``as_json``) or the results folder's path, each of ``errors`` as
-    ``error: ...`` on stderr, and what to do about the unfinished runs. Flushes stdout at the end.
+    ``error: ...`` on stderr, and what to do about the unfinished runs (``again``: the command line that
+    resumes them, see print_interrupted). Flushes stdout at the end.
 
     Raises BrokenPipeError when the output is closed (``| head``).
     """
@@ -198,5 +200,5 @@ def show_ending(
     unfinished = document.get("unfinished") or []
     if unfinished:
         left = [(u["case"], u["provider"], u["prompt"], u["run"]) for u in unfinished]
-        print_interrupted(console, left, Path(document["results"]), len(records))
+        print_interrupted(console, left, Path(document["results"]), len(records), again)
     out.flush()

@@ -4,8 +4,8 @@ offline, in any browser.
 Everything the page needs is inlined: the style sheet, the viewer script and Chart.js (vendored in
 ``runner/data/html/``, its version and licence beside it), and the data, as JSON in ``<script
 type="application/json">`` elements. The data is the report document (runner.output.report:
-the same figures as ``report.json``, from the one aggregation), the paired comparison of every arm
-against the first when there are more than two, and for two results folders the regression document.
+the same figures as ``report.json``, from the one aggregation, with its paired ``comparisons``), and for
+two results folders the regression document.
 
 Model output is hostile: the JSON is written with every ``<``, ``>`` and ``&`` as a ``\\u`` escape
 (and every non-ASCII character, so the file is ASCII), so no text in it can close the script element
@@ -18,7 +18,6 @@ from __future__ import annotations
 import json
 import math
 from html import escape
-from collections import defaultdict
 from functools import cache
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Sequence
@@ -26,7 +25,7 @@ from typing import Any, Iterable, Iterator, Sequence
 from runner.output.report import paired_dict
 from runner.output.store import json_default, write_replace
 from runner.run.record import RunRecord
-from runner.scoring.paired import compare_pairs, outcomes
+from runner.scoring import pairs
 from runner.scoring.summary import Scored
 
 ASSETS = Path(__file__).resolve().parent.parent / "data" / "html"
@@ -56,18 +55,13 @@ def _finite(value: Any) -> Any:
     return value
 
 
-def comparisons(records: Sequence[Scored]) -> list[dict[str, Any]]:
-    """The paired analysis (runner.scoring.paired) of each arm after the first against the first, in
-    first-seen order, as report.json writes ``paired``; [] with fewer than two arms. With exactly two
-    it is the report's own ``paired``. ``records`` may be the runs' summaries (runner.scoring.summary)."""
-    by_arm: dict[str, list[Scored]] = defaultdict(list)
-    for record in records:
-        by_arm[record.arm].append(record)
-    labels = list(by_arm)
-    if len(labels) < 2:
-        return []
-    first = outcomes(by_arm[labels[0]])
-    return [paired_dict(compare_pairs(labels[0], first, b, outcomes(by_arm[b]))) for b in labels[1:]]
+def comparisons(head: dict[str, Any], records: Sequence[Scored]) -> list[dict[str, Any]]:
+    """The report's ``comparisons`` (runner.scoring.pairs: every paired analysis, as report.json writes
+    them); for a document without them (a report.json of an earlier version) made from ``records``,
+    which may be the runs' summaries (runner.scoring.summary)."""
+    if "comparisons" in head:
+        return head["comparisons"]
+    return [paired_dict(p) for p in pairs.comparisons(records)]
 
 
 def html_page(document: dict[str, Any], records: Sequence[RunRecord], regression: dict[str, Any] | None = None) -> str:
@@ -83,7 +77,7 @@ def page_parts(head: dict[str, Any], summaries: Sequence[Scored], runs: Iterable
     (runner.output.report.report_head), ``summaries`` the runs' summaries (or records) and ``runs``
     their ``run_dict``s, taken one at a time as the page is written."""
     summary = dict(head)
-    summary["comparisons"] = comparisons(summaries)
+    summary["comparisons"] = comparisons(head, summaries)
     summary["regression"] = regression
     style, chart, app = _assets()
     title = f"tooltrial report {head.get('run_id') or ''}".strip()

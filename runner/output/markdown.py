@@ -44,7 +44,8 @@ def md_text(value: object, limit: int | None = None) -> str:
 def summary_markdown(document: dict[str, Any], runs: Iterable[dict[str, Any]] | None = None) -> str:
     """The summary of one report document (``report_document``): a heading with the pass count and
     the exit code, a table per arm and group, the failed and errored runs with their failure cause
-    and failed checks, and the paired comparison when two arms ran. Ends with a newline. ``runs``
+    and failed checks, and each paired comparison (the report's ``comparisons``; of a report of an earlier
+    version, its ``paired``). Ends with a newline. ``runs``
     (default: the document's) are read once, one at a time, keeping the first MOST_FAILURES failed ones."""
     count = passed = failing = 0
     repeated = False
@@ -66,18 +67,22 @@ def summary_markdown(document: dict[str, Any], runs: Iterable[dict[str, Any]] | 
     lines += _arm_table(document.get("arms") or [])
     lines += _failures(failures, failing, len(document.get("arms") or []) > 1, repeated)
     paired = document.get("paired")
-    if paired:
-        lines += ["### Comparison", "", md_text(paired.get("verdict", "")), ""]
-        lines += _flips(paired.get("flips") or [], paired.get("a", ""), paired.get("b", ""))
+    compared = document.get("comparisons") or ([paired] if paired else [])  # a report of an earlier version: paired alone
+    if compared:
+        lines += ["### Comparison", ""]
+    for each in compared:
+        lines += [md_text(each.get("verdict", "")), ""]
+        lines += _flips(each.get("flips") or [], each.get("a", ""), each.get("b", ""))
     return "\n".join(lines).rstrip("\n") + "\n"
 
 
 def regression_markdown(document: dict[str, Any]) -> str:
     """The summary of a regression document (``regression_document``): each matched arm's pass rate
-    before and after, the cases that went pass→fail and fail→pass, what only one side ran, and the
-    paired verdict. Ends with a newline."""
+    before and after, the paired runs that went pass→fail and fail→pass with their cases, what only one
+    side ran, and the paired verdict. Ends with a newline."""
     down, up = document.get("pass_to_fail") or [], document.get("fail_to_pass") or []
-    verdict = f"{len(down)} case{'s' if len(down) > 1 else ''} went pass→fail" if down else "no case went pass→fail"
+    runs = sum(c.get("pass_to_fail", 0) for c in down)
+    verdict = f"{_many(runs, 'run')} went pass→fail, in {_many(len(down), 'case')}" if down else "no run went pass→fail"
     lines = [f"## tooltrial regression: {verdict}", "",
              f"Before: {md_text(document.get('before', ''))}; after: {md_text(document.get('after', ''))}", "",
              "| arm before | arm after | pass rate before | pass rate after |", "|---|---|---:|---:|"]
@@ -86,12 +91,12 @@ def regression_markdown(document: dict[str, Any]) -> str:
         lines.append(_row([md_text(old.get("arm", "")), md_text(new.get("arm", "")),
                            _rate(old.get("pass_rate")), _rate(new.get("pass_rate"))]))
     lines.append("")
-    for title, changes in (("Pass → fail", down), ("Fail → pass", up)):
+    for title, key, changes in (("Pass → fail", "pass_to_fail", down), ("Fail → pass", "fail_to_pass", up)):
         if changes:
-            lines += [f"### {title} \\({len(changes)}\\)", "", "| case | arm | pass rate before | pass rate after |",
-                      "|---|---|---:|---:|"]
-            lines += [_row([md_text(c.get("case", "")), md_text(c.get("arm", "")), _rate(c.get("before")),
-                            _rate(c.get("after"))]) for c in changes]
+            lines += [f"### {title}: {_flipped(changes, key)}", "",
+                      "| case | arm | runs | pass rate before | pass rate after |", "|---|---|---:|---:|---:|"]
+            lines += [_row([md_text(c.get("case", "")), md_text(c.get("arm", "")), str(c.get(key, 0)),
+                            _rate(c.get("before")), _rate(c.get("after"))]) for c in changes]
             lines.append("")
     for side, title in (("only_before", "Only before"), ("only_after", "Only after")):
         cells = document.get(side) or []
@@ -103,6 +108,15 @@ def regression_markdown(document: dict[str, Any]) -> str:
     if paired:
         lines += [md_text(paired.get("verdict", "")), ""]
     return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def _flipped(changes: Sequence[dict[str, Any]], key: str) -> str:
+    """``3 runs in 2 cases``: the paired runs the regression's ``changes`` count under ``key``, and their cases."""
+    return f"{_many(sum(c.get(key, 0) for c in changes), 'run')} in {_many(len(changes), 'case')}"
+
+
+def _many(count: int, noun: str) -> str:
+    return f"{count} {noun}{'' if count == 1 else 's'}"
 
 
 def _row(cells: Iterable[str]) -> str:

@@ -43,8 +43,10 @@ def report_document(
     unfinished: Sequence[dict[str, Any]] = (),
 ) -> dict[str, Any]:
     """The report of one invocation: ``{schema_version, kind, tooltrial, **meta, exit_code,
-    [unfinished], overall, arms, cells, paired, [cache], runs}``; ``cache`` (``cache_totals``) only
-    when some run used a response cache.
+    [unfinished], overall, arms, cells, paired, comparisons, [cache], runs}``; ``cache``
+    (``cache_totals``) only when some run used a response cache. ``paired`` is the paired analysis of
+    exactly two arms (else None), ``comparisons`` every paired analysis (runner.scoring.pairs), each
+    as ``paired_dict`` writes it: with two arms, ``[paired]``.
 
     ``model`` is the aggregation of ``records`` and ``gates`` their gates. ``meta`` adds ``run_id``,
     ``results`` (the folder), ``started`` and ``finished`` (ISO 8601 UTC). ``unfinished`` lists the
@@ -78,6 +80,7 @@ def report_head(
         "arms": [arm_dict(a) for a in model.arms],
         "cells": CellDicts(model.cells, gate_of),
         "paired": paired_dict(model.paired),
+        "comparisons": [paired_dict(p) for p in model.comparisons],
         **({"cache": dataclasses.asdict(used)} if (used := cache_totals(runs)) else {}),
     }
 
@@ -195,7 +198,8 @@ def arm_dict(arm: Arm) -> dict[str, Any]:
 
 
 def paired_dict(paired: Paired | None) -> dict[str, Any] | None:
-    """The paired analysis with its ``significant`` flag and ``verdict`` line, or None."""
+    """The paired analysis with its ``significant`` flag and ``verdict`` line, or None; ``factor`` is
+    ``{name, a, b, fixed}`` (runner.scoring.paired.Factor) or None."""
     if paired is None:
         return None
     return {**dataclasses.asdict(paired), "p_value": rate(paired.p_value), "significant": paired.significant,

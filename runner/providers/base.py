@@ -39,6 +39,8 @@ class Usage:
     ``prompt_tokens`` includes cached ones, ``completion_tokens`` includes reasoning ones (as litellm
     reports them); ``reasoning_tokens``, ``cached_tokens`` (prompt tokens read from the provider's
     cache) and ``cache_write_tokens`` (prompt tokens written to it) are those parts on their own.
+    A ``total_tokens`` left out is ``prompt_tokens + completion_tokens`` when both are known, else None:
+    one part alone says nothing of the other.
     """
 
     prompt_tokens: int | None = None
@@ -48,6 +50,10 @@ class Usage:
     reasoning_tokens: int | None = None
     cached_tokens: int | None = None
     cache_write_tokens: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.total_tokens is None and self.prompt_tokens is not None and self.completion_tokens is not None:
+            object.__setattr__(self, "total_tokens", self.prompt_tokens + self.completion_tokens)
 
 
 @dataclass(frozen=True)

@@ -196,8 +196,8 @@ def parse_usage(body: Mapping[str, Any]) -> Usage | None:
     Understands the OpenAI ``usage`` block (``prompt_tokens``/``completion_tokens``/
     ``total_tokens``), Anthropic's (``input_tokens``/``output_tokens``), Gemini's
     ``usageMetadata`` and Ollama's top-level ``prompt_eval_count``/``eval_count``.
-    A missing total is the sum of the two parts when both are known; nothing is
-    estimated. ``cost`` is left None (the provider fills it from litellm's table).
+    A missing total is the sum of the two parts when both are known (``Usage`` adds
+    them); nothing is estimated. ``cost`` is left None (the provider fills it from litellm's table).
     """
     usage = body.get("usage")
     if isinstance(usage, Mapping):
@@ -213,8 +213,6 @@ def parse_usage(body: Mapping[str, Any]) -> Usage | None:
         prompt = _count(body, "prompt_eval_count")
         completion = _count(body, "eval_count")
         total = None
-    if total is None and prompt is not None and completion is not None:
-        total = prompt + completion
     if prompt is None and completion is None and total is None:
         return None
     return Usage(prompt_tokens=prompt, completion_tokens=completion, total_tokens=total)

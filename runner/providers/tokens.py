@@ -47,13 +47,11 @@ def usage_from(usage: Any, reported: bool, raw: Mapping[str, Any] | None = None,
                             "thinking_tokens") is None:
         reasoning = None
     prompt, completion = _count(usage, "prompt_tokens"), _count(usage, "completion_tokens")
-    total = _count(usage, "total_tokens")
-    if total is None and prompt is not None and completion is not None:
-        total = prompt + completion
     return Usage(
         prompt_tokens=prompt,
         completion_tokens=completion,
-        total_tokens=total,
+        # litellm writes 0 for a total the provider left out; Usage then adds up the parts instead
+        total_tokens=_count(usage, "total_tokens") or None,
         reasoning_tokens=reasoning,
         cached_tokens=_first(_count(prompt_details, "cached_tokens"), _count(usage, "cache_read_input_tokens")),
         cache_write_tokens=_first(_count(prompt_details, "cache_creation_tokens"),

@@ -1,10 +1,11 @@
 """Jinja templates for the system prompt and the turns.
 
 Templates render in a sandboxed environment with StrictUndefined, so a
-misspelled variable is an error that names the template and line, never an
-empty string sent to the model; runner.run.templatelimits bounds what one render
-may build and how long it may run. Whatever a template raises (``1/0``, a
-macro calling itself forever, a limit) is a TemplateError at its place.
+misspelled variable is an error that names the template, its line and the nearest
+name (runner.run.undefined), never an empty string sent to the model;
+runner.run.templatelimits bounds what one render may build and how long it may run.
+Whatever a template raises (``1/0``, a macro calling itself forever, a limit) is a
+TemplateError at its place.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from typing import Any, Mapping, Sequence
 
 import jinja2
 
-from runner.errors import Location, UserError
+from runner.errors import Location, UserError, did_you_mean
 from runner.resources import bundled
 from runner.run.templatelimits import (
     MAX_SIZE,
@@ -30,7 +31,10 @@ from runner.run.templatelimits import (
     guard_loops,
     render_bounded,
 )
+from runner.run.undefined import MissingName, NamedUndefined, explained
 from runner.spec.case import Case
+from runner.spec.located import template_location
+from runner.spec.positions import dotted
 
 DEFAULT_PROMPT = "default"
 
@@ -49,40 +53,58 @@ class PromptTemplate:
 
 
 def load_prompt(path: str | None) -> PromptTemplate:
-    """Read a ``-P`` template file; None gives the bundled ``prompts/default.j2``.
+    """Read the template a ``-P`` names (see ``prompt_file``); None gives the bundled ``prompts/default.j2``.
 
-    Raises UserError when the file cannot be read.
+    Raises UserError when the file cannot be read, or a bare name is no file and no bundled prompt.
     """
-    file = Path(path) if path else bundled("prompts") / f"{DEFAULT_PROMPT}.j2"
+    found = prompt_file(path) if path else str(bundled("prompts") / f"{DEFAULT_PROMPT}.j2")
+    file = Path(found)
     try:
         source = file.read_text(encoding="utf-8")
     except OSError as e:
-        raise UserError(f"cannot read prompt template: {e.strerror}", Location(str(file))) from e
-    return PromptTemplate(name=file.stem if path else DEFAULT_PROMPT, origin=str(path or file), source=source)
+        raise UserError(f"cannot read prompt template: {e.strerror}", Location(found)) from e
+    return PromptTemplate(name=file.stem if path else DEFAULT_PROMPT, origin=found, source=source)
+
+
+def prompt_file(given: str) -> str:
+    """The file a ``-P`` names: ``given`` itself when a file of that name exists or it is a path
+    (holds a ``/``), else the bundled prompt of that name (``terse`` or ``terse.j2``), from any
+    folder. Raises UserError for a bare name that is neither, naming the bundled prompts."""
+    if os.path.lexists(given) or "/" in given or os.sep in given:
+        return given
+    name = given.removesuffix(".j2")
+    folder = bundled("prompts")
+    if (folder / f"{name}.j2").is_file():
+        return str(folder / f"{name}.j2")
+    names = sorted(file.stem for file in folder.glob("*.j2"))
+    raise UserError("no such file, and no bundled prompt of that name", Location(given),
+                    hint=did_you_mean(name, names, "the bundled prompts: " + ", ".join(names)))
 
 
 def load_prompts(paths: Sequence[str]) -> list[PromptTemplate]:
-    """Read every ``-P`` template, each named by ``prompt_labels``; no paths gives the bundled default.
+    """Read every template ``-P`` names (``prompt_file``), each named by ``prompt_labels`` of its file;
+    no paths gives the bundled default.
 
     Raises UserError when a file cannot be read, or when one file is given twice (under any
-    spelling: ``prompts/a.j2`` and ``./prompts/a.j2``, a link, a hard link).
+    spelling: ``prompts/a.j2`` and ``./prompts/a.j2``, a link, a hard link, a bundled prompt's name).
     """
     if not paths:
         return [load_prompt(None)]
     templates = [load_prompt(path) for path in paths]
+    files = [template.origin for template in templates]
     first_of: dict[tuple[int, int], str] = {}  # (device, inode): the -P that named that file first
-    for path in paths:
+    for path, file in zip(paths, files):
         try:
-            info = os.stat(path)
+            info = os.stat(file)
         except OSError as e:
-            raise UserError(f"cannot read prompt template: {e.strerror}", Location(path)) from e
+            raise UserError(f"cannot read prompt template: {e.strerror}", Location(file)) from e
         first = first_of.get((info.st_dev, info.st_ino))
         if first is not None:
             spelled = f" (as {first} and {path})" if first != path else ""
             raise UserError(f"prompt template {first} is given twice with -P{spelled}",
                             hint="give each -P file once; to run each case more often, use --runs N")
         first_of[(info.st_dev, info.st_ino)] = path
-    return [dataclasses.replace(t, name=label) for t, label in zip(templates, prompt_labels(paths))]
+    return [dataclasses.replace(t, name=label) for t, label in zip(templates, prompt_labels(files))]
 
 
 def prompt_labels(paths: Sequence[str]) -> list[str]:
@@ -116,6 +138,7 @@ def _endings(path: str) -> list[str]:
 def _environment() -> BoundedEnvironment:
     """The one template environment, with a ``shell`` filter (shlex.quote) for agent command lines."""
     environment = BoundedEnvironment()
+    environment.undefined = NamedUndefined
     environment.filters["shell"] = shlex.quote
     return environment
 
@@ -147,46 +170,66 @@ def _compiled(source: str) -> jinja2.Template:
     return environment.from_string(guard_loops(environment.parse(source)))
 
 
-def render(source: str, context: Mapping[str, Any], file: str, path: str = "", line: int | None = None) -> str:
-    """Render one template string; raises TemplateError saying where it is written and what to do.
+def render(source: str, context: Mapping[str, Any], file: str) -> str:
+    """Render one template file's text (a ``-P`` template); raises TemplateError at its line in ``file``."""
+    try:
+        return _rendered(source, context)
+    except _Failure as e:
+        raise TemplateError(e.message, Location(file, e.line), hint=e.hint) from e
 
-    A template file (``-P``) is ``file`` itself, and an error points at its line. A template
-    inside a case file has ``path`` (``group/id.turns[0]``) and the case's ``line`` there: an
-    error points at the case and names the template's own line when that is past the first.
+
+def render_in_case(case: Case, key: tuple[str | int, ...], source: str, context: Mapping[str, Any]) -> str:
+    """Render a template ``case`` holds at ``key`` of its mapping (``("turns", 1)``, ``("system",)``).
+
+    Raises TemplateError named ``group/id.turns[1]``, at the template's own line in the case file
+    (runner.spec.located), or where the template starts, naming the line, when that line has no place
+    of its own (a line of a folded or quoted text).
     """
+    try:
+        return _rendered(source, context)
+    except _Failure as e:
+        where, own = template_location(case, key, e.line)
+        hint = e.hint
+        if not own and e.line:
+            hint = f"line {e.line} of the template; {hint}" if hint else f"line {e.line} of the template"
+        raise TemplateError(e.message, where, path=f"{case.full_id}.{dotted(key)}", hint=hint) from e
+
+
+class _Failure(Exception):
+    """A template that failed: the message, its line in the template (None: not known) and the hint."""
+
+    def __init__(self, message: str, line: int | None, hint: str) -> None:
+        super().__init__(message)
+        self.message, self.line, self.hint = message, line, hint
+
+
+def _rendered(source: str, context: Mapping[str, Any]) -> str:
+    """``source`` rendered with ``context``; raises _Failure saying what failed and what to do."""
     if "{" not in source and "\r" not in source and len(source) <= MAX_SIZE:  # no template syntax: as jinja writes it
         return source.strip()
     try:
         return render_bounded(_compiled(source), context).strip()
     except jinja2.TemplateSyntaxError as e:
-        raise _error(e.message or "syntax error", e.lineno, file, path, line, _SYNTAX_HINT) from e
-    except jinja2.UndefinedError as e:
-        raise _error(e.message or "undefined variable", _template_line(e), file, path, line, _UNDEFINED_HINT) from e
+        raise _Failure(e.message or "syntax error", e.lineno, _SYNTAX_HINT) from e
+    except MissingName as e:
+        message, hint = explained(e, context)
+        raise _Failure(message, _template_line(e), hint) from e
     except LimitError as e:
-        raise _error(e.message, _template_line(e), file, path, line, e.hint) from e
+        raise _Failure(e.message, _template_line(e), e.hint) from e
     except jinja2.TemplateError as e:
-        raise _error(str(e), _template_line(e), file, path, line, "") from e
+        raise _Failure(str(e), _template_line(e), "") from e
     except RecursionError as e:
-        raise _error("the template recurses too deeply", _template_line(e), file, path, line, _RECURSION_HINT) from e
+        raise _Failure("the template recurses too deeply", _template_line(e), _RECURSION_HINT) from e
     except _FAILURES as e:
         message = f"{type(e).__name__}: {e}" if str(e) else type(e).__name__
-        raise _error(message, _template_line(e), file, path, line, _FAILURE_HINT) from e
+        raise _Failure(message, _template_line(e), _FAILURE_HINT) from e
 
 
 _SYNTAX_HINT = "close each {{ with }} and each {% with %}; write {{ '{{' }} for literal braces"
-_UNDEFINED_HINT = "define it under the case's vars:, or check its spelling"
 _RECURSION_HINT = "a macro that calls itself needs a condition that stops it"
 _FAILURE_HINT = "the expression failed as the template rendered"
 # What an expression can raise as it renders: 1/0, range(10**9) (OverflowError), 'a' + 1, int('x'**9999)...
 _FAILURES = (ArithmeticError, TypeError, ValueError, LookupError, AttributeError)
-
-
-def _error(message: str, template_line: int | None, file: str, path: str, line: int | None, hint: str) -> TemplateError:
-    if not path:
-        return TemplateError(message, Location(file, template_line), hint=hint)
-    if template_line and template_line > 1:
-        hint = f"line {template_line} of the template; {hint}" if hint else f"line {template_line} of the template"
-    return TemplateError(message, Location(file, line), path=path, hint=hint)
 
 
 def _template_line(error: BaseException) -> int | None:
@@ -197,7 +240,7 @@ def _template_line(error: BaseException) -> int | None:
 def system_prompt(template: PromptTemplate, case: Case, context: Mapping[str, Any]) -> str:
     """The system prompt for a run: the case's inline ``system`` wins over ``-P``."""
     if case.system is not None:
-        return render(case.system, context, str(case.source), f"{case.full_id}.system", case.line)
+        return render_in_case(case, ("system",), case.system, context)
     return render(template.source, context, template.origin)
 
 
@@ -208,14 +251,13 @@ def turn_prompts(case: Case, context: Mapping[str, Any]) -> list[str]:
 
 def turn_prompt(case: Case, index: int, context: Mapping[str, Any]) -> str:
     """Turn ``index`` (from 0) of the case, rendered."""
-    return render(case.turns[index], context, str(case.source), f"{case.full_id}.turns[{index}]", case.line)
+    return render_in_case(case, ("turns", index), case.turns[index], context)
 
 
 def user_prompts(case: Case, context: Mapping[str, Any]) -> tuple[str, str | None]:
     """The simulated user's persona and first message (None when the case gives none), rendered.
     Raises TemplateError; the case must have a ``user``."""
     assert case.user is not None
-    where = str(case.source), case.full_id
-    persona = render(case.user.persona, context, where[0], f"{where[1]}.user.persona", case.line)
+    persona = render_in_case(case, ("user", "persona"), case.user.persona, context)
     first = case.user.first
-    return persona, None if first is None else render(first, context, where[0], f"{where[1]}.user.first", case.line)
+    return persona, None if first is None else render_in_case(case, ("user", "first"), first, context)

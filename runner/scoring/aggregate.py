@@ -1,8 +1,7 @@
 """The one aggregation of run records: per cell (case x arm), per case group in an arm, per arm,
-over every run, and the paired analysis of two arms.
+over every run, and the paired analyses of the arms (runner.scoring.pairs picks which).
 
-An **arm** is one provider x prompt (``RunRecord.arm``); where the two arms of a paired analysis differ
-by prompt, the pairs whose case's own ``system`` replaced both prompts compare nothing and are left out. A **cell** is one case in one arm over
+An **arm** is one provider x prompt (``RunRecord.arm``). A **cell** is one case in one arm over
 its repeated runs; a **group** is the runs of one case file (the id before ``/``) in one arm.
 Every figure is computed here once, in ``Figures``, and every reader (the terminal tables, the
 JSON report, JUnit, the gates, the regression view) takes it from here. Scores the scoring step
@@ -25,7 +24,8 @@ from typing import Sequence
 
 from runner.run.record import ERROR, FAIL, PASS, RunRecord
 from runner.scoring.gates import blame, is_infrastructure_error
-from runner.scoring.paired import Paired, compare_pairs, outcomes, overridden
+from runner.scoring.paired import Paired
+from runner.scoring.pairs import comparisons
 from runner.scoring.stats import is_flaky, mean_std, pass_at_k, pass_hat_k, wilson
 from runner.scoring.trajectory import TrajectoryMatch
 from runner.sums import known_mean, known_sum
@@ -219,12 +219,18 @@ class Arm:
 @dataclass(frozen=True)
 class Aggregate:
     """Every run aggregated: ``overall`` (every run of every arm), the ``arms`` and ``cells`` in
-    first-seen order, and the paired analysis when there are exactly two arms."""
+    first-seen order, and ``comparisons``, the paired analyses of the arms (runner.scoring.pairs: with
+    two arms the one of them, with more each two that differ in one dimension)."""
 
     overall: Figures
     arms: list[Arm]
     cells: list[Cell]
-    paired: Paired | None
+    comparisons: list[Paired]
+
+    @property
+    def paired(self) -> Paired | None:
+        """The paired analysis of exactly two arms; None with any other number."""
+        return self.comparisons[0] if len(self.arms) == 2 else None
 
     @property
     def labels(self) -> list[str]:
@@ -241,7 +247,7 @@ class Aggregate:
 
 def aggregate(records: Sequence[RunRecord]) -> Aggregate:
     """Aggregate ``records`` (any order) into cells, arms with their groups, the overall figures
-    and, for two arms, the paired analysis."""
+    and the paired analyses of the arms."""
     by_cell: dict[tuple[str, str], list[RunRecord]] = defaultdict(list)
     by_arm: dict[str, list[RunRecord]] = defaultdict(list)
     for record in records:
@@ -249,12 +255,7 @@ def aggregate(records: Sequence[RunRecord]) -> Aggregate:
         by_arm[record.arm].append(record)
     cells = [_cell(case, arm, runs) for (case, arm), runs in by_cell.items()]
     arms = [_arm(runs, [c for c in cells if c.arm == label]) for label, runs in by_arm.items()]
-    paired = None
-    if len(arms) == 2:
-        a, b = (outcomes(runs) for runs in by_arm.values())
-        own = overridden(records) if arms[0].prompt != arms[1].prompt else set()
-        paired = compare_pairs(arms[0].label, a, arms[1].label, b, own)
-    return Aggregate(figures(records), arms, cells, paired)
+    return Aggregate(figures(records), arms, cells, comparisons(records))
 
 
 def _cell(case: str, arm: str, runs: list[RunRecord]) -> Cell:

@@ -67,7 +67,8 @@ def score(case: Case, record: RunRecord) -> Metrics:
         redundant=redundant(record.steps),
         errors=error_count(record.steps, record.status),
         outcome=outcome_score(record.checks) if scored else None,
-        process=process_score(case, record.checks, record.steps, offered) if scored and record.requests else None,
+        # model_requests, not requests: a reply replayed from run --cache was sent no request, yet answered
+        process=process_score(case, record.checks, record.steps, offered) if scored and record.model_requests else None,
         failure=failure_cause(case, record),
         trajectory_match=run_trajectory_match(case, record.steps) if scored else None,
     )
@@ -226,7 +227,9 @@ def failure_cause(case: Case, record: RunRecord) -> FailureCause | None:
        (a failed ``trace.calls`` whose expected tool never ran is ``wrong_tool``).
     8. ``excessive_calls``: a failed ``trace.max_calls`` check.
     9. ``over_budget``: the run used more tokens or USD than ``expect.max_tokens`` / ``max_cost``.
-    10. ``good_process_bad_outcome``: every process check passed, some outcome check failed.
+    10. ``good_process_bad_outcome``: every process check passed, some outcome check failed, and some call
+        got an answer; when every call got an error result instead (``_unanswered``) the cause is ``wrong_args``:
+        the right tools, called so that none answered, which the process checks did not see.
     11. ``unknown``: none of the above (e.g. a failed check of a kind this list does not know).
 
     Source: ToolEval's mutually exclusive, first-match taxonomy (run_error, no_tools,
@@ -255,8 +258,19 @@ def failure_cause(case: Case, record: RunRecord) -> FailureCause | None:
     if first is not None:
         return first
     if {c.category for c in record.failed_checks} == {OUTCOME}:
-        return FailureCause.GOOD_PROCESS_BAD_OUTCOME
+        return FailureCause.WRONG_ARGS if _unanswered(case, record.steps) else FailureCause.GOOD_PROCESS_BAD_OUTCOME
     return FailureCause.UNKNOWN
+
+
+def _unanswered(case: Case, steps: Sequence[Step]) -> bool:
+    """Whether the run made calls and every one got an error result (refused, unparsed, cut off, a tool's
+    failure, a mock with no response for its arguments or only its fallback's error), so no call got an answer
+    however well its process checks passed. An error a mock of the case declares for arguments it names (an
+    ``error:`` response with a ``when``) is the world's answer to a right call, not a failed one: ``division
+    by zero`` for ``calculate {"expression": "10 / 0"}``."""
+    declared = {(mock["name"], f"Error: {response['error']}") for mock in case.mocks for response in mock["responses"]
+                if response.get("error") is not None and response.get("when") is not None}
+    return bool(steps) and all(step.is_error and (step.name, step.result) not in declared for step in steps)
 
 
 def _uncalled(case: Case, record: RunRecord) -> bool:

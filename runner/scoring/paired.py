@@ -4,7 +4,7 @@ own system prompt replaced both), the exact McNemar test on the pairs that disag
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Collection, Mapping, Sequence
 
 from runner.run.record import PASS, RunRecord
@@ -24,13 +24,33 @@ class Flip:
 
 
 @dataclass(frozen=True)
+class Factor:
+    """What a comparison of two arms varies and what it holds: the one dimension ``name`` (``prompt``
+    or ``provider``) in which they differ, its values ``a`` and ``b`` in arms A and B, and ``fixed``, each
+    other dimension's value, which both arms share (``{"provider": "scripted"}``)."""
+
+    name: str
+    a: str
+    b: str
+    fixed: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def title(self) -> str:
+        """``prompt terse vs default, provider scripted``: B against A, then what both hold."""
+        held = "".join(f", {name} {value}" for name, value in self.fixed.items())
+        return f"{self.name} {self.b} vs {self.a}{held}"
+
+
+@dataclass(frozen=True)
 class Paired:
     """Arm B against arm A over the same (case, run) pairs, infrastructure errors left out.
 
     ``pass_to_fail`` counts pairs A passed and B failed; ``fail_to_pass`` the
     reverse; ``p_value`` is the exact McNemar test on those two counts. ``overridden`` counts the pairs left
-    out because their case's own ``system`` prompt replaced the arms' prompts (runner.scoring.aggregate
-    leaves them out where the arms differ by prompt): both runs used the same prompt.
+    out because their case's own ``system`` prompt replaced the arms' prompts (runner.scoring.pairs
+    leaves them out where the arms differ by prompt): both runs used the same prompt. ``factor`` names
+    the dimension A and B differ in, and the one they share, where the comparison is one of several
+    (runner.scoring.pairs); None where the arm labels ``a`` and ``b`` name it alone.
     """
 
     a: str
@@ -43,6 +63,12 @@ class Paired:
     p_value: float
     flips: list[Flip]
     overridden: int = 0
+    factor: Factor | None = None
+
+    @property
+    def title(self) -> str:
+        """What the verdict compares: ``B vs A``, or the factor's title (runner.scoring.paired.Factor)."""
+        return f"{self.b} vs {self.a}" if self.factor is None else self.factor.title
 
     @property
     def significant(self) -> bool:
@@ -57,15 +83,15 @@ class Paired:
 
     def _finding(self) -> str:
         if not self.pairs:
-            return f"{self.b} vs {self.a}: no paired runs to compare"
+            return f"{self.title}: no paired runs to compare"
         if not self.pass_to_fail and not self.fail_to_pass:
             every = "the 1 paired run" if self.pairs == 1 else f"all {self.pairs} paired runs"
-            return f"{self.b} vs {self.a}: same result on {every}: no difference"
+            return f"{self.title}: same result on {every}: no difference"
         delta = 100 * (self.b_passes - self.a_passes) / self.pairs
         level = f"significant at {ALPHA:g}"
         meaning = level if self.significant else f"not {level}, the difference may be chance"
         return (
-            f"{self.b} vs {self.a}: {delta:+.0f} pts pass rate over {self.pairs} paired run{'s' if self.pairs > 1 else ''} "
+            f"{self.title}: {delta:+.0f} pts pass rate over {self.pairs} paired run{'s' if self.pairs > 1 else ''} "
             f"({self.fail_to_pass} fail→pass, {self.pass_to_fail} pass→fail); "
             f"exact McNemar p = {self.p_value:.3g}: {meaning}"
         )
@@ -85,9 +111,10 @@ def overridden(records: Sequence[RunRecord]) -> set[tuple[str, int]]:
 
 
 def compare_pairs(a: str, a_runs: Outcomes, b: str, b_runs: Outcomes,
-                  left_out: Collection[tuple[str, int]] = ()) -> Paired:
+                  left_out: Collection[tuple[str, int]] = (), factor: Factor | None = None) -> Paired:
     """Pair the runs of A and B that share a (case, run index), neither of which is None; a pair in
-    ``left_out`` (see ``overridden``) is not compared but counted in ``Paired.overridden``."""
+    ``left_out`` (see ``overridden``) is not compared but counted in ``Paired.overridden``. ``factor``
+    is kept as the Paired's."""
     shared = [k for k in a_runs if k in b_runs and a_runs[k] is not None and b_runs[k] is not None]
     keys = [k for k in shared if k not in left_out]
     flips: dict[str, list[int]] = {}
@@ -104,4 +131,5 @@ def compare_pairs(a: str, a_runs: Outcomes, b: str, b_runs: Outcomes,
         p_value=mcnemar_exact(down, up),
         flips=[Flip(case, d, u) for case, (d, u) in flips.items()],
         overridden=len(shared) - len(keys),
+        factor=factor,
     )

@@ -3,10 +3,12 @@
 Arms are matched by label (``provider · prompt``); when the folders share no
 label but each has exactly one arm, those two are matched (a model or prompt
 change between the runs). Only cells (case x matched arm) that both sides ran
-are compared; the rest are listed. A case went **pass->fail** when its pass
-rate in the matched arm dropped, **fail->pass** when it rose (with one run
-each, that is its status). Runs are paired by (case, run index) for the
-McNemar test.
+are compared; the rest are listed. Runs are paired by (case, run index), as
+for the McNemar test, and **pass->fail** and **fail->pass** always count such
+pairs of runs: a case is listed under pass->fail with how many of its paired
+runs passed before and failed after (and under fail->pass with the reverse; a
+case whose runs flipped both ways is under both), so the counts of the lists
+add up to the paired verdict's.
 """
 
 from __future__ import annotations
@@ -22,13 +24,16 @@ from runner.scoring.paired import Paired, compare_pairs, outcomes
 
 @dataclass(frozen=True)
 class CaseChange:
-    """One case in one matched arm (named as before) whose pass rate changed; rates are fractions
-    of the scored runs, None where no run was scored (such a case is never a change)."""
+    """One case in one matched arm (named as before) some of whose paired runs flipped: ``pass_to_fail``
+    of them passed before and failed after, ``fail_to_pass`` the reverse; ``before`` and ``after`` are
+    its pass rates, fractions of the scored runs, None where no run was scored."""
 
     case: str
     arm: str
     before: float | None
     after: float | None
+    pass_to_fail: int = 0
+    fail_to_pass: int = 0
 
 
 @dataclass(frozen=True)
@@ -36,8 +41,9 @@ class Regression:
     """Before against after.
 
     ``arms`` holds each matched arm of the aggregation (runner.scoring.aggregate)
-    before and after, over the shared cells; ``only_before`` / ``only_after`` list the ``case [arm]``
-    cells found on one side only.
+    before and after, over the shared cells; ``pass_to_fail`` / ``fail_to_pass`` the cells with a
+    paired run that flipped that way, in run order (their counts sum to ``paired``'s);
+    ``only_before`` / ``only_after`` list the ``case [arm]`` cells found on one side only.
     """
 
     arms: list[tuple[Arm, Arm]]
@@ -65,15 +71,18 @@ def regression(before: Sequence[RunRecord], after: Sequence[RunRecord]) -> Regre
     old = aggregate([r for key in common for r in old_cells[key]])
     new = aggregate([r for key in common for r in new_cells[key]])
     old_rates, new_rates = _rates(old, same), _rates(new, to_old)
-    changes = [CaseChange(case, arm, old_rates[(case, arm)], new_rates[(case, arm)]) for case, arm in common]
     label = (lambda case, arm: case) if len(matched) == 1 else (lambda case, arm: f"{case} [{arm}]")
+    paired = compare_pairs("before", _outcomes(old_cells, common, label), "after", _outcomes(new_cells, common, label))
+    cell_of = {label(case, arm): (case, arm) for case, arm in common}
+    changes = [CaseChange(case, arm, old_rates[(case, arm)], new_rates[(case, arm)], flip.pass_to_fail, flip.fail_to_pass)
+               for flip in paired.flips for case, arm in [cell_of[flip.case]]]
     return Regression(
         arms=[(old.arm(o), new.arm(n)) for o, n in matched if o in old.labels],
-        pass_to_fail=[c for c in changes if c.before is not None and c.after is not None and c.after < c.before],
-        fail_to_pass=[c for c in changes if c.before is not None and c.after is not None and c.after > c.before],
+        pass_to_fail=[c for c in changes if c.pass_to_fail],
+        fail_to_pass=[c for c in changes if c.fail_to_pass],
         only_before=_unmatched(before, common, same),
         only_after=_unmatched(after, common, to_old),
-        paired=compare_pairs("before", _outcomes(old_cells, common, label), "after", _outcomes(new_cells, common, label)),
+        paired=paired,
     )
 
 

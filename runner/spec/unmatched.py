@@ -4,6 +4,8 @@ tags (difflib), one line each, for the ``no case selected`` message."""
 from __future__ import annotations
 
 import difflib
+import fnmatch
+import shlex
 from typing import Sequence
 
 from runner.spec.case import Case
@@ -16,8 +18,10 @@ def why_none_selected(cases: Sequence[Case], globs: Sequence[str], tags: Sequenc
     """The reasons ``select(cases, globs, tags)`` is empty, one line each; ``[]`` when it is not.
 
     A glob that matches no full id is named with what it would match as an id alone (``-c`` matches
-    ``group/id``: ``'*/GLOB'``) or the nearest full ids; a tag no case has with the tag that differs
-    only in case, or the nearest tags; filters that each match but never together, with both counts.
+    ``group/id``: ``'*/GLOB'``) or as a group (``'GLOB/*'``), else with its group part made the
+    nearest group's (``serch/*``: ``'search/*'``), else the nearest full ids and groups; a tag no case
+    has with the tag that differs only in case, or the nearest tags; filters that each match but never
+    together, with both counts.
     """
     if select(cases, globs, tags):
         return []
@@ -35,6 +39,7 @@ def why_none_selected(cases: Sequence[Case], globs: Sequence[str], tags: Sequenc
 
 def _why_glob(glob: str, cases: Sequence[Case]) -> str:
     full_ids = [case.full_id for case in cases]
+    groups = list(dict.fromkeys(case.group for case in cases))
     if "/" not in glob:
         ids = [case.full_id for case in select(cases, [f"*/{glob}"])]
         if ids:
@@ -42,13 +47,29 @@ def _why_glob(glob: str, cases: Sequence[Case]) -> str:
             more = f" (and {len(ids) - _NAMED} more)" if len(ids) > _NAMED else ""
             return (f"-c {glob} is matched against group/id, not the id alone"
                     f" (did you mean {named}{more}, or -c '*/{glob}' for every group?)")
-        hint = _hint(_close(glob, {case.id: case.full_id for case in cases}))
+        if any(fnmatch.fnmatchcase(group, glob) for group in groups):
+            return f"-c {glob} is matched against group/id, not the group alone ({_hint([f'{glob}/*'])})"
+        near = {case.id: case.full_id for case in cases} | {group: f"{group}/*" for group in groups}
+        hint = _hint(_close(glob, near))
         return f"-c {glob} is matched against group/id, and no case's id matches it either ({hint})"
-    return f"-c {glob} matches no case's group/id ({_hint(_close(glob, dict(zip(full_ids, full_ids))))})"
+    close = _regrouped(glob, groups, cases) or _close(glob, dict(zip(full_ids, full_ids)))
+    return f"-c {glob} matches no case's group/id ({_hint(close)})"
+
+
+def _regrouped(glob: str, groups: list[str], cases: Sequence[Case]) -> list[str]:
+    """``glob`` with its group part, which names no group, replaced by the nearest groups' names,
+    those that select a case: ``serch/*`` gives ``search/*``."""
+    group, rest = glob.split("/", 1)
+    if any(fnmatch.fnmatchcase(name, group) for name in groups):
+        return []
+    near = _close(group, dict(zip(groups, groups)))
+    return [f"{name}/{rest}" for name in near if select(cases, [f"{name}/{rest}"])]
 
 
 def _hint(close: list[str]) -> str:
-    return f"did you mean {' or '.join(f'-c {c}' for c in close)}?" if close else "'tooltrial list' shows them"
+    """The did-you-mean of ``close`` globs or ids, each as a shell takes it (``-c 'search/*'``)."""
+    named = " or ".join(f"-c {shlex.quote(c)}" for c in close)
+    return f"did you mean {named}?" if close else "'tooltrial list' shows them"
 
 
 def _why_tag(tag: str, cases: Sequence[Case]) -> str:

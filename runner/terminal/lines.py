@@ -145,13 +145,15 @@ def _short(path: Path, cwd: Path) -> str:
 _CASES_NAMED = 10  # cases the interruption's line names; report.json's ``unfinished`` lists every run
 
 
-def print_interrupted(console: Console, left: Sequence[tuple[str, str, str, int]], folder: Path, finished: int) -> None:
-    """Say which runs did not finish (naming the first ``_CASES_NAMED`` of their cases) and how to run just those."""
+def print_interrupted(console: Console, left: Sequence[tuple[str, str, str, int]], folder: Path, finished: int,
+                      again: str | None = None) -> None:
+    """Say which runs did not finish (naming the first ``_CASES_NAMED`` of their cases) and how to run just those:
+    ``again``, the command line that resumes from ``folder``, else ``tooltrial run`` with the same arguments."""
     named = list(dict.fromkeys(case for case, _, _, _ in left))
     more = f" and {len(named) - _CASES_NAMED} more" if len(named) > _CASES_NAMED else ""
     cases = ", ".join(named[:_CASES_NAMED]) + more
     console.print(shown(f"interrupted: {plural(len(left), 'run')} did not finish (cases: {cases})"))
     if finished:
-        console.print(shown(f"to run just those: tooltrial run <the same arguments> --resume {folder}"))
+        console.print(shown(f"to run just those: {again or f'tooltrial run <the same arguments> --resume {folder}'}"))
     else:
         console.print(Text("no run finished: run the same command again"))

@@ -148,7 +148,9 @@ def print_failed_gates(console: Console, gates: Sequence[Gate]) -> None:
 
 
 def print_regression(console: Console, regression: Regression, before: str, after: str) -> None:
-    """Per matched arm a before/after/change table, then the cases that flipped, then the paired verdict."""
+    """Per matched arm a before/after/change table, then the paired runs that went pass→fail and fail→pass
+    (``pass→fail: 3 runs in 2 cases``, then each case with its count and pass rates), the cells one side
+    only ran, then the paired verdict, whose flip counts are the same runs'."""
     console.print(shown(f"before: {before}\nafter:  {after}"))
     for old, new in regression.arms:
         k = _top_k([old, new])
@@ -168,14 +170,23 @@ def print_regression(console: Console, regression: Regression, before: str, afte
             table.add_row(label, show(a), show(b), _change(a, b, show))
         console.print()
         console.print(table)
-    for title, changes in (("pass→fail", regression.pass_to_fail), ("fail→pass", regression.fail_to_pass)):
-        console.print(shown(f"{title}: {len(changes) or 'none'}", style="bold"))
+    for title, key, changes in (("pass→fail", "pass_to_fail", regression.pass_to_fail),
+                                ("fail→pass", "fail_to_pass", regression.fail_to_pass)):
+        runs = sum(getattr(change, key) for change in changes)
+        counted = f"{_many(runs, 'run')} in {_many(len(changes), 'case')}" if changes else "none"
+        console.print(shown(f"{title}: {counted}", style="bold"))
         for change in changes:
-            console.print(shown(f"  {change.case} [{change.arm}]: {_pct(change.before)} → {_pct(change.after)}"))
+            console.print(shown(f"  {change.case} [{change.arm}]: {_many(getattr(change, key), 'run')}, "
+                                f"pass rate {_pct(change.before)} → {_pct(change.after)}"))
     for side, cells in (("only before", regression.only_before), ("only after", regression.only_after)):
         if cells:
-            console.print(shown(f"{side} ({len(cells)}, not compared): {', '.join(cells)}", style="dim"))
+            console.print(shown(f"{side} ({_many(len(cells), 'case')}, not compared): {', '.join(cells)}", style="dim"))
     console.print(shown(regression.paired.verdict))
+
+
+def _many(count: int, noun: str) -> str:
+    """``1 run``, ``2 runs``."""
+    return f"{count} {noun}{'' if count == 1 else 's'}"
 
 
 def _change(before: Number, after: Number, show: Callable[[Number], str]) -> str:
@@ -188,12 +199,15 @@ def _change(before: Number, after: Number, show: Callable[[Number], str]) -> str
 
 def print_statistics(console: Console, model: Aggregate, gates: Sequence[Gate]) -> None:
     """What follows the run lines: the per-case table when any case ran more than once, the comparison
-    when there are several arms, the paired verdict for two, and the gates that failed where a gate
-    is more than "every run passes" (several runs or a threshold below 1)."""
+    when there are several arms, then each paired analysis (runner.scoring.pairs: with more than two
+    arms, each two that differ in one dimension, a blank line before each), and the gates that failed
+    where a gate is more than "every run passes" (several runs or a threshold below 1)."""
     if any(c.figures.runs > 1 for c in model.cells):
         print_cells(console, model)
     if len(model.arms) > 1:
         print_comparison(console, model)
-    if model.paired is not None:
-        print_paired(console, model.paired)
+    for paired in model.comparisons:
+        if len(model.comparisons) > 1:  # a blank line tells each comparison's flipped cases from the last verdict
+            console.print()
+        print_paired(console, paired)
     print_failed_gates(console, [g for g in gates if g.runs > 1 or g.threshold < 1])

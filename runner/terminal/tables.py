@@ -172,7 +172,7 @@ def usage_line(overall: Figures) -> str:
 
     ``tokens: P prompt (K cached) + C completion (R reasoning) = T total, cost $X; N requests reported
     no usage`` is the agents' (each bracket and the last part only when not zero; ``none reported``
-    when no agent reported tokens); ``; judges: N tokens, $Y`` follows when some judge
+    when no agent reported tokens; ``?`` for a count no run reported); ``; judges: N tokens, $Y`` follows when some judge
     reported usage, each of its parts only when known. Cost is USD.
     """
     agent, judges = _agent_usage(overall), _judge_usage(overall)
@@ -188,12 +188,17 @@ def _agent_usage(f: Figures) -> str:
         return ""
     cached = f" ({f.cached_tokens_total:,} cached)" if f.cached_tokens_total else ""
     reasoning = f" ({f.reasoning_tokens_total:,} reasoning)" if f.reasoning_tokens_total else ""
-    text = f"{prompt or 0:,} prompt{cached} + {completion or 0:,} completion{reasoning} = {tokens or 0:,} total"
+    text = f"{_known(prompt)} prompt{cached} + {_known(completion)} completion{reasoning} = {_known(tokens)} total"
     text += f", cost ${f.cost_total:.4f}" if f.cost_total is not None else ""
     if f.unreported_requests:
         n = f.unreported_requests
         text += f"; {n} request{'' if n == 1 else 's'} reported no usage"
     return text
+
+
+def _known(tokens: int | None) -> str:
+    """A token count with thousands separators, ``?`` when no run reported it."""
+    return "?" if tokens is None else f"{tokens:,}"
 
 
 def _judge_usage(f: Figures) -> str:

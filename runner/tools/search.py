@@ -23,6 +23,7 @@ from typing import Any, Iterator
 
 import regex
 
+from runner.patterns import quoted
 from runner.tools.base import Tool, ToolContext, ToolError
 from runner.tools.files import (
     is_binary,
@@ -163,7 +164,7 @@ def _grep(arguments: dict[str, Any], context: ToolContext) -> str:
     try:
         pattern = regex.compile(arguments["pattern"])
     except regex.error as e:
-        raise ToolError(f"invalid regex {arguments['pattern']!r}: {e}") from e
+        raise ToolError(f"invalid regex {quoted(arguments['pattern'])}: {e}") from e
     deadline = time.monotonic() + GREP_TIMEOUT
     if context.deadline is not None:
         deadline = min(deadline, context.deadline)

@@ -37,6 +37,7 @@
       else node.appendChild(document.createTextNode(String(child)));
     }
   }
+  function many(n, noun) { return n + " " + noun + (n === 1 ? "" : "s"); }
   function pct(x) { return x === null || x === undefined ? "n/a" : (100 * x).toFixed(1) + "%"; }
   function num(x, digits) {
     if (x === null || x === undefined) return "n/a";
@@ -74,12 +75,23 @@
             num(f.tokens_total), num(f.tokens_per_pass, 0), usd(f.cost_total), usd(f.cost_per_pass), secs(f.duration_mean)];
   }
   var FIGURE_HEAD = ["", "runs", "passed", "failed", "errored", "pass rate", "95% interval", "outcome", "process",
-                     "calls/run", "tokens", "tokens/pass", "cost", "cost/pass", "duration/run"];
+                     "calls / run", "tokens", "tokens / pass", "cost", "cost / pass", "duration / run"];
 
+  /* Counts over every run: redundant tool calls, cut-off final replies, cached prompt tokens, and the
+     response cache's hits and misses when some run used it. */
+  function countsLine(s) {
+    var o = s.overall;
+    var parts = ["redundant tool calls: " + o.redundant_total,
+                 "final replies truncated at the output limit: " + o.truncated_replies + " of " + many(o.runs, "run"),
+                 "cached prompt tokens: " + num(o.cached_tokens_total)];
+    if (s.cache) parts.push("response cache: " + many(s.cache.hits, "hit") + ", " + s.cache.misses + (s.cache.misses === 1 ? " miss" : " misses"));
+    return parts.join("; ");
+  }
   function summarySection() {
     var s = summary, o = s.overall, node = section("summary", "Summary");
     append(node, el("p", {class: "overall"}, o.runs + " runs: " + o.passed + " passed, " + o.failed + " failed, " +
       o.errored + " errored; pass rate " + pct(o.pass_rate) + " (95% Wilson interval " + interval(o) + ")"));
+    append(node, el("p", {class: "counts"}, countsLine(s)));
     if (s.unfinished) append(node, el("p", {class: "warn"}, s.unfinished.length + " runs left unfinished by an interruption"));
     append(node, el("h3", null, "Per arm"));
     append(node, table(FIGURE_HEAD.map(function (h, i) { return i ? h : "arm"; }),
@@ -192,7 +204,8 @@
   }
   function comparisonSection() {
     var node = section("comparison", "Paired comparison");
-    append(node, el("p", {class: "note"}, "Runs paired by case and run index, infrastructure errors left out; exact McNemar test on the pairs that disagree."));
+    append(node, el("p", {class: "note"}, "Runs paired by case and run index, infrastructure errors left out; exact McNemar test on the pairs that disagree." +
+      (summary.comparisons.length > 1 ? " Each comparison is of two arms that differ in one thing: the prompts within each provider, the providers within each prompt." : "")));
     summary.comparisons.forEach(function (p) { append(node, pairedBlock(p)); });
     return node;
   }
@@ -201,11 +214,14 @@
     append(node, el("p", null, "before: " + r.before), el("p", null, "after: " + r.after));
     append(node, table(["arm before", "arm after", "pass rate before", "pass rate after", "runs before", "runs after"],
       r.arms.map(function (a) { return [a.before.arm, a.after.arm, pct(a.before.pass_rate), pct(a.after.pass_rate), a.before.runs, a.after.runs]; }), "regression-arms"));
-    function changes(title, list, cls) {
-      return [el("h3", null, title + " (" + list.length + ")"), list.length ?
-        table(["case", "arm", "before", "after"], list.map(function (c) { return [c.case, c.arm, pct(c.before), pct(c.after)]; }), cls) : el("p", null, "none")];
+    function changes(title, list, key, cls) {  // paired runs that flipped, as the verdict counts them, and their cases
+      var count = list.reduce(function (n, c) { return n + c[key]; }, 0);
+      return [el("h3", null, title + ": " + (list.length ? many(count, "run") + " in " + many(list.length, "case") : "none")), list.length ?
+        table(["case", "arm", "runs", "pass rate before", "pass rate after"],
+              list.map(function (c) { return [c.case, c.arm, c[key], pct(c.before), pct(c.after)]; }), cls) : null];
     }
-    append(node, changes("pass\u2192fail", r.pass_to_fail, "pass-to-fail"), changes("fail\u2192pass", r.fail_to_pass, "fail-to-pass"));
+    append(node, changes("pass\u2192fail", r.pass_to_fail, "pass_to_fail", "pass-to-fail"),
+           changes("fail\u2192pass", r.fail_to_pass, "fail_to_pass", "fail-to-pass"));
     if (r.only_before.length) append(node, el("p", null, "only before: " + r.only_before.join(", ")));
     if (r.only_after.length) append(node, el("p", null, "only after: " + r.only_after.join(", ")));
     append(node, pairedBlock(r.paired));
@@ -237,7 +253,7 @@
       options("failure", distinct(function (r) { return r.failure || "none"; })));
     append(node, filters, el("p", {id: "runs-count"}),
       el("div", {class: "scroll"}, el("table", {id: "run-list"}, el("thead", null, el("tr", null,
-        ["#", "case", "arm", "run", "status", "failure", "duration", "calls", "tokens"].map(function (h) { return el("th", null, h); }))),
+        ["#", "case", "arm", "run", "status", "failure", "outcome", "process", "calls", "duration", "tokens"].map(function (h) { return el("th", null, h); }))),
         el("tbody"))),
       el("button", {id: "more-runs", type: "button", onclick: function () { showMore(); }}, "show more runs"),
       el("section", {id: "transcript", "aria-live": "polite"}));
@@ -265,13 +281,27 @@
       " runs" + (state.list.length < runs.length ? " (" + runs.length + " in all)" : "");
     document.getElementById("more-runs").hidden = end >= state.list.length;
   }
+  /* How a step that did not run is counted in the calls column, by its status (runner.run.agent.Step). */
+  var NOT_RUN = {refused: "refused", invalid: "invalid", truncated: "cut off", no_result: "no result"};
+  /* "3 (1 refused, 2 cut off)": the calls whose tool ran, then the attempts that did not, by kind. */
+  function callsCell(r) {
+    var ran = 0, apart = {}, order = [];
+    r.trace.forEach(function (s) {
+      if (s.status === "executed" || s.status === "recovered") { ran += 1; return; }
+      var kind = NOT_RUN[s.status] || s.status;
+      if (!apart[kind]) { apart[kind] = 0; order.push(kind); }
+      apart[kind] += 1;
+    });
+    return ran + (order.length ? " (" + order.map(function (k) { return apart[k] + " " + k; }).join(", ") + ")" : "");
+  }
   function runRow(i) {
-    var r = runs[i];
-    var link = el("a", {href: "#run-" + i, class: "run-link"}, r.case);
-    return el("tr", {class: "run " + r.status, "data-index": i, onclick: function () { location.hash = "#run-" + i; }},
+    var r = runs[i], anchor = "#run-" + (i + 1);  // numbered from 1, as the list's # and the run files are
+    var link = el("a", {href: anchor, class: "run-link"}, r.case);
+    return el("tr", {class: "run " + r.status, "data-index": i, onclick: function () { location.hash = anchor; }},
       el("td", null, i + 1), el("td", null, link), el("td", null, armOf(r)), el("td", null, r.run),
-      el("td", null, badge(r.status)), el("td", null, r.failure || ""), el("td", null, secs(r.duration)),
-      el("td", null, r.calls), el("td", null, num(r.tokens.total)));
+      el("td", null, badge(r.status)), el("td", null, r.failure || ""), el("td", null, num(r.outcome, 2)),
+      el("td", null, num(r.process, 2)), el("td", null, callsCell(r)), el("td", null, secs(r.duration)),
+      el("td", null, num(r.tokens.total)));
   }
 
   /* ---- one run's transcript, drawn when opened ---- */
@@ -359,7 +389,7 @@
     if (!r || !box) return;
     box.textContent = "";
     var facts = [["status", badge(r.status)], ["arm", armOf(r)], ["run", r.run], ["failure cause", r.failure || "none"],
-      ["duration", secs(r.duration)], ["model requests", r.requests], ["tool calls", r.calls],
+      ["duration", secs(r.duration)], ["model requests", r.requests], ["tool calls", callsCell(r)],
       ["tokens", num(r.tokens.prompt) + " in, " + num(r.tokens.completion) + " out, " + num(r.tokens.total) + " total"],
       ["cost", usd(r.cost)], ["outcome", num(r.outcome, 2)], ["process", num(r.process, 2)],
       ["sandbox", r.sandbox ? r.sandbox.mode : "n/a"]];
@@ -377,7 +407,7 @@
   }
   function route() {
     var m = /^#run-(\d+)$/.exec(location.hash);
-    if (m) openRun(Number(m[1]));
+    if (m) openRun(Number(m[1]) - 1);
   }
 
   /* ---- start: summary and plots now, runs after the first paint ---- */

@@ -1,0 +1,46 @@
+"""Which arms the paired analysis compares (runner.scoring.paired).
+
+An arm is one value of each dimension a user varies (DIMENSIONS: the ``-P`` prompt, the ``-p``
+provider). With two arms the one comparison is of those two, whatever they differ in. With more, a
+comparison is of two arms that differ in exactly one dimension, so each verdict is about one change:
+the prompts within each provider, then the providers within each prompt (2 providers x 2 prompts give
+four comparisons; three prompts give three pairs per provider). Arms differing in more than one
+dimension are not compared. Where two arms differ by prompt, the runs whose case's own ``system``
+replaced both prompts compare nothing and are left out (``Paired.overridden``).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from itertools import combinations
+from typing import Sequence
+
+from runner.scoring.paired import Factor, Paired, compare_pairs, outcomes, overridden
+from runner.scoring.summary import Scored
+
+DIMENSIONS = ("prompt", "provider")  # the order comparisons are listed in: prompts within each provider first
+
+
+def comparisons(records: Sequence[Scored]) -> list[Paired]:
+    """The paired analysis of every two arms of ``records`` the module docstring names, A the arm seen
+    first; [] with fewer than two arms. Arms are ``RunRecord.arm`` labels, taken in first-seen order."""
+    by_arm: dict[str, list[Scored]] = defaultdict(list)
+    for record in records:
+        by_arm[record.arm].append(record)
+    values = {label: {name: getattr(runs[0], name) for name in DIMENSIONS} for label, runs in by_arm.items()}
+    if len(by_arm) == 2:
+        a, b = by_arm
+        return [_compare(by_arm, a, b, None, differ_by_prompt=values[a]["prompt"] != values[b]["prompt"])]
+    found = []
+    for name in DIMENSIONS:
+        for a, b in combinations(by_arm, 2):
+            if [d for d in DIMENSIONS if values[a][d] != values[b][d]] == [name]:
+                fixed = {d: values[a][d] for d in DIMENSIONS if d != name}
+                found.append(_compare(by_arm, a, b, Factor(name, values[a][name], values[b][name], fixed),
+                                      differ_by_prompt=name == "prompt"))
+    return found
+
+
+def _compare(by_arm: dict[str, list[Scored]], a: str, b: str, factor: Factor | None, differ_by_prompt: bool) -> Paired:
+    own = overridden([*by_arm[a], *by_arm[b]]) if differ_by_prompt else set()
+    return compare_pairs(a, outcomes(by_arm[a]), b, outcomes(by_arm[b]), own, factor)
