@@ -5,10 +5,11 @@ Each line is the median wall-clock milliseconds of ``bash -c true`` run ``count`
 tries interleaved (one of each in turn) so that a busy machine weighs on all of them alike:
 
 - bare: the programs alone, through ``subprocess.run`` (no capture loop, no environment built):
-  ``bash``; ``prlimit`` + ``setpriv --pdeathsig`` + ``bash`` (the limits and the death signal);
-  the whole command line of plain mode (those, then ``unshare`` into a PID namespace with its own
-  ``/proc`` and ``setpriv`` dropping every capability); ``bwrap`` + ``bash``; the whole command line
-  of bwrap mode (``prlimit`` in front, seccomp left out);
+  ``bash``; ``prlimit`` + ``bash`` (the limits); the start-up guard + ``prlimit`` + ``bash`` (the
+  death with tooltrial: ``setpriv --pdeathsig``, ``unshare`` into a PID namespace, the ``sh`` check;
+  runner.sandbox.guard); the whole command line of plain mode (those, then ``unshare`` into a PID
+  namespace with its own ``/proc`` and ``setpriv`` dropping every capability); ``bwrap`` + ``bash``;
+  the whole command line of bwrap mode (the guard and ``prlimit`` in front, seccomp left out);
 - ``Sandbox.run``: tooltrial's own, in plain mode and under bwrap (its seccomp filter included), with
   the CPU time of this process per command beside it.
 
@@ -20,6 +21,7 @@ tooltrial's own share; the rest is the programs each mode needs for what it guar
 
 from __future__ import annotations
 
+import os
 import statistics
 import subprocess
 import sys
@@ -31,6 +33,7 @@ from typing import Callable
 from runner.sandbox.bwrap import bwrap_argv, host_view, probe
 from runner.sandbox.command import Sandbox, scrubbed_env
 from runner.sandbox.confine import limited, namespace_prefix
+from runner.sandbox.guard import guard_prefix, guarded
 
 _TIMEOUT = 60.0  # seconds: each command's timeout, which sets its CPU limit
 
@@ -46,18 +49,24 @@ def _ways(workspace: Path) -> dict[str, Callable[[], None]]:
     """Each way of starting ``bash -c true`` measured, by its label (the bwrap ones where bwrap works)."""
     env = scrubbed_env(workspace)
     bash = ["bash", "-c", "true"]
+    guard = guard_prefix()[0]
+
+    def whole(argv: list[str]) -> list[str]:  # as Sandbox.run starts it
+        return guarded(limited(argv, _TIMEOUT), guard, os.getpid())
+
     ways = {"bare bash": _bare(bash, workspace, env),
-            "bare prlimit + setpriv + bash": _bare(limited(bash, _TIMEOUT, False), workspace, env)}
+            "bare prlimit + bash": _bare(limited(bash, _TIMEOUT), workspace, env),
+            "bare guard + prlimit + bash": _bare(whole(bash), workspace, env)}
     namespace = namespace_prefix()[0]
     if namespace is not None:
-        ways["bare plain mode's command line"] = _bare(limited([*namespace, *bash], _TIMEOUT, False), workspace, env)
+        ways["bare plain mode's command line"] = _bare(whole([*namespace, *bash]), workspace, env)
     plain = Sandbox("none")
     ways["Sandbox.run, plain mode"] = lambda: plain.run("true", workspace, env, _TIMEOUT)
     binary, hardened, _ = probe()
     if binary is not None:
         confine = bwrap_argv(binary, workspace, workspace, False, host_view(env["PATH"], ()), None, hardened)
         ways["bare bwrap + bash"] = _bare([*confine, *bash], workspace, env)
-        ways["bare bwrap mode's command line"] = _bare(limited([*confine, *bash], _TIMEOUT, True), workspace, env)
+        ways["bare bwrap mode's command line"] = _bare(whole([*confine, *bash]), workspace, env)
         confined = Sandbox("bwrap", binary, (), hardened)
         ways["Sandbox.run, bwrap"] = lambda: confined.run("true", workspace, env, _TIMEOUT)
     return ways

@@ -5,7 +5,7 @@ Exit codes (DESIGN.md "CLI"): 0 all passed, 1 the agent failed some case,
 results folder or report file that could not be written), 3 tooltrial's own internal
 error, 4 bad usage / config / case file (a fixture that cannot be copied too), 5 no
 case selected, 6 infrastructure broke runs (provider or judge unreachable, setup
-failed). Which wins when runs break for several reasons: runner.scoring.gates.
+failed, the machine out of processes). Which wins when runs break for several reasons: runner.scoring.gates.
 """
 
 from __future__ import annotations
@@ -98,6 +98,14 @@ class CaseFileWarning(CaseFileError):
 
 class ConfigError(UserError):
     """A project config file (tooltrial.yml) or CLI option that is invalid."""
+
+
+class MachineBusy(UserError):
+    """The machine refused a process or a thread again and again (``Resource temporarily unavailable``,
+    ``Cannot allocate memory``: out of processes or memory), so tooltrial could not find out or do what it
+    needed: an infrastructure failure (exit 6), never read as what the machine cannot do."""
+
+    exit_code = ExitCode.INFRASTRUCTURE
 
 
 class UserErrors(Exception):

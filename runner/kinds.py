@@ -35,7 +35,7 @@ class ErrorKind(StrEnum):
     """What made a run an ERROR (``RunRecord.error_kind``), or a check one that could not be made
     (``CheckResult.error_kind``)."""
 
-    SETUP = "setup"  # a setup command failed or timed out
+    SETUP = "setup"  # a setup command failed or timed out, or a setup or agent command names a file the sandbox hides
     WORKSPACE = "workspace"  # the case's fixture or files could not be put into the workspace
     TEMPLATE = "template"  # a prompt template did not render
     TURN_LIMIT = "turn_limit"  # more model requests than expect.max_turns
@@ -60,6 +60,7 @@ class ErrorKind(StrEnum):
     MALFORMED_CALL = "malformed_call"  # the provider kept rejecting the model's call as malformed (Gemini)
     AGENT_FAILED = "agent_failed"  # an external agent program exited non-zero or passed its own timeout
     WORKER_LOST = "worker_lost"  # the Ray worker or node running the run went away (run --executor ray)
+    START_FAILED = "start_failed"  # a command or thread the run needed could not be started (the machine, the sandbox)
     INTERNAL = "internal"  # a bug in tooltrial
 
     @property

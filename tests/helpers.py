@@ -22,6 +22,7 @@ import pytest
 from runner.cli import main
 from runner.sandbox.bwrap import host_view
 from runner.sandbox.confine import namespace_prefix
+from runner.sandbox.guard import guard_prefix
 from runner.spec.case import Case
 from runner.spec.expect import expect_of, turn_expect_of
 
@@ -205,6 +206,7 @@ def as_nobody(fn: Callable[[], T], home: Path) -> T:
                 os.setuid(NOBODY)
             os.environ["HOME"] = str(home)
             namespace_prefix.cache_clear()  # probed for root: probe again as nobody
+            guard_prefix.cache_clear()
             host_view.cache_clear()
             outcome: tuple[bool, Any] = (True, fn())
         except BaseException:

@@ -182,9 +182,11 @@ def test_read_messages_keeps_a_tool_result_before_the_text_of_its_message() -> N
                                 {"role": "user", "content": "and now?"}]
 
 
-def test_a_body_length_that_does_not_read_is_refused() -> None:
+def test_a_body_length_that_does_not_read_is_refused_and_recorded() -> None:
     with Endpoint(_Replies()) as endpoint, socket.create_connection(("127.0.0.1", endpoint.port), timeout=10) as raw:
-        raw.sendall(b"POST /v1/messages HTTP/1.1\r\nHost: x\r\nContent-Length: lots\r\n\r\n")
+        raw.sendall(b"POST /v1/messages HTTP/1.1\r\nHost: x\r\nContent-Length: lots\r\nx-api-key: "
+                    + endpoint.token.encode() + b"\r\n\r\n")
         answer = raw.recv(4096).decode()
-    assert answer.startswith("HTTP/1.1 413 ")
-    assert endpoint.exchanges == []
+    assert answer.startswith("HTTP/1.1 400 ")
+    assert [(e.status, e.error) for e in endpoint.exchanges] == [
+        (400, "tooltrial's endpoint could not read the request: its Content-Length 'lots' is not a number of bytes")]

@@ -12,13 +12,8 @@ import pytest
 
 from runner.errors import UserError
 from runner.sandbox.bwrap import HostView, bwrap_argv, host_view, probe
-from runner.sandbox.command import (
-    CommandResult,
-    Confinement,
-    Sandbox,
-    choose_sandbox,
-    scrubbed_env,
-)
+from runner.sandbox.choose import choose_sandbox
+from runner.sandbox.command import CommandResult, Confinement, Sandbox, scrubbed_env
 from tests.sandboxes import BWRAP, make_sandbox, needs_bwrap
 
 
@@ -106,7 +101,7 @@ def test_probe_names_a_missing_binary() -> None:
 def test_auto_falls_back_to_a_plain_process_with_one_warning(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.setattr("runner.sandbox.command.probe", lambda: (None, False, "bwrap not found on PATH"))
+    monkeypatch.setattr("runner.sandbox.choose.bubblewrap", lambda: (None, False, "bwrap not found on PATH"))
     chosen = choose_sandbox("auto")
     assert (chosen.mode, chosen.confinement.note) == ("none", "bubblewrap unavailable: bwrap not found on PATH")
     assert capsys.readouterr().err == (
@@ -154,8 +149,8 @@ def test_the_programs_on_path_come_back_from_hidden_folders(tmp_path: Path) -> N
 def test_without_libseccomp_the_sandbox_says_host_sockets_are_reachable(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.setattr("runner.sandbox.command.socket_filter", lambda: (None, "libseccomp unavailable (not found)"))
-    monkeypatch.setattr("runner.sandbox.command.probe", lambda: ("/usr/bin/bwrap", True, ""))
+    monkeypatch.setattr("runner.sandbox.machine.socket_filter", lambda: (None, "libseccomp unavailable (not found)"))
+    monkeypatch.setattr("runner.sandbox.choose.bubblewrap", lambda: ("/usr/bin/bwrap", True, ""))
     sandbox = choose_sandbox("auto")
     assert sandbox.confinement == Confinement("bwrap", True, "commands can reach the host's Unix sockets: libseccomp unavailable (not found)")
     assert capsys.readouterr().err == "warning: commands can reach the host's Unix sockets: libseccomp unavailable (not found)\n"

@@ -3,7 +3,10 @@ loopback OpenAI fake, counting the requests that reached it."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import sqlite3
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +16,8 @@ from hypothesis import strategies as st
 
 from runner.errors import ExitCode
 from runner.providers.base import Completion, ToolCall, Usage
-from runner.providers.cache import WORKSPACE, completion_dict, completion_from, request_key
+from runner.providers.cache import WORKSPACE, request_key
+from runner.providers.cacheentry import decode, encode, quoted
 from tests.fake_servers import OpenAIServer, Received, Reply, error_reply, openai_reply
 from tests.fake_wire import openai_stream
 from tests.helpers import run_cli
@@ -99,6 +103,30 @@ def test_a_second_pass_replays_every_reply_and_sends_nothing(tmp_path: Path) -> 
     assert f"response cache {tmp_path / 'cache'}: 3 hits (55 tokens not spent again), 0 misses" in second.stderr
 
 
+TRACED = """\
+- id: read
+  files: {a.txt: "hello there\\n"}
+  tools: [read_file]
+  turns: [Read a.txt and say what it holds.]
+  expect: {response_contains: [hello], trace: {must_include: [read_file], minimal_calls: 1}}
+  script:
+    - tool_calls: [{name: read_file, arguments: {path: a.txt}}]
+    - content: It says hello.
+"""
+
+
+def test_a_fully_cached_run_scores_process_as_the_live_and_scripted_runs_do(tmp_path: Path) -> None:
+    cases, _ = suite(tmp_path, cases=TRACED)
+    scripted = run_cli("run", str(cases), "-p", "scripted", "--output", "json", "--results", str(tmp_path / "s"))
+    with OpenAIServer(responder=answer) as server:
+        _, live, sent1 = run(tmp_path, server, "one", cases=TRACED)
+        _, cached, sent2 = run(tmp_path, server, "two", cases=TRACED)
+    (by_script,), (sent,), (replayed,) = json.loads(scripted.stdout)["runs"], live["runs"], cached["runs"]
+    assert (sent1, sent2, sent["requests"], replayed["requests"]) == (2, 0, 2, 0)
+    assert [r["process"] for r in (by_script, sent, replayed)] == [1.0, 1.0, 1.0]
+    assert [r["status"] for r in (by_script, sent, replayed)] == ["pass", "pass", "pass"]
+
+
 def test_each_of_three_runs_is_its_own_draw_and_replays_as_itself(tmp_path: Path) -> None:
     draws = iter(range(1, 100))
     with OpenAIServer(responder=lambda received: openai_reply(f"hi, draw {next(draws)}")) as server:
@@ -180,8 +208,8 @@ def test_cache_commands_refuse_a_folder_that_holds_no_cache(tmp_path: Path) -> N
     (tmp_path / "broken" / "cache.db").write_text("not SQLite\n")
     broken = run_cli("cache", "info", str(tmp_path / "broken"))
     assert (broken.returncode, broken.stderr) == (ExitCode.USAGE, (
-        f"error: response cache {tmp_path / 'broken'}: {tmp_path / 'broken' / 'cache.db'} is not a cache database "
-        "(file is not a database) (remove the folder, or give another)\n"))
+        f"error: response cache {tmp_path / 'broken'}: cache.db is not a cache database "
+        "(file is not a database) (delete the folder, or give another)\n"))
     a_file = run_cli("cache", "clear", str(tmp_path / "broken" / "cache.db"))
     assert a_file.stderr == (f"error: response cache {tmp_path / 'broken' / 'cache.db'}: it is a file, not a folder "
                              "(give the cache's folder: run --cache DIR makes it)\n")
@@ -194,19 +222,17 @@ def test_cache_commands_refuse_a_folder_that_holds_no_cache(tmp_path: Path) -> N
 
 
 def test_a_corrupt_entry_is_a_miss_with_a_warning_and_is_replaced(tmp_path: Path) -> None:
-    import diskcache
-
     with OpenAIServer(responder=answer) as server:
         run(tmp_path, server, "one", "-c", "*/say")
-        with diskcache.Cache(str(tmp_path / "cache")) as raw:
-            (key,) = list(raw)
-            raw.set(key, '{"format": 1, "content": ')
+        with closing(sqlite3.connect(tmp_path / "cache" / "cache.db")) as raw, raw:
+            (key,) = [k for (k,) in raw.execute("SELECT key FROM replies")]
+            raw.execute("UPDATE replies SET reply = ?", ('{"format": 1, "content": ',))
         done, second, sent2 = run(tmp_path, server, "two", "-c", "*/say")
         _, third, sent3 = run(tmp_path, server, "three", "-c", "*/say")
     (record,) = second["runs"]
     assert (done.returncode, record["status"], sent2, sent3) == (0, "pass", 1, 0)
-    assert record["warnings"] == [f"response cache {tmp_path / 'cache'}: entry {key[:12]} is corrupt (Expecting value: "
-                                  "line 1 column 26 (char 25)); asked the model instead"]
+    assert record["warnings"] == [f"response cache {tmp_path / 'cache'}: entry {key[:12]} is corrupt (not JSON "
+                                  "text, from line 1 column 26); asked the model instead"]
     assert third["runs"][0]["cache"]["hits"] == 1
 
 
@@ -245,10 +271,8 @@ def test_a_reply_kept_in_one_workspace_reads_back_in_another(content: str, argum
     call = ToolCall("call_1", "read_file", {"path": f"{workspace}/{argument}"}, raw_arguments=None)
     kept = Completion(f"{content} in {workspace}", (call,), "tool_calls", Usage(3, 4, 7), latency=1.5,
                       message={"role": "assistant", "content": content}, ttft=0.2, streamed=True, cache="miss")
-    text = json.dumps(completion_dict(kept), ensure_ascii=False)
-    quoted = json.dumps(workspace, ensure_ascii=False)[1:-1]
-    moved = completion_from(json.loads(text.replace(quoted, WORKSPACE).replace(
-        WORKSPACE, json.dumps(elsewhere, ensure_ascii=False)[1:-1])))
+    placeholder = WORKSPACE.encode()
+    moved = decode(encode(kept).replace(quoted(workspace), placeholder).replace(placeholder, quoted(elsewhere)))
     assert moved.content == f"{content} in {workspace}".replace(workspace, elsewhere)
     assert moved.tool_calls[0].arguments == {"path": f"{elsewhere}/{argument}".replace(workspace, elsewhere)}
     assert (moved.usage, moved.ttft, moved.streamed, moved.latency, moved.cache) == (Usage(3, 4, 7), 0.2, True, 0.0, None)
@@ -270,3 +294,84 @@ def test_an_open_cache_pickles_as_its_folder_for_worker_processes(tmp_path: Path
     again = pickle.loads(pickle.dumps(cache))
     assert again.lookup("k" * 64, "/elsewhere") == (reply, None)
     assert again.info().entries == 1
+
+
+def test_the_kept_shape_names_every_field_of_a_reply() -> None:
+    from runner.providers.cacheentry import CALL, REPLY, USAGE
+
+    def fields(kind: type) -> set[str]:
+        return {f.name for f in dataclasses.fields(kind)}
+
+    assert set(REPLY) == fields(Completion) - {"latency", "attempts", "cache"} | {"format"}  # these are one request's
+    assert (set(USAGE), set(CALL)) == (fields(Usage), fields(ToolCall))
+
+
+def test_past_its_limit_the_file_drops_the_oldest_replies(tmp_path: Path) -> None:
+    from runner.providers.cachefile import CacheFile
+
+    file = CacheFile.open(tmp_path, create=True, limit=256 * 1024)
+    for number in range(400):
+        file.put(f"{number:064x}", "x" * 2000)
+    assert 40 < file.count() < 70  # 256 KiB of 4 KiB pages, one reply each
+    assert file.get(f"{399:064x}") == ("text", b"x" * 2000) and file.get(f"{0:064x}") is None
+    file.close()
+
+
+def keep_replies(folder: Path, first: int) -> None:
+    """Store replies ``first`` to ``first + 39`` in the cache in ``folder`` (run in another process or thread)."""
+    from runner.providers.cache import open_cache
+
+    cache = open_cache(folder, create=False)
+    for number in range(first, first + 40):
+        assert cache.store(f"{number:064x}", Completion(f"reply {number}"), "/w") is None
+    cache.close()
+
+
+def test_processes_and_threads_share_one_folder(tmp_path: Path) -> None:
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
+
+    from runner.providers.cache import open_cache
+
+    folder = tmp_path / "cache"
+    open_cache(folder, create=True).close()
+    with ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("spawn")) as processes, \
+            ThreadPoolExecutor(2) as threads:
+        done = [*processes.map(keep_replies, [folder] * 2, [0, 40]), *threads.map(keep_replies, [folder] * 2, [80, 120])]
+    cache = open_cache(folder, create=False)
+    assert len(done) == 4 and cache.info().entries == 160
+    assert [cache.lookup(f"{n:064x}", "/v")[0].content for n in range(160)] == [f"reply {n}" for n in range(160)]
+    cache.close()
+
+
+HONEST = {"format": 1, "content": "hi", "finish_reason": "stop", "message": None, "reasoning": None, "ttft": None,
+          "streamed": False, "native_finish_reason": None, "usage": None, "tool_calls": []}
+USED = {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2, "cost": None, "reasoning_tokens": None,
+        "cached_tokens": None, "cache_write_tokens": None}
+CALLED = {"id": "c", "name": "bash", "arguments": {"command": "ls"}, "error": None, "raw_arguments": None}
+
+
+@pytest.mark.parametrize("entry, why", [
+    ({"format": 1, "content": "hi"}, "no field finish_reason"),
+    ({**HONEST, "format": 2}, "not a kept reply of format 1"),
+    (["format", 1], "not a kept reply of format 1"),
+    ({**HONEST, "format": 1.0}, "format is not 1"),
+    ({**HONEST, "extra": 1}, "the entry has a field format 1 does not"),
+    ({**HONEST, "usage": {**USED, "prompt_tokens": "many"}}, "usage.prompt_tokens is not a whole number, 0 or more or null"),
+    ({**HONEST, "usage": {**USED, "prompt_tokens": True}}, "usage.prompt_tokens is not a whole number, 0 or more or null"),
+    ({**HONEST, "usage": {**USED, "cost": -1}}, "usage.cost is not a number, 0 or more or null"),
+    ({**HONEST, "usage": {**USED, "extra": 1}}, "usage has a field format 1 does not"),
+    ({**HONEST, "usage": [1]}, "usage is not an object"),
+    ({**HONEST, "message": {"role": "user", "content": "hi"}}, "message is not an assistant message or null"),
+    ({**HONEST, "tool_calls": CALLED}, "tool_calls is not a list"),
+    ({**HONEST, "tool_calls": ["bash"]}, "tool_calls[0] is not an object"),
+    ({**HONEST, "tool_calls": [{**CALLED, "arguments": "rm -rf /"}]}, "tool_calls[0].arguments is not an object or null"),
+    ({**HONEST, "tool_calls": [{**CALLED, "id": None}]}, "tool_calls[0].id is not text"),
+    ({**HONEST, "streamed": 1}, "streamed is not true or false"),
+    ({**HONEST, "ttft": "soon"}, "ttft is not a number, 0 or more or null"),
+])
+def test_an_entry_of_the_wrong_shape_does_not_read_back(entry: Any, why: str) -> None:
+    assert decode(json.dumps({**HONEST, "usage": USED, "tool_calls": [CALLED]}).encode()).tool_calls[0].name == "bash"
+    with pytest.raises(ValueError) as refused:
+        decode(json.dumps(entry).encode())
+    assert str(refused.value) == why

@@ -17,6 +17,7 @@ import io
 import json
 import re
 import shlex
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -142,14 +143,16 @@ def _patch(path: Path, diff: str) -> None:
 
 
 def _workdir(tmp_path: Path) -> Path:
-    """A folder like the checkout's top, where a page's commands run: the bundled cases copied (pages add their
-    own), the fixtures, prompts and schemas linked."""
+    """A folder like the checkout's top, where a page's commands run: the bundled cases and fixtures copied
+    (pages add their own; a fixtures folder beside the cases may not link out of its project), the prompts
+    and schemas linked."""
     work = tmp_path / "work"
     work.mkdir()
     (work / "cases").mkdir()
     for case_file in BUNDLED_FILES:
         (work / "cases" / case_file.name).write_bytes(case_file.read_bytes())
-    for name in ("fixtures", "prompts", "schemas"):
+    shutil.copytree(ROOT / "fixtures", work / "fixtures", symlinks=True)
+    for name in ("prompts", "schemas"):
         (work / name).symlink_to(ROOT / name, target_is_directory=True)
     return work
 

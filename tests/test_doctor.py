@@ -1,27 +1,32 @@
 """``tooltrial doctor``: each provider's key, endpoint and native tool calls, checked against loopback fakes:
-one that answers and calls tools, one that refuses connections, one that only writes text, one that writes its
-call as text, and an Ollama without the model."""
+one that answers and calls tools, one that refuses connections, one that only writes text (on this machine:
+maybe a llama.cpp server that dropped the tools), one that writes its call as text, and an Ollama without the
+model; and the sandbox runs will use, with what it checked."""
 
 from __future__ import annotations
 
 import json
+import os
 import socket
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from runner.providers.probe import FAIL, OK, SKIPPED, Server, _key
+from runner.providers.probe import FAIL, OK, SKIPPED, Server, _key, _local_openai
 from runner.providers.settings import ModelSettings
 
 from tests.fake_servers import OllamaServer, OpenAIServer, Reply, openai_reply
 from tests.helpers import run_cli
+from tests.sandboxes import BWRAP, BWRAP_HARDENED
 
 pytestmark = pytest.mark.usefixtures("litellm_loaded")
 
 MODELS = Reply({"object": "list", "data": [{"id": "fake", "object": "model"}]})
 TAGS = Reply({"models": [{"name": "llama3:latest"}, {"name": "qwen3:latest"}]})
 PONG = openai_reply(tool_calls=[("ping", {"word": "pong"})])
+LLAMA_CPP_CAUSE = ("a llama.cpp server ignores the tools unless started with --jinja and a chat template that supports "
+                   "tools (docs/providers.md)")
 
 
 class Listing(OpenAIServer):
@@ -84,9 +89,10 @@ def test_doctor_tells_a_working_provider_from_a_dead_one_and_one_without_tool_ca
     assert by_name["down"][1:] == [
         ("endpoint", FAIL, f"http://127.0.0.1:{port}/v1/models does not answer (connection refused)"),
         ("tools", SKIPPED, "the endpoint check failed")]
-    assert by_name["textonly"][2] == ("tools", FAIL, "replied without calling the tool: 'I would ping, but I cannot call tools.'")
-    assert by_name["astext"][2] == ("tools", FAIL, "wrote the call as text, not as a tool call: "
-                                                   "set recover_text_calls: true on its alias to run such calls")
+    assert by_name["textonly"][2] == ("tools", FAIL, "replied without calling the tool: "  # on this machine: llama.cpp?
+                                                     f"'I would ping, but I cannot call tools.'; {LLAMA_CPP_CAUSE}")
+    assert by_name["astext"][2] == ("tools", FAIL, "wrote the call as text, not as a tool call: set "
+                                                   f"recover_text_calls: true on its alias to run such calls; {LLAMA_CPP_CAUSE}")
     assert chats == [(2, ["ping"])] * 3  # one request each, for the JSON and the text run: tried once, one tool
     assert "down (openai/fake)" in table and f"FAIL http://127.0.0.1:{port}/v1/models does not answer" in table
     assert table.splitlines()[-1] == "2 of 5 providers ready; not ready: down, textonly, astext"
@@ -150,4 +156,67 @@ def test_the_key_check(settings: ModelSettings, server: Server | None, environ: 
 def test_scripted_alone_is_ready() -> None:
     done = run_cli("doctor", "-p", "scripted")
     assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[-1] == "1 of 1 provider ready"
+
+
+def test_a_local_server_that_answers_in_plain_text_is_told_the_llama_cpp_cause(tmp_path: Path) -> None:
+    with Listing() as local:
+        local.push(*[openai_reply("Pong! How can I help you today?")] * 2)  # the JSON run's, the table's
+        code, table, found = _doctor(tmp_path, {"llama": f"{{model: openai/smollm2, api_base: '{local.api_base}'}}"},
+                                     "-p", "llama", "--call")
+        sent = local.chats[0].body
+    assert code == 6 and "a llama.cpp server ignores the tools unless started with --jinja" in table
+    assert _found(found[0])[2] == (
+        "tools", FAIL, "replied without calling the tool: 'Pong! How can I help you today?'; a llama.cpp server "
+                       "ignores the tools unless started with --jinja and a chat template that supports tools "
+                       "(docs/providers.md)")
+    assert [t["function"]["name"] for t in sent["tools"]] == ["ping"]  # the tools were sent: the server dropped them
+
+
+@pytest.mark.parametrize(("settings", "local"), [
+    (ModelSettings("openai/smollm2", api_base="http://127.0.0.1:8080/v1"), True),
+    (ModelSettings("openai/smollm2", api_base="http://localhost:8080/v1"), True),
+    (ModelSettings("openai/smollm2", api_base="http://[::1]:8080/v1"), True),
+    (ModelSettings("openai/gpt-4o"), False),  # OpenAI itself
+    (ModelSettings("openai/x", api_base="https://llm.example.com/v1"), False),
+    (ModelSettings("ollama/qwen3", api_base="http://127.0.0.1:11434"), False),  # Ollama's own API carries the tools
+    (ModelSettings("hosted_vllm/x", api_base="http://127.0.0.1:8000/v1"), False),
+])
+def test_the_llama_cpp_cause_is_named_only_for_a_local_openai_compatible_server(settings: ModelSettings,
+                                                                                 local: bool) -> None:
+    assert _local_openai(settings) is local
+
+
+@pytest.mark.skipif(BWRAP is None or not BWRAP_HARDENED, reason="bubblewrap with user namespaces does not work here")
+def test_doctor_says_the_sandbox_runs_use_and_what_it_checked() -> None:
+    done = run_cli("doctor", "-p", "scripted", env={"PATH": f"{os.path.dirname(BWRAP or '')}:/usr/bin:/bin"})
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[:6] == [
+        "sandbox: runs use bwrap (bubblewrap works here)",
+        f"  bwrap            ok {BWRAP} runs `true` confined",
+        "  user namespaces  ok allowed; commands cannot make their own (bwrap --disable-userns)",
+        "  seccomp filter   ok loads: commands cannot open Unix sockets",
+        "  PATH             ok every folder on it can be searched",
+        ""]
+
+
+def test_doctor_says_what_the_sandbox_lacks_and_that_runs_go_on_unconfined(tmp_path: Path,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    unshare = tmp_path / "unshare"  # as where user namespaces are turned off
+    unshare.write_text("#!/bin/sh\necho 'unshare: unshare failed: Operation not permitted' >&2\nexit 1\n")
+    unshare.chmod(0o755)
+    monkeypatch.setattr("runner.sandbox.diagnose.bubblewrap", lambda: (None, False, "bwrap not found on PATH"))
+    monkeypatch.setattr("runner.sandbox.diagnose.socket_filter", lambda: (None, "libseccomp unavailable (not found)"))
+    monkeypatch.setattr("runner.sandbox.diagnose.closed_entries", lambda path: ["/root/.cargo/bin"])
+    monkeypatch.setattr("runner.sandbox.diagnose.shutil.which", {"unshare": str(unshare)}.get)
+    done = run_cli("doctor", "-p", "scripted")
+    needed = "; bubblewrap needs them to run as a user other than root" if os.geteuid() != 0 else ""
+    assert done.returncode == 0, done.stderr  # runs go on: the sandbox is no provider's readiness
+    assert done.stdout.splitlines()[:6] == [
+        "sandbox: runs use none (bubblewrap unavailable: bwrap not found on PATH; commands run unconfined)",
+        "  bwrap            no not found on PATH: install bubblewrap (apt-get install bubblewrap)",
+        f"  user namespaces  no not allowed (unshare: unshare failed: Operation not permitted){needed}",
+        "  seccomp filter   no libseccomp unavailable (not found): commands can reach the host's Unix sockets",
+        "  PATH             no /root/.cargo/bin cannot be read by this user: commands run without it",
+        ""]
     assert done.stdout.splitlines()[-1] == "1 of 1 provider ready"

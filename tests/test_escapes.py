@@ -254,14 +254,17 @@ def test_a_machine_without_pid_namespaces_is_said_loudly_and_recorded(
     (fake / "unshare").chmod(0o755)
     monkeypatch.setenv("PATH", f"{fake}:{os.environ['PATH']}")
     from runner.sandbox.confine import namespace_prefix
+    from runner.sandbox.guard import guard_prefix
 
     namespace_prefix.cache_clear()
+    guard_prefix.cache_clear()
     token = secrets.token_hex(4)
     try:
         record = run_attack(tmp_path, [command.replace("TOKEN", token) for command in _STRAYS], "none")
         left = {_command_line(pid).split()[0].rsplit("-", 1)[1] for pid in processes_with(f"tooltrial-stray-{token}")}
     finally:
         namespace_prefix.cache_clear()
+        guard_prefix.cache_clear()
         for pid in processes_with(f"tooltrial-stray-{token}"):
             os.kill(pid, 9)
     assert left <= {"setsid", "setsidf"}  # the process-group kill takes the rest; a new session may escape it

@@ -21,7 +21,7 @@ from pathlib import Path
 from tests.helpers import ROOT
 
 RUNNER = ROOT / "runner"
-SHARED = {"errors", "kinds", "names", "patterns", "resources", "sums", "text"}  # modules at runner/ every stage may call
+SHARED = {"errors", "kinds", "names", "patterns", "redact", "resources", "sums", "text"}  # modules at runner/ every stage may call
 PACKAGES = ("spec", "sandbox", "providers", "tools", "agents", "checks", "scoring", "terminal", "output", "run", "cli")
 MAY_CALL = {  # package -> the other packages whose behaviour it may call
     "spec": set(),

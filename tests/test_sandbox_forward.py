@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 from runner.sandbox import forward
 from runner.sandbox.command import Sandbox, scrubbed_env
+from runner.sandbox.started import CommandNotStarted
 from tests.sandboxes import MODES, make_sandbox, needs_bwrap, processes_with
 
 MIB = 2**20
@@ -326,8 +327,10 @@ def test_a_helper_that_cannot_start_fails_the_command_and_leaves_nothing_waiting
     tmp_path: Path, server: _HttpServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(forward, "PYTHON", "/nonexistent/python3")
-    code, output = _run(make_sandbox("bwrap"), tmp_path, "touch ran", forward=server.port)
-    assert (code, output) == (1, "bwrap: execvp /nonexistent/python3: No such file or directory\n")
+    with pytest.raises(CommandNotStarted) as failed:  # bubblewrap did not start it: its run's start_failed error
+        _run(make_sandbox("bwrap"), tmp_path, "touch ran", forward=server.port)
+    assert str(failed.value) == ("the sandbox did not start the command: "
+                                 "bwrap: execvp /nonexistent/python3: No such file or directory")
     assert not (tmp_path / "ran").exists() and not _forward_threads() and server.requests == []
 
 

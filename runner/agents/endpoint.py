@@ -5,8 +5,9 @@ turn limit, runner.providers.limits) and records every one.
 
 One server per run, on a port the OS picks: it starts in about a millisecond, and a run's requests
 need no routing. litellm's proxy was not used: it needs the ``proxy`` extra (FastAPI, uvicorn and more)
-and seconds to start, for what is here one small handler. Requests are answered one at a time, in
-the order they come (the scripted provider's replies are in order).
+and seconds to start, for what is here one small handler (runner.agents.handler: the HTTP, and the
+bounds a request is held to before its body is read). Requests are answered one at a time, in the
+order they come (the scripted provider's replies are in order).
 """
 
 from __future__ import annotations
@@ -14,27 +15,25 @@ from __future__ import annotations
 import hmac
 import json
 import secrets
-import sys
 import threading
 import time
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable, Iterable
 
 from runner.agents.chat import chat_error, chat_reply, chat_stream, read_chat
+from runner.agents.handler import Handler, Server
 from runner.agents.messages import messages_error, messages_reply, messages_stream, read_messages
-from runner.agents.wire import WireError, WireRequest, text_of
+from runner.agents.wire import WireError, WireRequest, parse_body, text_of
 from runner.kinds import ErrorKind, StopReason
 from runner.providers.base import Completion, OutOfTime, Provider, ProviderError, ToolCall
 from runner.providers.limits import TurnLimitExceeded
 from runner.run.events import CallDone, Event, RequestDone
 
-BODY_LIMIT = 32 * 1024 * 1024  # bytes of one request body
 _STATUS = {ErrorKind.RATE_LIMIT: 429, ErrorKind.QUOTA_EXHAUSTED: 429, ErrorKind.AUTH: 401, ErrorKind.BAD_REQUEST: 400,
            ErrorKind.CONTEXT_OVERFLOW: 400, ErrorKind.SERVER_ERROR: 500, ErrorKind.PROVIDER_TIMEOUT: 504,
            ErrorKind.TIMEOUT: 504, ErrorKind.CONNECTION: 502, ErrorKind.MALFORMED_RESPONSE: 502}
 UNSERVED_KEPT = 5  # requests to unserved routes named in the run's warning
-_ROUTES = {"/v1/chat/completions": "chat", "/chat/completions": "chat", "/v1/messages": "messages"}
+_UNREADABLE = "tooltrial's endpoint could not read the request: "  # how the error of a request it could not read starts
 
 
 @dataclass(frozen=True)
@@ -44,7 +43,7 @@ class Exchange:
     Attributes:
         turn: the 0-based case turn (agent invocation) it came in.
         api: ``chat`` or ``messages``; status: the HTTP status answered.
-        request: what was read from it, None when its body could not be read.
+        request: what was read from it, None when its body could not be read (or was not: runner.agents.handler).
         completion: the provider's reply, None when none was given (refused, failed).
         error: the message of an answer that was an error, else None.
         started: when it came, epoch seconds; duration: seconds to answer it.
@@ -67,7 +66,8 @@ class Endpoint:
     ``turn`` is set by the caller before each agent invocation. ``stopped`` (the given event, else
     one of its own) is set once a request ends the run (turn limit, provider failure): ``stop`` and
     ``stop_message`` say why; every later request gets the same error. ``refused``: requests turned away for a missing or wrong key (401);
-    ``unserved``: ``METHOD /path`` of each request to a route it does not serve (404), the first few.
+    ``unserved``: ``METHOD /path`` of each request to a route it does not serve (404), the first few. A request
+    with the key to a route it serves is an Exchange whatever its body, one it could not read too (400, 411, 413).
     ``tell``, when given (``run --live``), is told each request answered and each call whose result the
     agent sent back (runner.run.events), in the thread that serves the request.
     """
@@ -84,15 +84,15 @@ class Endpoint:
         self.stop_message: str | None = None
         self.stopped = stopped if stopped is not None else threading.Event()
         self._lock = threading.Lock()
-        self._server: ThreadingHTTPServer | None = None
+        self._server: Server | None = None
         self._status = 400
         self._tell = tell
         self._pending: dict[str, tuple[ToolCall, float]] = {}  # call id -> (ToolCall, when its reply went), untold
         self._answered = 0
 
     def __enter__(self) -> Endpoint:
-        server = _Server(("127.0.0.1", 0), _Handler)
-        server.endpoint = self  # type: ignore[attr-defined]  # what _Handler answers with
+        server = Server(("127.0.0.1", 0), Handler)
+        server.endpoint = self  # type: ignore[attr-defined]  # what Handler answers with
         self._server = server
         threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True,
                          name="tooltrial-endpoint").start()
@@ -128,13 +128,13 @@ class Endpoint:
         request = completion = None
         with self._lock:
             try:
-                request = (read_chat if api == "chat" else read_messages)(json.loads(body or b"null"))
+                request = (read_chat if api == "chat" else read_messages)(parse_body(body))
                 self._tell_results(request)
                 if self.stop is not None:
                     raise _Refused(self._status, self.stop_message or self.stop)
                 completion = self._complete(request)
-            except (ValueError, WireError) as e:  # JSONDecodeError is a ValueError
-                status, error = 400, f"tooltrial's endpoint could not read the request: {e}"
+            except (ValueError, WireError) as e:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
+                status, error = 400, f"{_UNREADABLE}{e}"
             except _Refused as e:
                 status, error = e.status, str(e)
             else:
@@ -143,9 +143,7 @@ class Endpoint:
             self.exchanges.append(Exchange(self.turn, api, status, request, completion, error, started,
                                            time.monotonic() - clock))
         if completion is None:
-            text = error or ""
-            error_body = chat_error(status, "tooltrial", text) if api == "chat" else messages_error(status, text)
-            return status, [json.dumps(error_body).encode()], False
+            return status, [_error_body(api, status, error or "")], False
         reply_id = f"{'chatcmpl-' if api == 'chat' else 'msg_'}tooltrial{len(self.exchanges)}"
         model = (request.model or self.model) if request is not None else self.model
         if request is not None and request.stream:
@@ -205,81 +203,21 @@ class Endpoint:
         with self._lock:
             self.refused += 1
 
+    def refuse_unread(self, api: str, status: int, why: str) -> bytes:
+        """Record a request of format ``api`` answered ``status`` before its body was read (runner.agents.handler:
+        its length missing, unreadable or too large), ``why`` its reason; return the error body it gets."""
+        error = f"{_UNREADABLE}{why}"
+        with self._lock:
+            self.exchanges.append(Exchange(self.turn, api, status, None, None, error, time.time(), 0.0))
+        return _error_body(api, status, error)
+
+
+def _error_body(api: str, status: int, text: str) -> bytes:
+    """The JSON error body of format ``api`` (``chat``: OpenAI's, ``messages``: Anthropic's)."""
+    return json.dumps(chat_error(status, "tooltrial", text) if api == "chat" else messages_error(status, text)).encode()
+
 
 class _Refused(Exception):
     def __init__(self, status: int, message: str) -> None:
         super().__init__(message)
         self.status = status
-
-
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        """Quiet for an agent that went away mid-answer (killed at its timeout): its connection is gone."""
-        if not isinstance(sys.exc_info()[1], ConnectionError):
-            super().handle_error(request, client_address)
-
-
-class _Handler(BaseHTTPRequestHandler):
-    """HTTP for one Endpoint (``server.endpoint``)."""
-
-    protocol_version = "HTTP/1.1"
-    disable_nagle_algorithm = True  # headers and body go in two writes: Nagle's wait would add ~40 ms a reply
-
-    def do_GET(self) -> None:  # noqa: N802 (http.server's name)
-        endpoint: Endpoint = self.server.endpoint  # type: ignore[attr-defined]
-        if not endpoint.authorized(self.headers):
-            return self._refuse(endpoint)
-        if self.path.split("?")[0] not in ("/v1/models", "/models"):
-            return self._not_found(endpoint, "GET")
-        model = {"id": endpoint.model, "object": "model", "type": "model", "created": 0, "owned_by": "tooltrial",
-                 "display_name": endpoint.model, "created_at": "1970-01-01T00:00:00Z"}
-        self._send(200, [json.dumps({"object": "list", "data": [model], "has_more": False}).encode()])
-
-    def do_POST(self) -> None:  # noqa: N802
-        endpoint: Endpoint = self.server.endpoint  # type: ignore[attr-defined]
-        length = self.headers.get("content-length") or "0"
-        if not length.isdigit() or int(length) > BODY_LIMIT:
-            self.close_connection = True
-            return self._send(413, [b'{"error": {"message": "request body too large or its length unreadable", '
-                                    b'"type": "too_large"}}'])
-        body = self.rfile.read(int(length))
-        if not endpoint.authorized(self.headers):
-            return self._refuse(endpoint)
-        api = _ROUTES.get(self.path.split("?")[0])
-        if api is None:
-            return self._not_found(endpoint, "POST")
-        status, chunks, stream = endpoint.answer(api, body)
-        self._send(status, chunks, stream)
-
-    def _not_found(self, endpoint: Endpoint, method: str) -> None:
-        endpoint.not_served(method, self.path)
-        self._send(404, [b'{"error": {"message": "not found: tooltrial serves POST /v1/chat/completions, POST '
-                         b'/v1/messages and GET /v1/models", "type": "not_found"}}'])
-
-    def _refuse(self, endpoint: Endpoint) -> None:
-        endpoint.refuse()
-        self._send(401, [b'{"type": "error", "error": {"type": "authentication_error", "message": '
-                         b'"invalid API key: use the key tooltrial gives in OPENAI_API_KEY / ANTHROPIC_API_KEY"}}'])
-
-    def _send(self, status: int, chunks: Iterable[bytes], stream: bool = False) -> None:
-        self.send_response(status)
-        if stream:
-            self.send_header("Content-Type", "text/event-stream")
-            self.send_header("Cache-Control", "no-cache")
-            self.send_header("Connection", "close")
-            self.close_connection = True
-            self.end_headers()
-            for chunk in chunks:
-                self.wfile.write(chunk)
-                self.wfile.flush()
-            return
-        data = b"".join(chunks)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 (http.server's signature)
-        """Quiet: every request is on the run's record instead."""

@@ -16,7 +16,7 @@ from runner.agents.wire import WireError, WireRequest, body_object, text_of
 from runner.providers.base import Completion
 
 _STOPS = {"tool_calls": "tool_use", "length": "max_tokens", "stop": "end_turn", "content_filter": "refusal"}
-_ERROR_TYPES = {400: "invalid_request_error", 401: "authentication_error", 403: "permission_error",
+_ERROR_TYPES = {400: "invalid_request_error", 401: "authentication_error", 403: "permission_error", 411: "invalid_request_error",
                 404: "not_found_error", 413: "request_too_large", 429: "rate_limit_error", 529: "overloaded_error"}
 
 

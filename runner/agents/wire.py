@@ -7,12 +7,43 @@ Both formats are read into the OpenAI chat-completions shapes that every provide
 
 from __future__ import annotations
 
+import json
+import re
 from dataclasses import dataclass, field
+from itertools import accumulate
 from typing import Any
+
+NESTING_LIMIT = 100  # levels of arrays and objects a request body may nest; a chat request needs about 10
 
 
 class WireError(Exception):
     """A request body the endpoint cannot read: answered 400 with this message."""
+
+
+def parse_body(body: bytes) -> Any:
+    """The JSON of a request body (an empty one is null). Raises WireError for arrays and objects nested
+    deeper than NESTING_LIMIT, and ValueError for a body that is not JSON text (UTF-8, -16 or -32)."""
+    text = body.decode(json.detect_encoding(body), "surrogatepass")
+    try:
+        data = json.loads(text or "null")
+    except RecursionError:  # far deeper than the limit: Python's json stops at its recursion limit
+        raise WireError(_TOO_DEEP) from None
+    if text.count("[") + text.count("{") > NESTING_LIMIT and _depth(text) > NESTING_LIMIT:
+        raise WireError(_TOO_DEEP)
+    return data
+
+
+_TOO_DEEP = f"its JSON nests arrays and objects more than {NESTING_LIMIT} levels deep"
+_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)  # one JSON string, in text that is JSON
+_NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
+_STEP = [1 if b in b"[{" else -1 if b in b"]}" else 0 for b in range(256)]
+
+
+def _depth(text: str) -> int:
+    """How deep the arrays and objects of ``text``, valid JSON, nest: its strings left out (outside them
+    JSON is ASCII), the deepest count of brackets opened and not yet closed."""
+    brackets = _STRING.sub("", text).encode("ascii").translate(None, _NOT_BRACKETS)
+    return max(accumulate(map(_STEP.__getitem__, brackets)), default=0)
 
 
 @dataclass(frozen=True)

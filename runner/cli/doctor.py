@@ -2,7 +2,8 @@
 its model making native tool calls (runner.providers.probe), as a table, before a suite finds out the
 slow way. Each name is first checked as ``run`` checks it: one ``run`` refuses is a usage error (exit 4)
 with ``run``'s message, a key ``run`` finds unset a failing row. Exit 0 when every check that ran
-passed, 6 (infrastructure) when one failed."""
+passed, 6 (infrastructure) when one failed. Above the table, the sandbox runs will use and its checks
+(runner.sandbox.diagnose); they do not change the exit code: without bubblewrap runs go on, unconfined."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from runner.names import SCRIPTED, provider_form
 from runner.providers.precheck import KEY_HINT, precheck
 from runner.providers.probe import FAIL, OK, Diagnosis, as_dict, diagnose
 from runner.providers.registry import resolve_provider
+from runner.sandbox.diagnose import SandboxReport, diagnose_sandbox
 from runner.spec.config import Config, load_config
 from runner.terminal.console import make_console, shown
 from runner.text import plural
@@ -28,7 +30,7 @@ _MARKS = {OK: "ok", FAIL: "FAIL"}
 
 def add(sub: argparse._SubParsersAction) -> None:
     """The ``doctor`` subcommand's parser."""
-    doctor = sub.add_parser("doctor", help="check each provider's key, server and tool calls")
+    doctor = sub.add_parser("doctor", help="check the sandbox, and each provider's key, server and tool calls")
     doctor.add_argument("-p", "--provider", action="append", default=[],
                         help="check this provider (repeatable; default: scripted and every alias in tooltrial.yml)")
     doctor.add_argument("--config", metavar="FILE", help="project config (default: ./tooltrial.yml if it exists)")
@@ -53,6 +55,7 @@ def command(args: argparse.Namespace) -> int:
     if args.output == "json":
         print(json.dumps([as_dict(d) for d in found], indent=2))
     else:
+        _print_sandbox(diagnose_sandbox())
         _print_table(found)
     return ExitCode.OK if all(d.ok for d in found) else ExitCode.INFRASTRUCTURE
 
@@ -78,6 +81,17 @@ def _refused(name: str, config: Config, environ: dict[str, str], verbose: bool) 
 def _defaults(config: Config) -> list[str]:
     """The config's ``default_provider`` and ``judge``, where set (an alias among them is checked once)."""
     return [name for name in (config.default_provider, config.judge) if name]
+
+
+def _print_sandbox(report: SandboxReport) -> None:
+    """``sandbox: runs use MODE (why)``, then one line per check, and a blank line."""
+    console = make_console()
+    console.print(shown(f"sandbox: runs use {report.mode} ({report.why})"))
+    width = max(len(check.name) for check in report.checks) + 2
+    for check in report.checks:
+        mark, style = {True: ("ok", "green"), False: ("no", "bold red")}.get(check.ok, ("-", "dim"))
+        console.print(shown(f"  {check.name.ljust(width)}"), shown(f"{mark} {check.detail}", style), sep="")
+    console.print()
 
 
 def _print_table(found: list[Diagnosis]) -> None:

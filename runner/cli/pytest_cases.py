@@ -12,6 +12,7 @@ duration are the item's ``user_properties`` (``--junitxml`` writes them as prope
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
@@ -23,13 +24,14 @@ from runner.cli.pytest_plugin import SUITE
 from runner.errors import UserError, UserErrors
 from runner.providers.breaker import Breaker
 from runner.providers.registry import resolve_provider
+from runner.redact import Secrets
 from runner.run.engine import preflight, require_scripts
 from runner.run.execute import execute
 from runner.run.options import Arm, RunOptions, make_arms
 from runner.run.simuser import resolve_users
 from runner.run.prompts import load_prompts
 from runner.run.record import ERROR, PASS, RunRecord
-from runner.sandbox.command import choose_sandbox
+from runner.sandbox.choose import choose_sandbox
 from runner.spec.case import Case
 from runner.spec.casefile import read_file
 from runner.spec.config import Config, load_config
@@ -115,7 +117,8 @@ class CaseRun(pytest.Item):
         suite = self.config.stash[SUITE]
         judges = resolve_judges([self.case], suite.config.judge, lambda name: resolve_provider(name, suite.config))
         users = resolve_users([self.case], lambda name: resolve_provider(name, suite.config))
-        options = RunOptions(suite.options.sandbox, judges=judges, users=users)
+        options = RunOptions(suite.options.sandbox, judges=judges, users=users,
+                             secrets=Secrets.known(os.environ, suite.config.key_variables))
         record = execute(self.case, self.arm, options, self.index + 1, suite.breakers[self.arm.provider.name])
         self.user_properties += _properties(record)
         if record.status != PASS:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shlex
 import sys
 from pathlib import Path
 from typing import Sequence
@@ -34,14 +35,16 @@ from runner.output.store import ResultsWriter
 from runner.providers.cache import open_cache
 from runner.providers.precheck import precheck
 from runner.providers.registry import ProviderSpec, resolve_provider
+from runner.redact import Secrets
 from runner.run.engine import plan_keys, preflight, require_scripts
 from runner.run.executors import AUTO_MIN_RUNS, worker_count
 from runner.run.options import DEFAULT_JOBS, RunOptions, make_arms
-from runner.run.prompts import load_prompts
+from runner.run.prompts import load_prompts, prompt_file
 from runner.run.session import run_live
 from runner.run.shard import shard_summary
 from runner.run.simuser import resolve_users
-from runner.sandbox.command import MODES, choose_sandbox
+from runner.sandbox.choose import choose_sandbox
+from runner.sandbox.command import MODES
 from runner.spec.agentspec import with_agents
 from runner.spec.case import Case
 from runner.spec.config import Config, load_config
@@ -65,7 +68,9 @@ def add(sub: argparse._SubParsersAction) -> None:
     view.add_argument("-q", "--quiet", action="store_true", help="print only the runs that did not pass, and the summary")
     run.add_argument("--agent", metavar="NAME|FILE", help="run every selected case with this external agent program "
                      "instead of the built-in loop: a name under agents: in tooltrial.yml, or a .yml file holding one")
-    run.add_argument("-P", "--prompt", action="append", default=[], metavar="FILE", help="system prompt template (repeatable, A/B)")
+    run.add_argument("-P", "--prompt", action="append", default=[], metavar="FILE",
+                     help="system prompt template: a file, or a bundled prompt's name (default, terse) from any folder "
+                     "(repeatable, A/B)")
     run.add_argument("--runs", type=runs, default=1, metavar="N", help="repeat each case N times (a case's runs: wins)")
     run.add_argument("--min-pass-rate", type=fraction, metavar="R", help="gate: each case must pass at least this fraction of its runs (default 1)")
     run.add_argument("--judge", metavar="MODEL", help="judge model for expect.judge checks that name none")
@@ -169,7 +174,7 @@ def command(args: argparse.Namespace) -> int:
     cases = [s.case for s in selected(args)]
     if not cases:
         return ExitCode.NO_CASES
-    _refuse_inputs(args, [c.source for c in cases] + [Path(p) for p in args.prompt or []])
+    _refuse_inputs(args, [c.source for c in cases] + [Path(prompt_file(p)) for p in args.prompt or []])
     config = load_config(args.config)
     cases = with_agents(cases, args.agent, config.agents, config.path)
     names = args.provider or [config.default_provider or SCRIPTED]
@@ -204,7 +209,8 @@ def command(args: argparse.Namespace) -> int:
     cache = open_cache(args.cache, create=True) if args.cache else None
     options = RunOptions(choose_sandbox(args.sandbox, hidden), keep=args.keep, timeout=args.timeout, judges=judges,
                          users=users, jobs=jobs, listener=live, shard=args.shard, cache=cache,
-                         executor=args.executor, workers=args.workers, ray_address=ray_address, ray_env=ray_env)
+                         executor=args.executor, workers=args.workers, ray_address=ray_address, ray_env=ray_env,
+                         secrets=Secrets.known(os.environ, config.key_variables))
     printer = RunPrinter(console, len(arms) > 1, repeated, args.quiet)
     earlier = read_results(args.resume).records if args.resume else []
     writer, started = ResultsWriter(results), utc_now()
@@ -234,7 +240,8 @@ def command(args: argparse.Namespace) -> int:
         notes = [*notes, f"recorded {plural(recorder.recorded, 'run')} in {recorder.cases_dir}{left_out}; "
                          f"replay {them} offline with: tooltrial run {recorder.cases_dir} -p scripted"]
     try:  # every result is written: a closed output (| head) only cuts the printing short
-        show_ending(ending, printer, as_json, notes, [done.refused] if done.refused else [])
+        show_ending(ending, printer, as_json, notes, [done.refused] if done.refused else [],
+                    again=resume_line(args.words, writer.path))
     except BrokenPipeError:
         silence_output()
     finally:
@@ -242,3 +249,17 @@ def command(args: argparse.Namespace) -> int:
     return ending.code
 
 
+def resume_line(words: Sequence[str], folder: Path) -> str:
+    """The command line that runs what a run of ``words`` (``run ...``, as typed) left unfinished:
+    ``tooltrial`` and ``words`` with ``--resume FOLDER`` in place of any ``--resume`` they hold,
+    shell-quoted to paste (``-c 'fix/*'``)."""
+    kept: list[str] = []
+    given = iter(words)
+    for word in given:
+        flag = word.split("=", 1)[0]
+        if len(flag) >= len("--resu") and "--resume".startswith(flag):  # argparse takes --resu for --resume too
+            if "=" not in word:
+                next(given, None)  # the folder it names
+        else:
+            kept.append(word)
+    return shlex.join(["tooltrial", *kept, "--resume", str(folder)])

@@ -1,21 +1,19 @@
 """Reading a results folder back (``tooltrial report``, ``--resume``): every run file and the report
-checked against their schemas and RunRecord's type hints, so a file tooltrial did not write as it
-is becomes an error naming the file and the key path, never a crash.
+checked against their schemas, and a run file against RunRecord's type hints and its numbers' ranges
+(runner.output.decode), so a file tooltrial did not write as it is becomes an error naming the file
+and the key path, never a crash.
 """
 
 from __future__ import annotations
 
-import dataclasses
-import enum
 import functools
 import json
-import types
-import typing
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
 from runner.errors import Location, UserError
+from runner.output.decode import NOUNS, Malformed, json_kind, read_json, record_from_dict
 from runner.output.store import REPORT_FILE, RUNS_DIR, SCHEMA_VERSION
 from runner.resources import bundled
 from runner.run.record import RunRecord
@@ -38,9 +36,10 @@ def read_results(folder: Path) -> Results:
     Raises UserError for a missing folder, one without run files, a file that
     is not JSON, or one written by a newer tooltrial, and one whose document
     does not have the shape ``schemas/run.schema.json`` (``report.json``:
-    ``schemas/report.schema.json``) and RunRecord's type hints say, naming the
-    file and the key path: ``runs/0001-a.json: steps[0].turn: expected an
-    integer, got a string``.
+    ``schemas/report.schema.json``) and RunRecord's type hints say, or holds a
+    number out of its range (runner.output.decode), naming the file and the key
+    path: ``runs/0001-a.json: steps[0].turn: expected an integer, got a
+    string``, ``runs/0001-a.json: outcome: must be at most 1, got 1e+30``.
     """
     folder = run_folder(Path(folder))
     files = run_files(folder)
@@ -90,7 +89,9 @@ def _load(path: Path, kind: str) -> dict[str, Any]:
     """The JSON document of a ``kind`` (``run`` or ``report``) file, checked against the schema of
     its ``schema_version`` (a version-1 report: ``schemas/report.v1.schema.json``)."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = read_json(path.read_text(encoding="utf-8"))
+    except Malformed as e:
+        raise _shape_error(path, e.where, e.what) from e
     except (OSError, ValueError, RecursionError) as e:
         raise UserError(f"cannot read {path}: {e}", hint=NOT_OURS) from e
     return checked(path, data, kind)
@@ -100,7 +101,7 @@ def checked(path: Path, data: Any, kind: str) -> dict[str, Any]:
     """``data``, the parsed JSON of the ``kind`` (``run`` or ``report``) file ``path``, checked as
     ``read_results`` checks it. Raises UserError naming the file and the key path."""
     if not isinstance(data, dict):
-        raise _shape_error(path, [], f"expected an object, got {_json_kind(data)}")
+        raise _shape_error(path, [], f"expected an object, got {json_kind(data)}")
     version = data.get("schema_version")
     if not isinstance(version, int) or version > SCHEMA_VERSION:
         raise UserError(f"{path}: schema_version {version!r} is not one this tooltrial reads (up to {SCHEMA_VERSION})")
@@ -149,33 +150,16 @@ def _validators(kind: str, part: str | None = None) -> tuple[Any, Callable[[Any]
 
 
 def _say(error: Any) -> str:
-    """One jsonschema error in words: ``expected an array, got a string``, ``missing required key 'case'``."""
+    """One jsonschema error in words: ``expected an array, got a string``, ``missing required key 'case'``,
+    ``must be at least 0, got -1`` (as runner.output.decode says a number out of its range)."""
     if error.validator == "type":
         wanted = error.validator_value if isinstance(error.validator_value, list) else [error.validator_value]
-        return f"expected {' or '.join(_NOUNS[w] for w in wanted)}, got {_json_kind(error.instance)}"
+        return f"expected {' or '.join(NOUNS[w] for w in wanted)}, got {json_kind(error.instance)}"
     if error.validator == "required":
         return f"missing required key {next(k for k in error.validator_value if k not in error.instance)!r}"
+    if error.validator in ("minimum", "maximum"):
+        return f"must be at {'least' if error.validator == 'minimum' else 'most'} {error.validator_value}, got {error.instance!r}"
     return str(error.message)
-
-
-def record_from_dict(data: dict[str, Any]) -> RunRecord:
-    """The RunRecord of a run file's document, nested records (checks, steps, tokens...) rebuilt
-    from their type hints; keys RunRecord does not have are ignored. Raises Malformed for a
-    value of another type than its hint, or a missing field that has no default.
-
-    A document without ``commands`` was written before run numbers became 1-based: its ``run`` is
-    read one up, so old and new records of a plan have the same keys (``--resume``, pairing)."""
-    if "commands" not in data and isinstance(data.get("run"), int) and not isinstance(data["run"], bool):
-        data = {**data, "run": data["run"] + 1}
-    return _converter(RunRecord)(data, [])
-
-
-class Malformed(Exception):
-    """A value of a run document that does not fit RunRecord: ``where`` (key path) and ``what``."""
-
-    def __init__(self, where: list[str | int], what: str) -> None:
-        self.where, self.what = where, what
-        super().__init__(what)
 
 
 def _record(path: Path, data: dict[str, Any]) -> RunRecord:
@@ -188,111 +172,3 @@ def _record(path: Path, data: dict[str, Any]) -> RunRecord:
 def _shape_error(path: Path, where: list[str | int], what: str) -> UserError:
     dotted = "".join(f"[{step}]" if isinstance(step, int) else f".{step}" for step in where).lstrip(".")
     return UserError(what, Location(str(path)), dotted or "(file)", NOT_OURS)
-
-
-Convert = Callable[[Any, list[str | int]], Any]  # (parsed JSON, its key path) -> the value as its hint says
-
-
-@functools.cache
-def _shape(cls: type) -> tuple[tuple[str, Any, bool], ...]:
-    """A record dataclass's fields as ``(name, type hint, required)``, found once a process
-    (``get_type_hints`` evaluates every annotation: most of the time of reading a run file back, were
-    it done each time)."""
-    hints = typing.get_type_hints(cls)
-    return tuple((f.name, hints[f.name], f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING)
-                 for f in dataclasses.fields(cls))
-
-
-@functools.cache
-def _converter(hint: Any) -> Convert:
-    """The function that turns a parsed JSON value into ``hint``'s type (dataclasses from objects, inside
-    lists, mappings and optionals too), raising Malformed at the value's key path for a value not of the
-    hinted type; made once per hint: telling the hint's kind apart (``typing.get_origin``, dataclass,
-    enum) cost more than the conversion when it was done for every value of every record (a run file
-    read back in 0.15 ms instead of 0.72). Nested hints' converters are made first (no record dataclass
-    refers to itself, which would recurse here)."""
-    origin, args = typing.get_origin(hint), typing.get_args(hint)
-    if origin in (typing.Union, types.UnionType):
-        kinds = [(_fitter(typing.get_origin(one) or one), _converter(one)) for one in args]
-        expected = f"expected {' or '.join(map(_noun, args))}"
-
-        def union(value: Any, where: list[str | int]) -> Any:
-            for fits, convert in kinds:
-                if fits(value):
-                    return convert(value, where)
-            raise Malformed(where, f"{expected}, got {_json_kind(value)}")
-        return union
-    fits, expected = _fitter(origin or hint), f"expected {_noun(hint)}"
-
-    def checked(convert: Convert) -> Convert:
-        def fitting(value: Any, where: list[str | int]) -> Any:
-            if not fits(value):
-                raise Malformed(where, f"{expected}, got {_json_kind(value)}")
-            return convert(value, where)
-        return fitting
-
-    if dataclasses.is_dataclass(hint):
-        fields = [(name, _converter(one), required) for name, one, required in _shape(hint)]  # type: ignore[arg-type]
-
-        def build(data: dict[str, Any], where: list[str | int]) -> Any:
-            for name, _, required in fields:
-                if required and name not in data:
-                    raise Malformed(where, f"missing required key {name!r}")
-            return hint(**{name: convert(data[name], [*where, name])  # type: ignore[operator]
-                           for name, convert, _ in fields if name in data})
-        return checked(build)
-    if isinstance(hint, type) and issubclass(hint, enum.StrEnum):  # runner.kinds: Status, ErrorKind...
-        members = ", ".join(repr(m.value) for m in hint)
-
-        def member(value: Any, where: list[str | int]) -> Any:
-            try:
-                return hint(value)
-            except ValueError as e:
-                raise Malformed(where, f"{value!r} is not one of {members}") from e
-        return checked(member)
-    if origin is list:
-        item_of = _converter(args[0])
-
-        def items(value: Any, where: list[str | int]) -> Any:
-            return [item_of(item, [*where, i]) for i, item in enumerate(value)]
-        return checked(items)
-    if origin is dict:
-        entry_of = _converter(args[1])
-
-        def entries(value: Any, where: list[str | int]) -> Any:
-            return {key: entry_of(item, [*where, key]) for key, item in value.items()}
-        return checked(entries)
-    return checked(lambda value, where: value)
-
-
-
-_KINDS: dict[Any, str] = {bool: "boolean", int: "integer", float: "number", str: "string", type(None): "null",
-                          list: "array", dict: "object"}
-_NOUNS = {"boolean": "a boolean", "integer": "an integer", "number": "a number", "string": "a string",
-          "null": "null", "array": "an array", "object": "an object"}
-
-
-@functools.cache
-def _fitter(kind: Any) -> Callable[[Any], bool]:
-    """Whether a value is of ``kind`` (a dataclass or a JSON type: an int is a number, a bool no integer),
-    as a test told apart once per kind."""
-    if dataclasses.is_dataclass(kind):
-        return lambda value: isinstance(value, dict)
-    if isinstance(kind, type) and issubclass(kind, enum.StrEnum):
-        return lambda value: isinstance(value, str)
-    if kind in (int, float):
-        numbers = (int, float) if kind is float else int
-        return lambda value: isinstance(value, numbers) and not isinstance(value, bool)
-    if kind in _KINDS:
-        return lambda value: isinstance(value, kind)
-    return lambda value: True
-
-
-def _noun(hint: Any) -> str:
-    kind = typing.get_origin(hint) or hint
-    return "an object" if dataclasses.is_dataclass(kind) else _NOUNS.get(_KINDS.get(kind, ""), str(hint))
-
-
-def _json_kind(value: Any) -> str:
-    """What a parsed JSON value is, in JSON's words: ``a string``, ``an array``, ``null``..."""
-    return next(_NOUNS[name] for kind, name in _KINDS.items() if _fitter(kind)(value))

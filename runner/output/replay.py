@@ -41,6 +41,7 @@ from runner.output.store import write_replace
 from runner.run.record import RunRecord
 from runner.spec.case import Case
 from runner.spec.casefile import merge_defaults
+from runner.spec.fixture import FixtureError, copy_fixture
 from runner.spec.foreign import replio
 from runner.spec.source import parse, to_plain
 
@@ -195,12 +196,16 @@ def _folded(text: str) -> FoldedScalarString:
 
 
 def _copy_fixtures(cases: Sequence[Case], target: Path) -> None:
-    """Copy each fixture folder the cases use into ``target``, once; raise UserError on a name clash."""
+    """Copy each fixture folder the cases use into ``target``, once, as the workspace does
+    (runner.spec.fixture: no symbolic link on the way followed); raise UserError on a name clash or
+    a fixture that cannot be copied."""
     chosen: dict[str, Path] = {}
+    homes: dict[str, Path] = {}
     for case in cases:
         if case.fixture is None or case.fixtures_dir is None:
             continue
         source = (case.fixtures_dir / case.fixture).resolve()
+        homes.setdefault(case.fixture, case.fixtures_dir)
         if chosen.setdefault(case.fixture, source) != source:
             raise UserError(
                 f"cannot record: two fixtures are named {case.fixture!r} ({chosen[case.fixture]} and {source})",
@@ -210,4 +215,8 @@ def _copy_fixtures(cases: Sequence[Case], target: Path) -> None:
         destination = target / name
         if destination.resolve() != source:
             shutil.rmtree(destination, ignore_errors=True)
-            shutil.copytree(source, destination, symlinks=True)
+            destination.mkdir(parents=True)
+            try:
+                copy_fixture(homes[name], name, destination)
+            except FixtureError as e:
+                raise UserError(f"cannot record: {e}") from e

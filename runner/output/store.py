@@ -32,6 +32,7 @@ from typing import Any, Callable, Iterable
 import orjson
 
 from runner.errors import UserError
+from runner.output.decode import out_of_range
 from runner.run.record import RunRecord
 
 SCHEMA_VERSION = 2
@@ -101,7 +102,8 @@ def to_json(document: Any) -> str:
 
     Encoded by orjson (the pure-Python encoder ``indent`` turns ``json`` to took 0.33 ms for a run's
     record, orjson 0.01 ms), so a float is written as its shortest decimal (``1e-05`` is ``0.00001``)
-    and a NaN or an infinity, which JSON has not, as ``null``. A lone surrogate (a byte of a file name
+    and a NaN or an infinity, which JSON has not, as ``null`` (where a record's free JSON holds one, say a
+    model's tool arguments; its own fields never do: ResultsWriter.write_run refuses them). A lone surrogate (a byte of a file name
     that is not UTF-8, as ``os.fsdecode`` holds it, or a model's ``"\\ud800"``) is written as its JSON
     escape, ``\\udcff``, which ``json.loads`` reads back exactly, and an integer beyond 64 bits in full
     (``_stood_in``). A high surrogate next to a low one is written as the character they pair to, which
@@ -201,7 +203,16 @@ class ResultsWriter:
         ``number`` is NNNN, the run's place in the plan, so the files sort in plan order
         whatever order the runs end in; None takes the number after the highest so far.
         ``data`` is ``record.to_dict()`` where the caller has made it already.
+
+        Raises ValueError, writing nothing, for a record holding a number that reading the file back would
+        refuse (runner.output.decode: out of its range, or a NaN, which the JSON would hold as null): such a
+        number is tooltrial's own bug, and the run is saved as its internal error instead
+        (runner.run.engine).
         """
+        fault = out_of_range(record)
+        if fault is not None:
+            where = "".join(f"[{step}]" if isinstance(step, int) else f".{step}" for step in fault[0]).lstrip(".")
+            raise ValueError(f"the record of {record.case} run {record.run} cannot be written: {where}: {fault[1]}")
         with self._lock:
             if number is None:
                 number = self._next + 1

@@ -1,11 +1,10 @@
 """The response cache of ``run --cache DIR``: model replies kept on disk, keyed by all that chose them.
 
-Built on diskcache (https://grantjenks.com/docs/diskcache/): one folder holding a SQLite index
-(``cache.db``) and files for large values, safe for threads and for processes sharing the folder,
-imported when a cache is opened. litellm's own cache (``litellm.caching``, itself on diskcache) is
-not used: it is switched on for the whole process (``litellm.cache``), shared by every run's thread,
-keys a request by litellm's view of its keyword arguments only (no run number), and replays a
-litellm object without the raw body tooltrial reads tokens and finish reasons from.
+Kept in one folder, ``cache.db``: SQLite of tooltrial's own schema, which threads and processes
+share (runner.providers.cachefile). litellm's own cache (``litellm.caching``) is not used: it is
+switched on for the whole process (``litellm.cache``), shared by every run's thread, keys a request
+by litellm's view of its keyword arguments only (no run number), and replays a litellm object
+without the raw body tooltrial reads tokens and finish reasons from.
 
 A request's key is the SHA-256 of canonical JSON (keys sorted) of the provider's identity (alias,
 resolved model, server, temperature, max_tokens, its other parameters, streaming; never its key), the
@@ -17,9 +16,12 @@ run, which the system prompt usually names) is written as ``<tooltrial:workspace
 the kept reply, and put back as the new run's folder on replay.
 
 Only replies are kept: a request that failed (after its retries), was cut off by the run's deadline
-or interrupted raises before anything is stored. Values are JSON text, which diskcache stores as is
-(never pickled), so a cache folder from elsewhere cannot run code; one that does not read back is a
-miss with a warning, and the fresh reply replaces it.
+or interrupted raises before anything is stored. The folder is read as data only: ``cache.db`` is
+SQLite of tooltrial's own schema (runner.providers.cachefile), a reply JSON of a declared shape
+(runner.providers.cacheentry); nothing from it is unpickled or taken as a path. An entry that does not
+read back is a miss with a warning, and the fresh reply replaces it; a ``cache.db`` that is not such
+a file (an older tooltrial's, another program's, not SQLite, corrupt) is never written and every
+request is sent, each run saying why in one warning.
 """
 
 from __future__ import annotations
@@ -32,15 +34,15 @@ import time
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 from runner.errors import UserError
-from runner.providers.base import Completion, Provider, ToolCall, Usage
+from runner.providers.base import Completion, Provider
+from runner.providers.cacheentry import FORMAT, decode, encode, quoted
+from runner.providers.cachefile import INDEX, CacheFile, Unreadable
 
-FORMAT = 1  # of a kept reply; another format reads as a miss
 WORKSPACE = "<tooltrial:workspace>"
-INDEX = "cache.db"  # diskcache's SQLite file: what makes a folder a cache
-_KEPT = ("content", "finish_reason", "message", "reasoning", "ttft", "streamed", "native_finish_reason")
+_PLACEHOLDER = WORKSPACE.encode()
 
 
 @dataclass(frozen=True)
@@ -52,61 +54,115 @@ class CacheInfo:
 
 
 class ResponseCache:
-    """A cache folder, open. Thread-safe; pickles as its folder (diskcache reopens it), so worker
-    processes may share it.
+    """A cache folder, open; or, ``file`` None, one whose ``cache.db`` is not read, ``unread`` saying
+    why (every look-up a miss with a warning). Thread-safe; pickles as its folder (a worker process
+    opens it again), so worker processes may share it.
 
     Use ``open_cache`` to make one: it turns what is wrong with the folder into a UserError.
     """
 
-    def __init__(self, folder: Path) -> None:
-        import diskcache
-
+    def __init__(self, folder: Path, file: CacheFile | None, unread: str | None = None) -> None:
         self.folder = folder
-        self._cache = diskcache.Cache(str(folder))
+        self._file = file
+        self._unread = unread
+
+    def __reduce__(self) -> tuple[Any, tuple[Path, str | None]]:
+        return _reopened, (self.folder, self._unread)
 
     def lookup(self, key: str, workspace: str) -> tuple[Completion | None, str | None]:
         """The reply kept under ``key`` with ``workspace`` put back in it, or None; and a warning
-        (one line) when an entry was there but did not read back as a reply (then also None)."""
+        (one line) when an entry was there but did not read back as a reply (then also None), or
+        the folder is not read."""
+        file = self._usable()
+        if file is None:
+            return None, self._not_read()
         try:
-            text = self._cache.get(key, retry=True)
-        except (OSError, sqlite3.Error) as e:
+            found = file.get(key)
+        except (OSError, sqlite3.OperationalError) as e:  # locked past the timeout, an I/O error: this once
             return None, f"response cache {self.folder}: could not read an entry ({e}); asked the model instead"
-        if text is None:
+        except sqlite3.DatabaseError as e:  # corrupt pages: the file is not read again
+            self._unread = f"{INDEX} is not a cache database ({e})"
+            return None, self._not_read()
+        if found is None:
             return None, None
+        kind, text = found
         try:
-            if not isinstance(text, str):
-                raise ValueError(f"a {type(text).__name__}, not JSON text")
-            return completion_from(json.loads(text.replace(WORKSPACE, _escaped(workspace)))), None
-        except (ValueError, TypeError, KeyError) as e:
+            if kind != "text" or not isinstance(text, bytes):
+                raise ValueError(f"stored as {kind}, not as JSON text")
+            return decode(text.replace(_PLACEHOLDER, quoted(workspace))), None
+        except ValueError as e:
             return None, f"response cache {self.folder}: entry {key[:12]} is corrupt ({e}); asked the model instead"
 
     def store(self, key: str, completion: Completion, workspace: str) -> str | None:
         """Keep ``completion`` under ``key``, ``workspace`` written as the placeholder; a warning
-        when the folder could not take it (the run goes on)."""
-        text = json.dumps(completion_dict(completion), ensure_ascii=False).replace(_escaped(workspace), WORKSPACE)
+        when the folder could not take it (the run goes on). A folder not read keeps nothing."""
+        file = self._usable()
+        if file is None:
+            return self._not_read()
+        text = encode(completion).replace(quoted(workspace), _PLACEHOLDER)
         try:
-            self._cache.set(key, text, retry=True)
-        except (OSError, sqlite3.Error) as e:
+            file.put(key, text.decode())
+        except (OSError, sqlite3.OperationalError) as e:
             return f"response cache {self.folder}: could not keep a reply ({e})"
+        except sqlite3.DatabaseError as e:
+            self._unread = f"{INDEX} is not a cache database ({e})"
+            return self._not_read()
         return None
 
     def info(self) -> CacheInfo:
-        """How many replies the folder keeps and its size in bytes (diskcache's ``volume``)."""
-        return CacheInfo(len(self._cache), int(self._cache.volume()))
+        """How many replies the folder keeps and its size in bytes (its file and log). Raises
+        UserError when its ``cache.db`` is not read or fails."""
+        file = self._readable()
+        try:
+            return CacheInfo(file.count(), file.size())
+        except sqlite3.Error as e:
+            raise _failed(self.folder, e) from e
 
     def clear(self) -> int:
-        """Remove every kept reply; returns how many there were."""
-        return int(self._cache.clear(retry=True))
+        """Remove every kept reply; returns how many there were. Raises UserError when its
+        ``cache.db`` is not read or fails."""
+        file = self._readable()
+        try:
+            return file.clear()
+        except sqlite3.Error as e:
+            raise _failed(self.folder, e) from e
 
     def close(self) -> None:
-        self._cache.close()
+        """Close the folder's file (when no run uses the cache any more)."""
+        if self._file is not None:
+            self._file.close()
+
+    def _usable(self) -> CacheFile | None:
+        return self._file if self._unread is None else None
+
+    def _readable(self) -> CacheFile:
+        file = self._usable()
+        if file is None:
+            raise _refused(self.folder, str(self._unread))
+        return file
+
+    def _not_read(self) -> str:
+        return (f"response cache {self.folder}: {self._unread}; asked the model instead, keeping nothing "
+                "(delete the folder to start a new cache)")
+
+
+def _reopened(folder: Path, unread: str | None) -> ResponseCache:
+    """The cache a worker process unpickles: ``folder`` opened again, or not read when it was not."""
+    if unread is None:
+        try:
+            return ResponseCache(folder, CacheFile.open(folder, create=False))
+        except Unreadable as e:
+            unread = str(e)
+    return ResponseCache(folder, None, unread)
 
 
 def open_cache(folder: Path, create: bool) -> ResponseCache:
     """The cache in ``folder``, made there first when ``create`` and the folder is new or empty.
 
     Raises UserError when ``folder`` is a file, holds other files but no cache (``create``), holds no
-    cache (not ``create``: ``cache info``, ``cache clear``), or its index is not a SQLite database.
+    cache (not ``create``: ``cache info``, ``cache clear``), cannot be opened, or (not ``create``)
+    its ``cache.db`` is not a cache this tooltrial reads; with ``create``, such a folder opens as one
+    whose every look-up is a miss with a warning.
     """
     where = f"response cache {folder}"
     if folder.exists() and not folder.is_dir():
@@ -118,12 +174,26 @@ def open_cache(folder: Path, create: bool) -> ResponseCache:
         raise UserError(f"{where}: the folder holds other files and no cache",
                         hint="give a new or empty folder, or one an earlier run --cache made")
     try:
-        return ResponseCache(folder)
-    except sqlite3.DatabaseError as e:
-        raise UserError(f"{where}: {folder / INDEX} is not a cache database ({e})",
-                        hint="remove the folder, or give another") from e
+        return ResponseCache(folder, CacheFile.open(folder, create))
+    except Unreadable as e:
+        if not create:
+            raise _refused(folder, str(e)) from e
+        return ResponseCache(folder, None, str(e))
     except OSError as e:
         raise UserError(f"{where}: cannot open it ({e.strerror or e})", hint="give a folder you can write") from e
+
+
+def _refused(folder: Path, why: str) -> UserError:
+    return UserError(f"response cache {folder}: {why}", hint="delete the folder, or give another")
+
+
+def _failed(folder: Path, error: sqlite3.Error) -> UserError:
+    """What ``cache info`` or ``cache clear`` says when SQLite fails on the folder's file: corrupt, or
+    busy (locked past the timeout) or unreadable."""
+    if isinstance(error, sqlite3.OperationalError):
+        return UserError(f"response cache {folder}: {INDEX} failed ({error})",
+                         hint="try again once no other run uses it, and check that you may write it")
+    return _refused(folder, f"{INDEX} is not a cache database ({error})")
 
 
 def request_key(identity: Mapping[str, Any], messages: list[dict[str, Any]], tools: list[dict[str, Any]],
@@ -137,29 +207,6 @@ def request_key(identity: Mapping[str, Any], messages: list[dict[str, Any]], too
     return hashlib.sha256(text.replace(_escaped(workspace), WORKSPACE).encode()).hexdigest()
 
 
-def completion_dict(completion: Completion) -> dict[str, Any]:
-    """What a cache keeps of a reply: all but its latency, tries and cache mark (they belong to one request)."""
-    kept = {name: getattr(completion, name) for name in _KEPT}
-    usage = dataclasses.asdict(completion.usage) if completion.usage is not None else None
-    return {"format": FORMAT, **kept, "message": dict(completion.message) if completion.message is not None else None,
-            "usage": usage, "tool_calls": [dataclasses.asdict(c) for c in completion.tool_calls]}
-
-
-def completion_from(data: Any) -> Completion:
-    """The reply ``completion_dict`` kept. Raises ValueError, TypeError or KeyError when ``data`` is not one."""
-    if not isinstance(data, dict) or data.get("format") != FORMAT:
-        raise ValueError(f"not a kept reply of format {FORMAT}")
-    for name, kinds in (("content", str), ("finish_reason", str), ("message", dict), ("reasoning", str),
-                        ("ttft", (int, float)), ("native_finish_reason", str), ("usage", dict), ("streamed", bool)):
-        if (data[name] is not None or name == "streamed") and not isinstance(data[name], kinds):
-            raise TypeError(f"{name} is a {type(data[name]).__name__}")
-    if not isinstance(data["tool_calls"], list) or not all(isinstance(c, dict) for c in data["tool_calls"]):
-        raise TypeError("tool_calls is not a list of objects")
-    usage = Usage(**data["usage"]) if data["usage"] is not None else None
-    return Completion(**{name: data[name] for name in _KEPT}, usage=usage,
-                      tool_calls=tuple(ToolCall(**c) for c in data["tool_calls"]))
-
-
 def _escaped(text: str) -> str:
     """``text`` as it reads inside a JSON string."""
     return json.dumps(text, ensure_ascii=False)[1:-1]
@@ -171,11 +218,13 @@ class Cached:
     run number (1-based), ``workspace`` the run's folder. Each reply is marked ``cache="hit"`` (its
     latency the look-up's, no tries: nothing was sent) or ``"miss"``; ``warnings`` collects what
     went wrong with the folder (the run goes on). ProviderError from ``provider`` passes through,
-    nothing kept."""
+    nothing kept. ``kept``, when given, makes the copy of a reply that is kept (runner.redact: one scrubbed
+    of the run's secrets); the run gets the reply as it came."""
 
     def __init__(self, provider: Provider, cache: ResponseCache, identity: Mapping[str, Any], run: int,
-                 workspace: str) -> None:
+                 workspace: str, kept: Callable[[Completion], Completion] | None = None) -> None:
         self.provider = provider
+        self.kept = kept
         self.name = provider.name
         self.cache = cache
         self.identity = identity
@@ -196,7 +245,7 @@ class Cached:
         if found is not None:
             return dataclasses.replace(found, latency=time.monotonic() - started, cache="hit")
         completion = self.provider.complete(messages, tools, deadline)
-        problem = self.cache.store(key, completion, self.workspace)
+        problem = self.cache.store(key, self.kept(completion) if self.kept else completion, self.workspace)
         if problem:
             self.warnings.append(problem)
         return dataclasses.replace(completion, cache="miss")

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import time
 import types
 from dataclasses import replace
@@ -222,11 +223,13 @@ class LiteLLMProvider:
     @staticmethod
     def _costed(usage: Usage | None, response: Any) -> Usage | None:
         """``usage`` with the USD cost litellm priced ``response`` at from its model table (it does so on
-        every response); cost stays None for a model not in the table or when the tokens are unknown."""
+        every response); cost stays None for a model not in the table, when the tokens are unknown, and for
+        a price that is no finite number of at least 0 (a run file holds no other)."""
         if usage is None or usage.prompt_tokens is None or usage.completion_tokens is None:
             return usage
         cost = (getattr(response, "_hidden_params", None) or {}).get("response_cost")
-        return replace(usage, cost=float(cost)) if isinstance(cost, (int, float)) else usage
+        known = isinstance(cost, (int, float)) and not isinstance(cost, bool) and 0 <= cost <= sys.float_info.max
+        return replace(usage, cost=float(cost)) if known else usage
 
 
 class _CutShort(Exception):

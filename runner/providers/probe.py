@@ -10,6 +10,7 @@ check is one tiny request through litellm (runner.providers.litellm), tried once
 from __future__ import annotations
 
 import json
+import os
 import socket
 import time
 import urllib.error
@@ -22,6 +23,7 @@ from runner.names import SCRIPTED
 from runner.providers.base import ProviderError
 from runner.providers.retry import RetryPolicy
 from runner.providers.settings import ModelSettings
+from runner.redact import Secrets
 
 PROBE_TIMEOUT = 2.5  # seconds for an endpoint to answer
 CALL_TIMEOUT = 60.0  # seconds for the one tool-call request (a local model may have to load first)
@@ -31,6 +33,8 @@ PING = {"type": "function", "function": {
     "parameters": {"type": "object", "properties": {"word": {"type": "string", "description": "the word to send back"}},
                    "required": ["word"]}}}
 ASK = [{"role": "user", "content": "Call the ping tool with word set to \"pong\". Reply with the tool call only."}]
+LLAMA_CPP = ("a llama.cpp server ignores the tools unless started with --jinja and a chat template that supports "
+             "tools (docs/providers.md)")  # said when a local OpenAI-compatible server answers without a tool call
 
 
 @dataclass(frozen=True)
@@ -213,22 +217,32 @@ def _pulled(model: str, body: bytes, base: str, took: str) -> Finding:
 
 
 def _tool_call(name: str, settings: ModelSettings, verbose: bool) -> Finding:
-    """One request with the ``ping`` tool, tried once: whether the reply calls it natively."""
+    """One request with the ``ping`` tool, tried once: whether the reply calls it natively. What the server
+    said (an error, the reply) is told with the keys tooltrial knows redacted (runner.redact)."""
     from runner.providers.litellm import LiteLLMProvider
     from runner.providers.textcalls import find_text_calls
 
+    secrets = Secrets.known(os.environ, [settings.api_key_env] if settings.api_key_env else [])
     once = replace(settings, retry=RetryPolicy(attempts=1), timeout=min(settings.timeout, CALL_TIMEOUT), stream=False)
     try:
         reply = LiteLLMProvider(once, name, verbose).complete(list(ASK), [PING], time.monotonic() + CALL_TIMEOUT)
     except ProviderError as e:
-        return Finding("tools", FAIL, f"the request failed: {str(e).splitlines()[0]}")
+        return Finding("tools", FAIL, f"the request failed: {secrets.redact(str(e).splitlines()[0])[0]}")
     if any(c.name == "ping" for c in reply.tool_calls):
         return Finding("tools", OK, "native tool calls")
+    cause = f"; {LLAMA_CPP}" if _local_openai(settings) else ""
     if find_text_calls(reply.content, ["ping"]):
         return Finding("tools", FAIL, "wrote the call as text, not as a tool call: "
-                                      "set recover_text_calls: true on its alias to run such calls")
-    said = " ".join((reply.content or "").split())[:80]
-    return Finding("tools", FAIL, f"replied without calling the tool{': ' + repr(said) if said else ''}")
+                                      f"set recover_text_calls: true on its alias to run such calls{cause}")
+    said = secrets.redact(" ".join((reply.content or "").split()))[0][:80]
+    return Finding("tools", FAIL, f"replied without calling the tool{': ' + repr(said) if said else ''}{cause}")
+
+
+def _local_openai(settings: ModelSettings) -> bool:
+    """Whether the model is an OpenAI-compatible server on this machine (llama.cpp's among them)."""
+    from runner.providers.litellm import is_local
+
+    return settings.model.partition("/")[0] == "openai" and is_local(settings.api_base)
 
 
 def as_dict(diagnosis: Diagnosis) -> dict[str, Any]:

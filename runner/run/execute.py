@@ -13,7 +13,7 @@ from typing import Any
 
 from runner.checks.base import CheckContext
 from runner.checks.registry import run_checks
-from runner.errors import UserError
+from runner.errors import MachineBusy, UserError
 from runner.kinds import ErrorKind, FailureCause, StopReason, UserStop
 from runner.providers.base import ProviderError
 from runner.providers.breaker import Breaker, Guarded
@@ -21,8 +21,9 @@ from runner.providers.cache import Cached
 from runner.providers.limits import TurnLimited
 from runner.providers.ratelimit import RateLimiter
 from runner.providers.scripted import script_reply
+from runner.redact import RunSecrets, Secrets
 from runner.run.agent import RunTimeout, Trajectory, run_agent
-from runner.run.events import RunRef, RunStarted
+from runner.run.events import Event, Listener, RunRef, RunStarted
 from runner.run.external import run_external
 from runner.run.options import DEFAULT_RUN_TIMEOUT, Arm, RunOptions
 from runner.run.prompts import (
@@ -42,8 +43,11 @@ from runner.run.record import (
 )
 from runner.run.requests import RequestStats, Tokens, request_stats
 from runner.run.simuser import UserSide, user_provider
+from runner.run.threads import REFUSED, refused
 from runner.run.workspace import SetupError, SnapshotStopped, Workspace, WorkspaceError
 from runner.sandbox.command import CommandResult, budget
+from runner.sandbox.started import CommandNotStarted
+from runner.sandbox.visible import HiddenFile
 from runner.scoring.metrics import fill_metrics
 from runner.spec.case import Case
 from runner.sums import known_sum
@@ -63,17 +67,30 @@ def execute(case: Case, arm: Arm, options: RunOptions, number: int = 1, breaker:
     (runner.providers.ratelimit): that wait is the record's ``rate_limited``, not part of its ``duration``.
 
     Never raises an Exception: whatever goes wrong, in the run or in tooltrial's own code
-    around it (cleanup, scoring), is on the record, a bug as error kind ``internal``.
+    around it (cleanup, scoring), is on the record, a bug as error kind ``internal``. The record, the events
+    and the replies kept in the cache are scrubbed of ``options.secrets`` and the run's endpoint key
+    (runner.redact), once scored: a warning says how many values were replaced.
     """
     record = RunRecord(case=case.full_id, provider=arm.provider.name, prompt=arm.prompt.name, run=number,
                        sandbox=options.sandbox.confinement, started=time.time())
     started = time.monotonic()
+    secrets = RunSecrets(options.secrets)
     try:
-        _execute(case, arm, options, record, started, breaker, limiter)
+        _execute(case, arm, options, record, started, breaker, limiter, secrets)
         fill_metrics(case, record)
     except Exception as e:  # a bug in tooltrial is this run's error, not the suite's end
         internal_error(record, e)
-    return record
+    return _scrubbed(record, secrets.current)
+
+
+def _scrubbed(record: RunRecord, secrets: Secrets) -> RunRecord:
+    """``record`` with ``secrets`` replaced by markers, and a warning naming them when any was."""
+    clean, found = secrets.scrub(record)
+    if found:
+        times = ", ".join(f"{name} ({'once' if n == 1 else f'{n} times'})" for name, n in sorted(found.items()))
+        clean.warnings = [*clean.warnings, f"redacted in this run's record: {times}; a provider, the agent or a "
+                                           "command showed the value (docs/safety.md)"]
+    return clean
 
 
 def internal_error(record: RunRecord, error: Exception, clear: bool = False) -> None:
@@ -95,25 +112,30 @@ def _clear(record: RunRecord) -> None:
 
 
 def _execute(case: Case, arm: Arm, options: RunOptions, record: RunRecord, started: float,
-             breaker: Breaker | None, limiter: RateLimiter | None) -> None:
+             breaker: Breaker | None, limiter: RateLimiter | None, secrets: RunSecrets) -> None:
     workspace: Workspace | None = None
     try:
         workspace = Workspace.create(case, options.sandbox)
         with McpServers() as servers:  # stopped before the workspace goes
-            _run_in(workspace, case, arm, options, record, started, breaker, limiter, servers)
+            _run_in(workspace, case, arm, options, record, started, breaker, limiter, servers, secrets)
         record.warnings.extend(servers.warnings)
     except RunTimeout as e:
         _error(record, ErrorKind.TIMEOUT, str(e))
-    except (SetupError, McpError) as e:  # an MCP server that did not start fails the run's setup
+    except (SetupError, McpError, HiddenFile) as e:  # an MCP server that did not start fails the run's setup
         _error(record, ErrorKind.SETUP, str(e))
     except WorkspaceError as e:
         _error(record, ErrorKind.WORKSPACE, str(e))
     except ProviderError as e:
         _error(record, e.kind, str(e))
+    except (CommandNotStarted, MachineBusy) as e:  # the machine's or the sandbox's failure: never run otherwise
+        _error(record, ErrorKind.START_FAILED, str(e))
     except UserError as e:
         _error(record, ErrorKind.TEMPLATE, e.render())
-    except Exception as e:  # a bug in tooltrial must not stop the suite
-        internal_error(record, e)
+    except Exception as e:  # a bug in tooltrial must not stop the suite; a thread refused is no bug
+        if refused(e):
+            _error(record, ErrorKind.START_FAILED, f"{REFUSED}: {e}")
+        else:
+            internal_error(record, e)
     finally:
         record.duration = time.monotonic() - started - record.rate_limited
         if workspace is not None:
@@ -124,7 +146,7 @@ def _execute(case: Case, arm: Arm, options: RunOptions, record: RunRecord, start
 
 
 def _run_in(workspace: Workspace, case: Case, arm: Arm, options: RunOptions, record: RunRecord, started: float,
-            breaker: Breaker | None, limiter: RateLimiter | None, servers: McpServers) -> None:
+            breaker: Breaker | None, limiter: RateLimiter | None, servers: McpServers, secrets: RunSecrets) -> None:
     timeout = options.timeout or case.timeout or DEFAULT_RUN_TIMEOUT
     deadline = started + timeout
     command_timeout = case.command_timeout or options.command_timeout
@@ -159,17 +181,18 @@ def _run_in(workspace: Workspace, case: Case, arm: Arm, options: RunOptions, rec
     guarded = Guarded(model, breaker) if breaker else model
     cached = None
     if options.cache is not None and arm.provider.cache_identity is not None:  # a hit asks no breaker
-        cached = Cached(guarded, options.cache, arm.provider.cache_identity, record.run, str(workspace.path))
+        cached = Cached(guarded, options.cache, arm.provider.cache_identity, record.run, str(workspace.path),
+                        lambda reply: secrets.current.scrub(reply)[0])
     provider = TurnLimited(cached or guarded, case.max_turns)
     emit = None
     if options.listener is not None:
-        emit = functools.partial(options.listener, RunRef(case.full_id, arm.label, record.run))
+        emit = functools.partial(_tell, options.listener, RunRef(case.full_id, arm.label, record.run), secrets)
         emit(RunStarted())
     if case.agent is not None:  # an external program instead of the loop (runner.run.external)
         record.agent = {"name": getattr(case.agent, "name", case.agent), "command": getattr(case.agent, "command", None)}
         trajectory, record.agent["wire"], record.agent["tools"] = run_external(
             case, provider, turns, workspace.path, env, options.sandbox, deadline, options.cancel, record.commands,
-            record.warnings, emit)
+            record.warnings, emit, secrets.add)
     else:
         trajectory = run_agent(provider, toolbox, system, turns, deadline=deadline, cancel=options.cancel,
                                recover_text_calls=arm.provider.recover_text_calls, emit=emit)
@@ -215,6 +238,11 @@ def _run_in(workspace: Workspace, case: Case, arm: Arm, options: RunOptions, rec
         _error(record, broken.error_kind, broken.message)
     else:
         record.status = FAIL if record.failed_checks else PASS
+
+
+def _tell(listener: Listener, ref: RunRef, secrets: RunSecrets, event: Event) -> None:
+    """Tell ``listener`` the run's ``event``, scrubbed of its secrets (the live view prints tool results)."""
+    listener(ref, secrets.current.scrub(event)[0])
 
 
 def _user_side(case: Case, context: dict[str, Any], options: RunOptions, deadline: float) -> UserSide | None:

@@ -12,12 +12,15 @@ from __future__ import annotations
 import os
 from typing import Callable, Protocol, Sequence
 
+from runner.errors import MachineBusy
 from runner.kinds import ErrorKind
 from runner.run.options import Arm, RunOptions
 from runner.run.pool import run_pool
 from runner.run.portable import Runner, RunTask
 from runner.run.record import RunRecord
 from runner.run.slots import Slots
+from runner.sandbox.command import Confinement
+from runner.scoring.metrics import fill_metrics
 
 # The plan size from which ``--workers auto`` starts worker processes. On a 2-core machine benchmarks/executors.py
 # (l) puts 2 workers 1.08x ahead of threads at 200 scripted runs, 1.17x at 500 and 1.33x at 1,000, and (k) 1.1x
@@ -53,7 +56,8 @@ def on_threads(tasks: Sequence[RunTask], on_result: Callable[[int, RunRecord], N
                slots: Slots, run: Callable[[RunTask], RunRecord]) -> None:
     """``run(task)`` for each of ``tasks`` on ``options.jobs`` threads of this process, each after taking its
     provider's slot in ``slots`` (that wait recorded as the record's ``queued``); a task whose slot the cancel
-    event stopped is a ``cancelled`` record, never run. Records reach ``on_result`` as in Executor."""
+    event stopped is a ``cancelled`` record, never run; one whose thread the machine refused each time is a
+    ``start_failed`` error (runner.run.pool). Records reach ``on_result`` as in Executor."""
     def work(job: int) -> RunRecord:
         task = tasks[job]
         with slots.held(task.arm.provider.name, options.cancel) as waited:
@@ -63,7 +67,17 @@ def on_threads(tasks: Sequence[RunTask], on_result: Callable[[int, RunRecord], N
             record.queued = waited
             return record
 
-    run_pool(work, len(tasks), options.jobs, options.cancel, on_result)
+    def unstarted(job: int, error: MachineBusy) -> RunRecord:
+        return not_started(tasks[job], error, options.sandbox.confinement)
+
+    run_pool(work, len(tasks), options.jobs, options.cancel, on_result, unstarted)
+
+
+def not_started(task: RunTask, error: MachineBusy, sandbox: Confinement) -> RunRecord:
+    """The record of ``task`` when no thread could be started for it: a ``start_failed`` error saying why."""
+    record = task.unrun(ErrorKind.START_FAILED, error.render(), sandbox=sandbox)
+    fill_metrics(task.case, record)  # its failure cause, as for any error
+    return record
 
 
 def worker_count(workers: int | None, jobs: int, planned: int, cpus: int | None = None) -> int:

@@ -17,11 +17,13 @@ from runner.agents.trajectory import tool_names, turn_reply, wire_trajectory
 from runner.errors import UserError
 from runner.kinds import StopReason
 from runner.providers.base import Provider
+from runner.redact import ENDPOINT_KEY
 from runner.run.agent import NextTurn, Trajectory
 from runner.run.events import Event
-from runner.run.prompts import render
+from runner.run.prompts import render_in_case
 from runner.run.record import COMMAND_OUTPUT_LIMIT, CommandRun
 from runner.sandbox.command import CommandResult, Sandbox
+from runner.sandbox.visible import HiddenFile, hidden_file, hidden_message, hidden_path
 from runner.spec.agentspec import AgentSpec
 from runner.spec.case import Case
 
@@ -41,7 +43,7 @@ class _Halt(threading.Event):
 def run_external(case: Case, provider: Provider, turns: Sequence[str] | NextTurn, workspace: Path,
                  env: Mapping[str, str], sandbox: Sandbox, deadline: float, cancel: threading.Event,
                  log: list[CommandRun], warnings: list[str], emit: Callable[[Event], None] | None = None,
-                 ) -> tuple[Trajectory, list[dict[str, Any]], list[str]]:
+                 secret: Callable[[str, str], None] | None = None) -> tuple[Trajectory, list[dict[str, Any]], list[str]]:
     """Run ``case.agent`` for each turn (or each turn a simulated user gives, from the replies so far) until
     the turns end or the run stops; return its trajectory rebuilt from the wire, and each request the
     endpoint answered as ``{turn, api, stream, status, error, started, duration}`` (``api``: ``chat`` or
@@ -55,8 +57,10 @@ def run_external(case: Case, provider: Provider, turns: Sequence[str] | NextTurn
     for a wrong key are a line in ``warnings``. The trajectory's stop is the endpoint's (turn limit, a
     provider failure), ``timeout`` at the run's ``deadline``, ``cancelled`` on ``cancel``, or
     ``agent_failed`` for a non-zero exit or the agent's own timeout. ``emit`` is told each request answered
-    and each call whose result came back (runner.run.events, for ``--live``). Raises UserError (a template
-    error) for a command that does not render or an agent name never resolved.
+    and each call whose result came back (runner.run.events, for ``--live``); ``secret`` is told the endpoint's
+    key (named runner.redact.ENDPOINT_KEY) before the agent starts, to be scrubbed from the record. Raises
+    UserError (a template error) for a command that does not render or an agent name never resolved, and
+    HiddenFile, before it runs, for a command that names a file the sandbox hides (runner.sandbox.visible).
     """
     agent = case.agent
     if not isinstance(agent, AgentSpec):
@@ -67,7 +71,11 @@ def run_external(case: Case, provider: Provider, turns: Sequence[str] | NextTurn
     stop: StopReason | None = None
     message: str | None = None
     halt = _Halt(cancel)
+    visible = (agent.here,) if agent.here else ()
+    _check_visible(agent, case, workspace, {**env, **agent.env}, sandbox, visible)
     with Endpoint(provider, deadline, agent.model, halt, emit) as endpoint:
+        if secret is not None:
+            secret(ENDPOINT_KEY, endpoint.token)
         for index in itertools.count():
             turn = next_turn(replies)
             if turn is None:
@@ -79,8 +87,7 @@ def run_external(case: Case, provider: Provider, turns: Sequence[str] | NextTurn
             left = max(0.0, deadline - started)
             allowed = left if agent.timeout is None else min(agent.timeout, left)
             done = sandbox.run(command, workspace, {**env, **agent.env, **endpoint.env()}, allowed, COMMAND_OUTPUT_LIMIT,
-                               case.network, halt, split=True, forward=endpoint.port, stdin=stdin,
-                               visible=(agent.here,) if agent.here else ())
+                               case.network, halt, split=True, forward=endpoint.port, stdin=stdin, visible=visible)
             log.append(CommandRun.of("agent", command, done))
             stop, message = _stopped(endpoint, done, cancel, agent, allowed < (agent.timeout or float("inf")), index)
             if stop is not None:
@@ -100,6 +107,19 @@ def run_external(case: Case, provider: Provider, turns: Sequence[str] | NextTurn
     return wire_trajectory(endpoint.exchanges, given, len(replies), stop, message), wire, offered
 
 
+def _check_visible(agent: AgentSpec, case: Case, workspace: Path, env: Mapping[str, str], sandbox: Sandbox,
+                   visible: tuple[str, ...]) -> None:
+    """Raise HiddenFile when the agent's command (its turn left empty) names a file the sandbox hides; the fix
+    offers ``{{ here }}`` where the agent's own folder is there."""
+    relayed = not case.network  # the endpoint's port is forwarded to it (runner.sandbox.command.Sandbox.run)
+    hidden = hidden_file(sandbox, _invocation(agent, case, "", workspace)[0], workspace, env, visible, relayed)
+    if hidden is None:
+        return
+    here_seen = agent.here and hidden_path(sandbox, agent.here, workspace, env, visible, relayed) is None
+    raise HiddenFile(hidden_message("agent command", hidden, "name it relative to the case with {{ here }}"
+                                    if here_seen else ""))
+
+
 def _fixed(turns: Sequence[str]) -> NextTurn:
     return lambda replies: turns[len(replies)] if len(replies) < len(turns) else None
 
@@ -108,7 +128,7 @@ def _invocation(agent: AgentSpec, case: Case, turn: str, workspace: Path) -> tup
     """The command line of one turn (rendered; the turn appended shell-quoted for ``input: argument``)
     and its stdin (the turn, for ``input: stdin``)."""
     context = {"turn": turn, "model": agent.model, "workspace": str(workspace), "here": agent.here}
-    command = render(agent.command, context, str(case.source), f"{case.full_id}.agent.command", case.line)
+    command = render_in_case(case, ("agent", "command"), agent.command, context)
     if agent.input == "argument":
         command = f"{command} {shlex.quote(turn)}"
     return command, turn.encode() if agent.input == "stdin" else None

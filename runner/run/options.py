@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
 from runner.errors import UserError
+from runner.redact import Secrets
 
 from runner.providers.cache import ResponseCache
 from runner.providers.registry import ProviderSpec
@@ -78,6 +79,7 @@ class RunOptions:
     processes share them there (1: threads of this process; None: ``auto``, by the plan's size).
     With ``executor`` ``ray``, ``ray_address`` is the cluster (None: a local Ray for the run) and
     ``ray_env`` the provider keys its workers get (runner.run.rayexec); neither enters a record.
+    ``secrets`` are the values every run's record, events and cached replies are scrubbed of (runner.redact).
     """
 
     sandbox: Sandbox
@@ -95,3 +97,4 @@ class RunOptions:
     workers: int | None = 1
     ray_address: str | None = None
     ray_env: Mapping[str, str] = field(default_factory=dict, repr=False)  # keys: never printed
+    secrets: Secrets = field(default_factory=Secrets, repr=False)

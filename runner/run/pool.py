@@ -1,16 +1,20 @@
 """A bounded thread pool for independent jobs that can be told to stop scheduling.
 
 Jobs are numbered 0..count-1 (their plan order). At most ``workers`` run at
-once; no more are submitted than can run, so setting ``stop`` leaves the rest
-unstarted. Results reach ``on_result`` in the calling thread as jobs finish;
-``InOrder`` turns that into plan order.
+once, each on a thread of its own; no more are started than can run, so setting ``stop``
+leaves the rest unstarted. Results reach ``on_result`` in the calling thread as jobs finish;
+``InOrder`` turns that into plan order. A thread the machine refuses (runner.run.threads)
+holds its job back until a running one ends; with none running, the job is given up.
 """
 
 from __future__ import annotations
 
+import queue
 import threading
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from typing import Callable, Generic, TypeVar
+from typing import Any, Callable, Generic, TypeVar
+
+from runner.errors import MachineBusy
+from runner.run.threads import TRIES, start
 
 T = TypeVar("T")
 
@@ -23,6 +27,7 @@ def run_pool(
     workers: int,
     stop: threading.Event,
     on_result: Callable[[int, T], None] = lambda index, result: None,
+    unstarted: Callable[[int, MachineBusy], T] | None = None,
 ) -> set[int]:
     """Call ``work(i)`` for i in 0..count-1 on at most ``workers`` threads.
 
@@ -31,26 +36,51 @@ def run_pool(
     no result (a suite's records would fill memory), only which jobs ran.
     Returns the index of every job that ran. An exception raised by ``work``
     (or in the caller, e.g. KeyboardInterrupt) sets ``stop`` and propagates once
-    the running jobs are done.
+    the running jobs are done. A job whose thread the machine refuses waits for a running job to
+    end and is started again; when none is running and its start is refused each time
+    (runner.run.threads.start), ``unstarted(i, error)`` is its result, given to ``on_result``
+    (without ``unstarted``, the MachineBusy propagates as ``work``'s error would).
     """
     ran: set[int] = set()
-    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="tooltrial-run") as pool:
-        running: dict[Future[T], int] = {}
-        submitted = 0
+    finished: queue.SimpleQueue[tuple[int, bool, Any]] = queue.SimpleQueue()
+    running: dict[int, threading.Thread] = {}
+    submitted = 0
+
+    def job(index: int) -> None:
         try:
-            while running or (submitted < count and not stop.is_set()):
-                while submitted < count and len(running) < workers and not stop.is_set():
-                    running[pool.submit(work, submitted)] = submitted
-                    submitted += 1
-                done, _ = wait(running, timeout=_POLL, return_when=FIRST_COMPLETED)
-                for future in sorted(done, key=running.__getitem__):
-                    index = running.pop(future)
-                    result = future.result()
-                    ran.add(index)
-                    on_result(index, result)
-        except BaseException:
-            stop.set()
-            raise
+            finished.put((index, True, work(index)))
+        except BaseException as e:  # handed to the calling thread, which raises it
+            finished.put((index, False, e))
+
+    try:
+        while running or (submitted < count and not stop.is_set()):
+            while submitted < count and len(running) < workers and not stop.is_set():
+                thread = threading.Thread(target=job, args=(submitted,), name=f"tooltrial-run-{submitted}", daemon=True)
+                try:
+                    start(thread, 1 if running else TRIES)
+                except MachineBusy as e:
+                    if running:  # one ending gives its thread back: try again then
+                        break
+                    if unstarted is None:
+                        raise
+                    on_result(submitted, unstarted(submitted, e))
+                else:
+                    running[submitted] = thread
+                submitted += 1
+            try:
+                index, ok, value = finished.get(timeout=_POLL)
+            except queue.Empty:
+                continue
+            running.pop(index).join()
+            if not ok:
+                raise value
+            ran.add(index)
+            on_result(index, value)
+    except BaseException:
+        stop.set()
+        for thread in running.values():
+            thread.join()
+        raise
     return ran
 
 

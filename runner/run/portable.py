@@ -10,6 +10,7 @@ parent process, which alone writes the results folder.
 from __future__ import annotations
 
 import functools
+import os
 import threading
 import uuid
 from dataclasses import dataclass, field
@@ -21,11 +22,13 @@ from runner.providers.breaker import Breaker
 from runner.providers.cache import ResponseCache
 from runner.providers.ratelimit import RateLimiter
 from runner.providers.registry import ProviderSpec
+from runner.redact import Secrets
 from runner.run.events import Listener
 from runner.run.execute import execute
 from runner.run.options import Arm, RunOptions
 from runner.run.record import ERROR, RunRecord
 from runner.sandbox.command import Sandbox
+from runner.sandbox.machine import Probed
 from runner.spec.case import Case
 
 
@@ -47,10 +50,12 @@ class RunTask:
 @dataclass(frozen=True, eq=False)
 class WorkerSetup:
     """What every run of a suite shares, picklable: RunOptions without its cancel event, listener and
-    shard (the parent's), the sandbox as the arguments that rebuild it, and the suite's ``arms``, whose
+    shard (the parent's), the sandbox as the arguments that rebuild it (what the parent probed included: a worker
+    never probes, so never decides otherwise on a busy machine), and the suite's ``arms``, whose
     providers a process makes once. ``live`` says whether the parent listens to events (``--live``).
     ``key`` names the suite: a process builds one Runner per key (``run_task``); two setups are equal
-    when their keys are."""
+    when their keys are. ``secrets`` travel with it (runner.redact): a worker scrubs its records of them
+    and of the keys its own environment holds."""
 
     sandbox_mode: str
     sandbox_binary: str
@@ -67,6 +72,8 @@ class WorkerSetup:
     arms: tuple[Arm, ...] = ()
     live: bool = False
     key: str = field(default_factory=lambda: uuid.uuid4().hex)
+    secrets: Secrets = field(default_factory=Secrets, repr=False)
+    sandbox_probed: Probed | None = None
 
     @classmethod
     def from_options(cls, options: RunOptions, arms: Sequence[Arm] = ()) -> WorkerSetup:
@@ -74,17 +81,19 @@ class WorkerSetup:
         sandbox = options.sandbox
         return cls(sandbox.mode, sandbox.binary, sandbox.hide, sandbox.hardened, sandbox.note, options.keep,
                    options.timeout, options.command_timeout, dict(options.judges), dict(options.users), options.jobs,
-                   options.cache, tuple(arms), options.listener is not None)
+                   options.cache, tuple(arms), options.listener is not None, secrets=options.secrets,
+                   sandbox_probed=sandbox.probed)
 
     def options(self, cancel: threading.Event, listener: Listener | None = None,
                 jobs: int | None = None) -> RunOptions:
         """RunOptions rebuilt in a worker: a sandbox of its own, ``cancel`` (set to stop its runs), ``listener``
         for its runs' events, and ``jobs`` (its share of the suite's, default all of it)."""
         sandbox = Sandbox(self.sandbox_mode, self.sandbox_binary, self.sandbox_hide, self.sandbox_hardened,
-                          self.sandbox_note)
+                          self.sandbox_note, self.sandbox_probed)
+        here = Secrets.known(os.environ, self.secrets.names)  # a Ray node's own keys too
         return RunOptions(sandbox, keep=self.keep, timeout=self.timeout, command_timeout=self.command_timeout,
                           judges=self.judges, users=self.users, jobs=jobs or self.jobs, cancel=cancel,
-                          listener=listener, cache=self.cache)
+                          listener=listener, cache=self.cache, secrets=self.secrets.joined(here))
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, WorkerSetup) and other.key == self.key

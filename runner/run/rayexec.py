@@ -44,6 +44,7 @@ from runner.run.record import RunRecord
 from runner.run.slots import Slots
 from runner.scoring.metrics import fill_metrics
 from runner.spec.case import Case
+from runner.spec.fixture import FixtureError, copy_fixture
 from runner.text import first_line
 
 if TYPE_CHECKING:
@@ -144,7 +145,7 @@ def unpacked(case: Case, archive: bytes | None) -> Iterator[Case]:
     if archive is None or case.fixture is None:
         yield case
         return
-    home = Path(tempfile.mkdtemp(prefix="tooltrial-fixture-"))
+    home = Path(tempfile.mkdtemp(prefix="tooltrial-fixture-")).resolve()  # the copy follows no link on its way
     try:
         with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
             tar.extractall(home / case.fixture, filter="tar")
@@ -239,17 +240,26 @@ class RayExecutor:
 
     def _fixture(self, case: Case) -> Any:
         """The object-store reference of ``case``'s fixture folder, packed and put on first use; None
-        without a fixture, or when the folder cannot be read here (the run then says so, as locally)."""
+        without a fixture, or when the folder cannot be copied here (not found, a symbolic link on its
+        way: the run then says so, as locally)."""
         if case.fixture is None or case.fixtures_dir is None:
             return None
         folder = case.fixtures_dir / case.fixture
         with self._lock:
             if folder not in self._fixtures:
                 try:
-                    self._fixtures[folder] = self.ray.put(pack_folder(folder)) if folder.is_dir() else None
-                except OSError:
+                    self._fixtures[folder] = self.ray.put(_packed_fixture(case.fixtures_dir, case.fixture))
+                except (FixtureError, OSError):
                     self._fixtures[folder] = None
             return self._fixtures[folder]
+
+
+def _packed_fixture(fixtures: Path, name: str) -> bytes:
+    """Fixture ``name`` copied as a workspace copies it (runner.spec.fixture: no symbolic link on its way
+    followed), then packed (``pack_folder``). Raises FixtureError or OSError."""
+    with tempfile.TemporaryDirectory(prefix="tooltrial-fixture-") as copy:
+        copy_fixture(fixtures, name, Path(copy))
+        return pack_folder(Path(copy))
 
 
 def _with_fixtures(case: Case, home: Path) -> Case:

@@ -17,6 +17,8 @@ import threading
 import time
 from typing import Callable, Generic, TypeVar
 
+from runner.run.threads import start
+
 T = TypeVar("T")
 _END = object()  # put by ``close``: nothing more comes
 _open: set[Saving] = set()  # every Saving not yet closed, for ``drain``
@@ -37,7 +39,7 @@ class Saving(Generic[T]):
         self._thread = threading.Thread(target=self._serve, name="tooltrial-save", daemon=True)
         with _open_lock:
             _open.add(self)
-        self._thread.start()
+        start(self._thread)  # MachineBusy (exit 6, before any run) when the machine refuses it each time
 
     def put(self, job: int, item: T) -> None:
         """Hand ``item`` over; waits while ``depth`` items wait to be handled."""

@@ -6,6 +6,8 @@ Ctrl-C does), ``("quit",)`` (no more tasks: end once the running ones have). To 
 ``("record", job, RunRecord)`` and ``("event", RunRef, Event)``. The worker ignores SIGINT (Ctrl-C
 reaches the parent, which tells it to stop), gets SIGKILL when the process that started it dies, and
 when its pipe to the parent closes, kills its commands and exits at once: it never outlives the run.
+Each run has a thread of its own; one the machine refuses each time is sent back as that run's
+``start_failed`` error (runner.run.threads).
 """
 
 from __future__ import annotations
@@ -15,13 +17,15 @@ import gc
 import os
 import signal
 import threading
-from concurrent.futures import ThreadPoolExecutor
 from multiprocessing.connection import Connection
 from typing import Any
 
+from runner.errors import MachineBusy
 from runner.run.events import Event, RunRef
 from runner.run.execute import internal_error
+from runner.run.executors import not_started
 from runner.run.portable import Runner, RunTask, WorkerSetup
+from runner.run.threads import start
 
 _PR_SET_PDEATHSIG = 1  # prctl(2)
 
@@ -53,17 +57,26 @@ def serve(conn: Connection, setup: WorkerSetup, threads: int) -> None:
             internal_error(record, e, clear=True)
             send(("record", job, record))
 
-    with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="tooltrial-run") as pool:
-        while True:
+    running: list[threading.Thread] = []
+    while True:
+        try:
+            message = conn.recv()
+        except (EOFError, OSError):  # the parent died (a second Ctrl-C, a kill): stop everything now
+            cancel.set()
+            runner.options.sandbox.kill_all()
+            os._exit(1)
+        if message[0] == "run":
+            running = [thread for thread in running if thread.is_alive()]
+            thread = threading.Thread(target=one, args=message[1:], name=f"tooltrial-run-{message[1]}", daemon=True)
             try:
-                message = conn.recv()
-            except (EOFError, OSError):  # the parent died (a second Ctrl-C, a kill): stop everything now
-                cancel.set()
-                runner.options.sandbox.kill_all()
-                os._exit(1)
-            if message[0] == "run":
-                pool.submit(one, message[1], message[2])
-            elif message[0] == "stop":
-                cancel.set()
-            else:
-                break
+                start(thread)
+            except MachineBusy as e:  # this run's failure, not the worker's
+                send(("record", message[1], not_started(message[2], e, runner.options.sandbox.confinement)))
+                continue
+            running.append(thread)
+        elif message[0] == "stop":
+            cancel.set()
+        else:
+            break
+    for thread in running:
+        thread.join()

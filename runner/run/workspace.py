@@ -15,7 +15,9 @@ from pathlib import Path
 
 from runner.run.record import COMMAND_OUTPUT_LIMIT, CommandRun
 from runner.sandbox.command import Sandbox, budget, scrubbed_env
+from runner.sandbox.visible import HiddenFile, hidden_file, hidden_message
 from runner.spec.case import Case
+from runner.spec.fixture import FixtureError, copy_fixture
 from runner.tools.base import ToolError, stop_reason
 from runner.tools.paths import resolve_inside
 
@@ -42,8 +44,9 @@ class SetupError(Exception):
 
 class WorkspaceError(Exception):
     """The case's fixture or ``files`` could not be put into the workspace (the fixture folder is
-    gone, holds what cannot be copied, an inline file clashes with a folder); the run is an ERROR of
-    kind ``workspace``, the case's data to fix. The message names the fixture or file and the reason."""
+    gone, holds what cannot be copied, a symbolic link was put on its way since the case was loaded,
+    an inline file clashes with a folder); the run is an ERROR of kind ``workspace``, the case's data
+    to fix. The message names the fixture or file and the reason."""
 
 
 class SnapshotStopped(Exception):
@@ -68,12 +71,12 @@ class Workspace:
 
     @classmethod
     def create(cls, case: Case, sandbox: Sandbox) -> Workspace:
-        """A fresh ``tooltrial-*`` temp dir holding the case's fixture (symlinks copied as links)
-        and inline ``files`` (written as UTF-8, parents created).
+        """A fresh ``tooltrial-*`` temp dir holding the case's fixture (runner.spec.fixture: symlinks
+        inside it copied as links, none followed) and inline ``files`` (written as UTF-8, parents created).
 
-        Raises WorkspaceError for a fixture that cannot be found or copied, or a file that cannot be
-        written (its path escapes the workspace, or clashes with a file or folder there); the temp dir
-        is removed then.
+        Raises WorkspaceError for a fixture that cannot be found or copied (a symbolic link on its way
+        included), or a file that cannot be written (its path escapes the workspace, or clashes with a
+        file or folder there); the temp dir is removed then.
         """
         workspace = cls(Path(tempfile.mkdtemp(prefix="tooltrial-")).resolve(), sandbox)
         try:
@@ -85,18 +88,12 @@ class Workspace:
 
     def _fill(self, case: Case) -> None:
         if case.fixture is not None:
-            source = None if case.fixtures_dir is None else case.fixtures_dir / case.fixture
-            if source is None or not source.is_dir():
+            if case.fixtures_dir is None:
                 raise WorkspaceError(f"fixture folder {case.fixture!r} not found in {case.fixtures_dir}")
             try:
-                shutil.copytree(source, self.path, symlinks=True, dirs_exist_ok=True)
-            except shutil.Error as e:  # one (source, target, reason) per entry that failed
-                failed = e.args[0]
-                where, _, why = failed[0] if isinstance(failed, list) and failed else ("", "", str(e))
-                more = f" (and {len(failed) - 1} more)" if isinstance(failed, list) and len(failed) > 1 else ""
-                raise WorkspaceError(f"fixture {case.fixture!r} cannot be copied: {where}: {why}{more}") from e
-            except OSError as e:
-                raise WorkspaceError(f"fixture {case.fixture!r} cannot be copied: {e}") from e
+                copy_fixture(case.fixtures_dir, case.fixture, self.path)
+            except FixtureError as e:
+                raise WorkspaceError(str(e)) from e
         for relative, content in case.files.items():
             try:
                 target = resolve_inside(self.path, relative)
@@ -117,10 +114,14 @@ class Workspace:
         ``deadline`` (``time.monotonic()``, the run's end) when given; each one that ran is appended
         to ``log`` (its output capped at COMMAND_OUTPUT_LIMIT bytes a stream), the failing one too.
 
-        Raises SetupError for the first command that exits non-zero or times out.
+        Raises SetupError for the first command that exits non-zero or times out, HiddenFile (before it runs) for
+        the first that names a file the sandbox hides (runner.sandbox.visible).
         """
         env = self.env(case)
         for command in case.setup:
+            hidden = hidden_file(self.sandbox, command, self.path, env)
+            if hidden is not None:
+                raise HiddenFile(hidden_message("setup command", hidden, "put it in the case's fixture"))
             allowed = budget(timeout, deadline)
             result = self.sandbox.run(command, self.path, env, allowed, COMMAND_OUTPUT_LIMIT, case.network,
                                       split=True)

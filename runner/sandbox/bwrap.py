@@ -12,6 +12,8 @@ PID, network, UTS, cgroup) is new, so there is no network unless asked and no vi
 host's processes; the command holds no capability, even as root (no mount, unmount or
 remount), cannot make user namespaces of its own, runs in its own session and dies with
 bwrap. With the seccomp filter (runner.sandbox.seccomp) it cannot open a Unix-domain socket either.
+``mount_plan`` lists the mounts in order: the command line is made from it, and runner.sandbox.visible
+tells from it which files a command will not find.
 """
 
 from __future__ import annotations
@@ -22,9 +24,11 @@ import pwd
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+
+from runner.sandbox.trial import trial
 
 PROBE_TIMEOUT = 10.0  # seconds
 PRIVATE = ("/tmp", "/var/tmp")  # empty and writable inside, thrown away with the command
@@ -33,6 +37,27 @@ _HOMES = ("/root", "/home")
 _SYSTEM = frozenset(("/", "/usr", "/bin", "/sbin", "/lib", "/lib64", "/etc", "/opt", "/var", "/srv", "/tmp"))
 _TOOL_FOLDERS = ("bin", "sbin", "shims")  # a PATH entry named so lives in a prefix that holds the rest
 _HARDENING = ["--unshare-user", "--disable-userns"]  # bwrap 0.8+ with user namespaces
+DEV_ENTRIES = frozenset(("core", "fd", "full", "null", "ptmx", "pts", "random", "shm", "stderr", "stdin", "stdout",
+                         "tty", "urandom", "zero"))  # what bwrap --dev makes in a fresh /dev (shm empty)
+
+
+@dataclass(frozen=True)
+class Mount:
+    """One mount bwrap makes over the read-only root, in order: a later one at or above a path decides
+    what a command finds there.
+
+    Attributes:
+        kind: ``dev``, ``proc`` (fresh ones), ``tmpfs`` (an empty memory file system), ``ro-bind`` (the
+            host folder at the same path, read-only) or ``bind`` (the same, writable).
+        path: where, absolute.
+        role: why: ``system`` (/dev, /proc), ``private`` (/tmp, /var/tmp), ``home`` (a home folder hidden),
+            ``hidden`` (another folder hidden: /run, the results folder), ``program`` (brought back from a
+            hidden folder, see ``host_view``) or ``workspace``.
+    """
+
+    kind: str
+    path: str
+    role: str
 
 
 @dataclass(frozen=True)
@@ -102,7 +127,15 @@ def _real(path: Path) -> Path:
 def _path_entries(path: str) -> list[Path]:
     """The absolute folders of a ``PATH`` value, symlinks resolved, in order, once each."""
     entries = [_real(Path(p)) for p in path.split(os.pathsep) if os.path.isabs(p)]
-    return [p for p in dict.fromkeys(entries) if p.is_dir()]
+    return [p for p in dict.fromkeys(entries) if _is_folder(p)]
+
+
+def _is_folder(path: Path) -> bool:
+    """Whether ``path`` is a folder this user can look at (one inside a folder closed to it is not)."""
+    try:
+        return path.is_dir()
+    except PermissionError:
+        return False
 
 
 def _link_targets(folder: Path) -> list[Path]:
@@ -122,6 +155,7 @@ def bwrap_argv(
     view: HostView = HostView((), ()),
     seccomp_fd: int | None = None,
     hardened: bool = True,
+    status_fd: int | None = None,
 ) -> list[str]:
     """The bwrap arguments (up to and including ``--``) that confine a command to ``workspace``.
 
@@ -129,20 +163,17 @@ def bwrap_argv(
     the host's network namespace (the case's ``network: true``); ``view`` says what of the host
     to hide and bring back; ``seccomp_fd`` is a file descriptor the command inherits holding
     the seccomp program (runner.sandbox.seccomp), read by bwrap; ``hardened`` adds a user namespace
-    in which no further one can be made (``probe`` says whether this bwrap supports it).
+    in which no further one can be made (``probe`` says whether this bwrap supports it);
+    ``status_fd``, an inherited descriptor bwrap writes its JSON status to (``--json-status-fd``:
+    an ``exit-code`` line only once the command itself was started; runner.sandbox.started).
     Append the command's own argv to the result.
     """
-    argv = [binary, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
-    for folder in PRIVATE:
-        if os.path.isdir(folder):
-            argv += ["--tmpfs", folder]
-    for folder in view.hidden:
-        argv += ["--tmpfs", folder]
-    for folder in view.exposed:
-        argv += ["--ro-bind", folder, folder]
-    for folder in view.hidden:  # empty and read-only: a write there fails instead of vanishing
-        argv += ["--remount-ro", folder]
-    argv += ["--bind", str(workspace), str(workspace), "--unshare-all"]
+    argv = [binary, "--ro-bind", "/", "/"]
+    for mount in mount_plan(workspace, view):
+        if mount.kind == "bind":  # the hidden folders empty and read-only: a write there fails instead of vanishing
+            argv += [flag for folder in view.hidden for flag in ("--remount-ro", folder)]
+        argv += [f"--{mount.kind}", mount.path, *((mount.path,) if mount.kind.endswith("bind") else ())]
+    argv.append("--unshare-all")
     if network:
         argv.append("--share-net")
     if hardened:
@@ -150,17 +181,38 @@ def bwrap_argv(
     argv += ["--cap-drop", "ALL", "--die-with-parent", "--new-session"]
     if seccomp_fd is not None:
         argv += ["--seccomp", str(seccomp_fd)]
+    if status_fd is not None:
+        argv += ["--json-status-fd", str(status_fd)]
     argv += ["--chdir", str(cwd), "--"]
     return argv
 
 
-def probe(name: str = "bwrap") -> tuple[str | None, bool, str]:
+def mount_plan(workspace: Path, view: HostView) -> list[Mount]:
+    """The mounts ``bwrap_argv`` makes for a command in ``workspace`` that sees ``view``, in order."""
+    homes = {str(_real(p)) for p in home_folders()}
+    plan = [Mount("dev", "/dev", "system"), Mount("proc", "/proc", "system")]
+    plan += [Mount("tmpfs", folder, "private") for folder in PRIVATE if os.path.isdir(folder)]
+    plan += [Mount("tmpfs", folder, "home" if folder in homes else "hidden") for folder in view.hidden]
+    plan += [Mount("ro-bind", folder, "program") for folder in view.exposed]
+    return [*plan, Mount("bind", str(workspace), "workspace")]
+
+
+def mount_at(path: str, plan: Sequence[Mount]) -> Mount | None:
+    """The mount of ``plan`` that decides what a command finds at absolute, normalised ``path``: the last
+    one at or above it; None where the read-only root shows the host's file."""
+    return next((m for m in reversed(plan) if path == m.path or path.startswith(m.path.rstrip("/") + "/")), None)
+
+
+def probe(name: str = "bwrap", wrap: Callable[[list[str]], list[str]] = list) -> tuple[str | None, bool, str]:
     """``(path, hardened, "")`` when bwrap at ``name`` (a path or a name on PATH) runs a command
     with the sandbox's own arguments, else ``(None, False, reason)`` with a one-line reason.
 
     ``hardened`` says whether it also takes the user-namespace hardening (bwrap 0.8 or later on
     a kernel with user namespaces); without it the sandbox still holds, with that one layer
-    less. Runs ``true`` under bwrap in a throwaway folder once or twice; a few milliseconds.
+    less. Runs ``true`` under bwrap in a throwaway folder once or twice, its command line passed
+    through ``wrap`` (what commands start behind: runner.sandbox.guard); a few milliseconds.
+    Raises MachineBusy when the machine refused a trial each time it was made, rather than
+    taking that for an answer (runner.sandbox.trial).
     """
     binary = shutil.which(name)
     if binary is None:
@@ -170,12 +222,8 @@ def probe(name: str = "bwrap") -> tuple[str | None, bool, str]:
         workspace = Path(folder).resolve()
         for hardened in (True, False):
             try:
-                done = subprocess.run(
-                    [*bwrap_argv(binary, workspace, workspace, hardened=hardened), "true"],
-                    stdin=subprocess.DEVNULL,
-                    capture_output=True,
-                    timeout=PROBE_TIMEOUT,
-                )
+                argv = wrap([*bwrap_argv(binary, workspace, workspace, hardened=hardened), "true"])
+                done = trial(argv, PROBE_TIMEOUT, binary)
             except (OSError, subprocess.TimeoutExpired) as e:
                 return None, False, f"{binary} could not run: {e}"
             if done.returncode == 0:

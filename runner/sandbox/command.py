@@ -1,12 +1,11 @@
-"""Running one shell command: bubblewrap or a plain process, scrubbed environment,
-process-group timeout, resource limits, capped output.
+"""Running one shell command: bubblewrap or a plain process, scrubbed environment, process-group timeout,
+resource limits, capped output.
 
-Mode ``bwrap`` confines the command (runner.sandbox.bwrap, runner.sandbox.seccomp); mode ``none`` runs it
-with the host's files and network, in a PID namespace of its own where the machine allows
-(runner.sandbox.confine). Both give it exactly the scrubbed environment, the stdin asked for (or none), its own
-process group (killed whole on timeout, and once it exits), per-process resource limits
-(memory, file size, CPU time), death with tooltrial and capped output. What each mode
-guarantees is in ``Confinement``, recorded on every run.
+Mode ``bwrap`` confines the command (runner.sandbox.bwrap, runner.sandbox.seccomp); mode ``none`` runs it with the
+host's files and network, in a PID namespace of its own where the machine allows (runner.sandbox.confine). Both
+give it exactly the scrubbed environment, the stdin asked for (or none), its own process group (killed whole on
+timeout, and once it exits), per-process resource limits (memory, file size, CPU time), death with tooltrial
+(runner.sandbox.guard) and capped output. What each mode guarantees is in ``Confinement``, recorded on every run.
 """
 
 from __future__ import annotations
@@ -15,19 +14,20 @@ import os
 import shutil
 import signal
 import subprocess
-import sys
 import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping, Sequence
 
-from runner.errors import UserError
-from runner.sandbox.bwrap import bwrap_argv, host_view, probe
-from runner.sandbox.confine import hide_own_environment, limited, namespace_prefix
+from runner.sandbox.bwrap import HostView, bwrap_argv, host_view
+from runner.sandbox.confine import hide_own_environment, limited
 from runner.sandbox.forward import PYTHON, Forward
+from runner.sandbox.guard import guarded
+from runner.sandbox.machine import Probed, probe_machine
 from runner.sandbox.process import Capture, Feed, signal_group, supervise
-from runner.sandbox.seccomp import socket_filter
+from runner.sandbox.searchpath import searchable
+from runner.sandbox.started import CommandNotStarted, Status, abandon, not_started, start_error
 from runner.text import OUTPUT_LIMIT
 
 MODES = ("auto", "bwrap", "none")  # what --sandbox accepts; a Sandbox itself is bwrap or none
@@ -55,13 +55,14 @@ class CommandResult:
 
 
 def scrubbed_env(workspace: Path, extra: Mapping[str, str] = {}) -> dict[str, str]:
-    """The only environment commands see: the parent's PATH, HOME=workspace, a UTF-8 locale,
-    TERM=dumb, PYTHONDONTWRITEBYTECODE=1, then ``extra`` (the case's env) over those.
+    """The only environment commands see: the parent's PATH less the folders this user cannot search
+    (runner.sandbox.searchpath), HOME=workspace, a UTF-8 locale, TERM=dumb, PYTHONDONTWRITEBYTECODE=1,
+    then ``extra`` (the case's env) over those.
 
     Nothing else is inherited, so no API key reaches a command.
     """
     env = {
-        "PATH": os.environ.get("PATH", os.defpath),
+        "PATH": searchable(os.environ.get("PATH", os.defpath)),
         "HOME": str(workspace),
         "LANG": "C.UTF-8",
         "LC_ALL": "C.UTF-8",
@@ -86,9 +87,8 @@ class Confinement:
 
     Attributes:
         mode: ``bwrap`` (bubblewrap) or ``none`` (the host's files and network).
-        isolated: each command had a PID namespace of its own, so it saw no other process (no
-            other process's environment, where API keys are) and every process it started died
-            with it. Always true under bwrap.
+        isolated: each command had a PID namespace of its own, so it saw no other process (no other process's
+            environment, where API keys are) and every process it started died with it. Always true under bwrap.
         note: what this mode does not protect and why it was used (empty for full bubblewrap).
     """
 
@@ -100,18 +100,19 @@ class Confinement:
 class Sandbox:
     """Runs shell commands for setup, verify and the ``bash`` tool.
 
-    ``mode`` is ``"bwrap"`` (confined by bubblewrap at path ``binary``; ``hardened`` when it
-    takes the user-namespace hardening, see runner.sandbox.bwrap.probe) or ``"none"`` (the host's
-    files and network, a PID namespace of its own where this machine allows); anything else
-    raises ValueError. ``hide`` lists more host folders commands must not see under bwrap
-    (the results folder). ``note`` says why this mode was chosen, for ``confinement``.
+    ``mode`` is ``"bwrap"`` (confined by bubblewrap at path ``binary``; ``hardened`` when it takes the user-namespace
+    hardening, see runner.sandbox.bwrap.probe) or ``"none"`` (the host's files and network, a PID namespace of its own
+    where this machine allows); anything else raises ValueError. ``hide`` lists more host folders commands must not
+    see under bwrap (the results folder). ``note`` says why this mode was chosen, for ``confinement``. ``probed`` is
+    what the machine gives the mode (runner.sandbox.machine), probed here when None (MachineBusy when the machine
+    refused every trial); a worker process passes its parent's, so it never decides on its own.
 
-    One Sandbox serves concurrent runs: it keeps only the set of live process groups,
-    under a lock, so ``kill_all`` can stop every command at once.
+    One Sandbox serves concurrent runs: it keeps only the set of live process groups, under a lock, so
+    ``kill_all`` can stop every command at once.
     """
 
     def __init__(self, mode: str = "none", binary: str = "bwrap", hide: Sequence[Path] = (),
-                 hardened: bool = True, note: str = "") -> None:
+                 hardened: bool = True, note: str = "", probed: Probed | None = None) -> None:
         if mode not in ("bwrap", "none"):
             raise ValueError(f"unknown sandbox mode {mode!r} (supported: bwrap, none)")
         self.mode = mode
@@ -119,35 +120,34 @@ class Sandbox:
         self.hide = tuple(Path(p).resolve() for p in hide)
         self.hardened = hardened
         self.note = note
-        self.weaknesses: list[str] = []  # what this sandbox cannot guarantee here, one sentence each
-        if mode == "bwrap":
-            self._filter, missing = socket_filter()
-            self._namespace: tuple[str, ...] | None = None
-            if missing:
-                self.weaknesses.append(f"commands can reach the host's Unix sockets: {missing}")
-        else:
-            self._filter = None
-            self._namespace, missing = namespace_prefix()
-            if self._namespace is None:
-                self.weaknesses.append(f"no PID namespace for commands ({missing}): they can read the "
-                                       "environment of your other processes and leave processes running")
-                hide_own_environment()
+        self.probed = probed or probe_machine(mode)
+        self.weaknesses = list(self.probed.weaknesses)  # what this sandbox cannot guarantee here, one sentence each
+        self._filter, self._namespace = self.probed.filter, self.probed.namespace
+        if mode == "none" and self._namespace is None:
+            hide_own_environment()
         isolated = mode == "bwrap" or self._namespace is not None
         self.confinement = Confinement(mode, isolated, "; ".join([note, *self.weaknesses] if note else self.weaknesses))
         self._live: set[int] = set()
         self._lock = threading.Lock()
 
     def _argv(self, command: str | Sequence[str], cwd: Path, env: Mapping[str, str], timeout: float, network: bool,
-              seccomp_fd: int | None, forward: Forward | None = None, visible: tuple[str, ...] = ()) -> list[str]:
+              seccomp_fd: int | None, forward: Forward | None = None, visible: tuple[str, ...] = (),
+              status_fd: int | None = None) -> list[str]:
         argv = ["bash", "-c", command] if isinstance(command, str) else list(command)
         if self.mode == "bwrap":
-            more = (*visible, *(() if forward is None else (os.path.dirname(PYTHON),)))  # the helper's interpreter
-            view = host_view(os.pathsep.join((env.get("PATH", os.defpath), *more)), self.hide)
+            view = self.view(env, visible, relayed=forward is not None)
             helper = [] if forward is None else forward.prefix()
-            argv = [*bwrap_argv(self.binary, cwd, cwd, network, view, seccomp_fd, self.hardened), *helper, *argv]
+            confine = bwrap_argv(self.binary, cwd, cwd, network, view, seccomp_fd, self.hardened, status_fd)
+            argv = [*confine, *helper, *argv]
         elif self._namespace is not None:
             argv = [*self._namespace, *argv]
-        return limited(argv, timeout, dies_with_parent=self.mode == "bwrap")
+        return guarded(limited(argv, timeout), self.probed.guard, os.getpid())
+
+    def view(self, env: Mapping[str, str], visible: tuple[str, ...] = (), relayed: bool = False) -> HostView:
+        """What of the host a command with ``env`` sees under bwrap, with more program folders ``visible`` (see
+        ``run``) and, ``relayed`` (``run``'s ``forward`` without ``network``), the forward helper's interpreter's."""
+        python = (os.path.dirname(PYTHON),) if relayed else ()
+        return host_view(os.pathsep.join((env.get("PATH", os.defpath), *visible, *python)), self.hide)
 
     def run(
         self,
@@ -163,35 +163,36 @@ class Sandbox:
         stdin: bytes | None = None,
         visible: tuple[str, ...] = (),
     ) -> CommandResult:
-        """Run ``bash -c command`` in ``cwd`` with exactly ``env``; its stdin is ``stdin`` (written
-        as the command reads it, then closed), or /dev/null when None.
+        """Run ``bash -c command`` in ``cwd`` with exactly ``env``; its stdin is ``stdin`` (written as the command reads
+        it, then closed), or /dev/null when None.
 
-        ``timeout`` is in seconds; when it passes, the command's whole process
-        group gets SIGTERM, then SIGKILL after a short grace. Its processes
-        run under ``runner.sandbox.confine.resource_limits(timeout)`` and die with tooltrial.
-        ``output_limit`` is in bytes. Under bwrap, ``cwd`` is the one writable host folder
-        and ``network`` keeps the host network and its Unix sockets. Raises OSError when the
-        command cannot be started (e.g. ``cwd`` missing), ValueError for a NUL byte in
-        ``command`` or ``env``. Setting ``cancel`` (the suite's Ctrl-C) stops the command as its
-        timeout does (``timed_out``). With ``split``, stdout and stderr are read apart, each capped
-        at ``output_limit`` bytes with a ``[... N bytes left out ...]`` marker (setup and verify
-        records); without it they share one pipe, so a tool result keeps their interleaving.
-        ``forward`` is a TCP port of the host's 127.0.0.1 that the command reaches at the same
-        address: under bwrap without ``network`` the only host address it reaches, relayed by
-        runner.sandbox.forward (bounded connections and bytes); elsewhere the host loopback is
-        reachable anyway. Raises ValueError for a port outside 1-65535. ``visible``: more folders of
-        programs (an external agent's own) brought back read-only from hidden homes, as ``PATH``'s are.
+        ``timeout`` is in seconds; when it passes, the command's whole process group gets SIGTERM, then SIGKILL after a
+        short grace (under bwrap SIGKILL at once). Its processes run under ``runner.sandbox.confine.resource_limits``
+        and die with tooltrial. ``output_limit`` is in bytes. Under bwrap, ``cwd`` is the one writable host folder and
+        ``network`` keeps the host network and its Unix sockets. Raises CommandNotStarted when the machine or the
+        sandbox did not start it (runner.sandbox.started), OSError when its own doing did (``cwd`` removed, a command
+        line too long for the kernel), ValueError for a NUL byte in ``command`` or ``env``. Setting ``cancel`` (the
+        suite's Ctrl-C) stops the command as its timeout does (``timed_out``). With ``split``, stdout and stderr are
+        read apart, each capped at ``output_limit`` bytes with a ``[... N bytes left out ...]`` marker (setup and verify
+        records); without it they share one pipe, so a tool result keeps their interleaving. ``forward`` is a TCP port
+        of the host's 127.0.0.1 that the command reaches at the same address: under bwrap without ``network`` the only
+        host address it reaches, relayed by runner.sandbox.forward (bounded connections and bytes); elsewhere the host
+        loopback is reachable anyway (a port outside 1-65535: ValueError). ``visible``: more folders of programs (an
+        external agent's own) brought back read-only from hidden homes, as ``PATH``'s are.
         """
         if forward is not None and not 0 < forward < 65536:
             raise ValueError(f"forward port {forward} is not a TCP port (1-65535)")
         relay = Forward(forward) if forward is not None and self.mode == "bwrap" and not network else None
+        status = Status() if self.mode == "bwrap" else None
+        status_fd = None if status is None else status.fd
         filter_in, filter_out = os.pipe() if self._filter is not None and not network else (None, None)
         if filter_out is not None:  # bwrap reads the program from the inherited end; it fits the pipe's buffer
             os.write(filter_out, self._filter)
             os.close(filter_out)
-        argv = self._argv(command, cwd, env, timeout, network, filter_in, relay, visible)
+        argv = self._argv(command, cwd, env, timeout, network, filter_in, relay, visible, status_fd)
         start = time.monotonic()
         reader, writer = os.pipe() if stdin is not None else (None, None)
+        proc: subprocess.Popen[bytes] | None = None
         try:
             proc = subprocess.Popen(
                 argv,
@@ -201,20 +202,22 @@ class Sandbox:
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE if split else subprocess.STDOUT,
                 start_new_session=True,
-                pass_fds=tuple(fd for fd in (filter_in, relay and relay.inside) if fd is not None),
+                pass_fds=tuple(fd for fd in (filter_in, relay and relay.inside, status_fd) if fd is not None),
             )
-        except BaseException:
-            if writer is not None:
-                os.close(writer)
             if relay is not None:
-                relay.stop()
-            raise
+                relay.start()
+        except BaseException as e:
+            abandon(proc, writer, relay, status)
+            cause = start_error(e, cwd) if isinstance(e, OSError) else e
+            if isinstance(e, RuntimeError):  # the relay's thread refused
+                cause = CommandNotStarted(f"the machine is out of processes or memory: {e}")
+            if cause is e:
+                raise
+            raise cause from e
         finally:
             for fd in (filter_in, reader):
                 if fd is not None:
                     os.close(fd)
-        if relay is not None:
-            relay.start()
         feed = Feed(writer, stdin) if writer is not None and stdin is not None else None
         assert proc.stdout is not None
         with self._lock:
@@ -225,16 +228,24 @@ class Sandbox:
         if proc.stderr is not None:
             errors = streams[proc.stderr.fileno()] = Capture(output_limit)
         try:
-            finished = supervise(proc, streams, start + timeout, cancel, feed)
+            if status is not None:
+                status.close_writer()
+            # Nothing of a bwrap command is SIGTERM's to take: bwrap ignores it as its namespace's first process.
+            finished = supervise(proc, streams, start + timeout, cancel, feed, term=self.mode != "bwrap")
+            started = status is None or not finished or status.started()
         finally:
             if relay is not None:
                 relay.stop()
+            if status is not None:
+                status.close()
             proc.stdout.close()
             if proc.stderr is not None:
                 proc.stderr.close()
             with self._lock:
                 self._live.discard(proc.pid)
         cut = "left out" if split else "cut"
+        if not started:
+            raise not_started(capture.text(cut) + "\n" + (errors.text(cut) if errors else ""))
         return CommandResult(
             exit_code=proc.returncode if finished else None,
             output=capture.text(cut),
@@ -245,15 +256,14 @@ class Sandbox:
 
     def server_argv(self, argv: Sequence[str], cwd: Path, env: Mapping[str, str], timeout: float,
                     network: bool, scratch: Path) -> list[str]:
-        """The command line that starts program ``argv`` in ``cwd`` confined as ``run`` confines a
-        command, for a caller that spawns it itself and keeps it running (an MCP server over stdio).
+        """The command line that starts program ``argv`` in ``cwd`` confined as ``run`` confines a command, for a
+        caller that spawns it itself and keeps it running (an MCP server over stdio).
 
-        ``env -i`` gives it exactly ``env`` whatever the spawner adds; ``timeout`` (seconds) sets its
-        resource limits; it dies with the thread that spawns it. The caller spawns it in a session
-        of its own and kills that process group when done. Under bwrap the seccomp filter is written
-        to ``scratch`` (a file outside the workspace, which the caller deletes once the program
-        stopped) and given to bwrap on descriptor 3 by a shell redirection, as the spawner passes on
-        no descriptor.
+        ``env -i`` gives it exactly ``env`` whatever the spawner adds; ``timeout`` (seconds) sets its resource
+        limits; it dies with the thread that spawns it. The caller spawns it in a session of its own and kills that
+        process group when done. Under bwrap the seccomp filter is written to ``scratch`` (a file outside the
+        workspace, which the caller deletes once the program stopped) and given to bwrap on descriptor 3 by a shell
+        redirection, as the spawner passes on no descriptor.
         """
         seccomp_fd = 3 if self._filter is not None and not network else None
         wrapped = self._argv(argv, cwd, env, timeout, network, seccomp_fd)
@@ -269,32 +279,3 @@ class Sandbox:
             live = list(self._live)
         for pgid in live:
             signal_group(pgid, signal.SIGKILL)
-
-
-_UNCONFINED = "they can read and write your files and use your network"
-
-
-def choose_sandbox(requested: str, hide: Sequence[Path] = ()) -> Sandbox:
-    """The Sandbox for ``--sandbox requested`` (one of MODES); ``hide`` as for Sandbox.
-
-    ``auto`` is bwrap when it works here, else ``none`` after a warning on stderr. Every
-    weakness of the chosen sandbox (``Confinement.note``) is a warning line on stderr before
-    any run. Raises UserError when ``bwrap`` is requested but does not work.
-    """
-    if requested == "none":
-        sandbox = Sandbox("none", note="requested with --sandbox none")
-        print(f"warning: --sandbox none: commands run unconfined: {_UNCONFINED}", file=sys.stderr)
-    else:
-        binary, hardened, reason = probe()
-        if binary is None and requested == "bwrap":
-            raise UserError(f"bubblewrap sandbox unavailable: {reason}",
-                            hint="install bubblewrap (apt-get install bubblewrap) or use --sandbox none")
-        if binary is None:
-            sandbox = Sandbox("none", note=f"bubblewrap unavailable: {reason}")
-            print(f"warning: bubblewrap unavailable ({reason}); commands run unconfined: {_UNCONFINED}",
-                  file=sys.stderr)
-        else:
-            sandbox = Sandbox("bwrap", binary, hide, hardened)
-    for weakness in sandbox.weaknesses:
-        print(f"warning: {weakness}", file=sys.stderr)
-    return sandbox

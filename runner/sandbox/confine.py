@@ -1,5 +1,5 @@
-"""What every command runs under, in each sandbox mode: resource limits, death with tooltrial,
-and, without bubblewrap, a PID namespace of its own where this machine allows one.
+"""What every command runs under, in each sandbox mode: resource limits and, without bubblewrap, a PID
+namespace of its own where this machine allows one (its death with tooltrial: runner.sandbox.guard).
 
 All of it comes from util-linux (``prlimit``, ``setpriv``, ``unshare``; in every Debian and
 Ubuntu system) placed in front of the command, rather than a ``preexec_fn``: Python then
@@ -15,6 +15,8 @@ import os
 import resource
 import shutil
 import subprocess
+
+from runner.sandbox.trial import trial
 
 MEMORY_LIMIT = 4 * 2**30  # bytes of data memory per process (RLIMIT_DATA: heap and private writable mappings)
 FILE_SIZE_LIMIT = 2**30  # bytes: the largest file a command's process may write (RLIMIT_FSIZE)
@@ -57,23 +59,16 @@ def util_linux() -> tuple[str, str] | None:
     return (prlimit, setpriv) if prlimit and setpriv else None
 
 
-def limited(argv: list[str], timeout: float, dies_with_parent: bool) -> list[str]:
+def limited(argv: list[str], timeout: float) -> list[str]:
     """``argv`` behind ``prlimit``, which applies ``resource_limits(timeout)`` (soft and hard)
-    before it execs the rest, and, unless ``dies_with_parent`` already holds (bwrap's
-    ``--die-with-parent``), ``setpriv --pdeathsig KILL``: the process gets SIGKILL when the
-    tooltrial thread that started it ends, as when tooltrial is killed.
-
-    Both survive exec, so every process of the command has the limits; the death signal
-    does not survive fork (a PID namespace, see ``namespace_prefix``, takes the forked ones along).
-    ``argv`` as is without util-linux.
+    before it execs the rest: the limits survive exec and fork, so every process of the command
+    has them. ``argv`` as is without util-linux.
     """
     tools = util_linux()
     if tools is None:
         return argv
-    prlimit, setpriv = tools
     flags = [f"{_PRLIMIT_FLAGS[kind]}={value}" for kind, value in resource_limits(timeout).items()]
-    death = [] if dies_with_parent else [setpriv, "--pdeathsig", "KILL", "--"]
-    return [prlimit, *flags, "--", *death, *argv]
+    return [tools[0], *flags, "--", *argv]
 
 
 @functools.cache
@@ -89,7 +84,8 @@ def namespace_prefix() -> tuple[tuple[str, ...] | None, str]:
 
     As root: PID and mount namespaces, then every capability dropped. As another user: a user
     namespace mapping that user to itself (its files stay its own) around the same.
-    Probed once: runs ``true`` that way.
+    Probed once: runs ``true`` that way. Raises MachineBusy when the machine refused the trial
+    each time it was made (runner.sandbox.trial).
     """
     unshare, tools = shutil.which("unshare"), util_linux()
     if unshare is None or tools is None:
@@ -101,8 +97,7 @@ def namespace_prefix() -> tuple[tuple[str, ...] | None, str]:
     for user in users:
         prefix = (unshare, *user, *spaces, "--", *drop)
         try:
-            done = subprocess.run([*prefix, "true"], stdin=subprocess.DEVNULL, capture_output=True,
-                                  timeout=_PROBE_TIMEOUT)
+            done = trial([*prefix, "true"], _PROBE_TIMEOUT, "unshare")
         except (OSError, subprocess.TimeoutExpired) as e:
             return None, f"unshare could not run: {e}"
         if done.returncode == 0:

@@ -177,20 +177,21 @@ def pump(
 
 def supervise(
     proc: subprocess.Popen[bytes], streams: Mapping[int, Capture], deadline: float,
-    cancel: threading.Event | None = None, feed: Feed | None = None,
+    cancel: threading.Event | None = None, feed: Feed | None = None, term: bool = True,
 ) -> bool:
     """``pump`` the command, then see it gone: True when it exited by itself; False when ``deadline``
-    or ``cancel`` came first, after its process group got SIGTERM, then SIGKILL after ``_GRACE``
-    seconds, and what was left in the pipes was read. Either way ``feed`` is closed and the process
-    reaped (its group killed first should anything raise)."""
+    or ``cancel`` came first, after its process group got SIGTERM (when ``term``), then SIGKILL after
+    ``_GRACE`` seconds, and what was left in the pipes was read. Either way ``feed`` is closed and the
+    process reaped (its group killed first should anything raise)."""
     try:
         finished = pump(proc, streams, deadline, cancel, feed)
         if not finished:
-            signal_group(proc.pid, signal.SIGTERM)
-            try:
-                proc.wait(_GRACE)
-            except subprocess.TimeoutExpired:
-                pass
+            if term:
+                signal_group(proc.pid, signal.SIGTERM)
+                try:
+                    proc.wait(_GRACE)
+                except subprocess.TimeoutExpired:
+                    pass
             signal_group(proc.pid, signal.SIGKILL)
             proc.wait()
             drain(streams, POLL)

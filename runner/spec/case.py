@@ -53,6 +53,8 @@ class Case:
             TurnExpect for none; () when no turn has any.
         expect: the case's checks and turn limit, typed (runner.spec.expect); each check kind reads its own.
         script: the scripted provider's replies (``content`` / ``tool_calls``) or None.
+        fixture / fixtures_dir: the folder (a relative path) copied into the workspace, and the fixtures
+            folder it is in, resolved when the case is loaded (runner.spec.fixture copies no link below it).
         timeout: wall-clock seconds for the whole run, or None for the default.
         command_timeout: seconds allowed to each command (setup, tools, verify), or None for the default.
         network: whether agent commands may reach the network (sandboxed runs).

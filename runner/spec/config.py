@@ -81,6 +81,11 @@ class Config:
     agents: Mapping[str, AgentSpec] = field(default_factory=dict)
     spot: Spot | None = field(default=None, repr=False, compare=False)
 
+    @property
+    def key_variables(self) -> list[str]:
+        """The environment variables its aliases read their keys from (``api_key_env``), in file order, each once."""
+        return list(dict.fromkeys(s.api_key_env for s in self.providers.values() if s.api_key_env))
+
     def error(self, message: str, path: Sequence[str | int] = (), hint: str = "") -> UserError:
         """A ConfigError at ``path`` in the file (``("providers", "x", "model")``), or a plain one without a file."""
         if self.spot is None:

@@ -1,7 +1,8 @@
 """The rules the case schema cannot say, each reported where the value was written.
 
-Ids are unique in a file; the fixture folder exists and holds nothing the workspace copy
-refuses (named pipes, sockets, devices); every regex the check table names compiles
+Ids are unique in a file; the fixture folder exists, is reached from its fixtures folder with no
+symbolic link on the way (runner.spec.fixture) and holds nothing the workspace copy refuses (named
+pipes, sockets, devices); every regex the check table names compiles
 (``matches`` in replies, files and argument matchers, per-turn ones too);
 the tools and parameters a case names (runner.spec.tracerules); ``files`` paths stay
 inside the workspace; mocks have unique names, a valid ``parameters`` schema
@@ -15,7 +16,6 @@ says, and for a case with an ``agent`` no rule about tool names (the agent's too
 from __future__ import annotations
 
 import os
-import stat
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -23,10 +23,11 @@ import regex
 
 from runner.checks.table import KINDS, KeyPath
 from runner.errors import CaseFileError, did_you_mean
-from runner.patterns import compile_pattern
+from runner.patterns import compile_pattern, quoted
 from runner.resources import bundled
 from runner.spec.agentspec import case_agent_errors
 from runner.spec.conversation import conversation_errors
+from runner.spec.fixture import LINK_HINT, beside_link, link_on_the_way, special_kind
 from runner.spec.mcpservers import mcp_server_errors
 from runner.spec.positions import Spot, position, written
 from runner.spec.schemacheck import schema_problem
@@ -63,7 +64,7 @@ def _rules(checked: Checked, defaults: Spot | None, fixtures: Path) -> list[Case
             try:
                 compile_pattern(pattern)
             except regex.error as e:
-                errors.append(written(path, spot, defaults).error(f"invalid regex {pattern!r}: {e}", path))
+                errors.append(written(path, spot, defaults).error(f"invalid regex {quoted(pattern)}: {e}", path))
         if "agent" in case:  # an external agent's tools are its own: no name of them is known here
             errors += case_agent_errors(case, spot, defaults)
         else:
@@ -100,6 +101,12 @@ def _file_path_errors(case: dict[str, Any], spot: Spot, defaults: Spot | None) -
 def _fixture_errors(fixture: str, spot: Spot, fixtures: Path) -> list[CaseFileError]:
     if Path(fixture).is_absolute() or ".." in Path(fixture).parts:
         return [spot.error(f"fixture {fixture!r} must be a folder inside {fixtures}", ["fixture"])]
+    beside = beside_link(fixtures, Path(spot.file))
+    if beside is not None:
+        return [spot.error(f"fixture {fixture!r}: {beside[0]}", ["fixture"], hint=beside[1])]
+    link = link_on_the_way(fixtures, fixture)
+    if link is not None:
+        return [spot.error(link, ["fixture"], hint=LINK_HINT)]
     if (fixtures / fixture).is_dir():
         special = _special_file(fixtures / fixture)
         if special is None:
@@ -129,10 +136,6 @@ def _fixture_search(fixture: str, case_file: Path, fixtures: Path) -> tuple[str,
     return message, f"create the folder {fixtures / fixture}, or point --fixtures-dir at the folder that holds it"
 
 
-_SPECIAL = ((stat.S_ISFIFO, "a named pipe"), (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a device"),
-            (stat.S_ISBLK, "a device"))
-
-
 def _special_file(root: Path) -> str | None:
     """``path (what it is)`` of the first entry below ``root``, in walk order, that is no regular
     file, folder or symlink (a named pipe, socket or device: the workspace copy refuses it), else None."""
@@ -143,7 +146,7 @@ def _special_file(root: Path) -> str | None:
                 mode = os.lstat(os.path.join(folder, name)).st_mode
             except OSError:  # gone since the folder was read
                 continue
-            what = next((noun for test, noun in _SPECIAL if test(mode)), None)
+            what = special_kind(mode)
             if what is not None:
                 return f"{Path(folder, name).relative_to(root).as_posix()} ({what})"
     return None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Collection, Mapping
 
+from runner.sandbox.started import CommandNotStarted
 from runner.spec.offered import expand, offered_tools
 from runner.text import cap_text, encodable
 from runner.tools.base import Tool, ToolContext, ToolError, ToolResult
@@ -62,7 +63,8 @@ class Toolbox:
 
         ``arguments_error`` says why the model's arguments were unusable (e.g. invalid JSON).
         A call of an unknown or denied tool, or with arguments the tool's schema rejects, is
-        refused: the result says why and has ``refused`` set.
+        refused: the result says why and has ``refused`` set. Raises runner.sandbox.started.CommandNotStarted
+        when the machine or the sandbox could not start a command: not the call's result, the run's end.
         """
         if name not in self.tools:
             available = ", ".join(n for n in self.offered if n not in self.deny) or "(none)"
@@ -81,6 +83,8 @@ class Toolbox:
             return ToolResult(cap_text(encodable(self.tools[name].run(arguments, self.context))))
         except ToolError as e:
             return _error(str(e))
+        except CommandNotStarted:  # the machine's failure, not the call's: it ends the run (start_failed)
+            raise
         except Exception as e:  # the boundary: a tool's bug must reach the model, not crash the run
             return _error(f"{type(e).__name__}: {e}")
 

@@ -1,0 +1,165 @@
+"""The HTTP side of the model endpoint (runner.agents.endpoint): each request's key is checked, then its
+route, then its body's length, before a byte of its body is read; only then is the body read, whole,
+and handed to the run's Endpoint.
+
+A POST whose body is not read (a wrong key: 401; a route not served: 404; a length missing: 411,
+unreadable: 400, or over BODY_LIMIT: 413) is answered with ``Connection: close``; what the client
+still sends of the body is then read and dropped for LINGER seconds at most, so closing the connection
+does not reset it before the client has read the answer. Every answer has a JSON body, http.server's
+own refusals (a request line or headers that do not read, a method not served) included.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import sys
+import time
+from email.message import Message
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import TYPE_CHECKING, Any, Iterable
+
+if TYPE_CHECKING:
+    from runner.agents.endpoint import Endpoint
+
+BODY_LIMIT = 16 * 1024 * 1024  # bytes of one request body: a long conversation with a few images is a few MiB
+LINGER = 2.0  # seconds at most that the unread body of a refused request is read and dropped
+ROUTES = {"/v1/chat/completions": "chat", "/chat/completions": "chat", "/v1/messages": "messages"}
+
+
+class Unread(Exception):
+    """A request whose body is not read: ``status`` (400, 411, 413) and why (the message)."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+def body_length(headers: Message) -> int:
+    """The byte count of a request's body, from its Content-Length. Raises Unread: 411 for none, or a
+    body sent with a Transfer-Encoding (chunks are not read); 400 for one that is not ASCII digits, or
+    two that differ; 413 for one over BODY_LIMIT."""
+    values = {value.strip(" \t") for value in headers.get_all("content-length") or ()}
+    if headers.get("transfer-encoding") is not None:
+        raise Unread(411, "a body sent with Transfer-Encoding is not read: send it with a Content-Length")
+    if not values:
+        raise Unread(411, "it has no Content-Length")
+    if len(values) > 1:
+        raise Unread(400, "it has Content-Length headers that differ")
+    value = values.pop()
+    if not (value.isascii() and value.isdigit()):
+        raise Unread(400, f"its Content-Length {value[:40]!r} is not a number of bytes")
+    digits = value.lstrip("0")
+    if len(digits) > len(str(BODY_LIMIT)) or int(digits or "0") > BODY_LIMIT:
+        raise Unread(413, f"its body is larger than the {BODY_LIMIT // 2**20} MiB the endpoint reads "
+                          f"(Content-Length {value[:20]}{'...' if len(value) > 20 else ''})")
+    return int(digits or "0")
+
+
+class Server(ThreadingHTTPServer):
+    """The endpoint's server; ``endpoint`` (set after it is made) answers its requests."""
+
+    daemon_threads = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """Quiet for an agent that went away mid-answer (killed at its timeout): its connection is gone."""
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
+
+
+class Handler(BaseHTTPRequestHandler):
+    """HTTP for one Endpoint (``server.endpoint``)."""
+
+    protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # headers and body go in two writes: Nagle's wait would add ~40 ms a reply
+
+    def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+        endpoint: Endpoint = self.server.endpoint  # type: ignore[attr-defined]
+        if not endpoint.authorized(self.headers):
+            return self._refuse(endpoint)
+        if self.path.split("?")[0] not in ("/v1/models", "/models"):
+            return self._not_found(endpoint, "GET")
+        model = {"id": endpoint.model, "object": "model", "type": "model", "created": 0, "owned_by": "tooltrial",
+                 "display_name": endpoint.model, "created_at": "1970-01-01T00:00:00Z"}
+        self._send(200, [json.dumps({"object": "list", "data": [model], "has_more": False}).encode()])
+
+    def do_POST(self) -> None:  # noqa: N802
+        endpoint: Endpoint = self.server.endpoint  # type: ignore[attr-defined]
+        if not endpoint.authorized(self.headers):
+            return self._refuse(endpoint, unread=True)
+        api = ROUTES.get(self.path.split("?")[0])
+        if api is None:
+            return self._not_found(endpoint, "POST", unread=True)
+        try:
+            length = body_length(self.headers)
+        except Unread as e:
+            return self._send(e.status, [endpoint.refuse_unread(api, e.status, str(e))], unread=True)
+        status, chunks, stream = endpoint.answer(api, self.rfile.read(length))
+        self._send(status, chunks, stream)
+
+    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+        """http.server's own refusals, before any route is known (a request line or headers that do not
+        read, a method not served), with a JSON body like every other answer."""
+        text = message or self.responses.get(code, ("error",))[0]
+        body = json.dumps({"error": {"message": f"tooltrial's endpoint could not read the request: {text}",
+                                     "type": "invalid_request_error", "code": code}}).encode()
+        self.send_response(code)
+        self.send_header("Connection", "close")
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(body)
+
+    def _not_found(self, endpoint: Endpoint, method: str, unread: bool = False) -> None:
+        endpoint.not_served(method, self.path)
+        self._send(404, [b'{"error": {"message": "not found: tooltrial serves POST /v1/chat/completions, POST '
+                         b'/v1/messages and GET /v1/models", "type": "not_found"}}'], unread=unread)
+
+    def _refuse(self, endpoint: Endpoint, unread: bool = False) -> None:
+        endpoint.refuse()
+        self._send(401, [b'{"type": "error", "error": {"type": "authentication_error", "message": '
+                         b'"invalid API key: use the key tooltrial gives in OPENAI_API_KEY / ANTHROPIC_API_KEY"}}'],
+                   unread=unread)
+
+    def _send(self, status: int, chunks: Iterable[bytes], stream: bool = False, unread: bool = False) -> None:
+        """Answer ``status`` with ``chunks``: server-sent events for a ``stream``, else one JSON body; the
+        connection closes after an answer to a request whose body was left ``unread``."""
+        self.send_response(status)
+        if stream:
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Cache-Control", "no-cache")
+            self.send_header("Connection", "close")
+            self.end_headers()
+            for chunk in chunks:
+                self.wfile.write(chunk)
+                self.wfile.flush()
+            return
+        data = b"".join(chunks)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        if unread:
+            self.send_header("Connection", "close")
+        self.end_headers()
+        self.wfile.write(data)
+        if unread:
+            self._drop_unread()
+
+    def _drop_unread(self) -> None:
+        """Shut the sending side (the answer is out), then read and drop what the client still sends, for
+        LINGER seconds and BODY_LIMIT bytes at most: closing a connection with bytes unread resets it, and a
+        client still sending its body would lose the answer."""
+        end, left = time.monotonic() + LINGER, BODY_LIMIT
+        try:
+            self.connection.shutdown(socket.SHUT_WR)
+            while left > 0 and (wait := end - time.monotonic()) > 0:
+                self.connection.settimeout(wait)
+                chunk = self.connection.recv(min(left, 1 << 16))
+                if not chunk:
+                    return
+                left -= len(chunk)
+        except OSError:  # the client went away, or LINGER passed
+            return
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 (http.server's signature)
+        """Quiet: every request is on the run's record instead."""
