@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -9,6 +10,11 @@ import pytest
 
 from tests.helpers import ROOT, load_litellm_once
 from tests.html_pages import Pages, build
+
+# Ray 2.60 turns token auth on by itself when a local cluster starts (writing ~/.ray/auth_token) and whenever
+# that file exists: one test's local Ray would then lock another's two-node cluster out. The tests' clusters
+# are loopback ones that need no token.
+os.environ.setdefault("RAY_AUTH_MODE", "disabled")
 
 
 def _entries(folder: Path) -> set[str]:

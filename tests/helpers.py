@@ -34,15 +34,19 @@ T = TypeVar("T")
 BUNDLED_GROUPS = ("build", "builtin", "calc", "fix", "fs", "general", "git", "refactor", "research", "search", "tests")
 BUNDLED_FILES = tuple(ROOT / "cases" / f"{group}.yml" for group in BUNDLED_GROUPS)
 BUNDLED_ARGS = tuple(f"cases/{group}.yml" for group in BUNDLED_GROUPS)  # as a command line in the checkout names them
+# The groups the executor tests (worker processes, Ray, shards, the pytest plugin's workers) run to compare one way
+# of running with another: mocks (calc), a fixture with verify commands (fix), file tools (fs), git in setup (git).
+SAMPLE_GROUPS = ("calc", "fix", "fs", "git")
+SAMPLE_CASES = 17
 
 
-def bundled_suite(tmp_path: Path) -> Path:
-    """A folder of links to the bundled suite's files (``BUNDLED_FILES``), for a test that runs a folder:
-    a link resolves to the checkout, so fixtures and records are those of ``cases/``."""
+def bundled_suite(tmp_path: Path, groups: Sequence[str] = BUNDLED_GROUPS) -> Path:
+    """A folder of links to the bundled suite's files of ``groups`` (all of ``BUNDLED_FILES`` by default), for a
+    test that runs a folder: a link resolves to the checkout, so fixtures and records are those of ``cases/``."""
     folder = tmp_path / "bundled"
     folder.mkdir()
-    for path in BUNDLED_FILES:
-        (folder / path.name).symlink_to(path)
+    for group in groups:
+        (folder / f"{group}.yml").symlink_to(ROOT / "cases" / f"{group}.yml")
     return folder
 
 # Two case files the CLI tests run: GOOD's cases pass with their scripts; BAD_RUN's fail (a wrong answer),

@@ -68,14 +68,19 @@ def _fake_bwrap(tmp_path: Path, refuse: str) -> dict[str, str]:
     folder = tmp_path / "bin"
     folder.mkdir()
     calls = tmp_path / "calls"
-    calls.write_text("0\n")
+    calls.write_text("")
     (folder / "bwrap").write_text(f"""#!/bin/sh
-n=$(cat {calls}); echo $((n + 1)) > {calls}
+n=$(wc -l < {calls}); echo call >> {calls}
 if {refuse}; then echo '{REFUSED}' >&2; exit 1; fi
 exec {BWRAP} "$@"
 """)
     (folder / "bwrap").chmod(0o755)
     return {**{k: v for k, v in os.environ.items() if k != "COLUMNS"}, "PATH": f"{folder}:{os.environ['PATH']}"}
+
+
+def _calls(tmp_path: Path) -> int:
+    """How many times the fake ``bwrap`` ran (a line each: commands of runs at once append, never overwrite)."""
+    return len((tmp_path / "calls").read_text().splitlines())
 
 
 def _records(results: Path) -> dict[str, dict[str, Any]]:
@@ -94,7 +99,7 @@ def test_auto_tries_a_busy_bubblewrap_again_and_confines_every_command(tmp_path:
     records = _records(tmp_path / "results")
     assert {case: (run["status"], run["sandbox"]["mode"]) for case, run in records.items()} == {
         "before": ("pass", "bwrap"), "escape": ("pass", "bwrap"), "after": ("pass", "bwrap")}
-    assert int((tmp_path / "calls").read_text()) == 3 + 3  # two trials refused, the third confined; three commands
+    assert _calls(tmp_path) == 3 + 3  # two trials refused, the third confined; three commands
 
 
 @needs_bwrap
@@ -108,7 +113,7 @@ def test_a_bubblewrap_busy_at_every_try_stops_the_run_instead_of_running_unconfi
         f"error: cannot tell whether {tmp_path}/bin/bwrap works here: {REFUSED} (6 tries in 1.55 s) "
         "(the machine is out of processes or memory; try again once it is less busy)")
     assert not (tmp_path / "results").exists()
-    assert int((tmp_path / "calls").read_text()) == 6
+    assert _calls(tmp_path) == 6
 
 
 @needs_bwrap

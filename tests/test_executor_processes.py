@@ -15,7 +15,7 @@ import pytest
 
 from runner.run.executors import AUTO_MIN_RUNS, worker_count
 from tests.executors import comparable
-from tests.helpers import bundled_suite, run_cli, start_run
+from tests.helpers import GOOD, SAMPLE_CASES, SAMPLE_GROUPS, bundled_suite, run_cli, start_run, tooltrial
 from tests.sandboxes import none_left, processes_with
 
 
@@ -29,21 +29,21 @@ def _runs(folder: Path) -> dict[str, dict]:
 
 
 @pytest.mark.slow
-def test_the_bundled_suite_on_two_worker_processes_records_what_threads_record(tmp_path: Path) -> None:
-    cases = str(bundled_suite(tmp_path))
+def test_four_bundled_groups_on_two_worker_processes_record_what_threads_record(tmp_path: Path) -> None:
+    cases = str(bundled_suite(tmp_path, SAMPLE_GROUPS))
     for workers in ("1", "2"):
         done = run_cli("run", cases, "-p", "scripted", "-j", "4", "--workers", workers,
                        "--results", str(tmp_path / workers))
         assert done.returncode == 0, done.stderr
     threads, processes = _folder(tmp_path / "1"), _folder(tmp_path / "2")
     on_threads, on_processes = _runs(threads), _runs(processes)
-    assert list(on_threads) == list(on_processes) and len(on_threads) == 46
+    assert list(on_threads) == list(on_processes) and len(on_threads) == SAMPLE_CASES
     for name, record in on_threads.items():
         assert comparable(on_processes[name]) == comparable(record), name
     report = {w: json.loads((f / "report.json").read_text()) for w, f in (("1", threads), ("2", processes))}
     assert report["2"].pop("results") == str(processes) and report["1"].pop("results") == str(threads)
     assert comparable(report["2"]) == comparable(report["1"])
-    assert report["2"]["overall"]["passed"] == 46 and report["2"]["exit_code"] == 0
+    assert report["2"]["overall"]["passed"] == SAMPLE_CASES and report["2"]["exit_code"] == 0
 
 
 SLOW = "- id: quick\n  turns: [go]\n  script: [{content: done}]\n" + "".join(
@@ -160,6 +160,17 @@ def test_auto_workers_are_the_cpus_from_a_plan_large_enough_and_never_more_than_
     assert worker_count(None, 4, AUTO_MIN_RUNS, cpus=8) == 4
     assert worker_count(3, 64, 2, cpus=8) == 2
     assert worker_count(1, 64, 1000, cpus=8) == 1
+
+
+def test_workers_start_under_a_temp_folder_too_long_for_their_socket(tmp_path: Path) -> None:
+    long = tmp_path / ("t" * (100 - len(str(tmp_path))))  # a Unix socket's path holds 107 bytes
+    long.mkdir()
+    (tmp_path / "good.yml").write_text(GOOD)
+    env = {**{k: v for k, v in os.environ.items() if k != "COLUMNS"}, "TMPDIR": str(long)}
+    done = tooltrial("run", str(tmp_path / "good.yml"), "--workers", "2", "-j", "2", "--results", str(tmp_path / "r"),
+                     env=env)
+    assert (done.returncode, done.stdout.splitlines()[:3]) == (0, ["PASS good/write-hello", "PASS good/count-lines",
+                                                                   "2/2 passed"]), done.stderr
 
 
 def test_workers_must_be_auto_or_a_positive_number() -> None:

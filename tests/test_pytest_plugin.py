@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from runner.cli.pytest_plugin import is_case_file
 from runner.spec.discover import load_cases
-from tests.helpers import BAD_RUN, BUNDLED_ARGS, BUNDLED_FILES, GOOD, ROOT
+from tests.helpers import BAD_RUN, GOOD, ROOT, SAMPLE_GROUPS
 
 NOT_A_CASE_FILE = """\
 name: ci
@@ -204,9 +204,10 @@ def test_the_projects_own_tests_never_collect_cases() -> None:
 
 
 @pytest.mark.slow
-def test_the_bundled_suite_passes_under_pytest_on_two_workers(tmp_path: Path) -> None:
-    expected = sum(case.runs or 1 for case in load_cases(BUNDLED_FILES))
-    done = _pytest(*BUNDLED_ARGS, "--tooltrial-provider", "scripted", "-n", "2", "--junitxml", str(tmp_path / "junit.xml"), cwd=ROOT)
+def test_four_bundled_groups_pass_under_pytest_on_two_workers(tmp_path: Path) -> None:
+    sample = [f"cases/{group}.yml" for group in SAMPLE_GROUPS]
+    expected = sum(case.runs or 1 for case in load_cases([ROOT / path for path in sample]))
+    done = _pytest(*sample, "--tooltrial-provider", "scripted", "-n", "2", "--junitxml", str(tmp_path / "junit.xml"), cwd=ROOT)
     assert done.returncode == 0, done.stdout[-3000:]
     assert f"{expected} passed" in done.stdout
     runs = _testcases(tmp_path / "junit.xml")

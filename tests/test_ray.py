@@ -27,7 +27,7 @@ from runner.run.rayexec import forwarded_keys, key_variables, pack_folder, unpac
 from runner.spec.config import load_config
 from tests.executors import comparable
 from tests.fake_servers import OpenAIServer, openai_reply
-from tests.helpers import ROOT, bundled_suite, make_case, run_cli
+from tests.helpers import ROOT, SAMPLE_CASES, SAMPLE_GROUPS, bundled_suite, make_case, run_cli
 from tests.raycluster import Cluster, short_folder, start_cluster
 
 KEY_VARIABLE = "TT_RAY_TEST_KEY"
@@ -90,27 +90,28 @@ def _placements(address: str) -> Counter[str]:
 
 
 @pytest.mark.slow
-def test_the_bundled_suite_on_two_nodes_equals_a_local_run(cluster: Cluster, tmp_path: Path) -> None:
-    cases = bundled_suite(tmp_path)
+def test_four_bundled_groups_on_two_nodes_equal_a_local_run(cluster: Cluster, tmp_path: Path) -> None:
+    cases = bundled_suite(tmp_path, SAMPLE_GROUPS)
     local_done, local = _results(cases, tmp_path / "local", "-j", "4")
     done, remote = _results(cases, tmp_path / "ray", "-j", "4", "--executor", "ray", "--ray-address", cluster.address)
     assert (done.returncode, local_done.returncode) == (ExitCode.OK, ExitCode.OK), done.stderr
     ours, theirs = _runs(remote), _runs(local)
-    assert list(ours) == list(theirs) and len(ours) == 46
+    assert list(ours) == list(theirs) and len(ours) == SAMPLE_CASES
     for name in theirs:
         assert comparable(ours[name]) == comparable(theirs[name]), name
     report, expected = (json.loads((folder / "report.json").read_text()) for folder in (remote, local))
     assert comparable({k: report[k] for k in FIGURES}) == comparable({k: expected[k] for k in FIGURES})
-    assert report["overall"]["passed"] == 46
+    assert report["overall"]["passed"] == SAMPLE_CASES
     placed = _placements(cluster.address)
-    assert sum(placed.values()) == 46 and len(placed) == 2 and min(placed.values()) > 0, placed
+    assert sum(placed.values()) == SAMPLE_CASES and len(placed) == 2 and min(placed.values()) > 0, placed
 
 
 @pytest.mark.slow
 @pytest.mark.usefixtures("litellm_loaded")
 def test_provider_keys_reach_the_workers_and_no_record_report_or_ray_log(cluster: Cluster, tmp_path: Path) -> None:
     (tmp_path / "cases.yml").write_text("- id: hello\n  turns: [Say hi.]\n  expect: {response_contains: [hi]}\n")
-    with OpenAIServer(responder=lambda received: openai_reply("hi", usage=(10, 5))) as server:
+    echo = lambda received: openai_reply(f"hi, {received.headers.get('authorization')}", usage=(10, 5))  # noqa: E731
+    with OpenAIServer(responder=echo) as server:
         (tmp_path / "tooltrial.yml").write_text(
             f"providers:\n  fake:\n    model: openai/fake\n    api_base: {server.api_base}\n"
             f"    api_key_env: {KEY_VARIABLE}\n    max_concurrency: 2\n")
@@ -124,6 +125,8 @@ def test_provider_keys_reach_the_workers_and_no_record_report_or_ray_log(cluster
     leaks = [p for folder in (results, *cluster.folders) for p in folder.rglob("*")
              if p.is_file() and KEY.encode() in p.read_bytes()]
     assert leaks == [] and KEY not in done.stdout + done.stderr
+    # the reply echoed the key: each task redacted it with the secrets it was sent
+    assert [r["final_reply"] for r in _runs(results).values()] == [f"hi, Bearer [redacted: {KEY_VARIABLE}]"] * 2
 
 
 @pytest.mark.slow

@@ -164,13 +164,10 @@ def test_no_output_holds_a_key_a_provider_a_tool_or_a_command_echoed(tmp_path: P
     assert b"gen_ai.tool.call.result" not in written["otel.jsonl"]  # without --otel-content: no tool result
 
 
-@pytest.mark.parametrize("flags", [pytest.param(["--workers", "2", "--live"], id="workers"),
-                                   pytest.param(["--executor", "ray"], id="ray", marks=pytest.mark.slow)])
-def test_worker_processes_and_ray_tasks_redact_too_with_otel_content(tmp_path: Path, flags: list[str]) -> None:
-    """``--workers 2`` (the workers' fork server gets this process's environment) and a local Ray, each in a
-    process of its own, with ``--otel-content``, which exports reply texts, tool arguments and results."""
-    if "ray" in flags:
-        pytest.importorskip("ray")
+def test_worker_processes_redact_too_with_otel_content(tmp_path: Path) -> None:
+    """``--workers 2`` (the workers' fork server gets this process's environment), with ``--otel-content``, which
+    exports reply texts, tool arguments and results. Ray tasks: tests/test_ray.py, on its two-node cluster."""
+    flags = ["--workers", "2"]
     with OpenAIServer(responder=_respond) as server:
         argv = [word for word in _suite(tmp_path, server) if word != "--live"]
         env = {**os.environ, "TT_CANARY": CANARY, "OPENAI_API_KEY": ENV_CANARY}

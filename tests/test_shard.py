@@ -20,7 +20,7 @@ from runner.run.engine import plan_keys
 from runner.run.options import Arm
 from runner.run.prompts import PromptTemplate, load_prompt
 from runner.run.shard import Shard, shard_of
-from tests.helpers import GOOD, bundled_suite, make_case, run_cli
+from tests.helpers import GOOD, SAMPLE_GROUPS, bundled_suite, make_case, run_cli
 
 # write-hello's one run and count-lines' are in shard 2 of 2; say-hi's runs 1 / 2, 3 in shards 1 / 2.
 DEMO = GOOD + """\
@@ -148,8 +148,8 @@ def _steady(value: Any) -> Any:
 
 
 @pytest.mark.slow
-def test_the_bundled_suite_sharded_in_two_and_merged_equals_it_unsharded(tmp_path: Path) -> None:
-    cases = bundled_suite(tmp_path)
+def test_four_bundled_groups_sharded_in_two_and_merged_equal_them_unsharded(tmp_path: Path) -> None:
+    cases = bundled_suite(tmp_path, SAMPLE_GROUPS)
     whole = _run(cases, tmp_path / "whole", "-j", "4")
     parts = [_run(cases, tmp_path / f"s{k}", "-j", "4", "--shard", f"{k}/2") for k in (2, 1)]
     done = run_cli("merge", str(parts[0]), str(parts[1]), "-o", str(tmp_path / "merged"))
@@ -252,7 +252,7 @@ def test_the_report_is_encoded_once_for_report_json_report_and_stdout(demo: Path
 
 
 def test_report_of_two_shards_of_one_suite_points_to_merge(tmp_path: Path) -> None:
-    cases = bundled_suite(tmp_path)  # one run a case: the two shards share no case
+    cases = bundled_suite(tmp_path, SAMPLE_GROUPS)  # one run a case: the two shards share no case
     first, second = _run(cases, tmp_path / "a", "--shard", "1/2"), _run(cases, tmp_path / "b", "--shard", "2/2")
     done = run_cli("report", str(first), str(second))
     assert done.returncode == 4

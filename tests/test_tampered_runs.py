@@ -171,7 +171,7 @@ NUMBERS = st.one_of(st.integers(-3, 3), st.integers(min_value=-(2**70), max_valu
                     st.floats(allow_nan=True, allow_infinity=True), st.sampled_from([0.0, 1.0, -0.0, 5e-324, 1.7976931348623157e308]))
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=120, deadline=None)
 @given(pick=st.data(), value=NUMBERS)
 def test_the_writer_refuses_exactly_the_numbers_the_reader_refuses(rich: tuple[Path, RunRecord, dict[str, Any]],
                                                                     pick: st.DataObject, value: float) -> None:

@@ -15,12 +15,15 @@ its place.
 from __future__ import annotations
 
 import multiprocessing
+import os
+import shutil
 import signal
 import sys
+import tempfile
 import time
 from collections import deque
 from dataclasses import dataclass, field
-from multiprocessing import forkserver
+from multiprocessing import forkserver, util
 from multiprocessing.connection import Connection, wait
 from multiprocessing.process import BaseProcess
 from typing import Callable, Sequence
@@ -38,6 +41,8 @@ from runner.scoring.metrics import fill_metrics
 
 _POLL = 0.1  # seconds between looks at the cancel event while no message comes
 _QUIT = 10.0  # seconds a worker has to end after ``quit`` before it is killed
+_SOCKET_PATH = 107  # bytes of a Unix socket's path (sun_path less its NUL), man 7 unix
+_SOCKET_NAMES = len("/pymp-xxxxxxxx/listener-xxxxxxxx")  # what multiprocessing adds to the temp folder's path
 
 
 def warm_up(live: bool) -> None:
@@ -47,8 +52,25 @@ def warm_up(live: bool) -> None:
     server inherits (runner.providers.litellm_load.set_switches)."""
     if live:
         set_switches()
+    short_socket_folder()
     multiprocessing.get_context("forkserver").set_forkserver_preload(_preload(live))
     forkserver.ensure_running()
+
+
+def short_socket_folder() -> None:
+    """Give multiprocessing a folder of its own under the system's temp folder when ``TMPDIR`` is too long for
+    the fork server's Unix socket in it ("AF_UNIX path too long", a crash of every ``--workers`` run). Python
+    3.14's ``multiprocessing.util`` falls back the same way; 3.11 to 3.13 do not, hence its per-process
+    ``tempdir`` setting here."""
+    config = multiprocessing.current_process()._config
+    if config.get("tempdir") is not None or len(os.fsencode(tempfile.gettempdir())) + _SOCKET_NAMES <= _SOCKET_PATH:
+        return
+    base = next((d for d in ("/tmp", "/var/tmp", "/usr/tmp") if os.path.isdir(d) and os.access(d, os.W_OK)), None)
+    if base is None:
+        return  # nowhere shorter: the start fails as before, with the system's own words
+    folder = tempfile.mkdtemp(prefix="pymp-", dir=base)
+    util.Finalize(None, shutil.rmtree, args=(folder,), kwargs={"ignore_errors": True}, exitpriority=-100)
+    config["tempdir"] = folder
 
 
 def _preload(live: bool) -> list[str]:
@@ -76,6 +98,7 @@ class Processes:
         self.options, self.slots = options, slots
         self.setup = WorkerSetup.from_options(options, arms)
         self.shares = [options.jobs // workers + (1 if i < options.jobs % workers else 0) for i in range(workers)]
+        short_socket_folder()
         self.context = multiprocessing.get_context("forkserver")
         self.context.set_forkserver_preload(_preload("litellm" in sys.modules))  # if warm_up has not started it
 
