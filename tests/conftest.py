@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -55,3 +56,12 @@ def litellm_loaded() -> None:
 def html_pages(tmp_path_factory: pytest.TempPathFactory) -> Pages:
     """The results folders and HTML pages of tests/html_pages.py, made once for the HTML report's two test modules."""
     return build(tmp_path_factory.mktemp("html"))
+
+
+@pytest.fixture
+def temp_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The folder workspaces are made in during the test (Python's temp folder, for this process)."""
+    root = tmp_path / "temp"
+    root.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(root))
+    return root

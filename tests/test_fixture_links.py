@@ -57,15 +57,6 @@ def secret(tmp_path: Path) -> Iterator[tuple[Path, str]]:
     shutil.rmtree(folder)
 
 
-@pytest.fixture
-def temp_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Where workspaces are made during the test (the CLI runs in this process)."""
-    root = tmp_path / "temp"
-    root.mkdir()
-    monkeypatch.setattr(tempfile, "tempdir", str(root))
-    return root
-
-
 def project(tmp_path: Path, fixture: str) -> Path:
     """``tmp_path/p`` with ``cases/x.yml`` (one case of ``fixture`` that reads secret.txt) and an empty
     ``fixtures/``; the case file's path."""

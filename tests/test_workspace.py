@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -15,15 +14,6 @@ from runner.spec.case import Case
 
 def _case(**fields: Any) -> Case:
     return Case(group="g", id="c", source=Path("g.yml"), line=1, turns=("hi",), **fields)
-
-
-@pytest.fixture
-def temp_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Where workspaces are created during the test."""
-    root = tmp_path / "temp"
-    root.mkdir()
-    monkeypatch.setattr(tempfile, "tempdir", str(root))
-    return root
 
 
 @pytest.fixture
