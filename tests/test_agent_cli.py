@@ -16,6 +16,7 @@ from jsonschema import Draft202012Validator
 
 from runner.sandbox.bwrap import PRIVATE
 from tests.helpers import ROOT, run_cli
+from tests.sandboxes import needs_visible_checkout
 
 AGENTS = ROOT / "tests" / "agents"
 PYTHON = sys.executable
@@ -163,6 +164,7 @@ def test_a_non_zero_exit_and_the_agents_own_timeout_are_agent_failed(tmp_path: P
     assert run["commands"][0]["timed_out"] is True
 
 
+@needs_visible_checkout  # the agent is this interpreter
 def test_the_runs_deadline_kills_the_agents_whole_process_group(tmp_path: Path) -> None:
     marker = f"agent-{uuid.uuid4().hex}"
     agents = {"hung": {"command": f"{PYTHON} {AGENTS / 'messages_agent.py'} {marker} & wait", "input": "stdin",

@@ -192,6 +192,16 @@ def test_the_cli_reference_is_the_parsers() -> None:
         f"{page.relative_to(ROOT)} is stale: regenerate it with {REGENERATE}")
 
 
+def test_the_tools_reference_lists_each_builtin_tool_with_its_parameters() -> None:
+    from runner.tools.registry import BUILTINS
+
+    rows = re.findall(r"^\| `(\w+)` \| (.*?) \|", (DOCS / "reference" / "tools.md").read_text(encoding="utf-8"),
+                      re.MULTILINE)
+    assert [name for name, _ in rows] == list(BUILTINS)
+    for name, parameters in rows:
+        assert re.findall(r"(?:^|, )`(\w+)`", parameters) == list(BUILTINS[name].parameters["properties"]), name
+
+
 def test_the_readme_is_short() -> None:
     assert len(README.read_text(encoding="utf-8").splitlines()) < 200
 

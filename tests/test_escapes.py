@@ -20,7 +20,7 @@ import pytest
 
 from runner.cli import main
 from tests.helpers import as_nobody, nobody_home, tooltrial
-from tests.sandboxes import needs_bwrap, none_left, processes_with
+from tests.sandboxes import needs_bwrap, needs_open_checkout, none_left, processes_with
 
 needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="the attack needs a root tooltrial (as CI runs it)")
 MODES = [pytest.param("none", id="none"), pytest.param("bwrap", id="bwrap", marks=needs_bwrap)]
@@ -193,6 +193,7 @@ def test_no_process_outlives_its_command(tmp_path: Path, sandbox: str, token: st
 
 
 @needs_root
+@needs_open_checkout  # nobody runs the checkout's code
 @pytest.mark.parametrize("sandbox", MODES)
 def test_no_process_outlives_its_command_as_another_user(sandbox: str, token: str) -> None:
     try:
@@ -229,6 +230,7 @@ def test_no_command_reads_a_provider_key(tmp_path: Path, sandbox: str, token: st
 
 
 @needs_root
+@needs_open_checkout  # nobody runs the checkout's code
 def test_no_command_reads_another_process_of_its_user_as_another_user(token: str) -> None:
     key = f"sk-canary-{token}"
 

@@ -22,7 +22,7 @@ from runner.sandbox.command import Sandbox, scrubbed_env
 from runner.sandbox.seccomp import socket_filter
 from runner.sandbox.visible import Hidden, hidden_file, named_files
 from tests.helpers import NOBODY, ROOT, as_nobody, cli_output, nobody_home, run_cli
-from tests.sandboxes import needs_bwrap
+from tests.sandboxes import needs_bwrap, needs_open_checkout, needs_visible_checkout
 
 HOME = Path(os.path.realpath(Path.home()))
 TMP = os.path.realpath(tempfile.gettempdir())
@@ -185,6 +185,7 @@ def test_each_reason_a_file_is_hidden_has_its_words(tmp_path: Path) -> None:
 
 
 @pytest.mark.skipif(any(ROOT.is_relative_to(p) for p in PRIVATE), reason="the checkout is in the private /tmp")
+@needs_visible_checkout
 def test_a_folder_the_run_hides_is_not_mounted_there_unless_brought_back(tmp_path: Path) -> None:
     results = ROOT / "examples"  # a folder the run hides, as it hides its results folder
     hiding, env = Sandbox("bwrap", "bwrap", hide=[results]), scrubbed_env(tmp_path)
@@ -219,6 +220,7 @@ PATH_CASES = """\
 
 @needs_bwrap
 @pytest.mark.skipif(os.geteuid() != 0, reason="makes a folder only root may enter")
+@needs_open_checkout  # nobody runs the checkout's code
 def test_path_folders_the_user_cannot_search_are_dropped_with_one_warning_each() -> None:
     locked = Path(tempfile.mkdtemp(prefix="tooltrial-test-locked-"))  # 0700, root's: as root's ~ is to a user of su
     (locked / "bin").mkdir()

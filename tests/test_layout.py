@@ -121,3 +121,71 @@ def test_the_seams_load_nothing_else() -> None:
     # the case model reads the check table (data only) for its list keys, and nothing of the checks' code
     assert _loaded_by("runner.spec.case") == ["runner", "runner.checks", "runner.checks.table", "runner.kinds",
                                               "runner.spec", "runner.spec.case", "runner.spec.expect"]
+
+
+# --- one home each: a rule or a fact is written in one module, and its users import it ---------------
+
+_FIT_PARTS = {"arguments_mismatch", "arguments_mismatches", "schema_type_mismatch"}  # what a call-fit rule is made of
+
+
+def _names_used(path: Path) -> set[str]:
+    """The names ``path`` reads (variables and attributes), its imports left out."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    return ({node.id for node in ast.walk(tree) if isinstance(node, ast.Name)}
+            | {node.attr for node in ast.walk(tree) if isinstance(node, ast.Attribute)})
+
+
+def test_the_call_fit_rule_is_written_once_and_its_users_import_it() -> None:
+    users = {path.relative_to(RUNNER).as_posix() for path in RUNNER.rglob("*.py") if _names_used(path) & _FIT_PARTS}
+    # the matchers build their own parts; a mock's ``when`` chooses a response, it expects no call
+    assert users == {"checks/callfit.py", "spec/matchers.py", "tools/mocks.py"}
+    for user in ("checks/calls.py", "checks/trace.py", "scoring/trajectory.py"):
+        assert "runner.checks.callfit" in {module for module, _ in _runtime_imports(RUNNER / user)}, user
+
+
+def _literals(path: Path) -> list[tuple[int, set[str]]]:
+    """(line, the strings in it) of each set, list, tuple and dict literal of ``path`` (keys and values)."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, (ast.Set, ast.List, ast.Tuple, ast.Dict)):
+            items = [*node.keys, *node.values] if isinstance(node, ast.Dict) else node.elts
+            found.append((node.lineno, {i.value for i in items if isinstance(i, ast.Constant) and isinstance(i.value, str)}))
+    return found
+
+
+def test_the_builtin_tools_facts_come_from_one_table() -> None:
+    from runner.scoring import metrics
+    from runner.tools import registry
+    from runner.tools.toolbox import BUILTIN_TOOLS
+
+    rows = registry.BUILTINS
+    assert registry.BUILTIN_NAMES == tuple(rows) == tuple(BUILTIN_TOOLS)
+    for name, tool in BUILTIN_TOOLS.items():
+        module, function = rows[name].run.split(":")
+        assert (tool.description, tool.parameters) == (rows[name].description, rows[name].parameters)
+        assert tool.parameters is rows[name].parameters
+        assert (tool.run.__module__, tool.run.__name__) == (module, function)
+    assert metrics.READ_ONLY_TOOLS is registry.READ_ONLY_TOOLS == {name for name, row in rows.items() if row.read_only}
+
+
+def test_no_module_holds_a_hand_copy_of_the_builtin_tools_facts() -> None:
+    from runner.tools.registry import BUILTINS
+
+    names = set(BUILTINS)
+    parameters = [set(row.parameters["properties"]) for row in BUILTINS.values() if len(row.parameters["properties"]) > 1]
+    descriptions = {row.description for row in BUILTINS.values()}
+    copies = []
+    for path in sorted(RUNNER.rglob("*.py")):
+        where = path.relative_to(RUNNER).as_posix()
+        if where.startswith("spec/foreign/"):  # another harness's tool names mapped to ours
+            continue
+        for line, strings in _literals(path):
+            if len(strings & names) >= 3:  # BUILTINS' rows are calls, so even the table holds no such list
+                copies.append(f"{where}:{line} lists builtin tools {sorted(strings & names)}")
+            if where != "tools/registry.py" and any(params <= strings for params in parameters):
+                copies.append(f"{where}:{line} lists a builtin's parameters {sorted(strings)}")
+        if where != "tools/registry.py":
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+            copies += [f"{where}:{node.lineno} copies a builtin's description" for node in ast.walk(tree)
+                       if isinstance(node, ast.Constant) and node.value in descriptions]
+    assert copies == []

@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 
 from runner.sandbox.bwrap import PRIVATE
 from tests.helpers import ROOT, run_cli
-from tests.sandboxes import MODES, make_sandbox, processes_with
+from tests.sandboxes import MODES, make_sandbox, needs_visible_checkout, processes_with
 
 SERVER = ROOT / "tests" / "data" / "mcp_server.py"
 COMMAND = json.dumps([sys.executable, str(SERVER)])
@@ -73,6 +73,7 @@ STDIO = f"""\
 
 
 @pytest.mark.slow  # a server process of its own, which imports the SDK
+@needs_visible_checkout  # the server is this interpreter
 def test_a_stdio_server_runs_in_the_workspace_and_its_calls_are_checked_and_recorded(tmp_path: Path) -> None:
     server = f"server-{uuid.uuid4().hex}.py"  # written into the workspace; a name to look for in the process table
     source = f"  files: {{{server}: {json.dumps(SERVER.read_text(encoding='utf-8'))}}}\n"

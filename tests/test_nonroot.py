@@ -12,6 +12,7 @@ import os
 from pathlib import Path
 
 from tests.helpers import NOBODY, as_nobody, cli_output, nobody_home
+from tests.sandboxes import needs_open_checkout
 
 CASES = """\
 - id: read-only
@@ -34,6 +35,7 @@ def _nobodys_workspaces(temp: Path) -> set[Path]:
     return {p for p in temp.glob("tooltrial-*") if p.is_dir() and p.stat().st_uid == NOBODY}
 
 
+@needs_open_checkout  # nobody runs the checkout's code
 def test_read_only_folders_and_unreadable_files_end_no_suite() -> None:
     with nobody_home() as home:
         before = _nobodys_workspaces(home.parent)

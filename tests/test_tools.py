@@ -15,9 +15,8 @@ from runner.sandbox.command import Sandbox, scrubbed_env
 from runner.spec.case import Case
 from runner.tools import search
 from runner.tools.base import Tool, ToolContext, ToolError, ToolResult
-from runner.tools.files import object_schema
 from runner.tools.paths import resolve_inside
-from runner.tools.registry import BUILTIN_NAMES
+from runner.tools.registry import BUILTIN_NAMES, object_schema
 from runner.tools.toolbox import BUILTIN_TOOLS, Toolbox, build_toolbox
 
 
