@@ -13,13 +13,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from runner.checks.calls import check_calls
 from runner.checks.matching import maximum_matching, ordered_matching
 from runner.errors import CaseFileError
+from runner.run.agent import Step
+from runner.scoring.trajectory import run_trajectory_match
 from runner.spec.casefile import load_file
 from runner.spec.jsontypes import TYPE_NAMES, schema_type_mismatch
 from runner.spec.matchers import arguments_mismatch, normalize, value_mismatch
 from runner.spec.schema import case_schema
-from tests.helpers import run_cli
+from tests.helpers import make_case, run_cli
 
 # --- the matching ---------------------------------------------------------------------------------
 
@@ -133,6 +136,33 @@ def test_strict_types_hold_values_to_the_schema_at_every_depth() -> None:
 
 def test_the_schemas_type_names_are_the_matchers() -> None:
     assert tuple(case_schema()["$defs"]["jsonType"]["enum"]) == TYPE_NAMES
+
+
+# --- one rule for every user: the trace.calls check and the trajectory match pair calls alike ---------
+
+_TYPED = {"name": "t", "description": "T.", "responses": [{"result": "ok"}],
+          "parameters": {"type": "object", "properties": {"x": {"type": "integer"}}}}
+_SPECS = st.sampled_from([1, 2, {"type": "integer"}, {"any_of": [1, "1"]}, {"absent": True}, {"optional": 2}])
+_EXPECTED = st.fixed_dictionaries({"name": st.sampled_from(["t", "u"])},
+                                  optional={"args": st.dictionaries(st.sampled_from(["x", "y"]), _SPECS, max_size=2),
+                                            "exact_args": st.booleans(), "strict_types": st.booleans()})
+_RAN = st.builds(lambda name, arguments: Step(0, "c", name, arguments, "ok", False, 0.0), st.sampled_from(["t", "u"]),
+                 st.dictionaries(st.sampled_from(["x", "y", "z"]), st.sampled_from([1, 1.0, 2, "1", True]), max_size=2))
+
+
+@settings(max_examples=300, deadline=None)
+@given(expected=st.lists(_EXPECTED, min_size=1, max_size=3), steps=st.lists(_RAN, max_size=4),
+       ordered=st.booleans(), exact=st.booleans(), strict=st.booleans())
+def test_the_calls_check_passes_exactly_when_the_trajectory_match_pairs_every_reference_call(
+        expected: list[dict[str, Any]], steps: list[Step], ordered: bool, exact: bool, strict: bool) -> None:
+    trace = {"calls": expected, "calls_ordered": ordered, "exact_args": exact, "strict_types": strict}
+    case = make_case(mocks=[_TYPED], expect={"trace": trace})
+    assert case.expect.trace is not None
+    passed = check_calls(case.expect.trace, list(enumerate(steps, 1)), case, "").passed
+    match = run_trajectory_match(case, steps)
+    assert match is not None
+    if any("args" in call for call in expected):  # else the trajectory pairs by name alone
+        assert passed == (match.in_order if ordered else match.any_order)
 
 
 # --- through the CLI --------------------------------------------------------------------------------

@@ -1,10 +1,9 @@
 """``expect.trace.calls``: per-call expectations, each paired with a call of its own.
 
 An expected call ``{name, args?, exact_args?, strict_types?}`` may be paired with a call that ran
-(runner.checks.trace ``ran``) of that tool whose arguments match ``args`` (runner.spec.matchers;
-any arguments without ``args``), exactly with ``exact_args``, and whose values have the types of
-the tool's own parameter schema with ``strict_types`` (runner.spec.jsontypes); either setting
-left out of a call is the trace's. The pairs are a maximum bipartite matching
+(runner.checks.trace ``ran``) that fits it (runner.checks.callfit: of that tool, its arguments
+matching ``args``, exactly with ``exact_args``, its values of the tool's parameter types with
+``strict_types``). The pairs are a maximum bipartite matching
 (runner.checks.matching), so two expected calls of one tool need two calls, whatever their order;
 with ``calls_ordered`` the partners must come in the expectations' order; with ``extra_calls:
 false`` every call that ran must be a partner. One result, ``trace.calls``, passes when all of it holds.
@@ -16,16 +15,15 @@ matching never fails an assignment that exists.
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from typing import Sequence
 
 from runner.checks.base import CheckResult
+from runner.checks.callfit import Mismatches, fit_table
 from runner.checks.matching import maximum_matching, ordered_matching
 from runner.run.agent import Step
 from runner.spec.case import Case
 from runner.spec.expect import CallExpect, TraceExpect
-from runner.spec.jsontypes import schema_type_mismatch
-from runner.spec.matchers import arguments_mismatches, show
-from runner.tools.toolbox import BUILTIN_TOOLS
+from runner.spec.matchers import show
 
 Numbered = Sequence[tuple[int, Step]]  # (1-based place in the whole trace, a call that ran)
 
@@ -34,8 +32,7 @@ def check_calls(spec: TraceExpect, ran: Numbered, case: Case, not_run: str) -> C
     """The ``trace.calls`` result of ``spec.calls`` against the calls that ran, numbered by their place
     in the trace; ``not_run`` is the note on the calls that did not run (``""`` when none)."""
     expected = spec.calls or ()
-    schemas = parameter_schemas(case)
-    reasons = [[_mismatches(call, step, spec, schemas) for _, step in ran] for call in expected]
+    reasons = fit_table(expected, [step for _, step in ran], spec, case)
     edges = [[j for j, found in enumerate(row) if found == []] for row in reasons]
     partner = ordered_matching(edges) if spec.calls_ordered else maximum_matching(edges, len(ran))
     unpaired = [_unpaired(i, expected, ran, reasons, partner) for i, mate in enumerate(partner) if mate is None]
@@ -54,22 +51,7 @@ def check_calls(spec: TraceExpect, ran: Numbered, case: Case, not_run: str) -> C
     return CheckResult("trace.calls", True, f"{len(expected)} expected call(s) paired one to one{order}: {pairs}")
 
 
-def _mismatches(call: CallExpect, step: Step, trace: TraceExpect, schemas: Mapping[str, Any]) -> list[str] | None:
-    """None when ``step`` is of another tool; else every reason it fails ``call`` ([] when it fits)."""
-    if step.name != call.name:
-        return None
-    exact = trace.exact_args if call.exact_args is None else call.exact_args
-    strict = trace.strict_types if call.strict_types is None else call.strict_types
-    reasons = []
-    if strict:
-        typed = schema_type_mismatch(schemas.get(call.name), step.arguments)
-        reasons += [typed] if typed else []
-    if call.args is not None:
-        reasons += arguments_mismatches(call.args, step.arguments, exact)
-    return reasons
-
-
-def _unpaired(index: int, expected: Sequence[CallExpect], ran: Numbered, reasons: list[list[list[str] | None]],
+def _unpaired(index: int, expected: Sequence[CallExpect], ran: Numbered, reasons: list[list[Mismatches]],
               partner: Sequence[int | None]) -> tuple[str, int | None]:
     """``expected call #2 quadratic_roots {...} found no partner: nearest call #3 {...} (a: expected 5, got 3)``,
     and the index in ``ran`` of that nearest call (None: the tool was never called): the call of that tool
@@ -93,9 +75,3 @@ def _unpaired(index: int, expected: Sequence[CallExpect], ran: Numbered, reasons
     # a free call that fits is always taken by a maximum matching: only an ordered one leaves it
     return f"{head}: call #{number} {show(step.arguments)} fits but comes before the partner of an earlier one", nearest
 
-
-def parameter_schemas(case: Case) -> dict[str, Any]:
-    """Tool name -> its JSON-Schema parameters (``strict_types`` holds values to them): the builtins', each overridden by a mock of its name."""
-    schemas: dict[str, Any] = {name: tool.parameters for name, tool in BUILTIN_TOOLS.items()}
-    schemas.update({mock["name"]: mock.get("parameters") for mock in case.mocks})
-    return schemas

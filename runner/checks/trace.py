@@ -20,11 +20,11 @@ from collections import Counter
 from typing import Any, Mapping, Sequence
 
 from runner.checks.base import CheckContext, CheckResult
-from runner.checks.calls import Numbered, check_calls, parameter_schemas
+from runner.checks.callfit import call_mismatches, parameter_schemas
+from runner.checks.calls import Numbered, check_calls
 from runner.run.agent import Step
-from runner.spec.expect import TraceExpect
-from runner.spec.jsontypes import schema_type_mismatch
-from runner.spec.matchers import arguments_mismatch, show
+from runner.spec.expect import CallExpect, TraceExpect
+from runner.spec.matchers import show
 from runner.text import first_line, plural
 
 
@@ -115,7 +115,7 @@ def check_trace(spec: TraceExpect, ctx: CheckContext) -> list[CheckResult]:
                                if ordered else f"calls [{shown}] do not contain [{want}] in that order{note}"))
     schemas = parameter_schemas(ctx.case) if spec.strict_types and spec.args else {}
     for tool, wanted in (spec.args or {}).items():
-        results.append(_args_result(tool, wanted, ran, spec, schemas.get(tool), not_run_note(steps, tool)))
+        results.append(_args_result(tool, wanted, ran, spec, schemas, not_run_note(steps, tool)))
     if spec.calls is not None:
         results.append(check_calls(spec, ran, ctx.case, note))
     return results
@@ -133,19 +133,19 @@ def _unordered_result(want: list[str], names: list[str], note: str) -> CheckResu
 
 
 def _args_result(tool: str, wanted: Mapping[str, Any], ran: Numbered, spec: TraceExpect,
-                 parameters: Mapping[str, Any] | None, note: str) -> CheckResult:
-    """Passes when some call of ``tool`` that ran matches ``wanted`` (its values of the types of the tool's
-    ``parameters`` with ``strict_types``); else lists every such call with its first difference, and the
-    calls of it that did not run."""
-    seen = [(number, step) for number, step in ran if step.name == tool]
+                 schemas: Mapping[str, Any], note: str) -> CheckResult:
+    """Passes when some call of ``tool`` that ran fits ``{name: tool, args: wanted}`` with the trace's
+    ``exact_args`` and ``strict_types`` (runner.checks.callfit; ``schemas`` the tools' parameters);
+    else lists every such call with its first difference, and the calls of it that did not run."""
+    expected = CallExpect(tool, wanted)
     reasons = []
-    exact = spec.exact_args
-    for number, step in seen:
-        reason = spec.strict_types and schema_type_mismatch(parameters, step.arguments) or None
-        reason = reason or arguments_mismatch(wanted, step.arguments, exact)
-        if reason is None:
+    for number, step in ran:
+        found = call_mismatches(expected, step, spec, schemas)
+        if found is None:  # another tool
+            continue
+        if not found:
             return _result("args", True, f"call #{number} of {tool} matches {show(wanted)}")
-        reasons.append(f"#{number} {show(step.arguments)} ({reason})")
-    kind = "exactly " if exact else ""
+        reasons.append(f"#{number} {show(step.arguments)} ({found[0]})")
+    kind = "exactly " if spec.exact_args else ""
     calls = "; ".join(reasons) if reasons else f"{tool} was never called"
     return _result("args", False, f"no {tool} call has arguments {kind}matching {show(wanted)}: {calls}{note}")

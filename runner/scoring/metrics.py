@@ -28,6 +28,7 @@ from runner.scoring.trajectory import TrajectoryMatch, run_trajectory_match
 from runner.spec.case import Case
 from runner.spec.expect import TraceExpect
 from runner.spec.offered import offered_tools, offers
+from runner.tools.registry import READ_ONLY_TOOLS
 
 FAILURE_CAUSES = tuple(FailureCause)  # in first-match order
 _TURN_PREFIX = re.compile(r"^turns\[\d+\]\.")
@@ -85,7 +86,6 @@ def canonical(arguments: Mapping[str, Any] | None) -> str:
     return json.dumps(arguments, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
 
 
-READ_ONLY_TOOLS = frozenset({"read_file", "list_dir", "glob", "grep"})  # builtins that change nothing
 _RAN = frozenset({"executed", "recovered"})  # step statuses of calls that ran, so may have changed the world
 
 
@@ -95,8 +95,9 @@ def redundant(steps: Sequence[Step]) -> int:
     A call is redundant when an earlier call had the same name and the same canonical JSON
     arguments, and no call between the two could have changed its result: every call that ran
     (status ``executed`` or ``recovered``) may change the world unless it is one of
-    READ_ONLY_TOOLS, so a ``write_file``, ``edit_file``, ``bash`` or any mock (a mock stands for a
-    world that calls may change: ``cancel_order`` then ``get_order``) in between makes the repeat
+    READ_ONLY_TOOLS (the builtins runner.tools.registry marks ``read_only``), so a ``write_file``,
+    ``edit_file``, ``bash`` or any mock (a mock stands for a world that calls may change:
+    ``cancel_order`` then ``get_order``) in between makes the repeat
     a fresh look. A call whose arguments did not parse, or that was cut off (``truncated``), is
     neither compared nor a change. Three identical ``read_file {"path": "a"}`` calls count 2;
     ``bash "pytest"``, ``edit_file``, ``bash "pytest"`` counts 0; two ``bash "pytest"`` in a row count 1.

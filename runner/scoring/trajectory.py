@@ -5,8 +5,8 @@ The reference is ``expect.trace.calls`` (names, and argument specs where given) 
 recovered), as for the trace checks; refused, invalid and truncated calls were attempts, not calls.
 
 A reference call *matches* an actual call when the names are equal and, where the reference
-gives ``args``, the arguments match them (runner.spec.matchers, with that call's ``exact_args``
-and ``strict_types``, as ``expect.trace.calls`` pairs them: runner.checks.calls). With ``n``
+gives ``args``, the call fits it as ``expect.trace.calls`` pairs them (runner.checks.callfit: the
+arguments match ``args`` with that call's ``exact_args`` and ``strict_types``). With ``n``
 actual calls, ``r`` reference calls and ``m`` the size of a maximum one-to-one matching (a
 reference call pairs with at most one actual call):
 
@@ -35,15 +35,12 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping, Sequence
+from typing import Callable, Sequence
 
-from runner.checks.calls import parameter_schemas
+from runner.checks.callfit import fit_table
 from runner.checks.matching import maximum_matching, ordered_matching
 from runner.run.agent import Step
 from runner.spec.case import Case
-from runner.spec.expect import CallExpect, TraceExpect
-from runner.spec.jsontypes import schema_type_mismatch
-from runner.spec.matchers import arguments_mismatches
 
 Pairs = Callable[[int, int], bool]  # (reference index, actual index) -> whether they match
 
@@ -71,24 +68,11 @@ def run_trajectory_match(case: Case, steps: Sequence[Step]) -> TrajectoryMatch |
         reference = [call.name for call in trace.calls]
         if all(call.args is None for call in trace.calls):
             return trajectory_match(reference, names)
-        schemas = parameter_schemas(case)
-        fits = [[_fits(call, step, trace, schemas) for step in ran] for call in trace.calls]
-        return trajectory_match(reference, names, lambda i, j: fits[i][j])
+        table = fit_table(trace.calls, ran, trace, case)
+        return trajectory_match(reference, names, lambda i, j: table[i][j] == [])
     if trace is None or trace.expected is None:
         return None
     return trajectory_match(trace.expected, names)
-
-
-def _fits(call: CallExpect, step: Step, trace: TraceExpect, schemas: Mapping[str, Any]) -> bool:
-    """Whether ``step`` may be the partner of ``call``, by the rule of ``expect.trace.calls``: its tool,
-    and its arguments matching ``args`` with the call's (else the trace's) exact_args and strict_types."""
-    if step.name != call.name:
-        return False
-    exact = trace.exact_args if call.exact_args is None else call.exact_args
-    strict = trace.strict_types if call.strict_types is None else call.strict_types
-    if strict and schema_type_mismatch(schemas.get(call.name), step.arguments):
-        return False
-    return call.args is None or not arguments_mismatches(call.args, step.arguments, exact)
 
 
 def trajectory_match(reference: Sequence[str], names: Sequence[str], pairs: Pairs | None = None) -> TrajectoryMatch:

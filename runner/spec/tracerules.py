@@ -34,7 +34,7 @@ from runner.spec.matchers import MATCHERS, is_matcher
 from runner.spec.mcpservers import mcp_name_hint
 from runner.spec.offered import offered_tools, offers
 from runner.spec.positions import Spot, written
-from runner.tools.registry import BUILTIN_PARAMETERS
+from runner.tools.registry import BUILTINS
 
 Path = list[str | int]
 
@@ -207,11 +207,12 @@ def _misspelt_matchers(spec: Any, schema: Any, path: Path, spot: Spot, defaults:
 
 
 def _closed(parameters: Iterable[str]) -> dict[str, Any]:
-    """A builtin's parameters as the shape of its JSON Schema that the rules read."""
+    """A builtin's parameters as the rules read its JSON Schema: their names, and no other allowed;
+    not their types, so a misspelt matcher on a builtin's parameter is a warning."""
     return {"properties": dict.fromkeys(parameters, {}), "additionalProperties": False}
 
 
-_BUILTIN_SCHEMAS = {name: _closed(params) for name, params in BUILTIN_PARAMETERS.items()}
+_BUILTIN_SCHEMAS = {name: _closed(tool.parameters["properties"]) for name, tool in BUILTINS.items()}
 
 
 def _names(declared: Mapping[Any, Any]) -> str:

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from runner.text import plural
-from runner.tools.base import Tool, ToolContext, ToolError
+from runner.tools.base import ToolContext, ToolError
 from runner.tools.paths import open_inside, resolve_inside
 from runner.tools.walk import Walk, capped
 
@@ -96,7 +96,8 @@ def split_lines(text: str) -> list[str]:
     return lines[:-1] if lines[-1] == "" else lines
 
 
-def _read_file(arguments: dict[str, Any], context: ToolContext) -> str:
+def read_file(arguments: dict[str, Any], context: ToolContext) -> str:
+    """The ``read_file`` tool: ``limit`` numbered lines of a text file from line ``offset``; raises ToolError."""
     shown = arguments["path"]
     lines = split_lines(read_text(context.workspace, resolve_inside(context.workspace, shown), shown))
     offset = arguments.get("offset", 1)
@@ -113,7 +114,8 @@ def _read_file(arguments: dict[str, Any], context: ToolContext) -> str:
     return "\n".join(out)
 
 
-def _write_file(arguments: dict[str, Any], context: ToolContext) -> str:
+def write_file(arguments: dict[str, Any], context: ToolContext) -> str:
+    """The ``write_file`` tool: ``content`` written to the file, its folders made; raises ToolError."""
     shown = arguments["path"]
     path = resolve_inside(context.workspace, shown)
     data = arguments["content"].encode("utf-8")
@@ -123,7 +125,8 @@ def _write_file(arguments: dict[str, Any], context: ToolContext) -> str:
     return f"wrote {plural(len(data), 'byte')} to {shown}"
 
 
-def _edit_file(arguments: dict[str, Any], context: ToolContext) -> str:
+def edit_file(arguments: dict[str, Any], context: ToolContext) -> str:
+    """The ``edit_file`` tool: the one occurrence of ``old_string`` replaced; raises ToolError."""
     shown, old, new = arguments["path"], arguments["old_string"], arguments["new_string"]
     path = resolve_inside(context.workspace, shown)
     with open(open_file(context.workspace, path, shown, write=True), "r+b") as f:
@@ -144,7 +147,8 @@ def _edit_file(arguments: dict[str, Any], context: ToolContext) -> str:
     return f"edited {shown}"
 
 
-def _list_dir(arguments: dict[str, Any], context: ToolContext) -> str:
+def list_dir(arguments: dict[str, Any], context: ToolContext) -> str:
+    """The ``list_dir`` tool: a folder's entries, sorted, folders marked ``/``; raises ToolError."""
     shown = arguments.get("path", ".")
     path = resolve_inside(context.workspace, shown)
     if not path.exists():
@@ -165,57 +169,3 @@ def _is_dir(entry: os.DirEntry[str]) -> bool:
         return entry.is_dir()
     except OSError:
         return False
-
-
-def object_schema(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
-    """A JSON Schema object with exactly these properties."""
-    return {"type": "object", "properties": properties, "required": required, "additionalProperties": False}
-
-
-_PATH = {"type": "string", "description": "Path relative to the workspace, or absolute inside it."}
-
-READ_FILE = Tool(
-    name="read_file",
-    description=(
-        "Read a text file. Lines come numbered (cat -n style). Reads at most `limit` lines "
-        "starting at line `offset`; when more remain, the last line says how to continue."
-    ),
-    parameters=object_schema(
-        {
-            "path": _PATH,
-            "offset": {"type": "integer", "minimum": 1, "description": "First line, 1-based (default 1)."},
-            "limit": {"type": "integer", "minimum": 1, "description": "Most lines to read (default 2000)."},
-        },
-        ["path"],
-    ),
-    run=_read_file,
-)
-
-WRITE_FILE = Tool(
-    name="write_file",
-    description="Write `content` to a file, replacing it if it exists and creating parent folders.",
-    parameters=object_schema({"path": _PATH, "content": {"type": "string"}}, ["path", "content"]),
-    run=_write_file,
-)
-
-EDIT_FILE = Tool(
-    name="edit_file",
-    description=(
-        "Replace the one occurrence of `old_string` in a file with `new_string`. "
-        "`old_string` must match exactly (whitespace included) and occur exactly once."
-    ),
-    parameters=object_schema(
-        {"path": _PATH, "old_string": {"type": "string", "minLength": 1}, "new_string": {"type": "string"}},
-        ["path", "old_string", "new_string"],
-    ),
-    run=_edit_file,
-)
-
-LIST_DIR = Tool(
-    name="list_dir",
-    description="List a directory's entries, sorted; directories end with '/'.",
-    parameters=object_schema(
-        {"path": {"type": "string", "description": "Directory relative to the workspace, or absolute inside it (default '.')."}}, []
-    ),
-    run=_list_dir,
-)

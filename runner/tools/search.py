@@ -24,10 +24,9 @@ from typing import Any, Iterator
 import regex
 
 from runner.patterns import quoted
-from runner.tools.base import Tool, ToolContext, ToolError
+from runner.tools.base import ToolContext, ToolError
 from runner.tools.files import (
     is_binary,
-    object_schema,
     open_file,
     read_bytes,
     split_lines,
@@ -95,7 +94,8 @@ class GlobMatcher:
         return any(i == self.end - 1 and self.parts[i] != _STAR and fnmatchcase(name, self.parts[i]) for i in states)
 
 
-def _glob(arguments: dict[str, Any], context: ToolContext) -> str:
+def glob(arguments: dict[str, Any], context: ToolContext) -> str:
+    """The ``glob`` tool: the files under ``path`` whose path matches ``pattern``, sorted; raises ToolError."""
     pattern = arguments["pattern"]
     matcher = GlobMatcher(segments(pattern))
     root = context.workspace.resolve()
@@ -158,7 +158,7 @@ def _too_long(where: str) -> ToolError:
                      "simplify it or narrow the path or glob")
 
 
-def _grep(arguments: dict[str, Any], context: ToolContext) -> str:
+def grep(arguments: dict[str, Any], context: ToolContext) -> str:
     """Matching lines as ``file:line:text``; raises ToolError for a bad pattern or path, when the
     search takes longer than GREP_TIMEOUT seconds, or when the run's time is up first."""
     try:
@@ -200,37 +200,3 @@ def _grep(arguments: dict[str, Any], context: ToolContext) -> str:
     if not count:
         return "no matches" + (f" {note}" if note else "")
     return capped(hits, "matches", "narrow the pattern, path or glob", count) + (f"\n{note}" if note else "")
-
-
-GLOB = Tool(
-    name="glob",
-    description=(
-        "Find files by name pattern (e.g. '*.md', '**/*.py' for any depth) under `path`. "
-        "Returns workspace-relative paths, sorted."
-    ),
-    parameters=object_schema(
-        {
-            "pattern": {"type": "string", "minLength": 1, "description": "'**' matches any depth."},
-            "path": {"type": "string", "description": "Directory to search in (default '.')."},
-        },
-        ["pattern"],
-    ),
-    run=_glob,
-)
-
-GREP = Tool(
-    name="grep",
-    description=(
-        "Search file contents with a Python regular expression. Returns 'file:line:text' "
-        "for every matching line, sorted by file then line; binary files are skipped."
-    ),
-    parameters=object_schema(
-        {
-            "pattern": {"type": "string", "description": "Python regular expression, searched in each line."},
-            "path": {"type": "string", "description": "File or directory to search (default '.')."},
-            "glob": {"type": "string", "description": "Only files whose path matches, e.g. '*.py'."},
-        },
-        ["pattern"],
-    ),
-    run=_grep,
-)

@@ -6,8 +6,7 @@ from typing import Any
 
 from runner.sandbox.command import budget
 from runner.text import OUTPUT_LIMIT
-from runner.tools.base import TIME_IS_UP, Tool, ToolContext, ToolError
-from runner.tools.files import object_schema
+from runner.tools.base import TIME_IS_UP, ToolContext, ToolError
 
 # Room under the result cap for the sandbox's cut marker and the exit-code line.
 _COMMAND_OUTPUT_LIMIT = OUTPUT_LIMIT - 200  # bytes
@@ -18,7 +17,9 @@ def _with_status(output: str, status: str) -> str:
     return f"{output}\n{status}" if output and not output.endswith("\n") else f"{output}{status}"
 
 
-def _bash(arguments: dict[str, Any], context: ToolContext) -> str:
+def bash(arguments: dict[str, Any], context: ToolContext) -> str:
+    """The ``bash`` tool: ``command`` run in the workspace under the sandbox; its output, then its exit code.
+    Raises ToolError when it timed out or was stopped."""
     command = arguments["command"]
     if "\0" in command:
         raise ToolError("command contains a NUL byte")
@@ -39,14 +40,3 @@ def _bash(arguments: dict[str, Any], context: ToolContext) -> str:
         why = f"stopped: {stopped}" if stopped else f"timed out after {timeout:g}s"
         raise ToolError(_with_status(result.output, f"[{why}]"))
     return _with_status(result.output, f"[exit code {result.exit_code}]")
-
-
-BASH = Tool(
-    name="bash",
-    description=(
-        "Run a bash command in the workspace (the current directory) and return its output "
-        "(stdout and stderr together) and exit code. stdin is closed; long output is cut in the middle."
-    ),
-    parameters=object_schema({"command": {"type": "string", "minLength": 1}}, ["command"]),
-    run=_bash,
-)

@@ -2,22 +2,28 @@
 
 from __future__ import annotations
 
+import importlib
 from typing import TYPE_CHECKING, Any, Collection, Mapping
 
 from runner.sandbox.started import CommandNotStarted
 from runner.spec.offered import expand, offered_tools
 from runner.text import cap_text, encodable
 from runner.tools.base import Tool, ToolContext, ToolError, ToolResult
-from runner.tools.files import EDIT_FILE, LIST_DIR, READ_FILE, WRITE_FILE
-from runner.tools.search import GLOB, GREP
-from runner.tools.shell import BASH
+from runner.tools.registry import BUILTINS, Builtin
 
 if TYPE_CHECKING:  # the case loader imports the tool names, so no import cycle at run time
     from jsonschema.exceptions import ValidationError
 
     from runner.spec.case import Case
 
-BUILTIN_TOOLS: dict[str, Tool] = {tool.name: tool for tool in (READ_FILE, WRITE_FILE, EDIT_FILE, LIST_DIR, GLOB, GREP, BASH)}
+
+def builtin_tool(row: Builtin) -> Tool:
+    """The Tool of a row of runner.tools.registry.BUILTINS: its facts, and the function its ``run`` names."""
+    module, _, function = row.run.partition(":")
+    return Tool(row.name, row.description, row.parameters, getattr(importlib.import_module(module), function))
+
+
+BUILTIN_TOOLS: dict[str, Tool] = {name: builtin_tool(row) for name, row in BUILTINS.items()}
 
 
 def _error(message: str, refused: bool = False) -> ToolResult:
