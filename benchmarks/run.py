@@ -25,7 +25,7 @@
 (f) The OpenTelemetry export (``--otel``) of 1,000 run records, (b)'s repeated: the spans made
     with the SDK and written as OTLP JSON lines, per run, and the file's size.
 (g) What follows the matrix for 1,000 run records, (b)'s repeated, with ``--report FILE --output json``:
-    the CPU time of ``conclude`` and ``show_ending`` (the report encoded once, a run at a time read
+    the CPU time of ``conclude`` and ``finish`` (the report encoded once, a run at a time read
     back from its run file, for report.json; the --report file and stdout copied from it), best of 3.
 (h) Start-up: ``tooltrial run`` of one live case through an alias at the loopback server, in a fresh
     interpreter (median of 3); and the CPU per model request through tooltrial's litellm provider
@@ -78,10 +78,12 @@ from runner.spec.config import Config
 from runner.run.options import Arm, RunOptions
 from runner.run.engine import run_matrix
 from runner.run.prompts import load_prompt
-from runner.providers.registry import ProviderSpec, resolve_provider
+from runner.providers.kind import ProviderSpec
+from runner.providers.registry import resolve_provider
 from runner.providers.settings import ModelSettings
 from runner.run.record import PASS, RunRecord
-from runner.sandbox.command import CommandResult, Sandbox, choose_sandbox
+from runner.sandbox.choose import choose_sandbox
+from runner.sandbox.command import CommandResult, Sandbox
 
 ROOT = Path(__file__).resolve().parent.parent
 CASE = """\
@@ -249,7 +251,7 @@ def figure_f(records: Sequence[RunRecord], count: int = 1000) -> None:
 
 
 def figure_g(folder: Path, records: Sequence[RunRecord], count: int = 1000) -> None:
-    from runner.output.finish import Conclusion, conclude, show_ending
+    from runner.output.finish import Conclusion, View, conclude, finish
     from runner.output.scan import Runs
     from runner.output.store import ResultsWriter
     from runner.scoring.summary import summarize
@@ -260,12 +262,13 @@ def figure_g(folder: Path, records: Sequence[RunRecord], count: int = 1000) -> N
     saved = ResultsWriter(folder / "g")  # the run files, written as the runs end: not part of the figure
     runs = Runs([summarize(r) for r in many], [saved.write_run(r, place) for place, r in enumerate(many, start=1)])
 
-    def finish() -> None:
-        ending = conclude(runs, {}, ResultsWriter(folder / "g"), "bench", Conclusion(report=folder / "g.json", as_json=True))
+    def end() -> None:
+        ending = conclude(runs, {}, ResultsWriter(folder / "g"), "bench", Conclusion())
+        view = View(RunPrinter(make_console(io.StringIO()), False, True), as_json=True, stdout=io.StringIO())
         with contextlib.redirect_stderr(io.StringIO()):
-            show_ending(ending, RunPrinter(make_console(io.StringIO()), False, True), True, stdout=io.StringIO())
+            finish(ending, {"report": folder / "g.json"}, view)
 
-    _, cpu = best_of(3, finish)
+    _, cpu = best_of(3, end)
     print(f"(g) the report of {count:,} runs written to report.json and --report and printed (--output json):"
           f" {cpu:.2f} s CPU ({cpu / count * 1000:.2f} ms/run)   target < 1.5 ms/run")
 

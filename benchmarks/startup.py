@@ -93,7 +93,7 @@ if __name__ == "__main__":
 
     from run import generate, litellm_arm, urllib_arm  # type: ignore[import-not-found]
 
-    from runner.sandbox.command import choose_sandbox
+    from runner.sandbox.choose import choose_sandbox
     from runner.spec.discover import load_cases
 
     with tempfile.TemporaryDirectory(prefix="tooltrial-bench-") as top:

@@ -11,7 +11,8 @@ import pytest
 from hypothesis import given, strategies as st
 
 from runner.errors import ExitCode, UserError
-from runner.providers.registry import ProviderSpec, resolve_provider
+from runner.providers.kind import ProviderSpec
+from runner.providers.registry import resolve_provider
 from runner.run.options import make_arms
 from runner.run.prompts import PromptTemplate, prompt_labels
 from tests.helpers import GOOD, run_cli

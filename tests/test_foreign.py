@@ -20,7 +20,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from runner.providers.registry import ProviderSpec, resolve_provider
+from runner.providers.kind import ProviderSpec
+from runner.providers.registry import resolve_provider
 from runner.providers.scripted import ScriptedProvider
 from runner.run.execute import execute
 from runner.run.options import Arm, RunOptions

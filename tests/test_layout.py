@@ -3,7 +3,9 @@
 A module may import types from anywhere (dataclasses, enums, exceptions, protocols, constants:
 the shapes data flows in), but behaviour (functions, other classes) only from its own package,
 the small shared modules at the top of ``runner/``, and the packages listed for it in
-``MAY_CALL``. An upward call (say, a check calling the run engine) fails here.
+``MAY_CALL``. An upward call (say, a check calling the run engine) fails here. A table that is an
+extension point is held here too: the provider kinds' (``PROVIDER_KIND_ROWS``), which ``spec`` and
+``checks`` read as data, through the one name rule of runner.names; the output formats' (``OUTPUT_FORMATS``).
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ import sys
 import typing
 from pathlib import Path
 
+from runner.output.formats import FORMATS, load
+from runner.providers.registry import PROVIDER_KINDS
 from tests.helpers import ROOT
 
 RUNNER = ROOT / "runner"
@@ -36,6 +40,16 @@ MAY_CALL = {  # package -> the other packages whose behaviour it may call
     "run": {"spec", "sandbox", "providers", "tools", "agents", "checks", "scoring", "output", "terminal"},
     "cli": set(PACKAGES) - {"cli"},
 }
+
+
+# The provider kinds' table (runner.providers.registry.PROVIDER_KINDS), in the order a name is matched:
+# each kind, the names it takes (None: the aliases in tooltrial.yml), and the module that resolves its names.
+PROVIDER_KIND_ROWS = [
+    ("scripted", "scripted", "runner.providers.scripted"),
+    ("alias", None, "runner.providers.live"),
+    ("model", "[^/]*/.*", "runner.providers.live"),
+    ("bare", ".*", "runner.providers.live"),
+]
 
 
 def _package(module: str) -> str:
@@ -189,3 +203,42 @@ def test_no_module_holds_a_hand_copy_of_the_builtin_tools_facts() -> None:
             copies += [f"{where}:{node.lineno} copies a builtin's description" for node in ast.walk(tree)
                        if isinstance(node, ast.Constant) and node.value in descriptions]
     assert copies == []
+
+
+def test_the_provider_kinds_are_one_table() -> None:
+    rows = [(kind.name, kind.pattern.pattern if kind.pattern else None, kind.resolve.__module__) for kind in PROVIDER_KINDS]
+    assert rows == PROVIDER_KIND_ROWS
+
+
+# The output formats (runner.output.formats): name, options, streamed as runs are saved, commands, variable.
+OUTPUT_FORMATS = [
+    ("report", ["--report"], True, {"run"}, None),
+    ("junit", ["--junit"], False, {"run"}, None),
+    ("html", ["--html"], False, {"run", "report"}, None),
+    ("summary_md", ["--summary-md"], False, {"run", "report"}, None),
+    ("step_summary", [], False, {"run"}, "GITHUB_STEP_SUMMARY"),
+    ("otel", ["--otel", "--otel-endpoint", "--otel-content"], False, {"run"}, None),
+]
+WRITERS = {f"runner.output.{name}" for name in ("html", "junit", "markdown", "otel", "otlp")}
+
+
+def test_the_output_formats_are_one_table() -> None:
+    assert [(row.name, [option.flag for option in row.options], row.streams, set(row.commands), row.env)
+            for row in FORMATS] == OUTPUT_FORMATS
+    for row in FORMATS:
+        assert row.writer.startswith("runner.output.")  # the format's module, beside the others
+        for ref in filter(None, (row.writer, row.item, row.target)):
+            assert callable(load(ref)), ref
+
+
+def test_the_command_line_loads_no_writer_until_its_option_is_used() -> None:
+    assert WRITERS & set(_loaded_by("runner.cli.app")) == set()
+
+
+def test_every_benchmark_script_imports() -> None:
+    """benchmarks/ is not run by the tests: an import it lost (a moved function) would go unseen until a figure is
+    wanted."""
+    names = sorted(p.stem for p in (ROOT / "benchmarks").glob("*.py"))
+    done = subprocess.run([sys.executable, "-c", f"import {', '.join(names)}"], cwd=ROOT / "benchmarks",
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr

@@ -27,7 +27,8 @@ from runner.providers.litellm import (
     api_key,
     load_litellm,
 )
-from runner.providers.registry import ProviderSpec, resolve_provider
+from runner.providers.kind import ProviderSpec
+from runner.providers.registry import resolve_provider
 from runner.providers.errors import classify, retry_hint
 from runner.providers.retry import RetryPolicy, is_retryable
 from runner.run.engine import run_matrix

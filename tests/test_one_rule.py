@@ -17,8 +17,8 @@ from hypothesis import strategies as st
 
 from runner.cli import main
 from runner.errors import CaseFileError, Location, UserError, UserErrors, in_file_order
-from runner.names import ID_PATTERN, SCRIPTED, provider_form
-from runner.providers.registry import resolve_provider
+from runner.names import ID_PATTERN, SCRIPTED
+from runner.providers.registry import kind_of, resolve_provider
 from runner.providers.settings import ModelSettings
 from runner.spec.expect import FileExpect, as_list
 from runner.spec.casefile import merge_defaults
@@ -206,8 +206,8 @@ def test_every_schema_spells_the_one_id_pattern() -> None:
 @given(st.text("ab.-_/", max_size=6).map(lambda s: s or "scripted") | st.sampled_from(["scripted", "local", "ollama"]))
 def test_the_config_file_and_resolve_read_a_provider_name_by_one_rule(name: str) -> None:
     aliases = {"local": ModelSettings(model="openai/x", api_base="http://127.0.0.1:1/v1")}
-    assert provider_form(name, aliases) == ("scripted" if name == SCRIPTED else "alias" if name == "local"
-                                            else "model" if "/" in name else "bare")
+    assert kind_of(name, aliases).name == ("scripted" if name == SCRIPTED else "alias" if name == "local"
+                                           else "model" if "/" in name else "bare")
     with tempfile.TemporaryDirectory() as folder:
         config = Path(folder) / "tooltrial.yml"
         config.write_text("providers:\n  local: {model: openai/x, api_base: 'http://127.0.0.1:1/v1'}\n"
@@ -217,7 +217,7 @@ def test_the_config_file_and_resolve_read_a_provider_name_by_one_rule(name: str)
             refused = None
         except UserErrors as e:
             refused = [error.message for error in e.errors]
-    assert refused == ([f"unknown provider {name!r}"] if provider_form(name, aliases) == "bare" else None)
+    assert refused == ([f"unknown provider {name!r}"] if kind_of(name, aliases).name == "bare" else None)
     if name == SCRIPTED:
         assert resolve_provider(name, Config(providers=aliases)).name == SCRIPTED  # litellm stays unloaded
 

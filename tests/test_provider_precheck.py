@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from runner.errors import UserError
-from runner.providers.precheck import KEY_VARIABLES, LITELLM_PROVIDERS, precheck
+from runner.providers.precheck import KEY_VARIABLES, LITELLM_PROVIDERS
+from runner.providers.registry import precheck
 from runner.spec.config import load_config
 from tests.helpers import ROOT, config
 

@@ -20,9 +20,10 @@ from typing import Callable, Sequence
 from runner.checks.base import CheckContext, CheckResult
 from runner.errors import Location, UserError
 from runner.kinds import ErrorKind
-from runner.names import JUDGE_HINT, NOT_A_JUDGE, SCRIPTED
+from runner.names import JUDGE_HINT, provider_kind
 from runner.providers.base import OutOfTime, ProviderError, Usage
-from runner.providers.registry import ProviderSpec
+from runner.providers.kind import ProviderSpec
+from runner.providers.registry import PROVIDER_KINDS
 from runner.run.agent import Trajectory
 from runner.spec.case import Case
 from runner.spec.expect import JudgeExpect
@@ -103,8 +104,8 @@ def judge_names(cases: Sequence[Case], default: str | None) -> dict[str | None, 
     mapped to the ``-p``-style name to resolve, in first-use order.
 
     Raises UserError for a judged case with no model when there is no default, or one whose
-    ``expect.judge.model`` is ``scripted`` (runner.names.NOT_A_JUDGE), at the case's line; a ``default``
-    of ``scripted`` is refused where it is given (refuse_scripted, runner.spec.config).
+    ``expect.judge.model`` is of a kind that cannot judge (its ``not_a_judge``: ``scripted``), at the case's
+    line; such a ``default`` is refused where it is given (refuse_judge, runner.spec.config).
     """
     names: dict[str | None, str] = {}
     for case in cases:
@@ -114,17 +115,24 @@ def judge_names(cases: Sequence[Case], default: str | None) -> dict[str | None, 
         if model is None and default is None:
             raise UserError(f"case {case.full_id} has expect.judge but no judge model",
                             hint="give --judge MODEL, judge: in tooltrial.yml, or expect.judge.model in the case")
-        if model == SCRIPTED:
-            raise UserError(NOT_A_JUDGE, Location(str(case.source), case.line), "expect.judge.model",
-                            hint=JUDGE_HINT)
+        why = _not_a_judge(model)
+        if why:
+            raise UserError(why, Location(str(case.source), case.line), "expect.judge.model", hint=JUDGE_HINT)
         names.setdefault(model, model or default)
     return names
 
 
-def refuse_scripted(judge: str | None) -> None:
-    """Refuse ``--judge scripted`` before anything runs. Raises UserError (exit 4)."""
-    if judge == SCRIPTED:
-        raise UserError(f"--judge {SCRIPTED}: {NOT_A_JUDGE}", hint=JUDGE_HINT)
+def refuse_judge(judge: str | None) -> None:
+    """Refuse a ``--judge`` of a kind that cannot judge (``--judge scripted``) before anything runs.
+    Raises UserError (exit 4)."""
+    why = _not_a_judge(judge)
+    if why:
+        raise UserError(f"--judge {judge}: {why}", hint=JUDGE_HINT)
+
+
+def _not_a_judge(name: str | None) -> str | None:
+    """Why the provider ``name`` cannot judge (runner.providers.kind.ProviderKind.not_a_judge), or None."""
+    return provider_kind(name, (), PROVIDER_KINDS).not_a_judge if name is not None else None
 
 
 def resolve_judges(

@@ -15,10 +15,10 @@ from concurrent.futures import ThreadPoolExecutor
 from rich.table import Table
 
 from runner.errors import ExitCode, UserError
-from runner.names import SCRIPTED, provider_form
-from runner.providers.precheck import KEY_HINT, precheck
-from runner.providers.probe import FAIL, OK, Diagnosis, as_dict, diagnose
-from runner.providers.registry import resolve_provider
+from runner.names import SCRIPTED
+from runner.providers.precheck import KEY_HINT
+from runner.providers.probe import FAIL, OK, Diagnosis, as_dict
+from runner.providers.registry import kind_of, precheck, resolve_provider
 from runner.sandbox.diagnose import SandboxReport, diagnose_sandbox
 from runner.spec.config import Config, load_config
 from runner.terminal.console import make_console, shown
@@ -43,15 +43,18 @@ def command(args: argparse.Namespace) -> int:
     """Check the providers, all at once; print the table (or JSON); 0 when none failed, else 6."""
     config = load_config(args.config)
     names = args.provider or list(dict.fromkeys([SCRIPTED, *config.providers, *_defaults(config)]))
-    if args.call and any(name != SCRIPTED for name in names):
+    if args.call and any(kind_of(name, config.providers).live for name in names):
         from runner.providers.litellm_load import load_litellm
 
         load_litellm(args.verbose)  # once, on this thread, before the checks' threads use it
     environ = dict(os.environ)
     refused = {name: _refused(name, config, environ, args.verbose) for name in names}
+
+    def probe(name: str) -> Diagnosis:
+        return kind_of(name, config.providers).probe(name, config, args.call, environ, args.verbose, refused[name])
+
     with ThreadPoolExecutor(max_workers=min(8, len(names))) as pool:
-        found = list(pool.map(lambda name: diagnose(name, config.providers.get(name), args.call, environ,
-                                                    args.verbose, refused[name]), names))
+        found = list(pool.map(probe, names))
     if args.output == "json":
         print(json.dumps([as_dict(d) for d in found], indent=2))
     else:
@@ -69,7 +72,7 @@ def _refused(name: str, config: Config, environ: dict[str, str], verbose: bool) 
     without its model, a name litellm does not know."""
     try:
         precheck(name, config, environ)
-        if provider_form(name, config.providers) == "bare":
+        if kind_of(name, config.providers).litellm_decides:
             resolve_provider(name, config, verbose)  # loads litellm: only a bare name pays for it
     except UserError as e:
         if e.hint == KEY_HINT:

@@ -4,11 +4,14 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
 from runner.cli.options import check_writable
+from runner.cli.outputs import add_outputs, check_output_files, wanted_outputs
 from runner.cli.report import show_results
+from runner.output.formats import MERGE
 from runner.output.merge import PREFER, merge_results
 from runner.terminal.console import make_console
 from runner.text import plural, printable
@@ -26,16 +29,21 @@ def add(sub: argparse._SubParsersAction) -> None:
                             "or last (default: refuse)")
     merge.add_argument("--output", choices=["text", "json"], default="text",
                        help="the merged folder's lines and tables, or its JSON report on stdout")
+    add_outputs(merge, MERGE)
     merge.add_argument("-q", "--quiet", action="store_true", help="print only the runs that did not pass, and the summary")
 
 
 def command(args: argparse.Namespace) -> int:
-    """Merge, show the merged folder; the exit code is its report's (the gates', 2 with runs unfinished)."""
+    """Merge, show the merged folder (and write the outputs asked for); the exit code is its report's (the
+    gates', 2 with runs unfinished), 2 when an output could not be written."""
     check_writable("--results", args.results, folder=True)
+    check_output_files(args, MERGE)
+    outputs = wanted_outputs(args, MERGE, os.environ)
     merged = merge_results(args.folders, args.results, args.prefer)
     as_json = args.output == "json"
-    show_results([merged.path], as_json, make_console(sys.stderr if as_json else None), sys.stdout, quiet=args.quiet)
+    ending = show_results([merged.path], as_json, make_console(sys.stderr if as_json else None), sys.stdout, outputs,
+                          args.quiet, gated=True)
     again = f", {plural(merged.overlapping, 'run')} given twice kept once" if merged.overlapping else ""
     print(f"merged {plural(len(merged.records), 'run')} from {plural(len(args.folders), 'folder')}{again}: "
           f"{printable(str(merged.path))}", file=sys.stderr)
-    return int(merged.document["exit_code"])
+    return ending.code

@@ -113,20 +113,15 @@ def seconds(text: str) -> float:
     return value
 
 
-# a file name to show in the hint when an output file option is given a folder
-_EXAMPLE_NAMES = {"--report": "report.json", "--junit": "junit.xml", "--html": "report.html",
-                  "--summary-md": "summary.md", "--otel": "traces.jsonl"}
-
-
-def check_writable(flag: str, path: Path, folder: bool) -> None:
+def check_writable(flag: str, path: Path, folder: bool, example: str = "out.txt") -> None:
     """Refuse an output path of option ``flag`` that cannot be written as a file (``folder`` False) or a
     folder: what exists of it must be of that kind, and a file can be made in the nearest folder that
-    exists (tried: permissions lie to root). Raises UserError naming the flag and the path, with a hint."""
+    exists (tried: permissions lie to root). Raises UserError naming the flag and the path, with a hint
+    (for a folder given as a file, ``example`` the file name it suggests in it)."""
     nearest = path
     try:
         if not folder and path.is_dir():
-            example = path / _EXAMPLE_NAMES.get(flag, "out.txt")
-            raise UserError(f"{flag} {path} is a folder", hint=f"give a file path, e.g. {example}")
+            raise UserError(f"{flag} {path} is a folder", hint=f"give a file path, e.g. {path / example}")
         if folder and path.exists() and not path.is_dir():
             raise UserError(f"{flag} {path} is a file", hint="give a folder, or a path where one can be made")
         nearest = path if folder and path.is_dir() else path.parent

@@ -9,8 +9,9 @@ import sys
 from pathlib import Path
 from typing import Sequence
 
-from runner.checks.judge import judge_names, refuse_scripted, resolve_judges
+from runner.checks.judge import judge_names, refuse_judge, resolve_judges
 from runner.cli import listing
+from runner.cli.outputs import add_outputs, check_output_files, refuse_inputs, wanted_outputs
 from runner.cli.options import (
     add_selection,
     add_shard,
@@ -24,17 +25,16 @@ from runner.cli.options import (
 )
 from runner.errors import ExitCode, UserError, silence_output
 from runner.names import SCRIPTED
-from runner.output.finish import Conclusion, conclude, show_ending, utc_now
+from runner.output.finish import Conclusion, View, conclude, finish, utc_now
+from runner.output.formats import RUN, streamed
 from runner.output.load import read_results
 from runner.output.scan import saved_runs
-from runner.output.otel import OtelTarget, require_otel
-from runner.output.otlp import traces_url
 from runner.output.report import cache_totals
 from runner.output.replay import Recorder
 from runner.output.store import ResultsWriter
 from runner.providers.cache import open_cache
-from runner.providers.precheck import precheck
-from runner.providers.registry import ProviderSpec, resolve_provider
+from runner.providers.kind import ProviderSpec
+from runner.providers.registry import kind_of, precheck, resolve_provider
 from runner.redact import Secrets
 from runner.run.engine import plan_keys, preflight, require_scripts
 from runner.run.executors import AUTO_MIN_RUNS, worker_count
@@ -89,11 +89,7 @@ def add(sub: argparse._SubParsersAction) -> None:
     run.add_argument("--output", choices=["text", "json"], default="text", help="text lines and tables, or the JSON report on stdout (lines and tables on stderr)")
     run.add_argument("--results", type=Path, metavar="DIR", help="write each run under DIR/<run-id>/ (default: results_dir in tooltrial.yml, else results/)")
     run.add_argument("--resume", type=Path, metavar="RESULTS", help="reuse the runs a results/<run-id> folder holds; run only the rest")
-    run.add_argument("--report", type=Path, metavar="FILE", help="also write the JSON report to FILE")
-    run.add_argument("--junit", type=Path, metavar="FILE", help="write JUnit XML to FILE")
-    run.add_argument("--html", type=Path, metavar="FILE", help="write the report as one self-contained HTML page to FILE (opens offline)")
-    run.add_argument("--summary-md", type=Path, metavar="FILE",
-                     help="write a Markdown summary to FILE (also appended to $GITHUB_STEP_SUMMARY when that is set)")
+    add_outputs(run, RUN, only=_LISTED_FIRST)
     run.add_argument("--keep", action="store_true", help="keep each workspace and print its path")
     run.add_argument("--cache", type=Path, metavar="DIR", help="keep each live model reply in DIR and replay it when the "
                      "same request comes again in the same run number (never the scripted provider's)")
@@ -102,34 +98,21 @@ def add(sub: argparse._SubParsersAction) -> None:
     run.add_argument("--timeout", type=seconds, metavar="S", help="wall-clock seconds per run (overrides the cases)")
     run.add_argument("-l", "--list", action="store_true", help="list the selected cases without running them")
     run.add_argument("--record", type=Path, metavar="DIR", help="write each run as a case whose script is what the model did, to DIR/cases")
-    run.add_argument("--otel", type=Path, metavar="FILE", help="write each run as an OpenTelemetry trace to FILE (OTLP JSON lines; needs the otel extra)")
-    run.add_argument("--otel-endpoint", metavar="URL", help="send each run as an OpenTelemetry trace to an OTLP/HTTP collector (http://localhost:4318)")
-    run.add_argument("--otel-content", action="store_true", help="put reply text, tool arguments and results in the traces (they may hold secrets)")
+    add_outputs(run, RUN, leave=_LISTED_FIRST)
     run.set_defaults(sources=False)
 
 
+_LISTED_FIRST = ("report", "junit", "html", "summary_md")  # the formats --help lists beside --results; the rest last
+
+
 def _check_output_files(args: argparse.Namespace) -> None:
-    """Refuse, before any run starts, ``--report`` / ``--junit`` / ``--html`` / ``--summary-md`` / ``--otel`` files
-    and ``--record`` / ``--results`` folders that cannot be written: a file that is a folder (or the reverse), a
-    path under a file, a folder no file can be created in. Raises UserError naming the flag and the path, with a hint."""
-    for flag, path, folder in (("--report", args.report, False), ("--junit", args.junit, False),
-                               ("--html", args.html, False), ("--summary-md", args.summary_md, False),
-                               ("--otel", args.otel, False),
-                               ("--record", args.record, True), ("--results", args.results, True),
-                               ("--cache", args.cache, True)):
+    """Refuse, before any run starts, output files (runner.output.formats) and ``--record`` / ``--results`` /
+    ``--cache`` folders that cannot be written: a file that is a folder (or the reverse), a path under a
+    file, a folder no file can be created in. Raises UserError naming the flag and the path, with a hint."""
+    check_output_files(args, RUN)
+    for flag, path in (("--record", args.record), ("--results", args.results), ("--cache", args.cache)):
         if path is not None:
-            check_writable(flag, path, folder)
-
-
-def _refuse_inputs(args: argparse.Namespace, inputs: list[Path]) -> None:
-    """Refuse an output file that is one of the run's own case or prompt files: writing it would replace
-    them. Raises UserError naming the flag, the path and what it holds."""
-    held = {path.resolve() for path in inputs}
-    for flag in ("--report", "--junit", "--html", "--summary-md", "--otel"):
-        path = getattr(args, flag[2:].replace("-", "_"))
-        if path is not None and path.resolve() in held:
-            raise UserError(f"{flag} {path} is an input of this run (a case or prompt file)",
-                            hint="give another path: writing there would replace it")
+            check_writable(flag, path, folder=True)
 
 
 def _ray(args: argparse.Namespace, config: Config, providers: Sequence[ProviderSpec]) -> tuple[str | None, dict[str, str]]:
@@ -151,14 +134,15 @@ def _ray(args: argparse.Namespace, config: Config, providers: Sequence[ProviderS
     return address, forwarded_keys(key_variables([p.name for p in providers], config))
 
 
-def _warm_up(args: argparse.Namespace, cases: list[Case], names: list[str], prompts: int, jobs: int) -> None:
+def _warm_up(args: argparse.Namespace, cases: list[Case], names: list[str], config: Config, prompts: int,
+             jobs: int) -> None:
     """Start the process executor's fork server while the providers resolve, when the plan (about: a shard
     holds about its share) will go to worker processes (runner.run.executors.worker_count)."""
     planned = sum(c.runs or args.runs for c in cases) * len(names) * prompts // (args.shard.count if args.shard else 1)
     if args.executor == "local" and worker_count(args.workers, jobs, planned) > 1:
         from runner.run.processes import warm_up  # multiprocessing only for a run that uses it
 
-        warm_up(live=any(name != SCRIPTED for name in names))
+        warm_up(live=any(kind_of(name, config.providers).live for name in names))
 
 
 def command(args: argparse.Namespace) -> int:
@@ -166,25 +150,21 @@ def command(args: argparse.Namespace) -> int:
     if args.list:
         return listing.command(args)
     _check_output_files(args)
-    endpoint = traces_url(args.otel_endpoint) if args.otel_endpoint else None
-    if args.otel or endpoint:
-        require_otel("--otel" if args.otel else "--otel-endpoint")
-    elif args.otel_content:
-        raise UserError("--otel-content needs --otel FILE or --otel-endpoint URL", hint="add one, or leave --otel-content out")
+    outputs = wanted_outputs(args, RUN, os.environ)
     cases = [s.case for s in selected(args)]
     if not cases:
         return ExitCode.NO_CASES
-    _refuse_inputs(args, [c.source for c in cases] + [Path(prompt_file(p)) for p in args.prompt or []])
+    refuse_inputs(args, RUN, [c.source for c in cases] + [Path(prompt_file(p)) for p in args.prompt or []])
     config = load_config(args.config)
     cases = with_agents(cases, args.agent, config.agents, config.path)
     names = args.provider or [config.default_provider or SCRIPTED]
-    refuse_scripted(args.judge)
+    refuse_judge(args.judge)
     judge = args.judge or config.judge
     for name in [*names, *dict.fromkeys(judge_names(cases, judge).values())]:  # a judge only where a case is judged
         precheck(name, config)  # every name's mistakes that need no litellm, before any name loads it
     prompts = load_prompts(args.prompt)
     jobs = args.jobs or config.jobs or DEFAULT_JOBS
-    _warm_up(args, cases, names, len(prompts), jobs)
+    _warm_up(args, cases, names, config, len(prompts), jobs)
     providers = [resolve_provider(name, config, args.verbose, args.stream) for name in names]
     arms = make_arms(providers, prompts)
     require_scripts(cases, arms)
@@ -215,20 +195,14 @@ def command(args: argparse.Namespace) -> int:
     earlier = read_results(args.resume).records if args.resume else []
     writer, started = ResultsWriter(results), utc_now()
     recorder = Recorder(args.record, cases, len(providers), len(prompts), args.runs) if args.record else None
-    done = run_live(cases, arms, options, args.runs, printer, writer, earlier, recorder)
+    done = run_live(cases, arms, options, args.runs, printer, writer, streamed(outputs), earlier, recorder)
     thresholds = {c.full_id: c.min_pass_rate for c in cases}
     del cases, earlier, options  # what the runs needed: the report needs only their summaries and files
     if cache is not None:
         cache.close()
-    otel = None
-    if args.otel or endpoint:
-        models = {name: config.providers[name].model if name in config.providers else name for name in names}
-        otel = OtelTarget(args.otel, endpoint, args.otel_content, models)
-    step_summary = os.environ.get("GITHUB_STEP_SUMMARY")  # GitHub Actions' job summary file
-    outputs = Conclusion(args.report, args.junit, as_json, args.min_pass_rate, done.left, html=args.html,
-                         summary_md=args.summary_md, step_summary=Path(step_summary) if step_summary else None,
-                         otel=otel, shard=shard)
-    ending = conclude(saved_runs(done.records, writer.path, done.spool), thresholds, writer, started, outputs)
+    models = {name: config.providers[name].model if name in config.providers else name for name in names}
+    conclusion = Conclusion(args.min_pass_rate, done.left, shard, models)
+    ending = conclude(saved_runs(done.records, writer.path, done.spool), thresholds, writer, started, conclusion)
     notes = done.warnings
     used = cache_totals(done.records)
     if used is not None:
@@ -239,14 +213,15 @@ def command(args: argparse.Namespace) -> int:
         them = "it" if recorder.recorded == 1 else "them"
         notes = [*notes, f"recorded {plural(recorder.recorded, 'run')} in {recorder.cases_dir}{left_out}; "
                          f"replay {them} offline with: tooltrial run {recorder.cases_dir} -p scripted"]
-    try:  # every result is written: a closed output (| head) only cuts the printing short
-        show_ending(ending, printer, as_json, notes, [done.refused] if done.refused else [],
-                    again=resume_line(args.words, writer.path))
+    view = View(printer, as_json, where=True, notes=notes, errors=[done.refused] if done.refused else [],
+                again=resume_line(args.words, writer.path))
+    try:  # every output is written before anything is printed: a closed output (| head) only cuts the printing short
+        return finish(ending, outputs, view)
     except BrokenPipeError:
         silence_output()
+        return ending.code
     finally:
         done.spool.close()
-    return ending.code
 
 
 def resume_line(words: Sequence[str], folder: Path) -> str:

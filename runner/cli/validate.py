@@ -13,7 +13,7 @@ import argparse
 import sys
 from typing import Sequence
 
-from runner.checks.judge import refuse_scripted, resolve_judges
+from runner.checks.judge import refuse_judge, resolve_judges
 from runner.cli.options import add_selection, sources
 from runner.errors import CaseFileError, CaseFileWarning, ExitCode, Location, UserError, UserErrors
 from runner.names import SCRIPTED
@@ -103,7 +103,7 @@ def _render_prompts(paths: Sequence[str], cases: Sequence[Case]) -> list[Rendere
 
 def _baseline(args: argparse.Namespace, cases: Sequence[Case]) -> int:
     """Run the baseline agents; 1 when the do-nothing agent (or, ``--strict``, any) passes a case."""
-    refuse_scripted(args.judge)
+    refuse_judge(args.judge)
     config = load_config(args.config)
     judges = resolve_judges(cases, args.judge or config.judge, lambda name: resolve_provider(name, config))
     users = resolve_users(cases, lambda name: resolve_provider(name, config))

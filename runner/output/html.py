@@ -20,13 +20,16 @@ import math
 from html import escape
 from functools import cache
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, Sequence
 
-from runner.output.report import paired_dict
+from runner.output.report import paired_dict, run_dict
 from runner.output.store import json_default, write_replace
 from runner.run.record import RunRecord
 from runner.scoring import pairs
 from runner.scoring.summary import Scored
+
+if TYPE_CHECKING:
+    from runner.output.finish import Ending
 
 ASSETS = Path(__file__).resolve().parent.parent / "data" / "html"
 CHART_JS = "chart.umd.min.js"  # Chart.js 4.6.1, MIT (chart.js.LICENSE.md), from the npm registry
@@ -100,11 +103,11 @@ def page_parts(head: dict[str, Any], summaries: Sequence[Scored], runs: Iterable
     yield "]</script>\n</body>\n</html>\n"
 
 
-def write_html(path: Path, head: dict[str, Any], summaries: Sequence[Scored], runs: Iterable[dict[str, Any]],
-               regression: dict[str, Any] | None = None) -> None:
-    """Write the page (``page_parts``) to ``path`` atomically, one run at a time. Raises OSError when it
-    cannot be written."""
-    write_replace(path, page_parts(head, summaries, runs, regression))
+def write_page(path: Path, ending: Ending) -> None:
+    """``--html``: the page of the finished runs (of ``report A B``, the second folder's with the regression
+    view), the records read back one at a time. Raises OSError when it cannot be written."""
+    write_replace(path, page_parts(ending.document, ending.runs.summaries, map(run_dict, ending.runs.records()),
+                                   ending.change))
 
 
 @cache

@@ -21,14 +21,25 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
-from typing import Iterable, Iterator, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Iterable, Iterator, Sequence
 
+from runner.output.store import write_replace
 from runner.run.record import ERROR, FAIL, RunRecord
 from runner.sandbox.command import Confinement
 from runner.kinds import Blame, Status
 from runner.scoring.aggregate import Aggregate, Cell
 from runner.scoring.gates import Gate
 from runner.text import first_line, printable
+
+if TYPE_CHECKING:
+    from runner.output.finish import Ending
+
+
+def write_junit(path: Path, ending: Ending) -> None:
+    """``--junit``: the JUnit XML of the finished runs, the records read back one at a time, stamped with the
+    suite's start (the report's ``started``). Raises OSError when it cannot be written."""
+    write_replace(path, junit_parts(ending.model, ending.gates, ending.runs.records(), ending.document["started"]))
 
 
 def junit_xml(model: Aggregate, gates: Sequence[Gate], records: Iterable[RunRecord], timestamp: str) -> str:

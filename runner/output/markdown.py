@@ -14,9 +14,15 @@ step summary over 1 MiB, so at most ``MOST_FAILURES`` failed runs are listed, ea
 from __future__ import annotations
 
 import string
-from typing import Any, Iterable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
+from runner.output.report import run_dict
+from runner.output.store import write_replace
 from runner.text import printable
+
+if TYPE_CHECKING:
+    from runner.output.finish import Ending
 
 MOST_FAILURES = 50  # failed runs listed; the rest are counted
 MESSAGE_LIMIT = 300  # characters of one cause or check message
@@ -39,6 +45,30 @@ def md_text(value: object, limit: int | None = None) -> str:
     if limit is not None and len(text) > limit:
         text = text[: limit - 1] + "…"
     return text.translate(_ESCAPED)
+
+
+def write_summary(path: Path, ending: Ending) -> None:
+    """``--summary-md``: the summary (``ending_markdown``) written to ``path``. Raises OSError."""
+    write_replace(path, ending_markdown(ending))
+
+
+def append_summary(path: Path, ending: Ending) -> None:
+    """``$GITHUB_STEP_SUMMARY``: the summary (``ending_markdown``) appended to ``path``, created if need be: a
+    file other steps write to as well, so not replaced. Raises OSError."""
+    with open(path, "a", encoding="utf-8") as out:
+        out.write(ending_markdown(ending))
+
+
+def ending_markdown(ending: Ending) -> str:
+    """The summary of the finished runs (of ``report A B``: of the regression), made once per ending."""
+
+    def make() -> str:
+        if ending.change is not None:
+            return regression_markdown(ending.change)
+        return summary_markdown(ending.document, map(run_dict, ending.runs.records()))
+
+    made: str = ending.once("markdown", make)
+    return made
 
 
 def summary_markdown(document: dict[str, Any], runs: Iterable[dict[str, Any]] | None = None) -> str:

@@ -6,6 +6,7 @@ encoding (https://opentelemetry.io/docs/specs/otlp/#json-protobuf-encoding): pro
 mapping with lowerCamelCase keys, enums as integers, and trace and span ids as hex strings, not
 base64 (the one place OTLP/JSON departs from protobuf's mapping). This is the format of the
 OpenTelemetry Collector's file exporter, which its ``otlpjsonfile`` receiver reads back.
+``otel_target`` and ``write_traces`` are the ``otel`` row of the table of formats (runner.output.formats).
 """
 
 from __future__ import annotations
@@ -14,19 +15,58 @@ import base64
 import contextlib
 import json
 import logging
-from typing import TYPE_CHECKING, Any, Iterable, Iterator, Sequence
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping, Sequence
 from urllib.parse import urlsplit, urlunsplit
 
 from runner.errors import UserError
+from runner.output.finish import NotWritten, cannot_write
+from runner.output.otel import OtelTarget, each_run_spans, require_otel, run_spans
+from runner.output.store import write_replace
 
 if TYPE_CHECKING:
     from opentelemetry.sdk.trace import ReadableSpan
+
+    from runner.output.finish import Ending
 
 TRACES_PATH = "/v1/traces"
 EXPORT_TIMEOUT = 10.0  # seconds for one export request, the exporter's retries of a transient failure included
 BATCH_RUNS = 100  # runs' spans per OTLP/HTTP request: well under the exporter's 64 MiB request limit
 _ID_KEYS = ("traceId", "spanId", "parentSpanId")
 _EXPORTER_LOG = "opentelemetry.exporter.otlp.proto.http.trace_exporter"  # the exporter's logger
+
+
+def otel_target(values: Mapping[str, Any]) -> OtelTarget:
+    """The export that ``--otel``, ``--otel-endpoint`` and ``--otel-content`` ask for (their values by name),
+    checked before anything runs. Raises UserError for an endpoint that is not an http(s) URL, the otel
+    extra not installed, or ``--otel-content`` alone."""
+    file, url, content = values["otel"], values["otel_endpoint"], values["otel_content"]
+    endpoint = traces_url(url) if url else None
+    if file or endpoint:
+        require_otel("--otel" if file else "--otel-endpoint")
+    elif content:
+        raise UserError("--otel-content needs --otel FILE or --otel-endpoint URL", hint="add one, or leave --otel-content out")
+    return OtelTarget(file, endpoint, content)
+
+
+def write_traces(target: OtelTarget, ending: Ending) -> None:
+    """Write the traces of the finished runs to ``target.file`` (OTLP JSON lines), then send them to
+    ``target.endpoint``, each model named as the ending's ``models`` say, a run at a time; the spans are
+    held only when both want them. Raises NotWritten with a line for a file that cannot be written and one
+    for a collector that does not take the traces (the other is still tried)."""
+    target, records = replace(target, models=ending.models), ending.runs.records
+    traces = run_spans(records(), target) if target.file is not None and target.endpoint is not None else None
+    failed: list[str] = []
+    if target.file is not None:
+        try:
+            write_replace(target.file, each_json_line(traces or each_run_spans(records(), target)))
+        except OSError as e:
+            failed.append(cannot_write(target.file, e))
+    if target.endpoint is not None:
+        refused = send(traces or each_run_spans(records(), target), target.endpoint)
+        failed.extend([refused] if refused else [])
+    if failed:
+        raise NotWritten(*failed)
 
 
 def traces_url(url: str) -> str:

@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterable, Iterator, Sequence
-from typing import Any, overload
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, overload
 
 from runner import __version__
 from runner.errors import ExitCode
-from runner.output.store import SCHEMA_VERSION, to_json
+from runner.output.store import SCHEMA_VERSION, to_json, write_replace
 from runner.run.record import CacheUse, RunRecord
 from runner.sums import known_sum
 from runner.scoring.aggregate import Aggregate, Arm, Cell, Figures
@@ -26,6 +27,9 @@ from runner.scoring.paired import Paired
 from runner.scoring.regression import Regression
 from runner.scoring.summary import Scored
 from runner.text import cap_text
+
+if TYPE_CHECKING:
+    from runner.output.finish import Ending
 
 REPORT_KIND = "tooltrial.report"
 REGRESSION_KIND = "tooltrial.regression"
@@ -101,6 +105,12 @@ def report_text(head: dict[str, Any], items: Iterable[str]) -> Iterator[str]:
     yield (",\n  " if head else "{\n  ") + '"runs": '
     yield from _pieces(items)
     yield "\n}\n"
+
+
+def write_report(path: Path, ending: Ending) -> None:
+    """``--report``: the report's text as report.json holds it (runner.output.finish.Ending.text), copied to
+    ``path``. Raises OSError when it cannot be written."""
+    write_replace(path, ending.text())
 
 
 def run_item(record: RunRecord, data: dict[str, Any] | None = None) -> str:

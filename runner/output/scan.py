@@ -31,9 +31,9 @@ _PIECE = 1 << 20  # characters read at once
 @dataclass(frozen=True)
 class Runs:
     """Finished runs with only their summaries in memory (runner.scoring.summary): ``summaries`` and the
-    run ``files`` that hold their whole records, in the same order, and the ``spool`` of their report
-    items when the runs were just saved. ``records()`` reads the records back one at a time, so a
-    reader of every record holds one at once."""
+    run ``files`` that hold their whole records, in the same order, and the ``spool`` of their streamed
+    outputs' pieces (the report's items among them) when the runs were just saved. ``records()`` reads
+    the records back one at a time, so a reader of every record holds one at once."""
 
     summaries: list[RunSummary]
     files: list[Path]
@@ -46,14 +46,16 @@ class Runs:
             if where is None or where(summary):
                 yield record_from_dict(json.loads(path.read_text(encoding="utf-8")))
 
-    def items(self) -> Iterator[str]:
-        """Each run's item of the report's ``runs`` (runner.output.report.run_item): from the spool where it
-        holds them all, else made from the records read back."""
-        keys = [(s.case, s.provider, s.prompt, s.run) for s in self.summaries]
+    def items(self, name: str = "report",
+              make: Callable[[RunRecord, dict[str, Any] | None], str] = run_item) -> Iterator[str]:
+        """Each run's piece of the streamed output ``name`` (runner.output.formats; by default the report's
+        ``runs``, runner.output.report.run_item), in order: from the spool, which keeps each as
+        ``(name, run key)``, where it holds them all, else made by ``make`` from the records read back."""
+        keys = [(name, (s.case, s.provider, s.prompt, s.run)) for s in self.summaries]
         if self.spool is not None and self.spool.holds(keys):
             yield from self.spool.items(keys)
         else:
-            yield from map(run_item, self.records())
+            yield from (make(record, None) for record in self.records())
 
 
 @dataclass(frozen=True)
@@ -141,7 +143,7 @@ def _whole(path: Path, text: str) -> Any:
 
 def saved_runs(summaries: list[RunSummary], folder: Path, spool: ItemSpool | None = None) -> Runs:
     """The Runs of a results folder tooltrial has just written, whose runs' ``summaries`` it kept, in plan
-    order, with the ``spool`` of their report items. Raises RuntimeError (tooltrial's own bug) when the
+    order, with the ``spool`` of their streamed pieces. Raises RuntimeError (tooltrial's own bug) when the
     folder's run files are not one per summary."""
     files = run_files(folder)
     if len(files) != len(summaries):

@@ -1,5 +1,5 @@
-"""The report's ``runs`` items, encoded as each run is saved, so ``report.json`` is written at the end without
-reading every run file back.
+"""The pieces of the streamed outputs (runner.output.formats), the report's ``runs`` items among them, encoded
+as each run is saved, so ``report.json`` is written at the end without reading every run file back.
 
 ``tooltrial run`` saves a run's record to its run file the moment the run ends; the item the report lists
 for it (runner.output.report.run_item, about 0.3 ms to make) is made then too, from the record in hand,
@@ -17,7 +17,7 @@ from typing import Hashable, Iterable, Iterator
 
 
 class ItemSpool:
-    """Report items by run key, in an unlinked temporary file (``tempfile.TemporaryFile``).
+    """Items by key (an output's name and a run's key), in an unlinked temporary file (``tempfile.TemporaryFile``).
 
     ``add`` never raises for the disk: a spool that could not write (disk full, folder gone) becomes
     ``broken``, and its reader makes the items from the run files instead (runner.output.scan.Runs.items).

@@ -2,9 +2,10 @@
 10-25 seconds): a provider without its model, a misspelt alias, a model string of the wrong shape, a key variable
 that is not set.
 
-The checks here read only the name, ``tooltrial.yml`` and the environment. What only litellm
-knows (whether it has a provider of that prefix, the keys of providers not in KEY_VARIABLES) is
-checked after, by runner.providers.registry.resolve_provider.
+The checks here, each the ``precheck`` of one of litellm's provider kinds (runner.providers.live),
+read only the name, ``tooltrial.yml`` and the environment. What only litellm knows (whether it has a
+provider of that prefix, the keys of providers not in KEY_VARIABLES) is checked after, by
+runner.providers.registry.resolve_provider.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import re
 from typing import TYPE_CHECKING, Mapping
 
 from runner.errors import UserError, did_you_mean
-from runner.names import SCRIPTED, provider_form
+from runner.names import SCRIPTED
 
 if TYPE_CHECKING:
     from runner.providers.settings import ModelSettings
@@ -58,44 +59,41 @@ wandb watsonx watsonx_text xai xiaomi_mimo xinference zai zerogpu
 _MODEL_SHAPE = re.compile(r"[^/\s]+/\S+")  # provider/model: no blank, neither part empty
 
 
-def precheck(name: str, config: Config | None = None, environ: Mapping[str, str] = os.environ) -> None:
-    """Refuse ``name`` (a ``-p``, ``--judge`` or ``default_provider`` value) for what is wrong with it
-    without litellm: a bare provider name without its model (``ollama``), a bare name close to an
-    alias or ``scripted`` (did-you-mean), a model string that is not ``provider/model``, an alias's
-    ``api_key_env`` unset or blank (unless its server is on this machine), a model string of a
-    provider in KEY_VARIABLES whose key is not in ``environ``.
+def precheck_alias(name: str, config: Config | None, environ: Mapping[str, str]) -> None:
+    """The alias kind's precheck: the alias's ``api_key_env`` unset or blank (unless its server is on this
+    machine), its model not ``provider/model``. Raises ConfigError at its entry in the config file."""
+    assert config is not None
+    settings = config.providers[name]
+    missing = missing_key(settings, environ)
+    if missing:
+        raise config.error(missing, ["providers", name, "api_key_env"], hint=KEY_HINT)
+    shape = _shape_problem(settings.model)
+    if shape:
+        raise config.error(shape, ["providers", name, "model"], hint=MODEL_HINT)
 
-    Raises UserError (exit 4); an error about an alias points at its entry in the config file.
-    """
-    aliases = dict(config.providers) if config else {}
-    form = provider_form(name, aliases)
-    if form == "scripted":
-        return
+
+def precheck_model(name: str, config: Config | None, environ: Mapping[str, str]) -> None:
+    """The model kind's precheck: a model string that is not ``provider/model``, or of a provider in
+    KEY_VARIABLES whose key is not in ``environ``. Raises UserError."""
     from runner.providers.litellm import key_from  # tooltrial's module, not litellm: only live names pay for it
 
-    if form == "alias" and config is not None:
-        settings = aliases[name]
-        missing = missing_key(settings, environ)
-        if missing:
-            raise config.error(missing, ["providers", name, "api_key_env"], hint=KEY_HINT)
-        shape = _shape_problem(settings.model)
-        if shape:
-            raise config.error(shape, ["providers", name, "model"], hint=MODEL_HINT)
-        return
-    if form == "bare":
-        if name in LITELLM_PROVIDERS:
-            raise UserError(f"provider {name!r} needs a model",
-                            hint=f"use -p {name}/<model>, or add an alias {name!r} under providers: in tooltrial.yml")
-        close = did_you_mean(name, [*aliases, SCRIPTED])
-        if close:
-            raise UserError(f"unknown provider {name!r}", hint=close)
-        return
     shape = _shape_problem(name)
     if shape:
         raise UserError(f"cannot use provider {name!r}: {shape}", hint=MODEL_HINT)
     variables = KEY_VARIABLES.get(name.split("/", 1)[0], ())
     if variables and not any(key_from(v, environ) for v in variables):
         raise UserError(f"cannot use provider {name!r}: {' or '.join(variables)} is not set", hint=KEY_HINT)
+
+
+def precheck_bare(name: str, config: Config | None, environ: Mapping[str, str]) -> None:
+    """The bare kind's precheck: a provider's name without its model (``ollama``), a name close to an alias
+    or ``scripted`` (did-you-mean). Raises UserError."""
+    if name in LITELLM_PROVIDERS:
+        raise UserError(f"provider {name!r} needs a model",
+                        hint=f"use -p {name}/<model>, or add an alias {name!r} under providers: in tooltrial.yml")
+    close = did_you_mean(name, [*(config.providers if config else {}), SCRIPTED])
+    if close:
+        raise UserError(f"unknown provider {name!r}", hint=close)
 
 
 def missing_key(settings: ModelSettings, environ: Mapping[str, str] = os.environ) -> str | None:

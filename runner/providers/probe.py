@@ -19,7 +19,6 @@ import urllib.request
 from dataclasses import dataclass, replace
 from typing import Any, Mapping
 
-from runner.names import SCRIPTED
 from runner.providers.base import ProviderError
 from runner.providers.retry import RetryPolicy
 from runner.providers.settings import ModelSettings
@@ -92,22 +91,17 @@ class Diagnosis:
 
 def diagnose(name: str, settings: ModelSettings | None, call: bool, environ: Mapping[str, str],
              verbose: bool = False, refused: str | None = None) -> Diagnosis:
-    """Check provider ``name``: ``settings`` are its alias's, None for a ``-p`` model string (or
-    ``scripted``); with ``call``, also send one tiny request with one tool. Never raises for what
-    the provider does; ``environ`` is where key variables are read. ``refused`` is what ``tooltrial
-    run`` says of the name's key before it sends anything (runner.cli.doctor): a failing key check,
-    and no request."""
-    if name == SCRIPTED:
-        offline = "none needed: the scripted provider replies from each case's script"
-        return Diagnosis(name, SCRIPTED, (Finding("key", OK, offline), Finding("endpoint", OK, "none: offline"),
-                                         Finding("tools", OK, "the script's tool calls")))
+    """Check the live provider ``name`` (the probe of litellm's kinds, runner.providers.live): ``settings``
+    are what reaches its model (an alias's, or the model string's), None for a bare name, which only litellm
+    can tell apart; with ``call``, also send one tiny request with one tool. Never raises for what the provider
+    does; ``environ`` is where key variables are read. ``refused`` is what ``tooltrial run`` says of the name's
+    key before it sends anything (runner.cli.doctor): a failing key check, and no request."""
     model = settings.model if settings else name
     if refused is not None:
         return Diagnosis(name, model, (Finding("key", FAIL, refused),))
-    if settings is None and "/" not in name:
+    if settings is None:
         bare = "a bare model name: litellm picks its provider; give provider/model to check it"
         return Diagnosis(name, name, (Finding("key", SKIPPED, bare),))
-    settings = settings or ModelSettings(model=name)
     server = SERVERS.get(settings.model.partition("/")[0]) if "/" in settings.model else None
     key = _key(settings, server, environ)
     endpoint = _endpoint(settings, server, environ)

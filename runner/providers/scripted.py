@@ -4,17 +4,32 @@ It is how tooltrial runs offline (CI, demos, checking a suite's checks): the
 agent loop, tools, workspace and checks are all real; only the model is a
 recording. It reports token usage only where the script records it (a
 ``--record``ed live run does); otherwise none (null, never guessed).
+
+``KIND`` is its row of the provider kinds' table (runner.providers.registry): the one name
+``scripted``, which resolves without litellm, reads no key, replays a simulated user's own
+``user.script``, and cannot judge.
 """
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+import re
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from runner.kinds import ErrorKind
 from runner.names import SCRIPTED
-from runner.providers.base import Completion, ProviderError, ToolCall, Usage
+from runner.providers.base import Completion, Provider, ProviderError, ToolCall, Usage
+from runner.providers.kind import ProviderKind, ProviderSpec
 from runner.providers.parse import parse_arguments
 from runner.text import plural
+
+if TYPE_CHECKING:
+    from runner.providers.probe import Diagnosis
+    from runner.spec.case import Case
+    from runner.spec.config import Config
+
+# why the scripted provider is refused as a judge (--judge, judge: in tooltrial.yml, expect.judge.model)
+NOT_A_JUDGE = "the scripted provider cannot judge: it replies with the case's script, never with a verdict"
 
 
 class ScriptExhausted(ProviderError):
@@ -96,3 +111,31 @@ def script_reply(completion: Completion) -> dict[str, Any]:
     if completion.finish_reason != _finish_reason(completion.tool_calls):
         reply["finish_reason"] = completion.finish_reason
     return reply
+
+
+def _create(case: Case) -> Provider:
+    if case.script is None:
+        raise ProviderError(f"case {case.full_id} has no script: the scripted provider needs one")
+    return ScriptedProvider(case.script, None if case.user is not None else len(case.turns))  # a simulated user's turns vary
+
+
+def _resolve(name: str, config: Config | None, verbose: bool, stream: bool) -> ProviderSpec:
+    return ProviderSpec(SCRIPTED, _create)
+
+
+def _probe(name: str, config: Config | None, call: bool, environ: Mapping[str, str], verbose: bool,
+           refused: str | None) -> Diagnosis:
+    from runner.providers.probe import OK, Diagnosis, Finding
+
+    offline = "none needed: the scripted provider replies from each case's script"
+    return Diagnosis(name, SCRIPTED, (Finding("key", OK, offline), Finding("endpoint", OK, "none: offline"),
+                                     Finding("tools", OK, "the script's tool calls")))
+
+
+def _user(case: Case) -> Provider:
+    assert case.user is not None
+    return ScriptedProvider(case.user.script or ())
+
+
+KIND = ProviderKind(SCRIPTED, "the built-in offline provider", re.compile(re.escape(SCRIPTED)), _resolve, _probe,
+                    not_a_judge=NOT_A_JUDGE, user=_user)

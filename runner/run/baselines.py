@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence
 
 from runner.providers.base import Completion, Provider, ToolCall
-from runner.providers.registry import ProviderSpec
+from runner.providers.kind import ProviderSpec
 from runner.run.execute import execute
 from runner.run.options import Arm, RunOptions
 from runner.run.prompts import PromptTemplate

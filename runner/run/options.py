@@ -12,7 +12,7 @@ from runner.errors import UserError
 from runner.redact import Secrets
 
 from runner.providers.cache import ResponseCache
-from runner.providers.registry import ProviderSpec
+from runner.providers.kind import ProviderSpec
 from runner.run.events import Listener
 from runner.run.prompts import (
     PromptTemplate,

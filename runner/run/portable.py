@@ -20,8 +20,8 @@ from typing import Any, Mapping, Sequence
 from runner.kinds import ErrorKind
 from runner.providers.breaker import Breaker
 from runner.providers.cache import ResponseCache
+from runner.providers.kind import ProviderSpec
 from runner.providers.ratelimit import RateLimiter
-from runner.providers.registry import ProviderSpec
 from runner.redact import Secrets
 from runner.run.events import Listener
 from runner.run.execute import execute

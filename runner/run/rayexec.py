@@ -34,8 +34,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping, Se
 import runner
 from runner.errors import UserError
 from runner.kinds import ErrorKind
-from runner.names import provider_form
-from runner.providers.settings import ModelSettings
+from runner.providers.registry import kind_of
 from runner.run.execute import internal_error
 from runner.run.executors import CANCELLED, on_threads
 from runner.run.options import Arm, RunOptions
@@ -81,20 +80,13 @@ def check_ray(address: str | None) -> None:
 
 
 def key_variables(names: Iterable[str], config: Config | None) -> list[str]:
-    """The environment variables the live providers ``names`` (``-p`` values, judges', simulated
-    users') read their keys from: an alias's ``api_key_env``, and those litellm reads for the model
-    (``OPENAI_API_KEY`` for ``openai/...``, ``OLLAMA_API_BASE`` for ``ollama/...``: litellm's own ``validate_environment``), in order, each once.
+    """The environment variables the providers ``names`` (``-p`` values, judges', simulated
+    users') read their keys from, as each one's kind says (runner.providers.kind): for a live one, an
+    alias's ``api_key_env`` and those litellm reads for the model (``OPENAI_API_KEY`` for ``openai/...``,
+    ``OLLAMA_API_BASE`` for ``ollama/...``: litellm's own ``validate_environment``), in order, each once.
     The scripted provider reads none."""
-    aliases = dict(config.providers) if config else {}
-    found: list[str] = []
-    for name in dict.fromkeys(names):
-        form = provider_form(name, aliases)
-        if form == "scripted":
-            continue
-        settings = aliases[name] if form == "alias" else ModelSettings(model=name)
-        if settings.api_key_env:
-            found.append(settings.api_key_env)
-        found.extend(_litellm_keys(settings.model))
+    aliases = config.providers if config else {}
+    found = [key for name in dict.fromkeys(names) for key in kind_of(name, aliases).key_variables(name, config)]
     return list(dict.fromkeys(found))
 
 
@@ -264,14 +256,6 @@ def _packed_fixture(fixtures: Path, name: str) -> bytes:
 
 def _with_fixtures(case: Case, home: Path) -> Case:
     return dataclasses.replace(case, fixtures_dir=home)
-
-
-def _litellm_keys(model: str) -> list[str]:
-    """The key variables litellm reads for ``model``: what it finds missing in an empty environment."""
-    from runner.providers.litellm import _validate_environment, load_litellm, route
-
-    found = _validate_environment(load_litellm(), route(model), {})
-    return [str(name) for name in found.get("missing_keys") or ()]
 
 
 def _reachable(address: str) -> None:

@@ -15,12 +15,11 @@ from __future__ import annotations
 import dataclasses
 import threading
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from rich.text import Text
 
 from runner.output.replay import Recorder
-from runner.output.report import run_item
 from runner.output.spool import ItemSpool
 from runner.output.store import ResultsWriter
 from runner.run.events import Event, Listener, RunRef
@@ -37,6 +36,7 @@ from runner.terminal.progress import SuiteProgress
 from runner.text import plural
 
 
+Piece = Callable[[RunRecord, dict[str, Any]], str]  # a streamed output's piece of one run, from the record and its dict
 _DRAIN_SECONDS = 5.0  # the longest the second Ctrl-C waits for finished runs to be saved
 
 
@@ -48,7 +48,8 @@ class LiveRun:
         records: the summary (runner.scoring.summary) of each run finished and saved, in plan order;
             the whole records are in the results folder, and only there.
         left: the key (runner.run.engine.run_key) of each planned run not finished or not saved, in plan order.
-        spool: each saved run's report item (runner.output.spool), made as it was saved.
+        spool: each saved run's pieces of the streamed outputs, its report item among them (runner.output.spool,
+            keyed ``(output name, run key)``), made as it was saved.
         refused: why the results folder refused a run (``cannot write to the results folder DIR: No
             space left on device``), None when it took every one; the suite stopped there.
         warnings: lines about what else could not be saved (a run ``--record`` could not write).
@@ -62,7 +63,7 @@ class LiveRun:
 
 
 class _Saver:
-    """Saves each finished run to the results folder (its report item to ``spool``), then to ``--record``, as
+    """Saves each finished run to the results folder (its streamed pieces to ``spool``), then to ``--record``, as
     ``run_matrix``'s ``on_finish``.
 
     A run the results folder refuses (disk full, folder removed or made read-only) is kept in
@@ -71,8 +72,8 @@ class _Saver:
     """
 
     def __init__(self, writer: ResultsWriter, recorder: Recorder | None, number: dict[RunKey, int],
-                 cancel: threading.Event) -> None:
-        self.writer, self.recorder, self.number, self.cancel = writer, recorder, number, cancel
+                 cancel: threading.Event, pieces: Mapping[str, Piece]) -> None:
+        self.writer, self.recorder, self.number, self.cancel, self.pieces = writer, recorder, number, cancel, pieces
         self.spool = ItemSpool()
         self.refused: set[RunKey] = set()
         self.reason: str | None = None
@@ -80,8 +81,9 @@ class _Saver:
 
     def __call__(self, record: RunRecord) -> None:
         key = run_key(record)
-        data = record.to_dict()  # once, for the run file and the report's item
-        item = run_item(record, data)  # before the write: a record it fails on becomes its internal error
+        data = record.to_dict()  # once, for the run file and each streamed piece
+        # each piece made before the write: a record one fails on becomes its internal error
+        made = {name: make(record, data) for name, make in self.pieces.items()}
         try:
             self.writer.write_run(record, self.number[key], data)
         except OSError as e:
@@ -89,7 +91,8 @@ class _Saver:
             self.reason = self.reason or f"cannot write to the results folder {self.writer.path}: {e.strerror or e}"
             self.cancel.set()
             return
-        self.spool.add(key, item)
+        for name, piece in made.items():
+            self.spool.add((name, key), piece)
         if self.recorder is not None:
             try:
                 self.recorder.record(record)
@@ -118,12 +121,15 @@ def run_live(
     repeats: int,
     printer: RunPrinter,
     writer: ResultsWriter,
+    pieces: Mapping[str, Piece],
     earlier: Sequence[RunRecord] = (),
     recorder: Recorder | None = None,
 ) -> LiveRun:
     """Run the matrix under the Ctrl-C handler.
 
-    Each run is saved to ``writer`` and ``recorder`` (``--record``) as it ends.
+    Each run is saved to ``writer`` and ``recorder`` (``--record``) as it ends, and the piece of each
+    streamed output in ``pieces`` (output name -> the function that makes it from the record and its dict:
+    runner.output.formats.streamed) made then and spooled.
     ``earlier`` are the records of the folder given to ``--resume``: those this plan
     has are saved likewise and not run again. On a terminal each run's lines
     appear as it ends, under a progress bar; elsewhere in plan order, so the output
@@ -136,7 +142,7 @@ def run_live(
         options = dataclasses.replace(options, listener=_Guarded(options.listener, options.cancel))
     number = {key: place for place, key in enumerate(keys, start=1)}
     reused = [record for record in earlier if run_key(record) in number]
-    save = _Saver(writer, recorder, number, options.cancel)
+    save = _Saver(writer, recorder, number, options.cancel, pieces)
     for record in reused:
         save(record)
     if earlier:

@@ -19,10 +19,9 @@ from typing import Any, Callable, Mapping, Sequence
 
 from runner.errors import Location, UserError
 from runner.kinds import ErrorKind, UserStop
-from runner.names import SCRIPTED
 from runner.providers.base import Attempt, OutOfTime, Provider, ProviderError, Usage
-from runner.providers.registry import ProviderSpec
-from runner.providers.scripted import ScriptedProvider
+from runner.providers.kind import ProviderSpec
+from runner.providers.registry import kind_of
 from runner.run.agent import RunCancelled, RunTimeout
 from runner.spec.case import Case, SimulatedUser
 
@@ -112,11 +111,13 @@ class UserSide:
 
 
 def user_provider(case: Case, users: Mapping[str, ProviderSpec]) -> Provider:
-    """A fresh model for the simulated user of ``case``: its own script for ``scripted``, else the
-    provider ``users`` resolved for its model. Raises ProviderError for a model ``users`` lacks."""
+    """A fresh model for the simulated user of ``case``: the one its model's kind plays without being resolved
+    (``scripted``: its own script), else the provider ``users`` resolved for its model. Raises ProviderError
+    for a model ``users`` lacks."""
     assert case.user is not None
-    if case.user.model == SCRIPTED:
-        return ScriptedProvider(case.user.script or ())
+    own = kind_of(case.user.model, ()).user
+    if own is not None:
+        return own(case)
     spec = users.get(case.user.model)
     if spec is None:
         raise ProviderError(f"no provider resolved for the user model {case.user.model!r}", ErrorKind.USER_ERROR)
@@ -124,14 +125,15 @@ def user_provider(case: Case, users: Mapping[str, ProviderSpec]) -> Provider:
 
 
 def resolve_users(cases: Sequence[Case], resolve: Callable[[str], ProviderSpec]) -> dict[str, ProviderSpec]:
-    """The live user models the cases name (``user.model`` other than ``scripted``), each resolved once
-    by ``resolve`` (runner.providers.registry.resolve_provider). Raises its UserError for one it cannot
-    reach, placed at the first case naming it unless the error has a place of its own (an alias's entry)."""
+    """The user models the cases name that are resolved (``user.model`` of a kind that plays no user of its
+    own: not ``scripted``), each resolved once by ``resolve`` (runner.providers.registry.resolve_provider).
+    Raises its UserError for one it cannot reach, placed at the first case naming it unless the error has a
+    place of its own (an alias's entry)."""
     users: dict[str, ProviderSpec] = {}
     for case in cases:
-        model = case.user.model if case.user is not None else SCRIPTED
-        if model == SCRIPTED or model in users:
+        if case.user is None or case.user.model in users or kind_of(case.user.model, ()).user is not None:
             continue
+        model = case.user.model
         try:
             users[model] = resolve(model)
         except UserError as e:

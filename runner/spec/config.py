@@ -38,7 +38,8 @@ from runner.errors import (
     did_you_mean,
     in_file_order,
 )
-from runner.names import JUDGE_HINT, NOT_A_JUDGE, SCRIPTED, provider_form
+from runner.names import JUDGE_HINT, provider_kind
+from runner.providers.registry import PROVIDER_KINDS
 from runner.providers.retry import RetryPolicy
 from runner.providers.settings import ModelSettings
 from runner.resources import bundled
@@ -172,12 +173,15 @@ def _settings(entry: Mapping[str, Any]) -> ModelSettings:
 
 
 def _extra_rules(data: Mapping[str, Any], spot: Spot) -> list[UserError]:
-    """What the schema cannot say: reserved params, the reserved alias name, references to aliases."""
+    """What the schema cannot say: reserved params, an alias a provider kind ahead of the aliases would
+    take, references to providers that are none or cannot judge. The kinds come from their table
+    (runner.providers.registry.PROVIDER_KINDS), read by the one name rule (runner.names.provider_kind)."""
     errors: list[UserError] = []
-    providers = data.get("providers") if isinstance(data.get("providers"), dict) else {}
+    providers: dict[str, Any] = data["providers"] if isinstance(data.get("providers"), dict) else {}
     for alias, entry in providers.items():
-        if alias == SCRIPTED:
-            errors.append(_as_config(spot.error("'scripted' is the built-in offline provider", ["providers", alias],
+        taken = provider_kind(alias, providers, PROVIDER_KINDS)
+        if taken.pattern is not None:
+            errors.append(_as_config(spot.error(f"{alias!r} is {taken.about}", ["providers", alias],
                                                 key=True, hint="give this alias another name")))
         params = entry.get("params") if isinstance(entry, dict) else None
         for key in params if isinstance(params, dict) else ():
@@ -188,14 +192,16 @@ def _extra_rules(data: Mapping[str, Any], spot: Spot) -> list[UserError]:
                                                     key=True, hint=hint)))
     for key in ("default_provider", "judge"):
         value = data.get(key)
-        if isinstance(value, str) and provider_form(value, providers) == "bare":
+        if isinstance(value, str) and provider_kind(value, providers, PROVIDER_KINDS).litellm_decides:
             hint = did_you_mean(value, providers, "name an alias under providers, a model such as ollama/qwen3, or scripted")
             errors.append(_as_config(spot.error(f"unknown provider {value!r}", [key], hint=hint)))
     agents = data.get("agents") if isinstance(data.get("agents"), dict) else {}
     for name, entry in agents.items():
         errors += [_as_config(e) for e in agent_rule_errors(entry, ["agents", name], spot)]
-    if data.get("judge") == SCRIPTED:
-        errors.append(_as_config(spot.error(NOT_A_JUDGE, ["judge"], hint=JUDGE_HINT)))
+    judge = data.get("judge")
+    why = provider_kind(judge, providers, PROVIDER_KINDS).not_a_judge if isinstance(judge, str) else None
+    if why:
+        errors.append(_as_config(spot.error(why, ["judge"], hint=JUDGE_HINT)))
     return errors
 
 
