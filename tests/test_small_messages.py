@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -91,3 +92,36 @@ def test_a_run_file_of_an_earlier_version_reads_its_0_based_run_one_up(tmp_path:
     assert record_from_dict(document).run == 1
     earlier = {key: value for key, value in document.items() if key != "commands"}  # as versions before wrote it
     assert record_from_dict({**earlier, "run": 0}).run == 1
+
+
+@pytest.mark.parametrize(("flag", "kind"), [("--junit", "fifo"), ("--report", "stdout"), ("--html", "null"),
+                                             ("--summary-md", "stderr")])
+def test_an_output_path_that_is_a_device_is_refused_and_left_as_it_is(tmp_path: Path, flag: str, kind: str) -> None:
+    # links of the test's own stand for /dev/stdout and the like: a wrong answer replaces only them
+    path = tmp_path / f"out-{kind}"
+    if kind == "fifo":
+        os.mkfifo(path)
+    else:
+        path.symlink_to({"stdout": "/proc/self/fd/1", "stderr": "/proc/self/fd/2", "null": "/dev/null"}[kind])
+    before = os.lstat(path)
+    done = run_cli("run", "cases/fs.yml", flag, str(path), "--results", str(tmp_path / "r"))
+    assert (done.returncode, done.stdout) == (4, "")
+    assert done.stderr == (f"error: {flag} {path} is not a regular file (a device, pipe or socket) (tooltrial writes "
+                           "a file and moves it into place: give a file path; for the report on stdout, use --output json)\n")
+    after = os.lstat(path)
+    assert (after.st_mode, after.st_ino) == (before.st_mode, before.st_ino)
+
+
+def test_the_atomic_writer_itself_never_replaces_a_device_or_a_link_into_proc(tmp_path: Path) -> None:
+    from runner.output.store import write_replace
+
+    os.mkfifo(tmp_path / "fifo")
+    (tmp_path / "stdout").symlink_to("/proc/self/fd/1")
+    (tmp_path / "file").write_text("old")
+    for name in ("fifo", "stdout"):
+        before = os.lstat(tmp_path / name)
+        with pytest.raises(OSError, match="not a regular file"):
+            write_replace(tmp_path / name, "new")
+        assert os.lstat(tmp_path / name).st_ino == before.st_ino
+    write_replace(tmp_path / "file", "new")
+    assert (tmp_path / "file").read_text() == "new"

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from runner.errors import UserError
+from runner.output.store import not_replaceable
 from runner.run.shard import INDEX_VARIABLE, Shard, parse_shard
 from runner.spec.discover import Source, Sourced, load_sourced, select, select_sources
 from runner.spec.schema import case_schema
@@ -122,6 +123,10 @@ def check_writable(flag: str, path: Path, folder: bool, example: str = "out.txt"
     try:
         if not folder and path.is_dir():
             raise UserError(f"{flag} {path} is a folder", hint=f"give a file path, e.g. {path / example}")
+        if not folder and not_replaceable(path):
+            raise UserError(f"{flag} {path} is not a regular file (a device, pipe or socket)",
+                            hint="tooltrial writes a file and moves it into place: give a file path; "
+                                 "for the report on stdout, use --output json")
         if folder and path.exists() and not path.is_dir():
             raise UserError(f"{flag} {path} is a file", hint="give a folder, or a path where one can be made")
         nearest = path if folder and path.is_dir() else path.parent

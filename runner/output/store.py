@@ -18,6 +18,7 @@ leftover ``.*.tmp`` files. Each document carries ``schema_version``
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import re
@@ -55,9 +56,29 @@ def write_new(path: Path, text: str | Iterable[str]) -> None:
 
 def write_replace(path: Path, text: str | Iterable[str]) -> None:
     """Write ``path`` atomically, replacing any earlier file (for ``--report`` and ``--junit`` targets);
-    ``text`` is a string or its pieces in order, written as they come (a report too large to hold at once)."""
+    ``text`` is a string or its pieces in order, written as they come (a report too large to hold at once).
+    Raises OSError (EINVAL) for a path that is no regular file to replace (``not_replaceable``): a device, a
+    pipe, ``/dev/stdout``'s link."""
+    if not_replaceable(path):
+        raise OSError(errno.EINVAL, "not a regular file (a device, pipe or socket)", str(path))
     path.parent.mkdir(parents=True, exist_ok=True)
     _write_atomic(path, text, os.replace)
+
+
+def not_replaceable(path: Path) -> bool:
+    """Whether ``path`` exists as something an atomic write must not replace: not a regular file, or one reached
+    through /dev or /proc (``/dev/stdout`` leads, by ``/proc/self/fd/1``, to a regular file when stdout is one,
+    and replacing it would replace the machine's link)."""
+    if not os.path.lexists(path):
+        return False
+    step = Path(os.path.abspath(path))
+    for _ in range(40):  # the kernel's own bound on a chain of links
+        if step.is_relative_to("/dev") or step.is_relative_to("/proc"):
+            return True
+        if not step.is_symlink():
+            return not step.is_file()
+        step = Path(os.path.normpath(step.parent / os.readlink(step)))
+    return True
 
 
 def _umask() -> int:
