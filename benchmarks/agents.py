@@ -1,4 +1,4 @@
-"""Figure (j) of benchmarks/run.py: what an external agent's endpoint (runner.agents.endpoint) costs.
+"""Figure (j) of benchmarks/run.py: what an external agent's endpoint (runner.endpoint.server) costs.
 
 Its start and stop (median of ``repeats``), one request answered by the scripted provider over a kept
 connection as JSON and as a stream, in each wire format (median of ``requests``), and the bundled
@@ -19,7 +19,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from runner.agents.endpoint import Endpoint
+from runner.endpoint.server import Endpoint
 from runner.cli.app import main
 from runner.output.load import read_results
 from runner.providers.scripted import ScriptedProvider

@@ -16,7 +16,7 @@ from jsonschema import Draft202012Validator
 
 from runner.output.finish import Conclusion, conclude
 from runner.output.junit import write_junit
-from runner.output.report import report_document
+from runner.output.report import figures_dict, report_document
 from runner.output.scan import saved_runs
 from runner.output.store import REPORT_FILE, RUNS_DIR, ResultsWriter
 from runner.run.agent import Step
@@ -87,12 +87,12 @@ def test_a_hand_computed_matrix_reads_the_same_in_the_model_the_report_the_table
     model = aggregate(records)
     assert model.labels == [A, B]
     for arm, expected in ((model.arm(A), ARM_A), (model.arm(B), ARM_B)):
-        assert _picked(vars(arm.figures), expected) == expected
+        assert _picked(figures_dict(arm.figures), expected) == expected
         calls, seconds, rate, interval = MEANS[arm.label]
         f = arm.figures
         assert (f.calls_mean, f.duration_mean, f.pass_rate) == (pytest.approx(calls), pytest.approx(seconds), rate)
         assert f.interval == pytest.approx(interval, abs=1e-4)
-    assert _picked(vars(model.overall), OVERALL) == OVERALL
+    assert _picked(figures_dict(model.overall), OVERALL) == OVERALL
     assert model.arm(A).groups["h"].infra_errors == 1 and model.arm(B).groups["h"].calls_total == 7
     assert [(c.case, c.arm, c.figures.passed, c.figures.infra_errors, c.figures.calls_total, c.figures.duration_total)
             for c in model.cells] == [(case, arm, *figures[:4]) for (case, arm), figures in CELLS.items()]
@@ -223,8 +223,8 @@ def test_every_level_adds_up_and_the_report_fits_its_schema(matrix: dict[tuple[s
                          *[(a.figures, [c.figures for c in model.cells if c.arm == a.label]) for a in model.arms]]:
         for name in ("runs", "passed", "failed", "errored", "infra_errors", "calls_total", "errors_total"):
             assert getattr(level, name) == sum(getattr(p, name) for p in parts), name
-        known = [p.tokens_total for p in parts if p.tokens_total is not None]
-        assert level.tokens_total == (sum(known) if known else None)
+        known = [p.tokens.total_tokens for p in parts if p.tokens.total_tokens is not None]
+        assert level.tokens.total_tokens == (sum(known) if known else None)
         assert level.duration_total == pytest.approx(sum(p.duration_total for p in parts))
         assert level.passed + level.failed + level.errored == level.runs
     document = report_document(model, evaluate(model.cells, {}), records, 0, {"run_id": "20250314T092653Z-3fa2c1"})

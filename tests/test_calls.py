@@ -17,7 +17,7 @@ from runner.checks.calls import check_calls
 from runner.checks.matching import maximum_matching, ordered_matching
 from runner.errors import CaseFileError
 from runner.run.agent import Step
-from runner.scoring.trajectory import run_trajectory_match
+from runner.scoring.trajectorymatch import run_trajectory_match
 from runner.spec.casefile import load_file
 from runner.spec.jsontypes import TYPE_NAMES, schema_type_mismatch
 from runner.spec.matchers import arguments_mismatch, normalize, value_mismatch

@@ -26,7 +26,7 @@ def test_cell_statistics_over_repeats() -> None:
     assert a.figures.interval == pytest.approx((0.2307, 0.8824), abs=1e-4)
     assert a.figures.outcome_mean == pytest.approx(0.6) and a.figures.outcome_std == pytest.approx(0.2236, abs=1e-4)
     assert a.figures.process_mean is None  # not scored: left out, not counted as 0
-    assert (a.figures.tokens_mean, a.figures.tokens_total, a.figures.tokens_per_pass) == (15, 15, 5)
+    assert (a.figures.tokens_mean, a.figures.tokens.total_tokens, a.figures.tokens_per_pass) == (15, 15, 5)
     assert a.figures.cost_per_pass == pytest.approx(0.01 / 3)
     (arm,) = comparison.arms
     assert arm.figures.passed == 8 and arm.pass_hat_k[5] == pytest.approx(0.5)  # mean of 0 and 1

@@ -16,9 +16,9 @@ from typing import Any
 
 import pytest
 
-from runner.agents.endpoint import Endpoint
-from runner.agents.handler import BODY_LIMIT
-from runner.agents.wire import NESTING_LIMIT
+from runner.endpoint.server import Endpoint
+from runner.endpoint.handler import BODY_LIMIT
+from runner.endpoint.wire import NESTING_LIMIT
 from runner.providers.base import Completion
 from runner.providers.registry import resolve_provider
 from runner.run.execute import execute

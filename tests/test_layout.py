@@ -26,18 +26,18 @@ from tests.helpers import ROOT
 
 RUNNER = ROOT / "runner"
 SHARED = {"errors", "kinds", "names", "patterns", "redact", "resources", "sums", "text"}  # modules at runner/ every stage may call
-PACKAGES = ("spec", "sandbox", "providers", "tools", "agents", "checks", "scoring", "terminal", "output", "run", "cli")
+PACKAGES = ("spec", "sandbox", "providers", "tools", "endpoint", "checks", "scoring", "terminal", "output", "run", "cli")
 MAY_CALL = {  # package -> the other packages whose behaviour it may call
     "spec": set(),
     "sandbox": set(),
     "providers": set(),
     "tools": {"sandbox", "spec"},
-    "agents": {"spec", "sandbox", "providers", "tools"},
+    "endpoint": {"spec", "sandbox", "providers", "tools"},
     "checks": {"spec", "sandbox", "tools"},
     "scoring": {"spec", "checks"},
     "terminal": {"scoring"},
     "output": {"spec", "scoring", "terminal"},
-    "run": {"spec", "sandbox", "providers", "tools", "agents", "checks", "scoring", "output", "terminal"},
+    "run": {"spec", "sandbox", "providers", "tools", "endpoint", "checks", "scoring", "output", "terminal"},
     "cli": set(PACKAGES) - {"cli"},
 }
 
@@ -153,7 +153,7 @@ def test_the_call_fit_rule_is_written_once_and_its_users_import_it() -> None:
     users = {path.relative_to(RUNNER).as_posix() for path in RUNNER.rglob("*.py") if _names_used(path) & _FIT_PARTS}
     # the matchers build their own parts; a mock's ``when`` chooses a response, it expects no call
     assert users == {"checks/callfit.py", "spec/matchers.py", "tools/mocks.py"}
-    for user in ("checks/calls.py", "checks/trace.py", "scoring/trajectory.py"):
+    for user in ("checks/calls.py", "checks/trace.py", "scoring/trajectorymatch.py"):
         assert "runner.checks.callfit" in {module for module, _ in _runtime_imports(RUNNER / user)}, user
 
 

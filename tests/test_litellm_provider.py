@@ -93,10 +93,10 @@ def test_bundled_case_solved_over_openai_http(openai_server) -> None:
     assert record.status == PASS, record.cause or [c.message for c in record.failed_checks]
     assert [s.name for s in record.steps] == ["bash", "read_file", "edit_file", "bash"]
     assert record.requests == 5
-    assert (record.tokens.prompt, record.tokens.completion, record.tokens.total) == (500, 100, 600)
+    assert (record.tokens.prompt_tokens, record.tokens.completion_tokens, record.tokens.total_tokens) == (500, 100, 600)
     assert record.cost is None  # "openai/fake" is not in litellm's cost table
     assert [r.finish_reason for r in record.model_requests] == ["tool_calls"] * 4 + ["stop"]
-    assert all(r.prompt == 100 and r.latency > 0 for r in record.model_requests)
+    assert all(r.prompt_tokens == 100 and r.latency > 0 for r in record.model_requests)
     assert record.latency == pytest.approx(sum(r.latency for r in record.model_requests))
     chats = openai_server.chats
     assert chats[0].body["model"] == "fake"
@@ -111,7 +111,7 @@ def test_bundled_case_solved_over_ollama_api_chat(ollama_server) -> None:
     assert record.status == PASS, record.cause or [c.message for c in record.failed_checks]
     assert [s.name for s in record.steps] == ["bash", "read_file", "edit_file", "bash"]
     assert record.steps[2].arguments["new_string"] == "return sum(values) / len(values)"
-    assert (record.tokens.prompt, record.tokens.completion, record.tokens.total) == (250, 35, 285)
+    assert (record.tokens.prompt_tokens, record.tokens.completion_tokens, record.tokens.total_tokens) == (250, 35, 285)
     assert len(ollama_server.chats) == 5  # ollama/ goes to /api/chat (not /api/generate)
     assert {r.path for r in ollama_server.requests} <= {"/api/chat", "/api/show"}
     assert ollama_server.chats[0].body["stream"] is False
@@ -219,7 +219,7 @@ def test_no_usage_block_records_null_tokens(flavour, openai_server, ollama_serve
     server.push(reply(tool_calls=[WRITE], usage=None), reply("ok", usage=None))
     record = run(write_case(), arm(model, server))
     assert record.status == PASS
-    assert (record.tokens.prompt, record.tokens.completion, record.tokens.total) == (None, None, None)
+    assert (record.tokens.prompt_tokens, record.tokens.completion_tokens, record.tokens.total_tokens) == (None, None, None)
     assert record.cost is None
 
 

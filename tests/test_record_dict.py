@@ -1,21 +1,35 @@
 """A run record's dict (RunRecord.to_dict, what every run file and report holds) is exactly what
-dataclasses.asdict makes of it: the faster conversion changes no byte of any output."""
+dataclasses.asdict makes of it, each field under its run-file key (runner.run.requests.JSON_KEY): the
+faster conversion changes no byte of any output."""
 
 from __future__ import annotations
 
 import dataclasses
 import json
 from pathlib import Path
+from typing import Any
 
 from runner.output.load import record_from_dict
 from runner.run.record import RunRecord
+from runner.run.requests import JSON_KEY
 from tests.helpers import BUNDLED_ARGS, run_cli
 
 
+def _keyed(value: Any, plain: Any) -> Any:
+    """``plain`` (asdict's form of ``value``) with each dataclass field under its run-file key."""
+    if dataclasses.is_dataclass(value) and isinstance(plain, dict):
+        return {f.metadata.get(JSON_KEY, f.name): _keyed(getattr(value, f.name), plain[f.name])
+                for f in dataclasses.fields(value)}
+    if isinstance(value, (list, tuple)) and isinstance(plain, (list, tuple)):
+        return type(plain)(_keyed(v, p) for v, p in zip(value, plain))
+    return plain
+
+
 def _asdict_form(record: RunRecord) -> dict:
-    return {**dataclasses.asdict(record), "judge_tokens": dataclasses.asdict(record.judge_tokens),
-            "judge_cost": record.judge_cost, "user_tokens": dataclasses.asdict(record.user_tokens),
-            "user_cost": record.user_cost}
+    def form(value: Any) -> Any:
+        return _keyed(value, dataclasses.asdict(value))
+    return {**form(record), "judge_tokens": form(record.judge_tokens), "judge_cost": record.judge_cost,
+            "user_tokens": form(record.user_tokens), "user_cost": record.user_cost}
 
 
 def test_every_bundled_run_record_converts_as_asdict_does(tmp_path: Path) -> None:

@@ -107,7 +107,7 @@ def test_a_recorded_live_run_replays_offline_exactly(suite: Path) -> None:
     live = run(case, ProviderSpec("live", lambda _case: Live()))
     assert live.status == "pass", live.checks
     assert [s.is_error for s in live.steps] == [False, True, False, True, False]
-    assert live.tokens.total == 660
+    assert live.tokens.total_tokens == 660
 
     recorder = Recorder(suite / "recorded", [case])
     recorder.record(live)

@@ -48,14 +48,14 @@ def test_figures_total_and_average_over_defined_values_and_unknown_tokens() -> N
     assert (total.runs, total.passed, total.failed, total.errored, total.infra_errors) == (3, 1, 1, 1, 1)
     assert total.pass_rate == 0.5  # of the 2 scored runs: the setup error is not scored
     assert (total.accuracy_mean, total.outcome_mean, total.process_mean) == (0.5, 0.5, 0.75)
-    assert (total.calls_total, total.redundant_total, total.errors_total, total.tokens_total, total.cost_total) == (3, 1, 3, 15, 0.01)
+    assert (total.calls_total, total.redundant_total, total.errors_total, total.tokens.total_tokens, total.cost_total) == (3, 1, 3, 15, 0.01)
     assert (total.calls_mean, total.errors_mean, total.tokens_mean) == (1.5, 1.0, 15.0)  # per scored run; tokens: the one that reported
-    assert (total.judge_tokens_total, total.judge_cost_total) == (48, None)  # the judge reported tokens, not cost
+    assert (total.judge_tokens.total_tokens, total.judge_cost_total) == (48, None)  # the judge reported tokens, not cost
     assert (total.duration_total, total.duration_mean) == (1.0, 0.375)
     assert total.failures == {"wrong_tool": 1, "run_error": 1}
     nothing = figures(RECORDS[2:3])
-    assert (nothing.accuracy_mean, nothing.outcome_mean, nothing.process_mean, nothing.tokens_total, nothing.cost_total) == (None,) * 5
-    assert (nothing.judge_tokens_total, nothing.judge_cost_total, nothing.tokens_mean) == (None, None, None)
+    assert (nothing.accuracy_mean, nothing.outcome_mean, nothing.process_mean, nothing.tokens.total_tokens, nothing.cost_total) == (None,) * 5
+    assert (nothing.judge_tokens.total_tokens, nothing.judge_cost_total, nothing.tokens_mean) == (None, None, None)
     empty = figures([])
     assert (empty.runs, empty.pass_rate, empty.calls_mean, empty.duration_mean) == (0, None, None, None)
     assert (nothing.runs, nothing.infra_errors, nothing.pass_rate, nothing.interval, nothing.errors_total) == (1, 1, None, (0.0, 1.0), 1)

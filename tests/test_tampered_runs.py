@@ -134,17 +134,21 @@ def _rich_record(tmp_path: Path) -> tuple[RunRecord, dict[str, Any]]:
     return read_run(path), json.loads(path.read_text(encoding="utf-8"))
 
 
-def _numbers(record: Any, where: tuple[str | int, ...] = ()) -> list[tuple[tuple[str | int, ...], type, float, float]]:
-    """Every number field of ``record`` and its nested records: key path, type (int or float), low, high."""
+def _numbers(record: Any, where: tuple[str | int, ...] = (), keys: tuple[str | int, ...] = ()
+             ) -> list[tuple[tuple[str | int, ...], tuple[str | int, ...], type, float, float]]:
+    """Every number field of ``record`` and its nested records: its path of field names, its key path in the run
+    file, type (int or float), low, high."""
     found = []
     hints = typing.get_type_hints(type(record))
+    key = {name: key for name, key, _, _ in decode._shape(type(record))}
     for name, low, high in decode._numbers(type(record)):
         kind = float if float in decode._leaves(hints[name]) else int
-        found.append(((*where, name), kind, low, high))
+        found.append(((*where, name), (*keys, key[name]), kind, low, high))
     for name in decode._nested(type(record)):
         value = getattr(record, name)
         for i, item in enumerate(value) if isinstance(value, list) else [(None, value)] if value is not None else []:
-            found += _numbers(item, (*where, name) if i is None else (*where, name, i))
+            found += _numbers(item, (*where, name) if i is None else (*where, name, i),
+                              (*keys, key[name]) if i is None else (*keys, key[name], i))
     return found
 
 
@@ -178,10 +182,10 @@ def test_the_writer_refuses_exactly_the_numbers_the_reader_refuses(rich: tuple[P
     folder, record, data = rich
     fields = _numbers(record)
     assert len(fields) > 40  # steps, model requests and their attempts, commands, checks, tokens, trajectory match
-    path, kind, low, high = pick.draw(st.sampled_from(fields))
+    path, keys, kind, low, high = pick.draw(st.sampled_from(fields))
     value = value if kind is float or isinstance(value, int) else int(value) if math.isfinite(value) else 7
     changed = json.loads(json.dumps(data))
-    _set(changed, path, value)
+    _set(changed, keys, value)
     file = folder / "runs" / "0001-probe.json"
     file.parent.mkdir(exist_ok=True)
     file.write_text(json.dumps(changed), encoding="utf-8")

@@ -9,7 +9,7 @@ from pathlib import Path
 from hypothesis import given
 from hypothesis import strategies as st
 
-from runner.scoring.trajectory import TrajectoryMatch, trajectory_match
+from runner.scoring.trajectorymatch import TrajectoryMatch, trajectory_match
 from tests.helpers import run_cli
 
 NAMES = st.lists(st.sampled_from(["a", "b", "c"]), max_size=6)

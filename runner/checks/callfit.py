@@ -1,6 +1,6 @@
 """Whether a call that ran fits an expected call: the one rule ``expect.trace.calls`` pairs calls by
 (runner.checks.calls), ``expect.trace.args`` looks for a call by (runner.checks.trace) and the
-trajectory match scores by (runner.scoring.trajectory).
+trajectory match scores by (runner.scoring.trajectorymatch).
 
 A call fits an expected call ``{name, args?, exact_args?, strict_types?}`` when it is of that tool,
 its values have the types of the tool's own parameter schema with ``strict_types``

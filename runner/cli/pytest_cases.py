@@ -154,6 +154,6 @@ def _properties(record: RunRecord) -> list[tuple[str, object]]:
         ("tooltrial_status", str(record.status)), ("tooltrial_failure", record.failure and str(record.failure)),
         ("tooltrial_arm", record.arm), ("tooltrial_run", record.run),
         ("tooltrial_outcome", record.outcome), ("tooltrial_process", record.process),
-        ("tooltrial_calls", record.calls), ("tooltrial_tokens", record.tokens.total),
+        ("tooltrial_calls", record.calls), ("tooltrial_tokens", record.tokens.total_tokens),
         ("tooltrial_duration", round(record.duration, 3))]
     return [(name, value) for name, value in pairs if value is not None]

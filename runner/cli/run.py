@@ -206,7 +206,7 @@ def command(args: argparse.Namespace) -> int:
     notes = done.warnings
     used = cache_totals(done.records)
     if used is not None:
-        saved = f" ({used.tokens:,} tokens not spent again)" if used.tokens else ""
+        saved = f" ({used.total_tokens:,} tokens not spent again)" if used.total_tokens else ""
         notes = [*notes, f"response cache {args.cache}: {used.hits} hits{saved}, {used.misses} misses"]
     if recorder is not None:
         left_out = f" ({recorder.left_out} that the provider failed left out)" if recorder.left_out else ""

@@ -23,7 +23,8 @@ from typing import Any, Callable, Iterator
 
 from runner.checks.base import CheckResult
 from runner.run.record import CommandRun, RunRecord
-from runner.scoring.trajectory import TrajectoryMatch
+from runner.run.requests import JSON_KEY
+from runner.scoring.trajectorymatch import TrajectoryMatch
 
 # fields whose number is a score or a rate: from 0 to 1
 _UNIT = frozenset({(RunRecord, "outcome"), (RunRecord, "process"), (RunRecord, "accuracy"), (CheckResult, "score"),
@@ -103,17 +104,18 @@ def out_of_range(record: RunRecord) -> tuple[list[str | int], str] | None:
 def _faults(record: Any, where: list[str | int]) -> Iterator[tuple[list[str | int], str]]:
     """Each number of ``record`` out of its range, its nested records' too, in field order."""
     cls = type(record)
+    keys = {f.name: f.metadata.get(JSON_KEY, f.name) for f in dataclasses.fields(record)}
     for name, low, high in _numbers(cls):
         value = getattr(record, name)
         if value is not None and not low <= value <= high:
-            yield [*where, name], _complaint(value, low, high)
+            yield [*where, keys[name]], _complaint(value, low, high)
     for name in _nested(cls):
         value = getattr(record, name)
         if isinstance(value, (list, tuple)):
             for i, item in enumerate(value):
-                yield from _faults(item, [*where, name, i])
+                yield from _faults(item, [*where, keys[name], i])
         elif value is not None:
-            yield from _faults(value, [*where, name])
+            yield from _faults(value, [*where, keys[name]])
 
 
 def _complaint(value: float, low: float, high: float) -> str:
@@ -127,7 +129,7 @@ def _complaint(value: float, low: float, high: float) -> str:
 def _numbers(cls: type) -> tuple[tuple[str, float, float], ...]:
     """A record dataclass's number fields with their ranges ``(name, low, high)``."""
     return tuple((name, 0, 1 if (cls, name) in _UNIT else _HIGHEST.get((cls, name), _LARGEST))
-                 for name, hint, _ in _shape(cls) if (cls, name) not in _SIGNED and _leaves(hint) & {int, float})
+                 for name, _, hint, _ in _shape(cls) if (cls, name) not in _SIGNED and _leaves(hint) & {int, float})
 
 
 _LARGEST = sys.float_info.max  # an infinity is above it; a NaN is not between any two numbers
@@ -136,7 +138,7 @@ _LARGEST = sys.float_info.max  # an infinity is above it; a NaN is not between a
 @functools.cache
 def _nested(cls: type) -> tuple[str, ...]:
     """A record dataclass's fields that hold record dataclasses: one, a list of them, or None."""
-    return tuple(name for name, hint, _ in _shape(cls) if any(dataclasses.is_dataclass(k) for k in _leaves(hint)))
+    return tuple(name for name, _, hint, _ in _shape(cls) if any(dataclasses.is_dataclass(k) for k in _leaves(hint)))
 
 
 def _leaves(hint: Any) -> set[Any]:
@@ -149,12 +151,13 @@ def _leaves(hint: Any) -> set[Any]:
 
 
 @functools.cache
-def _shape(cls: type) -> tuple[tuple[str, Any, bool], ...]:
-    """A record dataclass's fields as ``(name, type hint, required)``, found once a process
+def _shape(cls: type) -> tuple[tuple[str, str, Any, bool], ...]:
+    """A record dataclass's fields as ``(name, key in the run file, type hint, required)``, found once a process
     (``get_type_hints`` evaluates every annotation: most of the time of reading a run file back, were
     it done each time)."""
     hints = typing.get_type_hints(cls)
-    return tuple((f.name, hints[f.name], f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING)
+    return tuple((f.name, f.metadata.get(JSON_KEY, f.name), hints[f.name],
+                  f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING)
                  for f in dataclasses.fields(cls))
 
 
@@ -192,15 +195,15 @@ def _converter(hint: Any) -> Convert:
 
     if dataclasses.is_dataclass(hint):
         ranges = {name: (low, high) for name, low, high in _numbers(hint)}  # type: ignore[arg-type]
-        fields = [(name, _number(one, *ranges[name]) if name in ranges else _converter(one), required)
-                  for name, one, required in _shape(hint)]  # type: ignore[arg-type]
+        fields = [(name, key, _number(one, *ranges[name]) if name in ranges else _converter(one), required)
+                  for name, key, one, required in _shape(hint)]  # type: ignore[arg-type]
 
         def build(data: dict[str, Any], where: list[str | int]) -> Any:
-            for name, _, required in fields:
-                if required and name not in data:
-                    raise Malformed(where, f"missing required key {name!r}")
-            return hint(**{name: convert(data[name], [*where, name])  # type: ignore[operator]
-                           for name, convert, _ in fields if name in data})
+            for _, key, _, required in fields:
+                if required and key not in data:
+                    raise Malformed(where, f"missing required key {key!r}")
+            return hint(**{name: convert(data[key], [*where, key])  # type: ignore[operator]
+                           for name, key, convert, _ in fields if key in data})
         return checked(build)
     if isinstance(hint, type) and issubclass(hint, enum.StrEnum):  # runner.kinds: Status, ErrorKind...
         members = ", ".join(repr(m.value) for m in hint)

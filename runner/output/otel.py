@@ -151,7 +151,7 @@ def _run_attributes(record: RunRecord, target: OtelTarget) -> dict[str, Any]:
         "tooltrial.cause": first_line(record.cause, "") or None,
         "tooltrial.requests": record.requests, "tooltrial.calls": record.calls,
         "tooltrial.checks.failed": [c.check for c in record.failed_checks] or None,
-        "gen_ai.usage.input_tokens": record.tokens.prompt, "gen_ai.usage.output_tokens": record.tokens.completion,
+        "gen_ai.usage.input_tokens": record.tokens.prompt_tokens, "gen_ai.usage.output_tokens": record.tokens.completion_tokens,
         "tooltrial.cost": record.cost,
     }
     if target.content and record.final_reply:
@@ -169,7 +169,7 @@ def _request_span(tracer: Tracer, parent: Context, request: RequestStats, starte
         "gen_ai.operation.name": "chat", "gen_ai.provider.name": system, "gen_ai.system": system,
         "gen_ai.request.model": model, "gen_ai.request.stream": request.streamed,
         "gen_ai.response.finish_reasons": [request.finish_reason] if request.finish_reason else None,
-        "gen_ai.usage.input_tokens": request.prompt, "gen_ai.usage.output_tokens": request.completion,
+        "gen_ai.usage.input_tokens": request.prompt_tokens, "gen_ai.usage.output_tokens": request.completion_tokens,
         "gen_ai.usage.reasoning.output_tokens": request.reasoning_tokens,
         "gen_ai.usage.cache_read.input_tokens": request.cached_tokens,
         "gen_ai.usage.cache_creation.input_tokens": request.cache_write_tokens,

@@ -36,6 +36,13 @@ REGRESSION_KIND = "tooltrial.regression"
 TRACE_RESULT_LIMIT = 2000  # characters of each tool result kept in the report (head and tail)
 RATE_DIGITS = 6  # decimals of every fraction the report writes
 _RATES = ("pass_rate", "accuracy_mean", "outcome_mean", "outcome_std", "process_mean", "process_std")
+# The report's keys of a Figures' token counts (runner.run.requests.Tokens), in the order it writes them.
+_TOKEN_KEYS = {
+    "tokens": {"prompt_tokens": "prompt_tokens_total", "completion_tokens": "completion_tokens_total",
+               "total_tokens": "tokens_total", "reasoning_tokens": "reasoning_tokens_total",
+               "cached_tokens": "cached_tokens_total", "unreported": "unreported_requests"},
+    "judge_tokens": {"total_tokens": "judge_tokens_total"},
+}
 
 
 def report_document(
@@ -85,7 +92,7 @@ def report_head(
         "cells": CellDicts(model.cells, gate_of),
         "paired": paired_dict(model.paired),
         "comparisons": [paired_dict(p) for p in model.comparisons],
-        **({"cache": dataclasses.asdict(used)} if (used := cache_totals(runs)) else {}),
+        **({"cache": used.to_dict()} if (used := cache_totals(runs)) else {}),
     }
 
 
@@ -141,7 +148,7 @@ def cache_totals(records: Sequence[Scored]) -> CacheUse | None:
     used = [r.cache for r in records if r.cache is not None]
     if not used:
         return None
-    return CacheUse(sum(u.hits for u in used), sum(u.misses for u in used), known_sum(u.tokens for u in used),
+    return CacheUse(sum(u.hits for u in used), sum(u.misses for u in used), known_sum(u.total_tokens for u in used),
                     known_sum(u.cost for u in used))
 
 
@@ -188,8 +195,12 @@ def regression_document(regression: Regression, before: str, after: str) -> dict
 
 
 def figures_dict(figures: Figures) -> dict[str, Any]:
-    """The Figures as JSON-ready fields, ``interval`` as ``[low, high]``; fractions as ``rate`` writes them."""
-    data = dataclasses.asdict(figures)
+    """The Figures as JSON-ready fields, ``interval`` as ``[low, high]``; fractions as ``rate`` writes them; its
+    token counts as the totals of ``_TOKEN_KEYS`` in their place."""
+    data: dict[str, Any] = {}
+    for name, value in dataclasses.asdict(figures).items():
+        keys = _TOKEN_KEYS.get(name)
+        data.update({key: value[count] for count, key in keys.items()} if keys else {name: value})
     return {**data, **{name: rate(data[name]) for name in _RATES}, "interval": [rate(v) for v in figures.interval]}
 
 

@@ -221,7 +221,7 @@ def _run_in(workspace: Workspace, case: Case, arm: Arm, options: RunOptions, rec
         record.commands.append(CommandRun.of("verify", command, done))
         return done
 
-    context = CheckContext(case, workspace.path, trajectory, run_command, options.judges, record.tokens.total,
+    context = CheckContext(case, workspace.path, trajectory, run_command, options.judges, record.tokens.total_tokens,
                            record.cost, deadline)
     record.checks = run_checks(context)
     broken = next((c for c in record.checks if c.error_kind), None)

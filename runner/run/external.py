@@ -1,6 +1,6 @@
 """One run's agent when it is an external program (a case's ``agent``, runner.spec.agentspec): each turn
 one invocation of its command in the workspace, under the run's sandbox, talking to the run's model
-endpoint (runner.agents.endpoint); its trajectory rebuilt from the wire (runner.agents.trajectory).
+endpoint (runner.endpoint.server); its trajectory rebuilt from the wire (runner.endpoint.rebuild).
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
-from runner.agents.endpoint import Endpoint
-from runner.agents.trajectory import tool_names, turn_reply, wire_trajectory
+from runner.endpoint.rebuild import tool_names, turn_reply, wire_trajectory
+from runner.endpoint.server import Endpoint
 from runner.errors import UserError
 from runner.kinds import StopReason
 from runner.providers.base import Provider

@@ -11,10 +11,10 @@ from runner.checks.base import CheckResult
 from runner.kinds import ErrorKind, FailureCause, Status, UserStop
 from runner.providers.base import Usage
 from runner.run.agent import Step
-from runner.run.requests import RequestStats, Tokens
+from runner.run.requests import JSON_KEY, RequestStats, Tokens
 from runner.run.simuser import UserTurn
 from runner.sandbox.command import CommandResult, Confinement
-from runner.scoring.trajectory import TrajectoryMatch
+from runner.scoring.trajectorymatch import TrajectoryMatch
 from runner.sums import known_sum
 
 PASS, FAIL, ERROR = Status.PASS, Status.FAIL, Status.ERROR
@@ -55,22 +55,26 @@ class CommandRun:
 @dataclass(frozen=True)
 class CacheUse:
     """What ``run --cache`` did for one run: ``hits`` (replies replayed, no request sent), ``misses``
-    (requests sent, a failed one too), and ``tokens`` and ``cost`` (USD): what the hits' replies cost
-    when they were first made (None when none reported it). Those are part of the run's ``tokens`` and
+    (requests sent, a failed one too), and ``total_tokens`` (``tokens`` in the run file) and ``cost`` (USD): what
+    the hits' replies cost when they were first made (None when none reported it). Those are part of the run's ``tokens`` and
     ``cost``, which its budget checks read, so a replayed run scores as the original did; they were not
     spent again."""
 
     hits: int = 0
     misses: int = 0
-    tokens: int | None = None
+    total_tokens: int | None = field(default=None, metadata={JSON_KEY: "tokens"})
     cost: float | None = None
 
     @classmethod
     def of(cls, requests: Sequence[RequestStats]) -> CacheUse:
         """The use of a run's ``requests`` (RequestStats, each marked ``hit`` or ``miss``)."""
         hits = [r for r in requests if r.cache == "hit"]
-        return cls(len(hits), sum(r.cache == "miss" for r in requests), known_sum(r.total for r in hits),
+        return cls(len(hits), sum(r.cache == "miss" for r in requests), Tokens.of(hits).total_tokens,
                    known_sum(r.cost for r in hits))
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{hits, misses, tokens, cost}``, as the run file and the report write it."""
+        return dict(_plain(self))
 
 
 def arm_label(provider: str, prompt: str) -> str:
@@ -100,7 +104,7 @@ class RunRecord:
         outcome, process: scores in [0, 1] (runner.scoring), None when the case has no such checks.
         accuracy: 1/0 against ``expect.trace.expected``, None without it.
         trajectory_match: the calls scored against the case's reference list (``expect.trace.calls``,
-            else ``expect.trace.expected``; runner.scoring.trajectory), None without one.
+            else ``expect.trace.expected``; runner.scoring.trajectorymatch), None without one.
         redundant, errors: counts of repeated identical calls and of error results plus loop errors.
         failure: the failure cause of a non-passing run (runner.scoring taxonomy), None for a pass.
         sandbox: how the run's commands were confined (runner.sandbox.command.Confinement); None in
@@ -213,7 +217,7 @@ class RunRecord:
         return arm_label(self.provider, self.prompt)
 
     def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dict of every field, with ``judge_tokens`` ({prompt, completion, total}) and ``judge_cost``
+        """A JSON-ready dict of every field (under its run-file key), with ``judge_tokens`` (Tokens) and ``judge_cost``
         (USD), and the same of the simulated user, ``user_tokens`` and ``user_cost``."""
         return {**_plain(self), "judge_tokens": _plain(self.judge_tokens), "judge_cost": self.judge_cost,
                 "user_tokens": _plain(self.user_tokens), "user_cost": self.user_cost}
@@ -223,20 +227,21 @@ _LEAVES = (str, int, float, bool, type(None))
 
 
 @functools.cache
-def _field_names(cls: type) -> tuple[str, ...]:
-    return tuple(f.name for f in dataclasses.fields(cls))
+def _field_keys(cls: type) -> tuple[tuple[str, str], ...]:
+    """``(field name, its key in the run file)`` of each field of dataclass ``cls`` (runner.run.requests.JSON_KEY)."""
+    return tuple((f.name, f.metadata.get(JSON_KEY, f.name)) for f in dataclasses.fields(cls))
 
 
 def _plain(value: Any) -> Any:
-    """What ``dataclasses.asdict`` makes of ``value`` (dataclasses to dicts, lists, tuples and dicts rebuilt
-    as their own type), without its deep copy of every leaf: a record's leaves are str, numbers, None and
+    """What ``dataclasses.asdict`` makes of ``value`` (dataclasses to dicts, each field under its run-file key;
+    lists, tuples and dicts rebuilt as their own type), without its deep copy of every leaf: a record's leaves are str, numbers, None and
     enums, which a copy leaves as they are. A record is written once per run on the parent's one thread,
     where asdict's copying was the larger part of the write (benchmarks/executors.py, figure (k))."""
     if isinstance(value, _LEAVES):
         return value
     cls = type(value)
     if dataclasses.is_dataclass(cls):
-        return {name: _plain(getattr(value, name)) for name in _field_names(cls)}
+        return {key: _plain(getattr(value, name)) for name, key in _field_keys(cls)}
     if cls is list or cls is tuple:
         return cls(_plain(item) for item in value)
     if cls is dict:

@@ -1,53 +1,86 @@
-"""What one model request of a run cost and returned (``RequestStats``, its ``Tokens``), as the run record keeps it."""
+"""What one model request of a run cost and returned (``RequestStats``), and token counts summed over
+requests (``Tokens``), as the run record keeps them.
+
+Token counts have one vocabulary in every shape: a reply's (runner.providers.base.Usage), a request's
+(``RequestStats``), a run's or a group of runs' (``Tokens``, summed by ``Tokens.of``, the one summing rule):
+``prompt_tokens`` (cached ones included), ``completion_tokens`` (reasoning ones included), ``total_tokens``,
+``reasoning_tokens``, ``cached_tokens`` (prompt tokens read from the provider's cache), ``cache_write_tokens``
+(prompt tokens written to it); each None when no request reported it. The run file keeps its own older key
+for some of them (``prompt``, ``completion``, ``total``...: ``JSON_KEY``), documented in docs/reference/results.md.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any, Protocol, Sequence
 
 from runner.providers.base import Attempt, Completion, ToolCall, Usage
 from runner.providers.parse import reply_kind
 from runner.run.agent import Step
 from runner.sums import known_sum
 
+JSON_KEY = "json"  # a field's metadata entry naming its key in the run file, where that is not the field's name
+
+
+def _count(key: str) -> Any:
+    """A token count field, None by default, written to the run file as ``key``."""
+    return field(default=None, metadata={JSON_KEY: key})
+
+
+class Counts(Protocol):
+    """Anything with the token counts of the vocabulary (module docstring): Usage, RequestStats, Tokens."""
+
+    @property
+    def prompt_tokens(self) -> int | None: ...
+    @property
+    def completion_tokens(self) -> int | None: ...
+    @property
+    def total_tokens(self) -> int | None: ...
+    @property
+    def reasoning_tokens(self) -> int | None: ...
+    @property
+    def cached_tokens(self) -> int | None: ...
+    @property
+    def cache_write_tokens(self) -> int | None: ...
+
 
 @dataclass(frozen=True)
 class Tokens:
-    """Token totals of a run; a field is None when no request reported it.
-
-    ``prompt`` includes ``cached`` (read from the provider's cache) and ``cache_write`` (written to
-    it); ``completion`` includes ``reasoning``. ``unreported`` is how many requests reported no
-    usage at all, so a total over fewer requests than were made says so.
+    """Token counts summed over requests (a run's, its judges', a group of runs'); a count is None when no
+    request reported it. ``unreported`` is how many requests reported no usage at all, so a total over
+    fewer requests than were made says so. In the run file: ``{prompt, completion, total, reasoning,
+    cached, cache_write, unreported}``.
     """
 
-    prompt: int | None = None
-    completion: int | None = None
-    total: int | None = None
-    reasoning: int | None = None
-    cached: int | None = None
-    cache_write: int | None = None
+    prompt_tokens: int | None = _count("prompt")
+    completion_tokens: int | None = _count("completion")
+    total_tokens: int | None = _count("total")
+    reasoning_tokens: int | None = _count("reasoning")
+    cached_tokens: int | None = _count("cached")
+    cache_write_tokens: int | None = _count("cache_write")
     unreported: int = 0
 
     @classmethod
-    def of(cls, usages: Sequence[Usage | None]) -> Tokens:
-        """The token counts of ``usages`` summed field by field (a None usage is a request that reported
-        none, counted in ``unreported``); a field stays None when no usage reported it."""
-        known = [u for u in usages if u is not None]
+    def of(cls, counts: Sequence[Counts | None]) -> Tokens:
+        """``counts`` summed count by count: replies' usages, requests, or runs' Tokens (their ``unreported``
+        added up). A None is a request that reported no usage, counted in ``unreported``; a count stays None
+        when none of ``counts`` reported it."""
+        known = [c for c in counts if c is not None]
         return cls(
-            prompt=known_sum(u.prompt_tokens for u in known),
-            completion=known_sum(u.completion_tokens for u in known),
-            total=known_sum(u.total_tokens for u in known),
-            reasoning=known_sum(u.reasoning_tokens for u in known),
-            cached=known_sum(u.cached_tokens for u in known),
-            cache_write=known_sum(u.cache_write_tokens for u in known),
-            unreported=len(usages) - len(known),
+            prompt_tokens=known_sum(c.prompt_tokens for c in known),
+            completion_tokens=known_sum(c.completion_tokens for c in known),
+            total_tokens=known_sum(c.total_tokens for c in known),
+            reasoning_tokens=known_sum(c.reasoning_tokens for c in known),
+            cached_tokens=known_sum(c.cached_tokens for c in known),
+            cache_write_tokens=known_sum(c.cache_write_tokens for c in known),
+            unreported=len(counts) - len(known) + sum(getattr(c, "unreported", 0) for c in known),
         )
 
 
 @dataclass(frozen=True)
 class RequestStats:
-    """One model request: tokens (None when not reported; ``prompt`` includes ``cached_tokens`` and
-    ``cache_write_tokens``, ``completion`` includes ``reasoning_tokens``), cost in USD (None when
+    """One model request: its token counts (module docstring; None when not reported; in the run file
+    ``prompt``, ``completion`` and ``total`` for the first three), cost in USD (None when
     unknown), latency in seconds (retries and their waits included), the provider's finish reason,
     whether the reply ``streamed``, and for a stream ``ttft``: seconds to its first content or call.
     ``usage_reported`` says whether the provider reported any usage (None in records of earlier versions).
@@ -68,9 +101,9 @@ class RequestStats:
     ``attempts``, ``latency`` the look-up's, tokens, cost and ``ttft`` those of the request that first
     got the reply) or ``miss`` (sent; its reply then kept unless it failed), else None."""
 
-    prompt: int | None = None
-    completion: int | None = None
-    total: int | None = None
+    prompt_tokens: int | None = _count("prompt")
+    completion_tokens: int | None = _count("completion")
+    total_tokens: int | None = _count("total")
     cost: float | None = None
     latency: float = 0.0
     finish_reason: str | None = None

@@ -23,17 +23,18 @@ from dataclasses import dataclass, field
 from typing import Sequence
 
 from runner.run.record import ERROR, FAIL, PASS, RunRecord
+from runner.run.requests import Tokens
 from runner.scoring.gates import blame, is_infrastructure_error
 from runner.scoring.paired import Paired
 from runner.scoring.pairs import comparisons
 from runner.scoring.stats import is_flaky, mean_std, pass_at_k, pass_hat_k, wilson
-from runner.scoring.trajectory import TrajectoryMatch
+from runner.scoring.trajectorymatch import TrajectoryMatch
 from runner.sums import known_mean, known_sum
 
 
 @dataclass(frozen=True)
 class TrajectoryMeans:
-    """The means of the runs' ``trajectory_match`` (runner.scoring.trajectory) over the scored runs that
+    """The means of the runs' ``trajectory_match`` (runner.scoring.trajectorymatch) over the scored runs that
     have one, in [0, 1]: ``exact``, ``in_order`` and ``any_order`` are the fractions of those runs that
     matched so; ``call_precision`` and ``call_recall`` are None when no such run has them."""
 
@@ -69,12 +70,13 @@ class Figures:
     95% ``interval`` are fractions; ``pass_rate`` is None when no run was scored. ``accuracy_mean``,
     ``outcome_mean`` and ``process_mean`` (with sample standard deviations ``*_std``) are in [0, 1], over
     the scored runs where they are defined. ``calls``, ``redundant`` (repeated identical calls) and
-    ``errors`` are counts per run, summed over all runs and averaged over the scored runs. Tokens are the
-    agents' own: ``prompt_tokens_total`` (cached included), ``completion_tokens_total`` (reasoning
-    included), ``tokens_total`` (all runs), of them ``reasoning_tokens_total`` and ``cached_tokens_total``,
-    ``unreported_requests`` (model requests that reported no usage, so the totals miss them),
-    ``tokens_mean`` (over the scored runs that reported tokens); ``cost_total`` is USD; the judges' usage
-    is apart (``judge_tokens_total``, ``judge_cost_total`` USD). ``duration_total`` (all runs) and
+    ``errors`` are counts per run, summed over all runs and averaged over the scored runs. ``tokens`` are the
+    agents' own, summed over all runs (runner.run.requests.Tokens: its ``unreported`` counts the model requests
+    that reported no usage, so the totals miss them; the report writes them ``prompt_tokens_total``,
+    ``completion_tokens_total``, ``tokens_total``, ``reasoning_tokens_total``, ``cached_tokens_total`` and
+    ``unreported_requests``); ``tokens_mean`` is the mean total over the scored runs that reported tokens;
+    ``cost_total`` is USD; the judges' usage is apart (``judge_tokens``, written ``judge_tokens_total`` for its
+    total, and ``judge_cost_total`` USD). ``duration_total`` (all runs) and
     ``duration_mean`` (scored runs) are wall-clock seconds. ``tokens_per_pass`` and ``cost_per_pass``
     divide the totals by the passes. None means no run reported the value (a mean: no run was scored;
     per pass: no run passed). ``truncated_replies`` counts the runs whose final reply was cut off at the
@@ -103,17 +105,12 @@ class Figures:
     redundant_mean: float | None
     errors_total: int
     errors_mean: float | None
-    prompt_tokens_total: int | None
-    completion_tokens_total: int | None
-    tokens_total: int | None
-    reasoning_tokens_total: int | None
-    cached_tokens_total: int | None
-    unreported_requests: int
+    tokens: Tokens
     tokens_mean: float | None
     tokens_per_pass: float | None
     cost_total: float | None
     cost_per_pass: float | None
-    judge_tokens_total: int | None
+    judge_tokens: Tokens
     judge_cost_total: float | None
     duration_total: float
     duration_mean: float | None
@@ -140,7 +137,8 @@ def figures(records: Sequence[RunRecord]) -> Figures:
     outcome, outcome_std = mean_std(r.outcome for r in scored)
     process, process_std = mean_std(r.process for r in scored)
     calls, redundant, errors = (sum(getattr(r, name) for r in records) for name in ("calls", "redundant", "errors"))
-    tokens = known_sum(r.tokens.total for r in records)
+    tokens = Tokens.of([r.tokens for r in records])
+    total = tokens.total_tokens
     cost = known_sum(r.cost for r in records)
     return Figures(
         runs=n,
@@ -161,17 +159,12 @@ def figures(records: Sequence[RunRecord]) -> Figures:
         redundant_mean=known_mean(r.redundant for r in scored),
         errors_total=errors,
         errors_mean=known_mean(r.errors for r in scored),
-        prompt_tokens_total=known_sum(r.tokens.prompt for r in records),
-        completion_tokens_total=known_sum(r.tokens.completion for r in records),
-        tokens_total=tokens,
-        reasoning_tokens_total=known_sum(r.tokens.reasoning for r in records),
-        cached_tokens_total=known_sum(r.tokens.cached for r in records),
-        unreported_requests=sum(r.tokens.unreported for r in records),
-        tokens_mean=known_mean(r.tokens.total for r in scored),
-        tokens_per_pass=tokens / passed if tokens is not None and passed else None,
+        tokens=tokens,
+        tokens_mean=known_mean(r.tokens.total_tokens for r in scored),
+        tokens_per_pass=total / passed if total is not None and passed else None,
         cost_total=cost,
         cost_per_pass=cost / passed if cost is not None and passed else None,
-        judge_tokens_total=known_sum(r.judge_tokens.total for r in records),
+        judge_tokens=Tokens.of([r.judge_tokens for r in records]),
         judge_cost_total=known_sum(r.judge_cost for r in records),
         duration_total=sum(r.duration for r in records),
         duration_mean=known_mean(r.duration for r in scored),

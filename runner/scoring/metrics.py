@@ -24,7 +24,7 @@ from runner.kinds import ErrorKind, FailureCause, Status
 from runner.run.agent import Step
 from runner.run.record import ERROR, PASS, RunRecord
 from runner.scoring.gates import is_infrastructure_error
-from runner.scoring.trajectory import TrajectoryMatch, run_trajectory_match
+from runner.scoring.trajectorymatch import TrajectoryMatch, run_trajectory_match
 from runner.spec.case import Case
 from runner.spec.expect import TraceExpect
 from runner.spec.offered import offered_tools, offers

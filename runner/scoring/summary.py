@@ -18,7 +18,7 @@ from runner.kinds import ErrorKind, FailureCause, Status
 from runner.run.record import CacheUse, RunRecord
 from runner.run.requests import Tokens
 from runner.sandbox.command import Confinement
-from runner.scoring.trajectory import TrajectoryMatch
+from runner.scoring.trajectorymatch import TrajectoryMatch
 
 _NO_TOKENS = Tokens()  # shared by the many runs that report none (the scripted provider's, judge-less runs)
 

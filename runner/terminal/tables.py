@@ -28,7 +28,7 @@ def arm_table(arm: Arm, short: bool = False) -> Table:
     ``tokens`` when some judge of the arm reported tokens. ``short`` abbreviates the longer headers
     (``acc``, ``outc``, ``proc``, ...) for narrow terminals.
     """
-    judged = arm.figures.judge_tokens_total is not None
+    judged = arm.figures.judge_tokens.total_tokens is not None
     infra = arm.figures.infra_errors > 0
     columns = (*_COLUMNS[:-1], _JUDGE_COLUMN, _COLUMNS[-1]) if judged else _COLUMNS
     if infra:
@@ -152,8 +152,8 @@ def _cells(figures: Figures, judged: bool, infra: bool) -> list[str]:
         str(figures.calls_total),
         str(figures.redundant_total),
         str(figures.errors_total),
-        _count(figures.tokens_total),
-        *([_count(figures.judge_tokens_total)] if judged else []),
+        _count(figures.tokens.total_tokens),
+        *([_count(figures.judge_tokens.total_tokens)] if judged else []),
         f"{figures.duration_total:.1f}s",
     ]
 
@@ -183,15 +183,16 @@ def usage_line(overall: Figures) -> str:
 
 def _agent_usage(f: Figures) -> str:
     """``P prompt + C completion = T total, cost $X``; "" when no run reported tokens."""
-    prompt, completion, tokens = f.prompt_tokens_total, f.completion_tokens_total, f.tokens_total
+    used = f.tokens
+    prompt, completion, tokens = used.prompt_tokens, used.completion_tokens, used.total_tokens
     if tokens is None and prompt is None and completion is None:
         return ""
-    cached = f" ({f.cached_tokens_total:,} cached)" if f.cached_tokens_total else ""
-    reasoning = f" ({f.reasoning_tokens_total:,} reasoning)" if f.reasoning_tokens_total else ""
+    cached = f" ({used.cached_tokens:,} cached)" if used.cached_tokens else ""
+    reasoning = f" ({used.reasoning_tokens:,} reasoning)" if used.reasoning_tokens else ""
     text = f"{_known(prompt)} prompt{cached} + {_known(completion)} completion{reasoning} = {_known(tokens)} total"
     text += f", cost ${f.cost_total:.4f}" if f.cost_total is not None else ""
-    if f.unreported_requests:
-        n = f.unreported_requests
+    if used.unreported:
+        n = used.unreported
         text += f"; {n} request{'' if n == 1 else 's'} reported no usage"
     return text
 
@@ -203,6 +204,6 @@ def _known(tokens: int | None) -> str:
 
 def _judge_usage(f: Figures) -> str:
     """``N tokens, $Y`` over every run's judges, each part only when known; "" when neither is."""
-    tokens, cost = f.judge_tokens_total, f.judge_cost_total
+    tokens, cost = f.judge_tokens.total_tokens, f.judge_cost_total
     parts = ([f"{tokens:,} tokens"] if tokens is not None else []) + ([f"${cost:.4f}"] if cost is not None else [])
     return ", ".join(parts)

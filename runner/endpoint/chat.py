@@ -9,13 +9,13 @@ import json
 import time
 from typing import Any, Iterator
 
-from runner.agents.wire import WireRequest, body_object
+from runner.endpoint.wire import WireRequest, body_object
 from runner.providers.base import Completion, ToolCall, Usage
 
 
 def read_chat(body: Any) -> WireRequest:
     """A ``POST /v1/chat/completions`` body as a WireRequest: messages and tools as the agent sent them.
-    Raises runner.agents.wire.WireError for a body that is no chat request."""
+    Raises runner.endpoint.wire.WireError for a body that is no chat request."""
     body = body_object(body)
     options = body.get("stream_options")
     usage = isinstance(options, dict) and bool(options.get("include_usage"))

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from typing import Any, Iterator, Mapping
 
-from runner.agents.wire import WireError, WireRequest, body_object, text_of
+from runner.endpoint.wire import WireError, WireRequest, body_object, text_of
 from runner.providers.base import Completion
 
 _STOPS = {"tool_calls": "tool_use", "length": "max_tokens", "stop": "end_turn", "content_filter": "refusal"}

@@ -1,4 +1,4 @@
-"""The HTTP side of the model endpoint (runner.agents.endpoint): each request's key is checked, then its
+"""The HTTP side of the model endpoint (runner.endpoint.server): each request's key is checked, then its
 route, then its body's length, before a byte of its body is read; only then is the body read, whole,
 and handed to the run's Endpoint.
 
@@ -20,7 +20,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any, Iterable
 
 if TYPE_CHECKING:
-    from runner.agents.endpoint import Endpoint
+    from runner.endpoint.server import Endpoint
 
 BODY_LIMIT = 16 * 1024 * 1024  # bytes of one request body: a long conversation with a few images is a few MiB
 LINGER = 2.0  # seconds at most that the unread body of a refused request is read and dropped

@@ -1,4 +1,4 @@
-"""An external agent's trajectory rebuilt from what went through its endpoint (runner.agents.endpoint).
+"""An external agent's trajectory rebuilt from what went through its endpoint (runner.endpoint.server).
 
 Each reply's tool calls become steps; the result of each is the ``tool`` message (a Messages
 ``tool_result`` block) the agent sent back under the call's id in a later request, the first that
@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from runner.agents.endpoint import Exchange
-from runner.agents.wire import text_of
+from runner.endpoint.server import Exchange
+from runner.endpoint.wire import text_of
 from runner.kinds import StopReason
 from runner.providers.base import Completion
 from runner.providers.textcalls import find_text_calls

@@ -5,7 +5,7 @@ turn limit, runner.providers.limits) and records every one.
 
 One server per run, on a port the OS picks: it starts in about a millisecond, and a run's requests
 need no routing. litellm's proxy was not used: it needs the ``proxy`` extra (FastAPI, uvicorn and more)
-and seconds to start, for what is here one small handler (runner.agents.handler: the HTTP, and the
+and seconds to start, for what is here one small handler (runner.endpoint.handler: the HTTP, and the
 bounds a request is held to before its body is read). Requests are answered one at a time, in the
 order they come (the scripted provider's replies are in order).
 """
@@ -20,10 +20,10 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable
 
-from runner.agents.chat import chat_error, chat_reply, chat_stream, read_chat
-from runner.agents.handler import Handler, Server
-from runner.agents.messages import messages_error, messages_reply, messages_stream, read_messages
-from runner.agents.wire import WireError, WireRequest, parse_body, text_of
+from runner.endpoint.chat import chat_error, chat_reply, chat_stream, read_chat
+from runner.endpoint.handler import Handler, Server
+from runner.endpoint.messages import messages_error, messages_reply, messages_stream, read_messages
+from runner.endpoint.wire import WireError, WireRequest, parse_body, text_of
 from runner.kinds import ErrorKind, StopReason
 from runner.providers.base import Completion, OutOfTime, Provider, ProviderError, ToolCall
 from runner.providers.limits import TurnLimitExceeded
@@ -43,7 +43,7 @@ class Exchange:
     Attributes:
         turn: the 0-based case turn (agent invocation) it came in.
         api: ``chat`` or ``messages``; status: the HTTP status answered.
-        request: what was read from it, None when its body could not be read (or was not: runner.agents.handler).
+        request: what was read from it, None when its body could not be read (or was not: runner.endpoint.handler).
         completion: the provider's reply, None when none was given (refused, failed).
         error: the message of an answer that was an error, else None.
         started: when it came, epoch seconds; duration: seconds to answer it.
@@ -204,7 +204,7 @@ class Endpoint:
             self.refused += 1
 
     def refuse_unread(self, api: str, status: int, why: str) -> bytes:
-        """Record a request of format ``api`` answered ``status`` before its body was read (runner.agents.handler:
+        """Record a request of format ``api`` answered ``status`` before its body was read (runner.endpoint.handler:
         its length missing, unreadable or too large), ``why`` its reason; return the error body it gets."""
         error = f"{_UNREADABLE}{why}"
         with self._lock:
