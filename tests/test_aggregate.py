@@ -19,7 +19,7 @@ from runner.output.junit import write_junit
 from runner.output.report import figures_dict, report_document
 from runner.output.scan import saved_runs
 from runner.output.store import REPORT_FILE, RUNS_DIR, ResultsWriter
-from runner.run.agent import Step
+from runner.run.trajectory import Step
 from runner.run.record import ERROR, FAIL, PASS, RunRecord
 from runner.run.requests import Tokens
 from runner.scoring.aggregate import aggregate

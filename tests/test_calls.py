@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from runner.checks.calls import check_calls
 from runner.checks.matching import maximum_matching, ordered_matching
 from runner.errors import CaseFileError
-from runner.run.agent import Step
+from runner.run.trajectory import Step
 from runner.scoring.trajectorymatch import run_trajectory_match
 from runner.spec.casefile import load_file
 from runner.spec.jsontypes import TYPE_NAMES, schema_type_mismatch

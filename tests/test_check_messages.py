@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from runner.checks.base import CheckContext
 from runner.checks.outcome import check_response_contains, check_response_matches, check_response_not_contains
 from runner.checks.table import KINDS
-from runner.run.agent import Trajectory
+from runner.run.trajectory import Trajectory
 from runner.spec.casefile import load_file
 from tests.fake_servers import OpenAIServer, Received, Reply, openai_reply, script_replies
 from tests.helpers import make_case, run_cli

@@ -9,7 +9,7 @@ import pytest
 
 from runner.checks.base import CheckContext
 from runner.checks.trace import check_trace
-from runner.run.agent import Step, Trajectory
+from runner.run.trajectory import Step, Trajectory
 from runner.spec.matchers import arguments_mismatch, is_matcher, value_mismatch
 from tests.helpers import make_case
 

@@ -30,7 +30,7 @@ from runner.output.markdown import summary_markdown
 from runner.output.report import report_document, report_head, report_text, run_item
 from runner.output.scan import read_report_head
 from runner.output.store import ascii_json, to_json
-from runner.run.agent import Step
+from runner.run.trajectory import Step
 from runner.run.record import ERROR, FAIL, RunRecord
 from runner.run.requests import Tokens
 from runner.sandbox.command import Confinement

@@ -12,7 +12,7 @@ from runner.checks.base import CheckContext
 from runner.kinds import ErrorKind
 from runner.spec.expect import expect_of
 from runner.checks.outcome import check_files, check_response_matches
-from runner.run.agent import Trajectory
+from runner.run.trajectory import Trajectory
 from runner.spec.matchers import value_mismatch
 from tests.helpers import make_case
 

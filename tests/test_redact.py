@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from runner.kinds import ErrorKind
 from runner.providers.registry import resolve_provider
 from runner.redact import MIN_LENGTH, RunSecrets, Secrets, marker
-from runner.run.agent import Step
+from runner.run.trajectory import Step
 from runner.run.execute import execute
 from runner.run.options import Arm, RunOptions
 from runner.run.prompts import load_prompt

@@ -15,7 +15,7 @@ from runner.checks.base import CheckResult
 from runner.output.report import TRACE_RESULT_LIMIT, report_document
 from runner.output.store import SCHEMA_VERSION
 from runner.providers.base import Usage
-from runner.run.agent import Step
+from runner.run.trajectory import Step
 from runner.run.record import ERROR, FAIL, PASS, RunRecord
 from runner.run.requests import Tokens
 from runner.scoring.metrics import FAILURE_CAUSES

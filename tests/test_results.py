@@ -19,7 +19,7 @@ from runner.errors import UserError
 from runner.output.load import read_results
 from runner.output.store import ResultsWriter, new_run_id, write_new
 from runner.providers.base import Usage
-from runner.run.agent import Step
+from runner.run.trajectory import Step
 from runner.run.requests import Tokens
 from tests.records import record
 

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from runner.checks.base import OUTCOME, PROCESS, CheckResult
 from runner.providers.registry import resolve_provider
-from runner.run.agent import Step
+from runner.run.trajectory import Step
 from runner.run.execute import execute
 from runner.run.options import Arm, RunOptions
 from runner.run.prompts import load_prompt

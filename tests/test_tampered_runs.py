@@ -22,7 +22,7 @@ from runner.output import decode
 from runner.output.decode import read_json
 from runner.output.load import checked, read_results, read_run
 from runner.output.store import ResultsWriter
-from runner.run.agent import Step
+from runner.run.trajectory import Step
 from runner.run.record import RunRecord
 from runner.spec.schema import case_schema
 

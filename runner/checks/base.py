@@ -9,7 +9,7 @@ from typing import Any, Callable, Mapping
 from runner.kinds import Category, ErrorKind
 from runner.providers.base import Usage
 from runner.providers.kind import ProviderSpec
-from runner.run.agent import Trajectory
+from runner.run.trajectory import Trajectory
 from runner.sandbox.command import CommandResult
 from runner.spec.case import Case
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from runner.run.agent import Step
+from runner.run.trajectory import Step
 from runner.spec.case import Case
 from runner.spec.expect import CallExpect, TraceExpect
 from runner.spec.jsontypes import schema_type_mismatch

@@ -20,7 +20,7 @@ from typing import Sequence
 from runner.checks.base import CheckResult
 from runner.checks.callfit import Mismatches, fit_table
 from runner.checks.matching import maximum_matching, ordered_matching
-from runner.run.agent import Step
+from runner.run.trajectory import Step
 from runner.spec.case import Case
 from runner.spec.expect import CallExpect, TraceExpect
 from runner.spec.matchers import show

@@ -24,7 +24,7 @@ from runner.names import JUDGE_HINT, provider_kind
 from runner.providers.base import OutOfTime, ProviderError, Usage
 from runner.providers.kind import ProviderSpec
 from runner.providers.registry import PROVIDER_KINDS
-from runner.run.agent import Trajectory
+from runner.run.trajectory import Trajectory
 from runner.spec.case import Case
 from runner.spec.expect import JudgeExpect
 

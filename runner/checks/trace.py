@@ -22,7 +22,7 @@ from typing import Any, Mapping, Sequence
 from runner.checks.base import CheckContext, CheckResult
 from runner.checks.callfit import call_mismatches, parameter_schemas
 from runner.checks.calls import Numbered, check_calls
-from runner.run.agent import Step
+from runner.run.trajectory import Step
 from runner.spec.expect import CallExpect, TraceExpect
 from runner.spec.matchers import show
 from runner.text import first_line, plural

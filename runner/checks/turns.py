@@ -14,7 +14,7 @@ import dataclasses
 from typing import Mapping
 
 from runner.checks.base import Check, CheckContext, CheckResult
-from runner.run.agent import Trajectory
+from runner.run.trajectory import Trajectory
 from runner.spec.expect import TurnExpect
 
 

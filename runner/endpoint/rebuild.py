@@ -3,7 +3,7 @@
 Each reply's tool calls become steps; the result of each is the ``tool`` message (a Messages
 ``tool_result`` block) the agent sent back under the call's id in a later request, the first that
 holds it. What the wire cannot tell is left as it cannot be known: a call whose result never came
-back has status ``no_result`` (not counted as ran, runner.run.agent.Step), a tool the agent ran
+back has status ``no_result`` (not counted as ran, runner.run.trajectory.Step), a tool the agent ran
 without telling its model has no step, and a step's ``duration`` is the time from the reply that
 asked for it to the request that brought its result (the agent's own work in between included).
 """
@@ -17,7 +17,7 @@ from runner.endpoint.wire import text_of
 from runner.kinds import StopReason
 from runner.providers.base import Completion
 from runner.providers.textcalls import find_text_calls
-from runner.run.agent import Step, Trajectory
+from runner.run.trajectory import Step, Trajectory
 
 NO_RESULT = "no_result"  # the step status of a call whose result the agent never sent back
 

@@ -26,9 +26,9 @@ from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping
 from runner import __version__
 from runner.errors import UserError
 from runner.names import SCRIPTED
-from runner.run.agent import Step
 from runner.run.record import RunRecord
 from runner.run.requests import RequestStats
+from runner.run.trajectory import Step
 from runner.text import first_line
 
 if TYPE_CHECKING:

@@ -22,7 +22,7 @@ from runner.providers.limits import TurnLimited
 from runner.providers.ratelimit import RateLimiter
 from runner.providers.scripted import script_reply
 from runner.redact import RunSecrets, Secrets
-from runner.run.agent import RunTimeout, Trajectory, run_agent
+from runner.run.agent import run_agent
 from runner.run.events import Event, Listener, RunRef, RunStarted
 from runner.run.external import run_external
 from runner.run.options import DEFAULT_RUN_TIMEOUT, Arm, RunOptions
@@ -44,6 +44,7 @@ from runner.run.record import (
 from runner.run.requests import RequestStats, Tokens, request_stats
 from runner.run.simuser import UserSide, user_provider
 from runner.run.threads import REFUSED, refused
+from runner.run.trajectory import RunTimeout, Trajectory
 from runner.run.workspace import SetupError, SnapshotStopped, Workspace, WorkspaceError
 from runner.sandbox.command import CommandResult, budget
 from runner.sandbox.started import CommandNotStarted

@@ -18,10 +18,10 @@ from runner.errors import UserError
 from runner.kinds import StopReason
 from runner.providers.base import Provider
 from runner.redact import ENDPOINT_KEY
-from runner.run.agent import NextTurn, Trajectory
 from runner.run.events import Event
 from runner.run.prompts import render_in_case
 from runner.run.record import COMMAND_OUTPUT_LIMIT, CommandRun
+from runner.run.trajectory import NextTurn, Trajectory
 from runner.sandbox.command import CommandResult, Sandbox
 from runner.sandbox.visible import HiddenFile, hidden_file, hidden_message, hidden_path
 from runner.spec.agentspec import AgentSpec

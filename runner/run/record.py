@@ -10,9 +10,9 @@ from typing import Any, Sequence
 from runner.checks.base import CheckResult
 from runner.kinds import ErrorKind, FailureCause, Status, UserStop
 from runner.providers.base import Usage
-from runner.run.agent import Step
 from runner.run.requests import JSON_KEY, RequestStats, Tokens
 from runner.run.simuser import UserTurn
+from runner.run.trajectory import Step
 from runner.sandbox.command import CommandResult, Confinement
 from runner.scoring.trajectorymatch import TrajectoryMatch
 from runner.sums import known_sum

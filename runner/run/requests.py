@@ -16,7 +16,7 @@ from typing import Any, Protocol, Sequence
 
 from runner.providers.base import Attempt, Completion, ToolCall, Usage
 from runner.providers.parse import reply_kind
-from runner.run.agent import Step
+from runner.run.trajectory import Step
 from runner.sums import known_sum
 
 JSON_KEY = "json"  # a field's metadata entry naming its key in the run file, where that is not the field's name
@@ -130,7 +130,7 @@ def request_stats(index: int, completion: Completion, turn: int | None, steps: S
                   text_calls: Sequence[ToolCall] = (), started: float | None = None) -> RequestStats:
     """The record of model request ``index`` (0-based) whose reply is ``completion``, made in case turn
     ``turn`` and sent at ``started`` (epoch seconds); ``steps`` are the run's, which say what became of
-    each of its calls; ``text_calls`` are those its reply wrote as text (runner.run.agent.Trajectory.text_calls)."""
+    each of its calls; ``text_calls`` are those its reply wrote as text (runner.run.trajectory.Trajectory.text_calls)."""
     usage = completion.usage or Usage()
     status = {s.call_id: s.status for s in steps if s.request == index}
     return RequestStats(

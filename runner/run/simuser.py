@@ -22,7 +22,7 @@ from runner.kinds import ErrorKind, UserStop
 from runner.providers.base import Attempt, OutOfTime, Provider, ProviderError, Usage
 from runner.providers.kind import ProviderSpec
 from runner.providers.registry import kind_of
-from runner.run.agent import RunCancelled, RunTimeout
+from runner.run.trajectory import RunCancelled, RunTimeout
 from runner.spec.case import Case, SimulatedUser
 
 OPENING = "Hi! How can I help you today?"  # tau-bench's first agent line, which the user model answers
@@ -46,7 +46,7 @@ class UserTurn:
 
 class UserSide:
     """The user's side of one run's conversation: called with the agent's replies so far, it gives the
-    next message for the agent, or None once the conversation is over (runner.run.agent.NextTurn).
+    next message for the agent, or None once the conversation is over (runner.run.trajectory.NextTurn).
 
     After the run, ``turns`` holds every user message, ``stop`` why the user ended the conversation
     (None when the agent loop stopped first) and ``failure`` the user model's error, if it failed.

@@ -21,8 +21,8 @@ from typing import Any, Mapping, Sequence
 from runner.checks.base import OUTCOME, PROCESS, CheckResult
 from runner.checks.table import KINDS, Points
 from runner.kinds import ErrorKind, FailureCause, Status
-from runner.run.agent import Step
 from runner.run.record import ERROR, PASS, RunRecord
+from runner.run.trajectory import Step
 from runner.scoring.gates import is_infrastructure_error
 from runner.scoring.trajectorymatch import TrajectoryMatch, run_trajectory_match
 from runner.spec.case import Case

@@ -39,7 +39,7 @@ from typing import Callable, Sequence
 
 from runner.checks.callfit import fit_table
 from runner.checks.matching import maximum_matching, ordered_matching
-from runner.run.agent import Step
+from runner.run.trajectory import Step
 from runner.spec.case import Case
 
 Pairs = Callable[[int, int], bool]  # (reference index, actual index) -> whether they match

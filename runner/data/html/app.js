@@ -281,7 +281,7 @@
       " runs" + (state.list.length < runs.length ? " (" + runs.length + " in all)" : "");
     document.getElementById("more-runs").hidden = end >= state.list.length;
   }
-  /* How a step that did not run is counted in the calls column, by its status (runner.run.agent.Step). */
+  /* How a step that did not run is counted in the calls column, by its status (runner.run.trajectory.Step). */
   var NOT_RUN = {refused: "refused", invalid: "invalid", truncated: "cut off", no_result: "no result"};
   /* "3 (1 refused, 2 cut off)": the calls whose tool ran, then the attempts that did not, by kind. */
   function callsCell(r) {
