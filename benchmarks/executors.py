@@ -9,7 +9,7 @@
     process's page tables for it costs the machine enough to slow the run; the CLI's own CPU from wait4), and the ratio to the physical
     limit, N x 2 x delay / -j.
 (l) The scripted suite of N generated cases (benchmarks/run.py's CASE) at -j 4, threads against 2
-    workers, for growing N: the smallest N where processes win is runner.run.executors.AUTO_MIN_RUNS's
+    workers, for growing N: the smallest N where processes win is runner.suite.executors.AUTO_MIN_RUNS's
     ground.
 
     .venv/bin/python benchmarks/executors.py [--cases 200 1000] [--jobs 16 64 128] [--delay 0.1] [--crossover]

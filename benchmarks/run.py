@@ -76,7 +76,8 @@ from runner.output.report import report_document
 from runner.scoring.aggregate import aggregate
 from runner.spec.config import Config
 from runner.run.options import Arm, RunOptions
-from runner.run.engine import run_matrix
+from runner.suite.options import SuiteOptions
+from runner.suite.engine import run_matrix
 from runner.run.prompts import load_prompt
 from runner.providers.kind import ProviderSpec
 from runner.providers.registry import resolve_provider
@@ -227,7 +228,7 @@ def figure_b(sandbox: Sandbox, repeats: int = 5) -> list[RunRecord]:
     timed = TimedSandbox(sandbox)
     arm = Arm(resolve_provider("scripted"), load_prompt(None))
     started, cpu = time.perf_counter(), time.process_time()
-    records = run_matrix(cases, [arm], RunOptions(timed, jobs=1), repeats)
+    records = run_matrix(cases, [arm], SuiteOptions(RunOptions(timed)), repeats)
     wall, cpu = time.perf_counter() - started, time.process_time() - cpu
     _all_pass(records)
     runs = len(records)
@@ -291,7 +292,7 @@ def figure_c(folder: Path, sandbox: Sandbox, count: int, delay: float, make_arm:
         arm = make_arm(server.url)
         for jobs in (1, 16):
             started = time.perf_counter()
-            records = run_matrix(cases, [arm], RunOptions(sandbox, jobs=jobs))
+            records = run_matrix(cases, [arm], SuiteOptions(RunOptions(sandbox), jobs=jobs))
             seconds[jobs] = time.perf_counter() - started
             _all_pass(records)
             assert all(r.requests == 3 for r in records)
@@ -362,7 +363,7 @@ def figure_e(folder: Path, sandbox: Sandbox, count: int = 10_000) -> None:
         print(f"(e) skipped: no {CHROMIUM} (apt-get install chromium)")
         return
     arm = Arm(resolve_provider("scripted"), load_prompt(None))
-    suite = run_matrix(load_cases([ROOT / "cases"]), [arm], RunOptions(sandbox, jobs=4))
+    suite = run_matrix(load_cases([ROOT / "cases"]), [arm], SuiteOptions(RunOptions(sandbox), jobs=4))
     records = [dataclasses.replace(suite[i % len(suite)], run=i // len(suite)) for i in range(count)]
     meta = {"run_id": "bench", "results": str(folder), "started": None, "finished": None}
     document = report_document(aggregate(records), [], records, 0, meta)  # report.json's, made anyway

@@ -22,8 +22,9 @@ from typing import Callable, Sequence
 
 from fake_openai import FakeOpenAI
 
-from runner.run.engine import run_matrix
+from runner.suite.engine import run_matrix
 from runner.run.options import Arm, RunOptions
+from runner.suite.options import SuiteOptions
 from runner.sandbox.command import Sandbox
 from runner.spec.case import Case
 
@@ -62,7 +63,7 @@ def startup_seconds(folder: Path, url: str, repeats: int = 3) -> list[float]:
 def cpu_per_request(cases: Sequence[Case], arm: Arm, sandbox: Sandbox) -> float:
     """CPU seconds of this process (every thread) per model request over ``cases`` run at ``-j 1``."""
     used = time.process_time()
-    records = run_matrix(cases, [arm], RunOptions(sandbox, jobs=1))
+    records = run_matrix(cases, [arm], SuiteOptions(RunOptions(sandbox)))
     cpu = time.process_time() - used
     assert all(r.status == "pass" for r in records), [(r.case, r.status, r.cause) for r in records[:3]]
     return cpu / sum(r.requests for r in records)

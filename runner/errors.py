@@ -108,6 +108,15 @@ class MachineBusy(UserError):
     exit_code = ExitCode.INFRASTRUCTURE
 
 
+THREAD_REFUSED = "the machine could not start a thread for this run (out of processes or memory)"
+
+
+def thread_refused(error: BaseException) -> bool:
+    """Whether ``error`` is the machine refusing a new thread (Python's ``can't start new thread``: out of
+    processes or memory), not a bug of the thread's use."""
+    return isinstance(error, RuntimeError) and "can't start new thread" in str(error)
+
+
 class UserErrors(Exception):
     """Several user errors found at once (``tooltrial validate`` reports all)."""
 

@@ -13,7 +13,7 @@ from hypothesis import given, strategies as st
 from runner.errors import ExitCode, UserError
 from runner.providers.kind import ProviderSpec
 from runner.providers.registry import resolve_provider
-from runner.run.options import make_arms
+from runner.suite.options import make_arms
 from runner.run.prompts import PromptTemplate, prompt_labels
 from tests.helpers import GOOD, run_cli
 

@@ -25,7 +25,7 @@ from typing import Any
 import pytest
 
 from runner.run.options import RunOptions
-from runner.run.portable import WorkerSetup
+from runner.suite.portable import WorkerSetup
 from runner.sandbox.command import Sandbox, scrubbed_env
 from tests.helpers import run_cli, tooltrial
 from tests.sandboxes import BWRAP, make_sandbox, needs_bwrap

@@ -14,9 +14,10 @@ import pytest
 from jsonschema import Draft202012Validator
 
 from runner.providers.registry import resolve_provider
-from runner.run.engine import run_matrix
+from runner.suite.engine import run_matrix
 from runner.run.options import Arm, RunOptions
-from runner.run.pool import InOrder, run_pool
+from runner.suite.options import SuiteOptions
+from runner.suite.pool import InOrder, run_pool
 from runner.run.prompts import load_prompt
 from runner.run.record import PASS
 from tests.helpers import BAD_RUN, GOOD, ROOT, make_case, run_cli, start_run
@@ -109,7 +110,7 @@ def test_concurrent_runs_of_one_case_each_get_their_own_workspace() -> None:
         ],
         expect={"verify": 'test "$(wc -l < shared.txt)" -eq 1'},
     )
-    options = RunOptions(make_sandbox("bwrap" if BWRAP else "none"), keep=True, jobs=8)
+    options = SuiteOptions(RunOptions(make_sandbox("bwrap" if BWRAP else "none"), keep=True), jobs=8)
     started = time.monotonic()
     records = run_matrix([case], [ARM], options, repeats=8)
     elapsed = time.monotonic() - started

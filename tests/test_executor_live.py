@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 
 from runner.providers.registry import resolve_provider
-from runner.run.engine import run_matrix
+from runner.suite.engine import run_matrix
 from runner.run.options import Arm, RunOptions
+from runner.suite.options import SuiteOptions
 from runner.run.prompts import load_prompt
 from runner.run.record import PASS
 from runner.spec.discover import load_cases
@@ -45,7 +46,7 @@ def test_a_providers_max_concurrency_holds_across_worker_processes() -> None:
     cases = [make_case(id=f"nap-{n}", turns=["go"], script=[
         {"tool_calls": [{"name": "bash", "arguments": {"command": "sleep 0.3"}}]}, {"content": "done"}])
         for n in range(4)]
-    records = run_matrix(cases, [Arm(scripted, load_prompt(None))], RunOptions(make_sandbox("none"), jobs=4, workers=2))
+    records = run_matrix(cases, [Arm(scripted, load_prompt(None))], SuiteOptions(RunOptions(make_sandbox("none")), jobs=4, workers=2))
     assert [r.status for r in records] == [PASS] * 4
     spans = sorted((r.started, r.started + r.duration) for r in records)
     assert all(end <= start for (_, end), (start, _) in zip(spans, spans[1:])), spans  # one run at a time

@@ -1,4 +1,4 @@
-"""The executors' seam (runner.run.portable): a run pickled into a fresh process gives the record the
+"""The executors' seam (runner.suite.portable): a run pickled into a fresh process gives the record the
 thread executor gives; a live arm pickles as its settings and makes its providers in the process."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import sys
 
 from runner.providers.registry import resolve_provider
 from runner.run.options import Arm, RunOptions
-from runner.run.portable import Runner, RunTask, WorkerSetup, run_task
+from runner.suite.portable import Runner, RunTask, WorkerSetup, run_task
 from runner.run.prompts import load_prompt
 from runner.spec.config import load_config
 from tests.executors import comparable
@@ -20,7 +20,7 @@ from runner.spec.discover import discover, load_cases
 
 _IN_A_FRESH_PROCESS = """\
 import pickle, sys
-from runner.run.portable import run_task
+from runner.suite.portable import run_task
 task, setup = pickle.loads(sys.stdin.buffer.read())
 sys.stdout.buffer.write(pickle.dumps(run_task(task, setup)))
 """
@@ -29,9 +29,9 @@ sys.stdout.buffer.write(pickle.dumps(run_task(task, setup)))
 def test_a_task_run_in_a_fresh_process_gives_the_thread_executors_record() -> None:
     cases = {c.full_id: c for c in load_cases(discover([ROOT / "cases" / "calc.yml", ROOT / "cases" / "git.yml"]))}
     arm = Arm(resolve_provider("scripted"), load_prompt(None))
-    options = RunOptions(make_sandbox("bwrap" if BWRAP else "none"), timeout=60.0, jobs=2)
-    setup = WorkerSetup.from_options(options, [arm])
-    here = Runner(options, [arm])
+    options = RunOptions(make_sandbox("bwrap" if BWRAP else "none"), timeout=60.0)
+    setup = WorkerSetup.from_options(options, [arm], 2)
+    here = Runner(options, [arm], 2)
     for full_id in ("calc/arithmetic", "git/revert-bad-commit"):
         task = RunTask(cases[full_id], arm, 2)
         done = subprocess.run([sys.executable, "-c", _IN_A_FRESH_PROCESS], input=pickle.dumps((task, setup)),
@@ -60,6 +60,6 @@ def test_run_task_builds_a_suites_runner_once_a_process() -> None:
     setup = pickle.loads(pickle.dumps(WorkerSetup.from_options(RunOptions(make_sandbox("none")), [arm])))
     first, second = (run_task(RunTask(case, arm, 1), setup) for case in cases[:2])
     assert (first.case, second.case, first.status, second.status) == (cases[0].full_id, cases[1].full_id, "pass", "pass")
-    from runner.run.portable import _runner
+    from runner.suite.portable import _runner
     assert _runner(setup) is _runner(pickle.loads(pickle.dumps(setup)))
     assert not _runner(setup).options.cancel.is_set()

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from runner.run.executors import AUTO_MIN_RUNS, worker_count
+from runner.suite.executors import AUTO_MIN_RUNS, worker_count
 from tests.executors import comparable
 from tests.helpers import GOOD, SAMPLE_CASES, SAMPLE_GROUPS, bundled_suite, run_cli, start_run, tooltrial
 from tests.sandboxes import none_left, processes_with

@@ -21,7 +21,7 @@ import pytest
 
 from runner.errors import UserError
 from runner.output.replay import Recorder
-from runner.run.rayexec import _packed_fixture
+from runner.suite.rayexec import _packed_fixture
 from runner.run.workspace import Workspace, WorkspaceError
 from runner.sandbox.command import Sandbox
 from runner.spec.casefile import load_file

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from runner.run.slots import Slots
+from runner.suite.slots import Slots
 from tests.fake_servers import OpenAIServer, Received, Reply, openai_reply
 from tests.helpers import BUNDLED_FILES, ROOT, config, run_cli
 

@@ -26,7 +26,7 @@ from tests.helpers import ROOT
 
 RUNNER = ROOT / "runner"
 SHARED = {"errors", "kinds", "names", "patterns", "redact", "resources", "sums", "text"}  # modules at runner/ every stage may call
-PACKAGES = ("spec", "sandbox", "providers", "tools", "endpoint", "checks", "scoring", "terminal", "output", "run", "cli")
+PACKAGES = ("spec", "sandbox", "providers", "tools", "endpoint", "checks", "scoring", "terminal", "output", "run", "suite", "cli")
 MAY_CALL = {  # package -> the other packages whose behaviour it may call
     "spec": set(),
     "sandbox": set(),
@@ -38,6 +38,7 @@ MAY_CALL = {  # package -> the other packages whose behaviour it may call
     "terminal": {"scoring"},
     "output": {"spec", "scoring", "terminal"},
     "run": {"spec", "sandbox", "providers", "tools", "endpoint", "checks", "scoring", "output", "terminal"},
+    "suite": {"spec", "sandbox", "providers", "tools", "endpoint", "checks", "scoring", "output", "terminal", "run"},
     "cli": set(PACKAGES) - {"cli"},
 }
 

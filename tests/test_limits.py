@@ -10,10 +10,11 @@ from pathlib import Path
 import pytest
 
 from runner.providers.registry import resolve_provider
-from runner.run.engine import Interrupted, run_matrix
+from runner.suite.engine import Interrupted, run_matrix
 from runner.kinds import ErrorKind
 from runner.run.execute import execute
 from runner.run.options import Arm, RunOptions
+from runner.suite.options import SuiteOptions
 from runner.run.prompts import load_prompt
 from runner.run.record import ERROR, PASS
 from runner.sandbox.command import Sandbox, scrubbed_env
@@ -54,20 +55,20 @@ def test_cancel_stops_a_run_at_its_next_step_and_the_matrix_reports_what_is_left
     record = execute(case, ARM, options)
     assert (record.status, record.error_kind, record.checks) == (ERROR, ErrorKind.CANCELLED, [])
     with pytest.raises(Interrupted) as caught:
-        run_matrix([case], [ARM], options, repeats=2)
+        run_matrix([case], [ARM], SuiteOptions(options), repeats=2)
     assert caught.value.records == []
     assert caught.value.left == [("t/case", "scripted", "default", 1), ("t/case", "scripted", "default", 2)]
 
 
 def test_runs_finished_before_the_cancel_are_kept_in_plan_order() -> None:
-    options = RunOptions(Sandbox(), jobs=1)
+    options = SuiteOptions(RunOptions(Sandbox()))
     cases = [make_case(id=f"c{i}", script=[{"content": "hi"}]) for i in range(4)]
     seen: list[str] = []
 
     def on_record(record) -> None:
         seen.append(record.case)
         if len(seen) == 2:
-            options.cancel.set()
+            options.run.cancel.set()
 
     with pytest.raises(Interrupted) as caught:
         run_matrix(cases, [ARM], options, on_record=on_record)

@@ -31,9 +31,10 @@ from runner.providers.kind import ProviderSpec
 from runner.providers.registry import resolve_provider
 from runner.providers.errors import classify, retry_hint
 from runner.providers.retry import RetryPolicy, is_retryable
-from runner.run.engine import run_matrix
+from runner.suite.engine import run_matrix
 from runner.run.execute import execute
 from runner.run.options import Arm, RunOptions
+from runner.suite.options import SuiteOptions
 from runner.run.prompts import load_prompt
 from runner.run.record import ERROR, PASS
 from runner.sandbox.command import Sandbox
@@ -192,7 +193,7 @@ def test_429_with_retry_after_is_honoured_then_succeeds(openai_server) -> None:
 def test_500_forever_is_an_error_after_retries_and_the_next_case_runs(openai_server) -> None:
     openai_server.push(*[error_reply(500, "upstream exploded")] * 3, openai_reply(tool_calls=[WRITE]), openai_reply("ok"))
     the_arm = arm("openai/fake", openai_server)
-    first, second = run_matrix([write_case(id="a"), write_case(id="b")], [the_arm], RunOptions(sandbox=Sandbox()))
+    first, second = run_matrix([write_case(id="a"), write_case(id="b")], [the_arm], SuiteOptions(RunOptions(sandbox=Sandbox())))
     assert first.status == ERROR and first.error_kind == "server_error"
     assert "after 3 attempts" in first.cause and "upstream exploded" in first.cause
     assert first.requests == 3 and first.steps == []

@@ -23,7 +23,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from runner.errors import ExitCode
-from runner.run.rayexec import forwarded_keys, key_variables, pack_folder, unpacked
+from runner.suite.rayexec import forwarded_keys, key_variables, pack_folder, unpacked
 from runner.spec.config import load_config
 from tests.executors import comparable
 from tests.fake_servers import OpenAIServer, openai_reply

@@ -1,4 +1,4 @@
-"""The saving thread (runner.run.saving): records handled in order off the executor's loop, a slow disk
+"""The saving thread (runner.suite.saving): records handled in order off the executor's loop, a slow disk
 holding the loop back only past ``depth`` records, a failure stopping the suite, and the second Ctrl-C
 waiting for what it holds."""
 
@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from runner.run.saving import Saving, drain
+from runner.suite.saving import Saving, drain
 
 
 def test_items_are_handled_in_the_order_put_and_close_waits_for_them() -> None:

@@ -16,10 +16,10 @@ from hypothesis import assume, given, settings, strategies as st
 from runner.errors import ExitCode
 from runner.output.store import ascii_json
 from runner.providers.registry import resolve_provider
-from runner.run.engine import plan_keys
+from runner.suite.engine import plan_keys
 from runner.run.options import Arm
 from runner.run.prompts import PromptTemplate, load_prompt
-from runner.run.shard import Shard, shard_of
+from runner.suite.shard import Shard, shard_of
 from tests.helpers import GOOD, SAMPLE_GROUPS, bundled_suite, make_case, run_cli
 
 # write-hello's one run and count-lines' are in shard 2 of 2; say-hi's runs 1 / 2, 3 in shards 1 / 2.

@@ -12,7 +12,7 @@ from typing import Any
 
 from runner.errors import UserError
 from runner.output.store import not_replaceable
-from runner.run.shard import INDEX_VARIABLE, Shard, parse_shard
+from runner.suite.shard import INDEX_VARIABLE, Shard, parse_shard
 from runner.spec.discover import Source, Sourced, load_sourced, select, select_sources
 from runner.spec.schema import case_schema
 from runner.spec.unmatched import why_none_selected
@@ -37,14 +37,14 @@ def add_selection(parser: argparse.ArgumentParser) -> None:
 
 
 def add_shard(parser: argparse.ArgumentParser) -> None:
-    """``--shard K/N`` (runner.run.shard)."""
+    """``--shard K/N`` (runner.suite.shard)."""
     parser.add_argument("--shard", type=shard, metavar="K/N",
                         help=f"only shard K of N: a fixed part of the runs, by case id and run number, the same on "
                              f"every machine (auto/N: K is ${INDEX_VARIABLE} + 1, as a Kubernetes Indexed Job sets it)")
 
 
 def shard(text: str) -> Shard:
-    """``--shard``'s value: ``K/N`` or ``auto/N`` (runner.run.shard.parse_shard, K from the environment)."""
+    """``--shard``'s value: ``K/N`` or ``auto/N`` (runner.suite.shard.parse_shard, K from the environment)."""
     try:
         return parse_shard(text, os.environ)
     except ValueError as e:

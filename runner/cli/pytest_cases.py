@@ -25,9 +25,10 @@ from runner.errors import UserError, UserErrors
 from runner.providers.breaker import Breaker
 from runner.providers.registry import resolve_provider
 from runner.redact import Secrets
-from runner.run.engine import preflight, require_scripts
+from runner.suite.engine import preflight, require_scripts
+from runner.suite.options import make_arms
 from runner.run.execute import execute
-from runner.run.options import Arm, RunOptions, make_arms
+from runner.run.options import Arm, RunOptions
 from runner.run.simuser import resolve_users
 from runner.run.prompts import load_prompts
 from runner.run.record import ERROR, PASS, RunRecord

@@ -36,12 +36,13 @@ from runner.providers.cache import open_cache
 from runner.providers.kind import ProviderSpec
 from runner.providers.registry import kind_of, precheck, resolve_provider
 from runner.redact import Secrets
-from runner.run.engine import plan_keys, preflight, require_scripts
-from runner.run.executors import AUTO_MIN_RUNS, worker_count
-from runner.run.options import DEFAULT_JOBS, RunOptions, make_arms
+from runner.suite.engine import plan_keys, preflight, require_scripts
+from runner.suite.executors import AUTO_MIN_RUNS, worker_count
+from runner.suite.options import DEFAULT_JOBS, SuiteOptions, make_arms
+from runner.run.options import RunOptions
 from runner.run.prompts import load_prompts, prompt_file
-from runner.run.session import run_live
-from runner.run.shard import shard_summary
+from runner.suite.session import run_live
+from runner.suite.shard import shard_summary
 from runner.run.simuser import resolve_users
 from runner.sandbox.choose import choose_sandbox
 from runner.sandbox.command import MODES
@@ -116,7 +117,7 @@ def _check_output_files(args: argparse.Namespace) -> None:
 
 
 def _ray(args: argparse.Namespace, config: Config, providers: Sequence[ProviderSpec]) -> tuple[str | None, dict[str, str]]:
-    """``--executor ray``'s cluster address and the keys its workers get (runner.run.rayexec), checked
+    """``--executor ray``'s cluster address and the keys its workers get (runner.suite.rayexec), checked
     before anything runs; ``(None, {})`` for the local executor. Raises UserError for ``--ray-address``,
     ``--live`` or ``--workers`` given without it or with it, Ray not installed, or a cluster not answering."""
     if args.executor != "ray":
@@ -127,7 +128,7 @@ def _ray(args: argparse.Namespace, config: Config, providers: Sequence[ProviderS
         if given:
             raise UserError(f"{flag} is for the local executor: with --executor ray the runs happen on the cluster",
                             hint=f"leave {flag} out")
-    from runner.run.rayexec import check_ray, cluster_address, forwarded_keys, key_variables
+    from runner.suite.rayexec import check_ray, cluster_address, forwarded_keys, key_variables
 
     address = cluster_address(args.ray_address)
     check_ray(address)
@@ -137,10 +138,10 @@ def _ray(args: argparse.Namespace, config: Config, providers: Sequence[ProviderS
 def _warm_up(args: argparse.Namespace, cases: list[Case], names: list[str], config: Config, prompts: int,
              jobs: int) -> None:
     """Start the process executor's fork server while the providers resolve, when the plan (about: a shard
-    holds about its share) will go to worker processes (runner.run.executors.worker_count)."""
+    holds about its share) will go to worker processes (runner.suite.executors.worker_count)."""
     planned = sum(c.runs or args.runs for c in cases) * len(names) * prompts // (args.shard.count if args.shard else 1)
     if args.executor == "local" and worker_count(args.workers, jobs, planned) > 1:
-        from runner.run.processes import warm_up  # multiprocessing only for a run that uses it
+        from runner.suite.processes import warm_up  # multiprocessing only for a run that uses it
 
         warm_up(live=any(kind_of(name, config.providers).live for name in names))
 
@@ -187,17 +188,17 @@ def command(args: argparse.Namespace) -> int:
     together = jobs > 1 and (len(cases) * len(arms) > 1 or repeated)  # runs that may go at once: label each line
     live = LiveView(console, together, repeated, len(arms) > 1) if args.live else None
     cache = open_cache(args.cache, create=True) if args.cache else None
-    options = RunOptions(choose_sandbox(args.sandbox, hidden), keep=args.keep, timeout=args.timeout, judges=judges,
-                         users=users, jobs=jobs, listener=live, shard=args.shard, cache=cache,
-                         executor=args.executor, workers=args.workers, ray_address=ray_address, ray_env=ray_env,
-                         secrets=Secrets.known(os.environ, config.key_variables))
+    each = RunOptions(choose_sandbox(args.sandbox, hidden), keep=args.keep, timeout=args.timeout, judges=judges,
+                      users=users, listener=live, cache=cache, secrets=Secrets.known(os.environ, config.key_variables))
+    options = SuiteOptions(each, jobs=jobs, shard=args.shard, executor=args.executor, workers=args.workers,
+                           ray_address=ray_address, ray_env=ray_env)
     printer = RunPrinter(console, len(arms) > 1, repeated, args.quiet)
     earlier = read_results(args.resume).records if args.resume else []
     writer, started = ResultsWriter(results), utc_now()
     recorder = Recorder(args.record, cases, len(providers), len(prompts), args.runs) if args.record else None
     done = run_live(cases, arms, options, args.runs, printer, writer, streamed(outputs), earlier, recorder)
     thresholds = {c.full_id: c.min_pass_rate for c in cases}
-    del cases, earlier, options  # what the runs needed: the report needs only their summaries and files
+    del cases, earlier, options, each  # what the runs needed: the report needs only their summaries and files
     if cache is not None:
         cache.close()
     models = {name: config.providers[name].model if name in config.providers else name for name in names}

@@ -19,7 +19,7 @@ from runner.errors import CaseFileError, CaseFileWarning, ExitCode, Location, Us
 from runner.names import SCRIPTED
 from runner.providers.registry import resolve_provider
 from runner.run.baselines import DoNothing, weak_cases
-from runner.run.engine import preflight
+from runner.suite.engine import preflight
 from runner.run.options import Arm, RunOptions
 from runner.run.prompts import load_prompt, load_prompts
 from runner.run.simuser import resolve_users

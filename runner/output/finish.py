@@ -25,7 +25,7 @@ from runner.output.formats import by_name, load
 from runner.output.report import report_head, report_text, unfinished_list
 from runner.output.scan import Runs
 from runner.output.store import REPORT_FILE, ResultsWriter, ascii_json, to_json
-from runner.run.engine import RunKey
+from runner.suite.engine import RunKey
 from runner.scoring.aggregate import Aggregate, aggregate
 from runner.scoring.gates import Gate, evaluate, exit_code
 from runner.terminal.lines import RunPrinter, print_interrupted
@@ -43,7 +43,7 @@ def utc_now() -> str:
 class Conclusion:
     """What ``run`` writes to its results folder's report: the suite's ``min_pass_rate`` gate (None: every
     run must pass), the runs an interruption left ``unfinished`` (case, provider, prompt, run index), for
-    ``--shard`` what the report records of the shard (runner.run.shard.shard_summary; None: not sharded),
+    ``--shard`` what the report records of the shard (runner.suite.shard.shard_summary; None: not sharded),
     and each arm's provider label -> the model string it sends (``models``, for the outputs that say so)."""
 
     min_pass_rate: float | None = None

@@ -2,7 +2,7 @@
 
 The inputs are the shards of one suite (``run --shard K/N``, each report recording its ``shard``) or
 whole results folders. Shards must be all N of one suite: the same shard count and plan digest
-(runner.run.shard.shard_summary), none missing. A run (case, provider, prompt, run number) found in
+(runner.suite.shard.shard_summary), none missing. A run (case, provider, prompt, run number) found in
 two folders is kept once when both records are the same, else is an error unless ``prefer`` says which
 folder wins. The runs are written to a new results folder in plan order (by arm, then case, then run
 number, as the suite's shards list them; for whole folders, in the order first seen), through the one

@@ -228,7 +228,7 @@ class ResultsWriter:
         Raises ValueError, writing nothing, for a record holding a number that reading the file back would
         refuse (runner.output.decode: out of its range, or a NaN, which the JSON would hold as null): such a
         number is tooltrial's own bug, and the run is saved as its internal error instead
-        (runner.run.engine).
+        (runner.suite.engine).
         """
         fault = out_of_range(record)
         if fault is not None:

@@ -1,7 +1,7 @@
 """A circuit breaker per provider arm: once a provider cannot be reached by several runs in a row,
 the arm's remaining runs stop at once instead of each retrying a server that is not there.
 
-One Breaker belongs to one provider arm of one suite (runner.run.engine.run_matrix makes them); runs
+One Breaker belongs to one provider arm of one suite (runner.suite.engine.run_matrix makes them); runs
 of the arm share it from their threads, so its state is behind a lock. Runs already waiting on the
 provider when it opens finish as they would have.
 """

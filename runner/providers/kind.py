@@ -27,7 +27,7 @@ class ProviderSpec:
     """A provider arm: the label shown in output, a factory called once per run (a live one hands every run
     the same stateless provider), whether the agent
     loop runs tool calls a reply wrote as text (an alias's ``recover_text_calls``), and how many runs of it
-    may go at once (``max_concurrency``, None: no limit of its own; runner.run.engine shares the slots), and
+    may go at once (``max_concurrency``, None: no limit of its own; runner.suite.engine shares the slots), and
     ``cache_identity``, what names it in a response cache key (runner.providers.cache; None: never cached,
     as the scripted provider, whose replies are the case's own), and ``limited``, the factory of a run whose
     tries wait for the suite's rate limiter of the provider (runner.providers.ratelimit; None: it sends no
@@ -72,7 +72,7 @@ class ProviderKind:
         precheck: ``(name, config, environ) -> None``, what is wrong with the name that is told before
             litellm loads; raises UserError (exit 4).
         key_variables: ``(name, config) -> [variable]``, the environment variables its providers read
-            keys from, which a Ray task is handed (runner.run.rayexec).
+            keys from, which a Ray task is handed (runner.suite.rayexec).
         live: its providers reach a model through litellm: a worker process preloads litellm for it and
             ``doctor --call`` loads it first.
         litellm_decides: only litellm can tell whether a name of it is a model (a bare name): tooltrial.yml

@@ -87,7 +87,7 @@ def _quiet_service_hooks(litellm: Any) -> None:
 def set_switches() -> None:
     """Set the environment variables litellm reads (``LITELLM_*``), writing only those not set as wanted yet;
     on the main thread before any run starts (the module docstring), e.g. before a process that imports
-    litellm is started with this environment (runner.run.processes.warm_up)."""
+    litellm is started with this environment (runner.suite.processes.warm_up)."""
     if os.environ.get("LITELLM_LOCAL_MODEL_COST_MAP") != "True":
         os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"  # read at import: the bundled cost map
     os.environ.setdefault("LITELLM_OFFLINE_MODE", "true")  # read per request: no tokenizer or header downloads

@@ -72,7 +72,7 @@ def _live(name: str, settings: ModelSettings, verbose: bool, stream: bool) -> Pr
 
 class _Shared:
     """A live arm's factories. A provider keeps nothing between requests: one serves every run of a process
-    (one a limiter, which is one a suite). Pickles as its settings, so a worker process (runner.run.portable)
+    (one a limiter, which is one a suite). Pickles as its settings, so a worker process (runner.suite.portable)
     makes its own providers."""
 
     def __init__(self, settings: ModelSettings, name: str, verbose: bool) -> None:

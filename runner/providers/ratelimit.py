@@ -2,7 +2,7 @@
 pauses until its cool-down ends and fewer requests go to it at once, so many runs at once do not turn
 one 429 into a retry storm.
 
-One RateLimiter belongs to one provider of one suite (runner.run.engine.run_matrix makes them); every
+One RateLimiter belongs to one provider of one suite (runner.suite.engine.run_matrix makes them); every
 try of every model request of its runs goes through it (runner.providers.retry.Retrier): ``acquire``
 before it is sent, then ``answered``, ``limited`` (a 429) or ``failed``. Runs use it from their
 threads, so its state is behind a lock.

@@ -13,7 +13,7 @@ from typing import Any
 
 from runner.checks.base import CheckContext
 from runner.checks.registry import run_checks
-from runner.errors import MachineBusy, UserError
+from runner.errors import THREAD_REFUSED, MachineBusy, UserError, thread_refused
 from runner.kinds import ErrorKind, FailureCause, StopReason, UserStop
 from runner.providers.base import ProviderError
 from runner.providers.breaker import Breaker, Guarded
@@ -43,7 +43,6 @@ from runner.run.record import (
 )
 from runner.run.requests import RequestStats, Tokens, request_stats
 from runner.run.simuser import UserSide, user_provider
-from runner.run.threads import REFUSED, refused
 from runner.run.trajectory import RunTimeout, Trajectory
 from runner.run.workspace import SetupError, SnapshotStopped, Workspace, WorkspaceError
 from runner.sandbox.command import CommandResult, budget
@@ -133,8 +132,8 @@ def _execute(case: Case, arm: Arm, options: RunOptions, record: RunRecord, start
     except UserError as e:
         _error(record, ErrorKind.TEMPLATE, e.render())
     except Exception as e:  # a bug in tooltrial must not stop the suite; a thread refused is no bug
-        if refused(e):
-            _error(record, ErrorKind.START_FAILED, f"{REFUSED}: {e}")
+        if thread_refused(e):
+            _error(record, ErrorKind.START_FAILED, f"{THREAD_REFUSED}: {e}")
         else:
             internal_error(record, e)
     finally:

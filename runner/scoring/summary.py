@@ -1,6 +1,6 @@
 """What the aggregation keeps of a finished run: a slim, fixed-size summary of its record.
 
-A suite's records go to the results folder as each run ends (runner.run.session), and only their
+A suite's records go to the results folder as each run ends (runner.suite.session), and only their
 summaries stay in memory, so memory grows by a few hundred bytes a run however much a run said or
 did; every reader that needs a whole record (run lines, the report's ``runs``, JUnit's failures, the
 HTML page's transcripts, OpenTelemetry spans) reads it back from its run file, one at a time

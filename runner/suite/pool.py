@@ -3,7 +3,7 @@
 Jobs are numbered 0..count-1 (their plan order). At most ``workers`` run at
 once, each on a thread of its own; no more are started than can run, so setting ``stop``
 leaves the rest unstarted. Results reach ``on_result`` in the calling thread as jobs finish;
-``InOrder`` turns that into plan order. A thread the machine refuses (runner.run.threads)
+``InOrder`` turns that into plan order. A thread the machine refuses (runner.suite.threads)
 holds its job back until a running one ends; with none running, the job is given up.
 """
 
@@ -14,7 +14,7 @@ import threading
 from typing import Any, Callable, Generic, TypeVar
 
 from runner.errors import MachineBusy
-from runner.run.threads import TRIES, start
+from runner.suite.threads import TRIES, start
 
 T = TypeVar("T")
 
@@ -38,7 +38,7 @@ def run_pool(
     (or in the caller, e.g. KeyboardInterrupt) sets ``stop`` and propagates once
     the running jobs are done. A job whose thread the machine refuses waits for a running job to
     end and is started again; when none is running and its start is refused each time
-    (runner.run.threads.start), ``unstarted(i, error)`` is its result, given to ``on_result``
+    (runner.suite.threads.start), ``unstarted(i, error)`` is its result, given to ``on_result``
     (without ``unstarted``, the MachineBusy propagates as ``work``'s error would).
     """
     ran: set[int] = set()

@@ -1,7 +1,7 @@
 """The run matrix: cases x arms (provider x prompt) x repeats, each run isolated
 (runner.run.execute), the templates checked before any starts, ``--resume`` keys.
 
-Runs execute concurrently on an executor (runner.run.executors: threads, or worker processes);
+Runs execute concurrently on an executor (runner.suite.executors: threads, or worker processes);
 they share no mutable state, and their records come back in plan order whatever the concurrency.
 """
 
@@ -14,10 +14,11 @@ from runner.errors import Location, UserError, UserErrors
 from runner.kinds import ErrorKind
 from runner.names import SCRIPTED
 from runner.run.execute import internal_error
-from runner.run.executors import choose_executor
-from runner.run.options import Arm, RunOptions
-from runner.run.pool import InOrder
-from runner.run.portable import RunTask
+from runner.suite.executors import choose_executor
+from runner.suite.options import SuiteOptions
+from runner.run.options import Arm
+from runner.suite.pool import InOrder
+from runner.suite.portable import RunTask
 from runner.run.prompts import (
     context_for,
     system_prompt,
@@ -25,9 +26,9 @@ from runner.run.prompts import (
     user_prompts,
 )
 from runner.run.record import RunRecord
-from runner.run.saving import Saving
-from runner.run.shard import Shard
-from runner.run.slots import Slots
+from runner.suite.saving import Saving
+from runner.suite.shard import Shard
+from runner.suite.slots import Slots
 from runner.spec.case import Case
 from runner.text import plural
 
@@ -41,7 +42,7 @@ def _whole(record: RunRecord) -> RunRecord:
 
 
 class Interrupted(Exception):
-    """``run_matrix`` stopped early because ``RunOptions.cancel`` was set.
+    """``run_matrix`` stopped early because the suite's cancel event (``RunOptions.cancel``) was set.
 
     Attributes:
         records: what ``run_matrix`` keeps (``keep``) of each run that finished, in plan order.
@@ -97,7 +98,7 @@ def require_scripts(cases: Sequence[Case], arms: Sequence[Arm]) -> None:
 def run_matrix(
     cases: Sequence[Case],
     arms: Sequence[Arm],
-    options: RunOptions,
+    options: SuiteOptions,
     repeats: int = 1,
     on_record: Callable[[RunRecord], None] = lambda record: None,
     ordered: bool = True,
@@ -110,7 +111,7 @@ def run_matrix(
     Returns ``keep(record)`` of each record in plan order: by arm, then case, then run index; by
     default the record itself, and with runner.scoring.summary.summarize only its summary, so a
     suite's records need not stay in memory once ``on_finish`` has saved them. For each run
-    that finishes, on a thread that only saves (runner.run.saving; in the calling thread at ``jobs``
+    that finishes, on a thread that only saves (runner.suite.saving; in the calling thread at ``jobs``
     1), in the order they finish:
     ``on_finish`` at once (to save it), then ``on_record``, in plan order when ``ordered`` (so
     output is the same for any ``jobs``), else at once too. A planned run with the same key (``run_key``) as one
@@ -118,14 +119,14 @@ def run_matrix(
     takes its place. A run for which ``on_finish`` raises (it could not be written
     out, say) becomes an internal error, cleared of all but its key and duration,
     and is given to ``on_finish`` again. At most a provider's ``max_concurrency`` runs of it go at
-    once (runner.run.slots); each run records the seconds it waited as ``queued``. Once 3 runs of a
+    once (runner.suite.slots); each run records the seconds it waited as ``queued``. Once 3 runs of a
     provider in a row could not connect to it, its remaining runs fail at once
     (runner.providers.breaker). Each provider's tries share one rate limiter (runner.providers.ratelimit)
     whose window starts at ``jobs`` or its ``max_concurrency``, whichever is less; each run records the
     seconds its tries waited for it as ``rate_limited``. Raises Interrupted, once running runs have stopped, when
-    ``options.cancel`` is set. With ``options.shard``, only the runs of that shard are planned
-    (runner.run.shard). The runs go on threads of this process, or on worker processes, each with its
-    own breakers and rate limiters (``options.workers``, runner.run.executors); records come back here.
+    ``options.run.cancel`` is set. With ``options.shard``, only the runs of that shard are planned
+    (runner.suite.shard). The runs go on threads of this process, or on worker processes, each with its
+    own breakers and rate limiters (``options.workers``, runner.suite.executors); records come back here.
     """
     plan = list(_plan(cases, arms, repeats, options.shard))
     keys = plan_keys(cases, arms, repeats, options.shard)
@@ -155,7 +156,7 @@ def run_matrix(
     if options.jobs == 1:  # one run at a time: its lines come before the next one's --live lines
         run(tasks, finished)
     else:
-        saving = Saving(finished, options.cancel)  # the executor's loop hands records over and goes on
+        saving = Saving(finished, options.run.cancel)  # the executor's loop hands records over and goes on
         try:
             run(tasks, saving.put)
         finally:

@@ -1,9 +1,9 @@
-"""The process executor: a suite's runs spread over worker processes (runner.run.worker), so runs use
+"""The process executor: a suite's runs spread over worker processes (runner.suite.worker), so runs use
 every core rather than the one the interpreter lock allows a process.
 
 Workers start from a fork server (``forkserver``: never a fork of this threaded process) that has
 imported tooltrial once. Each gets its share of ``-j`` as threads, and builds its own sandbox,
-providers, breakers and rate limiters from the suite's WorkerSetup (runner.run.portable). Everything
+providers, breakers and rate limiters from the suite's WorkerSetup (runner.suite.portable). Everything
 else stays here: the plan, the per-provider slots (taken before a run is sent, given back when its
 record returns), the records in plan order and the results folder, the ``--live`` listener (each
 worker's events are forwarded to it). Ctrl-C sets the cancel event: no run is sent after it and each
@@ -31,12 +31,13 @@ from typing import Callable, Sequence
 from runner.kinds import ErrorKind
 from runner.providers.litellm_load import set_switches
 from runner.run.execute import internal_error
-from runner.run.executors import CANCELLED
-from runner.run.options import Arm, RunOptions
-from runner.run.portable import RunTask, WorkerSetup
+from runner.suite.executors import CANCELLED
+from runner.run.options import Arm
+from runner.suite.options import SuiteOptions
+from runner.suite.portable import RunTask, WorkerSetup
 from runner.run.record import RunRecord
-from runner.run.slots import Slots
-from runner.run.worker import serve
+from runner.suite.slots import Slots
+from runner.suite.worker import serve
 from runner.scoring.metrics import fill_metrics
 
 _POLL = 0.1  # seconds between looks at the cancel event while no message comes
@@ -75,7 +76,7 @@ def short_socket_folder() -> None:
 
 def _preload(live: bool) -> list[str]:
     """What the fork server imports once for all workers: the worker's modules, and litellm for a live arm."""
-    return ["runner.run.worker", *(["litellm"] if live else [])]
+    return ["runner.suite.worker", *(["litellm"] if live else [])]
 
 
 class WorkerDied(RuntimeError):
@@ -92,11 +93,11 @@ class _Worker:
 
 class Processes:
     """``workers`` worker processes sharing ``options.jobs`` runs at once (worker i gets ``jobs // workers``
-    threads, one more for the first ``jobs % workers``). Meets runner.run.executors.Executor."""
+    threads, one more for the first ``jobs % workers``). Meets runner.suite.executors.Executor."""
 
-    def __init__(self, arms: Sequence[Arm], options: RunOptions, slots: Slots, workers: int) -> None:
-        self.options, self.slots = options, slots
-        self.setup = WorkerSetup.from_options(options, arms)
+    def __init__(self, arms: Sequence[Arm], options: SuiteOptions, slots: Slots, workers: int) -> None:
+        self.options, self.slots = options.run, slots
+        self.setup = WorkerSetup.from_options(options.run, arms, options.jobs)
         self.shares = [options.jobs // workers + (1 if i < options.jobs % workers else 0) for i in range(workers)]
         short_socket_folder()
         self.context = multiprocessing.get_context("forkserver")

@@ -5,7 +5,7 @@ The loop that sends runs to their threads or worker processes and takes their re
 thread; each record's save ends in an fsync (0.4 ms on a quiet disk, about 3 ms on a busy one), so
 saving on that thread held every worker's next run back while it waited. ``Saving`` takes each record
 at once and handles it on its own thread, in the order given (save, then keep, then show, as
-runner.run.engine.run_matrix's ``finished`` does); at most ``depth`` records wait, so a slow disk
+runner.suite.engine.run_matrix's ``finished`` does); at most ``depth`` records wait, so a slow disk
 slows the suite rather than filling memory. The second Ctrl-C, which ends the process at once, first
 lets every open ``Saving`` finish what it holds (``drain``): a run that finished is not lost.
 """
@@ -17,7 +17,7 @@ import threading
 import time
 from typing import Callable, Generic, TypeVar
 
-from runner.run.threads import start
+from runner.suite.threads import start
 
 T = TypeVar("T")
 _END = object()  # put by ``close``: nothing more comes

@@ -9,20 +9,14 @@ from __future__ import annotations
 import threading
 import time
 
-from runner.errors import MachineBusy
+from runner.errors import THREAD_REFUSED, MachineBusy, thread_refused
 
 TRIES = 6
 FIRST_WAIT = 0.05  # seconds before the second try; doubled before each further one (1.55 s in all)
-REFUSED = "the machine could not start a thread for this run (out of processes or memory)"
-
-
-def refused(error: BaseException) -> bool:
-    """Whether ``error`` is the machine refusing a new thread (not a bug of the thread's use)."""
-    return isinstance(error, RuntimeError) and "can't start new thread" in str(error)
 
 
 def start(thread: threading.Thread, tries: int = TRIES) -> None:
-    """Start ``thread``, making the start again while the machine refuses it (``refused``), up to ``tries`` in all,
+    """Start ``thread``, making the start again while the machine refuses it (runner.errors.thread_refused), up to ``tries`` in all,
     after FIRST_WAIT seconds, then twice as long each time. Raises MachineBusy (chained to the last refusal) when
     every try was refused; any other error of ``Thread.start`` as it comes."""
     wait = FIRST_WAIT
@@ -31,10 +25,10 @@ def start(thread: threading.Thread, tries: int = TRIES) -> None:
             thread.start()
             return
         except RuntimeError as e:
-            if not refused(e):
+            if not thread_refused(e):
                 raise
             if attempt == tries:
                 waited = FIRST_WAIT * (2 ** (tries - 1) - 1)
-                raise MachineBusy(f"{REFUSED}: {e} ({tries} tries in {waited:.2f} s)") from e
+                raise MachineBusy(f"{THREAD_REFUSED}: {e} ({tries} tries in {waited:.2f} s)") from e
         time.sleep(wait)
         wait *= 2

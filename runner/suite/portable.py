@@ -2,7 +2,7 @@
 
 ``WorkerSetup`` is the picklable part of RunOptions (the sandbox as its settings, timeouts, judges,
 users, the cache folder) with the suite's arms; ``RunTask`` is one run of the plan. A process that
-runs tasks (a worker of runner.run.processes, a Ray task) builds a ``Runner`` from the setup once,
+runs tasks (a worker of runner.suite.processes, a Ray task) builds a ``Runner`` from the setup once,
 with its own sandbox, providers, breakers and rate limiters, and hands each record back to the one
 parent process, which alone writes the results folder.
 """
@@ -76,23 +76,22 @@ class WorkerSetup:
     sandbox_probed: Probed | None = None
 
     @classmethod
-    def from_options(cls, options: RunOptions, arms: Sequence[Arm] = ()) -> WorkerSetup:
-        """The picklable part of ``options``, with the suite's ``arms``."""
+    def from_options(cls, options: RunOptions, arms: Sequence[Arm] = (), jobs: int = 1) -> WorkerSetup:
+        """The picklable part of ``options``, with the suite's ``arms`` and ``jobs`` (runs at once)."""
         sandbox = options.sandbox
         return cls(sandbox.mode, sandbox.binary, sandbox.hide, sandbox.hardened, sandbox.note, options.keep,
-                   options.timeout, options.command_timeout, dict(options.judges), dict(options.users), options.jobs,
+                   options.timeout, options.command_timeout, dict(options.judges), dict(options.users), jobs,
                    options.cache, tuple(arms), options.listener is not None, secrets=options.secrets,
                    sandbox_probed=sandbox.probed)
 
-    def options(self, cancel: threading.Event, listener: Listener | None = None,
-                jobs: int | None = None) -> RunOptions:
-        """RunOptions rebuilt in a worker: a sandbox of its own, ``cancel`` (set to stop its runs), ``listener``
-        for its runs' events, and ``jobs`` (its share of the suite's, default all of it)."""
+    def options(self, cancel: threading.Event, listener: Listener | None = None) -> RunOptions:
+        """RunOptions rebuilt in a worker: a sandbox of its own, ``cancel`` (set to stop its runs) and
+        ``listener`` for its runs' events."""
         sandbox = Sandbox(self.sandbox_mode, self.sandbox_binary, self.sandbox_hide, self.sandbox_hardened,
                           self.sandbox_note, self.sandbox_probed)
         here = Secrets.known(os.environ, self.secrets.names)  # a Ray node's own keys too
         return RunOptions(sandbox, keep=self.keep, timeout=self.timeout, command_timeout=self.command_timeout,
-                          judges=self.judges, users=self.users, jobs=jobs or self.jobs, cancel=cancel,
+                          judges=self.judges, users=self.users, cancel=cancel,
                           listener=listener, cache=self.cache, secrets=self.secrets.joined(here))
 
     def __eq__(self, other: object) -> bool:
@@ -105,14 +104,13 @@ class WorkerSetup:
 class Runner:
     """One process's side of a suite: its options, and per provider one breaker and one rate limiter
     (runner.providers.breaker, runner.providers.ratelimit) that its runs share. The limiter's window
-    starts at ``options.jobs`` (this process's share) or the provider's ``max_concurrency``, whichever is
-    less. Thread-safe: ``run`` is called from the process's run threads."""
+    starts at ``jobs`` (this process's share of the runs at once) or the provider's ``max_concurrency``,
+    whichever is less. Thread-safe: ``run`` is called from the process's run threads."""
 
-    def __init__(self, options: RunOptions, arms: Sequence[Arm]) -> None:
+    def __init__(self, options: RunOptions, arms: Sequence[Arm], jobs: int = 1) -> None:
         self.options = options
         self.arms = {arm.label: arm for arm in arms}
         self.breakers = {arm.provider.name: Breaker(arm.provider.name) for arm in arms}
-        jobs = options.jobs
         self.limiters = {arm.provider.name: RateLimiter(arm.provider.name, min(jobs, arm.provider.max_concurrency
                                                                                or jobs), options.cancel)
                          for arm in arms if arm.provider.limited is not None}
@@ -134,4 +132,4 @@ def run_task(task: RunTask, setup: WorkerSetup) -> RunRecord:
 
 @functools.lru_cache(maxsize=1)  # a process serves one suite at a time: its options are built once, not per run
 def _runner(setup: WorkerSetup) -> Runner:
-    return Runner(setup.options(threading.Event()), setup.arms)
+    return Runner(setup.options(threading.Event()), setup.arms, setup.jobs)

@@ -1,10 +1,10 @@
 """Where a suite's runs go: the executor, chosen once per matrix (``run --executor``, ``--workers``).
 
-Every executor takes the runs left to do (runner.run.portable.RunTask, numbered 0..n-1 in plan order),
-keeps at most ``jobs`` going at once and each provider's ``max_concurrency`` (runner.run.slots, held
+Every executor takes the runs left to do (runner.suite.portable.RunTask, numbered 0..n-1 in plan order),
+keeps at most ``jobs`` going at once and each provider's ``max_concurrency`` (runner.suite.slots, held
 in this process), hands each record to ``on_result`` in the calling thread as it finishes, and starts
 no more once the cancel event is set. ``Threads`` runs them on threads of this process; the process
-executor (runner.run.processes) on worker processes, each with its own threads.
+executor (runner.suite.processes) on worker processes, each with its own threads.
 """
 
 from __future__ import annotations
@@ -14,11 +14,12 @@ from typing import Callable, Protocol, Sequence
 
 from runner.errors import MachineBusy
 from runner.kinds import ErrorKind
-from runner.run.options import Arm, RunOptions
-from runner.run.pool import run_pool
-from runner.run.portable import Runner, RunTask
+from runner.run.options import Arm
+from runner.suite.options import SuiteOptions
+from runner.suite.pool import run_pool
+from runner.suite.portable import Runner, RunTask
 from runner.run.record import RunRecord
-from runner.run.slots import Slots
+from runner.suite.slots import Slots
 from runner.sandbox.command import Confinement
 from runner.scoring.metrics import fill_metrics
 
@@ -40,27 +41,27 @@ class Executor(Protocol):
 
 
 class Threads:
-    """The runs on ``options.jobs`` threads of this process (runner.run.pool), one Runner shared by all:
+    """The runs on ``options.jobs`` threads of this process (runner.suite.pool), one Runner shared by all:
     one breaker and rate limiter per provider. A run waits for its provider's slot in its thread, and
     records that wait as ``queued``."""
 
-    def __init__(self, arms: Sequence[Arm], options: RunOptions, slots: Slots) -> None:
-        self.runner, self.options, self.slots = Runner(options, arms), options, slots
+    def __init__(self, arms: Sequence[Arm], options: SuiteOptions, slots: Slots) -> None:
+        self.runner, self.options, self.slots = Runner(options.run, arms, options.jobs), options, slots
 
     def __call__(self, tasks: Sequence[RunTask],
                  on_result: Callable[[int, RunRecord], None]) -> None:
         on_threads(tasks, on_result, self.options, self.slots, self.runner.run)
 
 
-def on_threads(tasks: Sequence[RunTask], on_result: Callable[[int, RunRecord], None], options: RunOptions,
+def on_threads(tasks: Sequence[RunTask], on_result: Callable[[int, RunRecord], None], options: SuiteOptions,
                slots: Slots, run: Callable[[RunTask], RunRecord]) -> None:
     """``run(task)`` for each of ``tasks`` on ``options.jobs`` threads of this process, each after taking its
     provider's slot in ``slots`` (that wait recorded as the record's ``queued``); a task whose slot the cancel
     event stopped is a ``cancelled`` record, never run; one whose thread the machine refused each time is a
-    ``start_failed`` error (runner.run.pool). Records reach ``on_result`` as in Executor."""
+    ``start_failed`` error (runner.suite.pool). Records reach ``on_result`` as in Executor."""
     def work(job: int) -> RunRecord:
         task = tasks[job]
-        with slots.held(task.arm.provider.name, options.cancel) as waited:
+        with slots.held(task.arm.provider.name, options.run.cancel) as waited:
             if waited is None:  # interrupted while waiting: never started
                 return task.unrun(ErrorKind.CANCELLED, CANCELLED)
             record = run(task)
@@ -68,9 +69,9 @@ def on_threads(tasks: Sequence[RunTask], on_result: Callable[[int, RunRecord], N
             return record
 
     def unstarted(job: int, error: MachineBusy) -> RunRecord:
-        return not_started(tasks[job], error, options.sandbox.confinement)
+        return not_started(tasks[job], error, options.run.sandbox.confinement)
 
-    run_pool(work, len(tasks), options.jobs, options.cancel, on_result, unstarted)
+    run_pool(work, len(tasks), options.jobs, options.run.cancel, on_result, unstarted)
 
 
 def not_started(task: RunTask, error: MachineBusy, sandbox: Confinement) -> RunRecord:
@@ -90,13 +91,13 @@ def worker_count(workers: int | None, jobs: int, planned: int, cpus: int | None 
     return max(1, min(workers, jobs, planned))
 
 
-def choose_executor(arms: Sequence[Arm], options: RunOptions, slots: Slots, planned: int) -> Executor:
+def choose_executor(arms: Sequence[Arm], options: SuiteOptions, slots: Slots, planned: int) -> Executor:
     """The executor of ``options.executor`` for a matrix of ``planned`` runs: for ``local``, threads of this
-    process when ``worker_count`` says 1, else worker processes (runner.run.processes); for ``ray``, tasks
-    on a Ray cluster (runner.run.rayexec). Raises ValueError
+    process when ``worker_count`` says 1, else worker processes (runner.suite.processes); for ``ray``, tasks
+    on a Ray cluster (runner.suite.rayexec). Raises ValueError
     for an executor name it does not know (the CLI offers only known ones)."""
     if options.executor == "ray":  # Ray is imported only when chosen
-        from runner.run.rayexec import RayRuns
+        from runner.suite.rayexec import RayRuns
 
         return RayRuns(arms, options, slots, options.ray_address, options.ray_env)
     if options.executor != "local":
@@ -104,6 +105,6 @@ def choose_executor(arms: Sequence[Arm], options: RunOptions, slots: Slots, plan
     workers = worker_count(options.workers, options.jobs, planned)
     if workers == 1:
         return Threads(arms, options, slots)
-    from runner.run.processes import Processes
+    from runner.suite.processes import Processes
 
     return Processes(arms, options, slots, workers)

@@ -1,4 +1,4 @@
-"""A worker process of the process executor (runner.run.processes): runs the tasks its parent sends on
+"""A worker process of the process executor (runner.suite.processes): runs the tasks its parent sends on
 threads of its own, and sends back each record, and with ``--live`` each event, as it happens.
 
 Messages from the parent: ``("run", job, RunTask)``, ``("stop",)`` (stop every run at its next step, as
@@ -7,7 +7,7 @@ Ctrl-C does), ``("quit",)`` (no more tasks: end once the running ones have). To 
 reaches the parent, which tells it to stop), gets SIGKILL when the process that started it dies, and
 when its pipe to the parent closes, kills its commands and exits at once: it never outlives the run.
 Each run has a thread of its own; one the machine refuses each time is sent back as that run's
-``start_failed`` error (runner.run.threads).
+``start_failed`` error (runner.suite.threads).
 """
 
 from __future__ import annotations
@@ -23,9 +23,9 @@ from typing import Any
 from runner.errors import MachineBusy
 from runner.run.events import Event, RunRef
 from runner.run.execute import internal_error
-from runner.run.executors import not_started
-from runner.run.portable import Runner, RunTask, WorkerSetup
-from runner.run.threads import start
+from runner.suite.executors import not_started
+from runner.suite.portable import Runner, RunTask, WorkerSetup
+from runner.suite.threads import start
 
 _PR_SET_PDEATHSIG = 1  # prctl(2)
 
@@ -45,7 +45,7 @@ def serve(conn: Connection, setup: WorkerSetup, threads: int) -> None:
     def tell(run: RunRef, event: Event) -> None:
         send(("event", run, event))
 
-    runner = Runner(setup.options(cancel, tell if setup.live else None, threads), setup.arms)
+    runner = Runner(setup.options(cancel, tell if setup.live else None), setup.arms, threads)
 
     def one(job: int, task: RunTask) -> None:
         record = runner.run(task)

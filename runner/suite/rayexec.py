@@ -3,14 +3,14 @@
 The driver (the ``tooltrial run`` process) connects to the cluster at ``--ray-address``, else
 ``$RAY_ADDRESS``, else starts a local Ray for the run, and sends each run as one task: its
 RunTask (the case, with its files, setup, turns, checks and script; the arm, with its prompt's
-text and its provider's settings), the suite's WorkerSetup (runner.run.portable) and, for a case
+text and its provider's settings), the suite's WorkerSetup (runner.suite.portable) and, for a case
 with a fixture, that folder as a tar archive put in Ray's object store once per folder. The
 workspace, its sandbox, the agent's commands and the verify commands run on the node that takes
 the task; its RunRecord comes back to the driver, which alone writes the results folder.
 
 Ray is imported only here, and this module only when ``--executor ray`` is chosen. Each task asks
 TASK_CPUS of a CPU (runs mostly wait for a model), spread over the nodes; the driver keeps ``-j``
-tasks in flight and holds every provider's ``max_concurrency`` slots itself (runner.run.slots).
+tasks in flight and holds every provider's ``max_concurrency`` slots itself (runner.suite.slots).
 Provider keys, named by the arms, judges and simulated users (``key_variables``), reach the workers
 as a task argument held in the object store (``run_on_node``); they enter no record and no Ray log.
 """
@@ -36,11 +36,12 @@ from runner.errors import UserError
 from runner.kinds import ErrorKind
 from runner.providers.registry import kind_of
 from runner.run.execute import internal_error
-from runner.run.executors import CANCELLED, on_threads
-from runner.run.options import Arm, RunOptions
-from runner.run.portable import RunTask, WorkerSetup, run_task
+from runner.suite.executors import CANCELLED, on_threads
+from runner.run.options import Arm
+from runner.suite.options import SuiteOptions
+from runner.suite.portable import RunTask, WorkerSetup, run_task
 from runner.run.record import RunRecord
-from runner.run.slots import Slots
+from runner.suite.slots import Slots
 from runner.scoring.metrics import fill_metrics
 from runner.spec.case import Case
 from runner.spec.fixture import FixtureError, copy_fixture
@@ -97,14 +98,14 @@ def forwarded_keys(variables: Iterable[str], environ: Mapping[str, str] = os.env
 
 
 class RayRuns:
-    """The Ray executor (meets runner.run.executors.Executor): ``options.jobs`` runs in flight on the
+    """The Ray executor (meets runner.suite.executors.Executor): ``options.jobs`` runs in flight on the
     cluster at ``address``, each a task, each provider's ``max_concurrency`` slots held here, its wait
     recorded as ``queued``. The cluster is joined when the runs start and left when they end; the
     workers get ``env`` (``forwarded_keys``) as their environment's additions."""
 
-    def __init__(self, arms: Sequence[Arm], options: RunOptions, slots: Slots, address: str | None,
+    def __init__(self, arms: Sequence[Arm], options: SuiteOptions, slots: Slots, address: str | None,
                  env: Mapping[str, str]) -> None:
-        self.setup = WorkerSetup.from_options(options, arms)
+        self.setup = WorkerSetup.from_options(options.run, arms, options.jobs)
         self.options, self.slots, self.address, self.env = options, slots, address, env
 
     def __call__(self, tasks: Sequence[RunTask],
@@ -112,8 +113,8 @@ class RayRuns:
         with RayExecutor(self.setup, self.address, self.env) as cluster:
 
             def run(task: RunTask) -> RunRecord:
-                record = cluster.call(task, self.options.cancel)
-                record.sandbox = record.sandbox or self.options.sandbox.confinement  # one lost has none
+                record = cluster.call(task, self.options.run.cancel)
+                record.sandbox = record.sandbox or self.options.run.sandbox.confinement  # one lost has none
                 return record
 
             on_threads(tasks, on_result, self.options, self.slots, run)
@@ -148,7 +149,7 @@ def unpacked(case: Case, archive: bytes | None) -> Iterator[Case]:
 
 def run_on_node(task: RunTask, setup: WorkerSetup, fixture: bytes | None, keys: Mapping[str, str],
                 version: str) -> RunRecord:
-    """One Ray task: ``task``'s record, run on this node (runner.run.portable.run_task) with its
+    """One Ray task: ``task``'s record, run on this node (runner.suite.portable.run_task) with its
     fixture unpacked here and the provider ``keys`` (``forwarded_keys``) in this worker's environment.
     Raises RuntimeError when this node's tooltrial is not ``version``.
 
@@ -169,11 +170,11 @@ def run_on_node(task: RunTask, setup: WorkerSetup, fixture: bytes | None, keys: 
 
 class RayExecutor:
     """A connection to a Ray cluster that runs tasks of one suite. ``call`` is thread-safe: the
-    driver's run threads (runner.run.pool) each keep one task in flight. Use as a context manager:
+    driver's run threads (runner.suite.pool) each keep one task in flight. Use as a context manager:
     leaving it disconnects (and stops a Ray it started).
 
     Args:
-        setup: what every run shares (runner.run.portable.WorkerSetup).
+        setup: what every run shares (runner.suite.portable.WorkerSetup).
         address: the cluster (``cluster_address``), None to start a local one.
         env: the provider keys every worker gets (``forwarded_keys``).
 

@@ -1,7 +1,7 @@
 """``tooltrial run``'s matrix, live: Ctrl-C, the progress bar, each run saved as it ends, ``--resume``.
 
 Every finished run is written to the results folder the moment it ends (on the
-saving thread, runner.run.saving; before its lines are printed, which may wait for
+saving thread, runner.suite.saving; before its lines are printed, which may wait for
 plan order), numbered by its place in the plan, so a second Ctrl-C, which exits at
 once once the runs handed to that thread are saved, loses none and the files sort
 in plan order for any ``-j``. A results folder that refuses a run (disk full)
@@ -23,11 +23,12 @@ from runner.output.replay import Recorder
 from runner.output.spool import ItemSpool
 from runner.output.store import ResultsWriter
 from runner.run.events import Event, Listener, RunRef
-from runner.run.engine import Interrupted, RunKey, plan_keys, run_key, run_matrix
-from runner.run.interrupt import CtrlC
-from runner.run.options import Arm, RunOptions
+from runner.suite.engine import Interrupted, RunKey, plan_keys, run_key, run_matrix
+from runner.suite.interrupt import CtrlC
+from runner.suite.options import SuiteOptions
+from runner.run.options import Arm
 from runner.run.record import RunRecord
-from runner.run.saving import drain
+from runner.suite.saving import drain
 from runner.scoring.summary import RunSummary, summarize
 from runner.spec.case import Case
 from runner.terminal.console import shown
@@ -47,7 +48,7 @@ class LiveRun:
     Attributes:
         records: the summary (runner.scoring.summary) of each run finished and saved, in plan order;
             the whole records are in the results folder, and only there.
-        left: the key (runner.run.engine.run_key) of each planned run not finished or not saved, in plan order.
+        left: the key (runner.suite.engine.run_key) of each planned run not finished or not saved, in plan order.
         spool: each saved run's pieces of the streamed outputs, its report item among them (runner.output.spool,
             keyed ``(output name, run key)``), made as it was saved.
         refused: why the results folder refused a run (``cannot write to the results folder DIR: No
@@ -117,7 +118,7 @@ class _Guarded:
 def run_live(
     cases: Sequence[Case],
     arms: Sequence[Arm],
-    options: RunOptions,
+    options: SuiteOptions,
     repeats: int,
     printer: RunPrinter,
     writer: ResultsWriter,
@@ -134,15 +135,17 @@ def run_live(
     has are saved likewise and not run again. On a terminal each run's lines
     appear as it ends, under a progress bar; elsewhere in plan order, so the output
     is the same for any ``-j``. A run that could not be saved is not shown. Only each run's summary
-    stays in memory once it is saved and shown. ``options.listener``
+    stays in memory once it is saved and shown. ``options.run.listener``
     (``--live``) is told what each run does as it happens; a closed output stops the suite.
     """
     keys = plan_keys(cases, arms, repeats, options.shard)
-    if options.listener is not None:
-        options = dataclasses.replace(options, listener=_Guarded(options.listener, options.cancel))
+    run = options.run
+    if run.listener is not None:
+        run = dataclasses.replace(run, listener=_Guarded(run.listener, run.cancel))
+        options = dataclasses.replace(options, run=run)
     number = {key: place for place, key in enumerate(keys, start=1)}
     reused = [record for record in earlier if run_key(record) in number]
-    save = _Saver(writer, recorder, number, options.cancel, pieces)
+    save = _Saver(writer, recorder, number, run.cancel, pieces)
     for record in reused:
         save(record)
     if earlier:
@@ -151,10 +154,10 @@ def run_live(
         printer.console.print(Text(f"resuming: {len(reused)} of {len(keys)} runs are done already{other}"))
     ordered = not printer.console.is_terminal
     def second_press() -> None:  # the process ends at once: the runs that finished are saved first
-        options.sandbox.kill_all()
+        run.sandbox.kill_all()
         drain(_DRAIN_SECONDS)
 
-    with CtrlC(options.cancel, second_press), SuiteProgress(printer.console, len(keys) - len(reused)) as bar:
+    with CtrlC(run.cancel, second_press), SuiteProgress(printer.console, len(keys) - len(reused)) as bar:
 
         def on_record(record: RunRecord) -> None:
             if run_key(record) in save.refused:
@@ -163,7 +166,7 @@ def run_live(
                 printer.record(record)
                 bar.advance(record)
             except BrokenPipeError:  # the reader went away (``| head``): stop as on Ctrl-C, printing nothing more
-                options.cancel.set()
+                run.cancel.set()
             except Exception as e:  # the run is saved: say that it could not be shown, and go on
                 printer.console.print(shown(f"ERROR {record.case}: cannot show this run: {type(e).__name__}: {e}"))
 
