@@ -1,4 +1,5 @@
-# tooltrial: `make run` runs the bundled suite offline, `make test` runs the tests (`make test-fast`: all but the slow ones).
+# tooltrial: `make run` runs the bundled suite offline, `make test` runs the lint gates and the tests (`make test-fast`:
+# the tests but the slow ones; `make lint`: the gates alone).
 # Both create .venv from requirements.lock (hash-checked) when it is missing or stale.
 
 PYTHON ?= python3
@@ -7,7 +8,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.tooltrial-installed
 PIP    := PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_INPUT=1 $(BIN)/python -m pip --quiet
 
-.PHONY: run test test-fast venv lock clean
+.PHONY: run test test-fast lint venv lock clean
 
 # pytest-xdist: a worker per core, at most 4; a test file stays on one worker, so its module fixtures run once.
 XDIST := -n auto --maxprocesses 4 --dist loadfile --durations 10
@@ -15,9 +16,15 @@ XDIST := -n auto --maxprocesses 4 --dist loadfile --durations 10
 run: $(STAMP)
 	$(BIN)/tooltrial run cases/
 
-test: $(STAMP)
+test: $(STAMP) lint
 	@echo "make test: every test, on one worker process per core (at most 4; about 3 minutes on 2 cores; make test-fast skips the slow ones)"
 	$(BIN)/python -m pytest $(XDIST)
+
+# The gates, each at 0 findings or make fails: ruff's default rule set over runner/, tests/ and benchmarks/, and mypy over
+# runner/ (both configured in pyproject.toml), the versions the lock pins.
+lint: $(STAMP)
+	$(BIN)/ruff check runner tests benchmarks
+	$(BIN)/mypy
 
 # All but the tests marked slow: for iterating; CI and `make test` run every test.
 test-fast: $(STAMP)
@@ -64,5 +71,5 @@ lock:
 	fi
 
 clean:
-	rm -rf $(VENV) build dist site *.egg-info .pytest_cache .hypothesis
+	rm -rf $(VENV) build dist site *.egg-info .pytest_cache .hypothesis .mypy_cache .ruff_cache
 	find . -name __pycache__ -type d -prune -exec rm -rf {} +

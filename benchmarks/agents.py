@@ -19,8 +19,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from runner.endpoint.server import Endpoint
 from runner.cli.app import main
+from runner.endpoint.server import Endpoint
 from runner.output.load import read_results
 from runner.providers.scripted import ScriptedProvider
 

@@ -27,9 +27,10 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
+from runner.sandbox.bounds import Bounds
 from runner.sandbox.bwrap import bwrap_argv, host_view, probe
 from runner.sandbox.command import Sandbox, scrubbed_env
 from runner.sandbox.confine import limited, namespace_prefix
@@ -61,14 +62,14 @@ def _ways(workspace: Path) -> dict[str, Callable[[], None]]:
     if namespace is not None:
         ways["bare plain mode's command line"] = _bare(whole([*namespace, *bash]), workspace, env)
     plain = Sandbox("none")
-    ways["Sandbox.run, plain mode"] = lambda: plain.run("true", workspace, env, _TIMEOUT)
+    ways["Sandbox.run, plain mode"] = lambda: plain.run("true", workspace, env, Bounds(_TIMEOUT))
     binary, hardened, _ = probe()
     if binary is not None:
         confine = bwrap_argv(binary, workspace, workspace, False, host_view(env["PATH"], ()), None, hardened)
         ways["bare bwrap + bash"] = _bare([*confine, *bash], workspace, env)
         ways["bare bwrap mode's command line"] = _bare(whole([*confine, *bash]), workspace, env)
         confined = Sandbox("bwrap", binary, (), hardened)
-        ways["Sandbox.run, bwrap"] = lambda: confined.run("true", workspace, env, _TIMEOUT)
+        ways["Sandbox.run, bwrap"] = lambda: confined.run("true", workspace, env, Bounds(_TIMEOUT))
     return ways
 
 

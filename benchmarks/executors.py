@@ -24,8 +24,9 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
+from typing import Self
 
 from fake_openai import FakeOpenAI
 
@@ -80,7 +81,7 @@ class TreeSampler:
         self._thread = threading.Thread(target=self._sample, daemon=True)
         self._tick = os.sysconf("SC_CLK_TCK")
 
-    def __enter__(self) -> TreeSampler:
+    def __enter__(self) -> Self:
         self._thread.start()
         return self
 

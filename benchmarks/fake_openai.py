@@ -23,7 +23,7 @@ import urllib.request
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import Any, Self
 
 from runner.providers.base import Completion, ToolCall, Usage
 
@@ -56,7 +56,7 @@ def serve(delay: float, calls: int = len(_PLAN)) -> None:
         protocol_version = "HTTP/1.1"  # keep-alive, so clients reuse their connections
         disable_nagle_algorithm = True  # headers and body go out in two writes: no 40 ms delayed-ACK stall
 
-        def do_POST(self) -> None:  # noqa: N802 (the http.server name)
+        def do_POST(self) -> None:
             body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
             time.sleep(delay)
             data = json.dumps(_reply(body["messages"], calls)).encode()
@@ -93,7 +93,7 @@ class FakeOpenAI:
         self.url = ""
         self._process: subprocess.Popen[str] | None = None
 
-    def __enter__(self) -> FakeOpenAI:
+    def __enter__(self) -> Self:
         command = [sys.executable, str(Path(__file__)), str(self.delay), str(self.calls)]
         self._process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
         self.url = (self._process.stdout.readline() if self._process.stdout else "").strip()

@@ -1,4 +1,4 @@
-"""Figure (i) of benchmarks/run.py: what ``Sandbox.run(..., forward=PORT)`` costs under bubblewrap.
+"""Figure (i) of benchmarks/run.py: what ``Access(forward=PORT)`` costs under bubblewrap.
 
 The start: the wall-clock time of ``true`` under bwrap without and with a forwarded port (median of
 ``repeats``): the difference is the helper that binds the listener inside (tooltrial's interpreter
@@ -16,6 +16,7 @@ import tempfile
 import threading
 from pathlib import Path
 
+from runner.sandbox.bounds import Access, Bounds
 from runner.sandbox.bwrap import probe
 from runner.sandbox.command import Sandbox, scrubbed_env
 
@@ -58,9 +59,9 @@ def figure_i(folder: Path, repeats: int = 20, size: int = 256 * 2**20) -> None:
         for forward in (None, port):
             times = []
             for _ in range(repeats):
-                times.append(sandbox.run("true", folder, env, timeout=30, forward=forward).duration)
+                times.append(sandbox.run("true", folder, env, Bounds(30), Access(forward=forward)).duration)
             starts[forward] = statistics.median(times)
-        sent = sandbox.run(_SEND.format(port=port, size=size), folder, env, timeout=120, forward=port)
+        sent = sandbox.run(_SEND.format(port=port, size=size), folder, env, Bounds(120), Access(forward=port))
         assert sent.exit_code == 0 and counts[-1] == size, (sent, counts)
     finally:
         server.close()

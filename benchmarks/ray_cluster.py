@@ -25,8 +25,8 @@ from fake_openai import FakeOpenAI
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from runner.suite.rayexec import TASK_CPUS  # noqa: E402
-from tests.raycluster import Cluster, start_cluster  # noqa: E402
+from runner.suite.rayexec import TASK_CPUS
+from tests.raycluster import Cluster, start_cluster
 
 
 def timed(argv: list[str], env: dict[str, str], cluster: Cluster) -> tuple[float, float, float, int]:

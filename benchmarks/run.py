@@ -30,7 +30,7 @@
 (h) Start-up: ``tooltrial run`` of one live case through an alias at the loopback server, in a fresh
     interpreter (median of 3); and the CPU per model request through tooltrial's litellm provider
     against the minimal urllib provider in this process (benchmarks/startup.py).
-(i) A forwarded port under bubblewrap (``Sandbox.run(..., forward=PORT)``): a command's start without
+(i) A forwarded port under bubblewrap (``Access(forward=PORT)``): a command's start without
     and with one, and the relay's throughput (benchmarks/forward.py).
 (j) An external agent's endpoint: its start and stop, a request in each wire format as JSON and as a
     stream, and the bundled examples/agents case's run beside its agent command (benchmarks/agents.py).
@@ -50,6 +50,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import dataclasses
+import functools
 import io
 import os
 import shutil
@@ -58,33 +59,34 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from agents import figure_j
-from executors import figure_k
 from commands import figure_n
+from executors import figure_k
 from fake_openai import FakeOpenAI, HttpProvider
 from forward import figure_i
 from startup import figure_h
 
-from runner.spec.discover import load_cases
-from runner.spec.schemacheck import forget_schema_checks
 from runner.cli.app import main
 from runner.output.html import html_page
 from runner.output.report import report_document
-from runner.scoring.aggregate import aggregate
-from runner.spec.config import Config
-from runner.run.options import Arm, RunOptions
-from runner.suite.options import SuiteOptions
-from runner.suite.engine import run_matrix
-from runner.run.prompts import load_prompt
 from runner.providers.kind import ProviderSpec
 from runner.providers.registry import resolve_provider
 from runner.providers.settings import ModelSettings
+from runner.run.options import Arm, RunOptions
+from runner.run.prompts import load_prompt
 from runner.run.record import PASS, RunRecord
 from runner.sandbox.choose import choose_sandbox
 from runner.sandbox.command import CommandResult, Sandbox
+from runner.scoring.aggregate import aggregate
+from runner.spec.config import Config
+from runner.spec.discover import load_cases
+from runner.spec.schemacheck import forget_schema_checks
+from runner.suite.engine import run_matrix
+from runner.suite.options import SuiteOptions
 
 ROOT = Path(__file__).resolve().parent.parent
 CASE = """\
@@ -192,7 +194,7 @@ def figure_a(folder: Path) -> None:
     mocked = generate(folder / "mocked", 1000, case=mocked_case)
     for cases, label in ((plain, "1,000 cases"), (mocked, "1,000 cases x 3 mocks")):
         for command in ("list", "validate"):
-            wall, cpu = best_of(3, lambda: fresh_main([command, str(cases)]))
+            wall, cpu = best_of(3, functools.partial(fresh_main, [command, str(cases)]))
             whole = cli_seconds(command, str(cases))
             print(f"(a) {command} {label}: {wall:.2f} s wall, {cpu:.2f} s CPU"
                   f" (whole command with interpreter start-up: {whole:.2f} s)   target < 0.5 s CPU")
@@ -200,7 +202,7 @@ def figure_a(folder: Path) -> None:
         for case, label in ((plain_case, "cases"), (mocked_case, "cases x 3 mocks")):
             many = generate(folder / f"many-{label[:5]}", count, case=case)
             for command in ("list", "validate"):
-                wall, cpu = best_of(2, lambda: fresh_main([command, str(many)]))
+                wall, cpu = best_of(2, functools.partial(fresh_main, [command, str(many)]))
                 print(f"    {command} {count:,} {label}: {wall:.2f} s wall, {cpu:.2f} s CPU"
                       f" ({cpu / count * 1000:.2f} s per 1,000)")
     distinct = generate(folder / "distinct", 1000, case=lambda n: mocked_case(n, distinct=True))

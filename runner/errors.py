@@ -15,10 +15,10 @@ import os
 import sys
 import tempfile
 import traceback
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from enum import IntEnum
-from typing import Callable, TextIO, TypeVar
+from typing import TextIO, TypeVar
 
 from runner.text import printable
 
@@ -122,8 +122,8 @@ class UserErrors(Exception):
 
     exit_code = ExitCode.USAGE
 
-    def __init__(self, errors: list[UserError]) -> None:
-        self.errors = errors
+    def __init__(self, errors: Sequence[UserError]) -> None:
+        self.errors = list(errors)
         super().__init__("\n".join(e.render() for e in errors))
 
 
@@ -173,7 +173,7 @@ def run_at_boundary(fn: Callable[[], int], stderr: TextIO | None = None) -> int:
     except BrokenPipeError:  # the reader of stdout went away (``| head``): cut short, like Ctrl-C
         silence_output()
         return ExitCode.INTERRUPTED
-    except Exception as e:  # the boundary: anything unexpected is a bug
+    except Exception as e:  # noqa: BLE001 (the boundary: anything unexpected is a bug)
         where = _internal_log(traceback.format_exc())
         print(printable(f"internal error: {type(e).__name__}: {e} ({where})"), file=err)
         return ExitCode.INTERNAL

@@ -21,8 +21,9 @@ import dataclasses
 import functools
 import re
 from collections import Counter
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Mapping, TypeVar
+from typing import Any, TypeVar
 
 T = TypeVar("T")
 

@@ -19,9 +19,10 @@ import json
 import threading
 import time
 from collections import deque
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Callable, Sequence
+from typing import Any, ClassVar, Self
 
 Call = tuple[str, Any]  # (tool name, arguments as a dict or a raw JSON string)
 
@@ -62,9 +63,9 @@ class FakeServer:
     """Base of both fakes: a queue of replies served on ``route``; see the module docstring."""
 
     route = "/"
-    static: dict[str, "Reply"] = {}  # other routes answered the same way every time (model-info probes)
+    static: ClassVar[dict[str, Reply]] = {}  # other routes answered the same way every time (model-info probes)
 
-    def __init__(self, fallback: Reply | None = None, responder: Callable[["Received"], Reply] | None = None) -> None:
+    def __init__(self, fallback: Reply | None = None, responder: Callable[[Received], Reply] | None = None) -> None:
         self.replies: deque[Reply] = deque()
         self.fallback = fallback
         self.responder = responder
@@ -93,11 +94,11 @@ class FakeServer:
         """Whether a request to ``path`` (query included) is a chat request."""
         return path == self.route
 
-    def push(self, *replies: Reply) -> "FakeServer":
+    def push(self, *replies: Reply) -> FakeServer:
         self.replies.extend(replies)
         return self
 
-    def start(self) -> "FakeServer":
+    def start(self) -> FakeServer:
         self._thread.start()
         return self
 
@@ -105,7 +106,7 @@ class FakeServer:
         self._httpd.shutdown()
         self._httpd.server_close()
 
-    def __enter__(self) -> "FakeServer":
+    def __enter__(self) -> Self:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:
@@ -193,7 +194,7 @@ class OllamaServer(FakeServer):
     """Speaks Ollama's ``/api/chat`` (non-streaming); use model ``ollama_chat/<any>`` with ``api_base``."""
 
     route = "/api/chat"
-    static = {"/api/show": Reply({"template": "{{ .Tools }}", "capabilities": ["completion", "tools"],
+    static: ClassVar[dict[str, Reply]] = {"/api/show": Reply({"template": "{{ .Tools }}", "capabilities": ["completion", "tools"],
                                   "model_info": {"general.context_length": 8192}})}
 
 

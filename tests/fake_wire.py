@@ -17,7 +17,8 @@ https://ai.google.dev/api/generate-content, https://github.com/ollama/ollama/blo
 from __future__ import annotations
 
 import json
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from tests.fake_servers import FakeServer, Reply
 

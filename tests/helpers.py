@@ -14,8 +14,9 @@ import subprocess
 import sys
 import tempfile
 import traceback
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Callable, Iterator, Mapping, Sequence, TypeVar
+from typing import Any, TypeVar
 
 import pytest
 
@@ -132,7 +133,7 @@ def tooltrial(*argv: str, cwd: Path = ROOT, env: dict[str, str] | None = None) -
     if env is None:
         env = {k: v for k, v in os.environ.items() if k != "COLUMNS"}
     return subprocess.run([sys.executable, "-m", "runner", *argv], cwd=cwd, capture_output=True, text=True,
-                          timeout=300, env=env)
+                          timeout=300, env=env, check=False)
 
 
 
@@ -213,7 +214,7 @@ def as_nobody(fn: Callable[[], T], home: Path) -> T:
             guard_prefix.cache_clear()
             host_view.cache_clear()
             outcome: tuple[bool, Any] = (True, fn())
-        except BaseException:
+        except BaseException:  # noqa: BLE001 (the child reports every failure to the parent)
             outcome = (False, traceback.format_exc())
         with os.fdopen(write, "wb") as out:
             out.write(pickle.dumps(outcome))
@@ -308,7 +309,7 @@ def private_mounts() -> list[str]:
     tmpfs that nobody else sees and that goes when it ends: ``unshare`` (util-linux) as root,
     ``unshare -r`` (a user namespace too) otherwise. Skips the test where that is not allowed."""
     prefix = ["unshare", "--mount", "--propagation", "private"] + ([] if os.getuid() == 0 else ["--map-root-user"])
-    probe = subprocess.run([*prefix, "mount", "-t", "tmpfs", "tmpfs", tempfile.gettempdir()], capture_output=True, text=True)
+    probe = subprocess.run([*prefix, "mount", "-t", "tmpfs", "tmpfs", tempfile.gettempdir()], capture_output=True, text=True, check=False)
     if probe.returncode != 0:
         pytest.skip(f"no private mount namespace here: {probe.stderr.strip()}")
     return prefix

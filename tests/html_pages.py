@@ -86,7 +86,7 @@ def build(tmp: Path) -> Pages:
         assert done.returncode in (1, 6), done.stderr  # a case failed, a setup command broke
         folders.append(Path(re.search(r"results: (\S+)", done.stderr).group(1)))
     before, after = folders
-    first = sorted((after / "runs").glob("*.json"))[0]
+    first = min((after / "runs").glob("*.json"))
     record = json.loads(first.read_text())
     record["case"] = CASE_ID
     first.write_text(json.dumps(record))
@@ -99,6 +99,6 @@ def build(tmp: Path) -> Pages:
 def embedded(page: Path, name: str) -> object:
     """The JSON the page carries in ``<script id="NAME-data">``, read back."""
     text = page.read_text(encoding="ascii")
-    found = re.search(rf'<script type="application/json" id="{name}-data">(.*?)</script>', text, re.S)
+    found = re.search(rf'<script type="application/json" id="{name}-data">(.*?)</script>', text, re.DOTALL)
     assert found, f"no {name}-data in {page}"
     return json.loads(found.group(1))

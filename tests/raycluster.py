@@ -11,9 +11,9 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator, Mapping
 
 RAY = str(Path(sys.executable).with_name("ray"))
 _STORE = "80000000"  # bytes of object store per node: a suite's fixtures and records need little

@@ -44,11 +44,6 @@ needs_visible_checkout = pytest.mark.skipif(CHECKOUT_HIDDEN is not None, reason=
 needs_open_checkout = pytest.mark.skipif(CHECKOUT_CLOSED is not None, reason=str(CHECKOUT_CLOSED))
 
 
-def make_sandbox(mode: str) -> Sandbox:
-    """A Sandbox of ``mode`` (``none`` or ``bwrap``, the latter only when usable)."""
-    return Sandbox("bwrap", BWRAP, hardened=BWRAP_HARDENED) if mode == "bwrap" else Sandbox("none")
-
-
 def processes_with(token: str) -> list[int]:
     """Host pids of live (non-zombie) processes whose command line contains ``token``."""
     found = []

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 from runner.providers.limits import TurnLimited
 from runner.providers.scripted import ScriptedProvider
 from runner.run.agent import run_agent
+from runner.run.context import RunContext
 from runner.sandbox.command import Sandbox, scrubbed_env
 from runner.tools.base import ToolContext
 from runner.tools.toolbox import build_toolbox
@@ -19,7 +21,8 @@ def _run(tmp_path: Path, script: list, turns=("go",), max_turns: int = 30, **cas
     context = ToolContext(tmp_path, Sandbox(), scrubbed_env(tmp_path), 10.0)
     toolbox = build_toolbox(case, context)
     provider = TurnLimited(ScriptedProvider(script), max_turns)
-    return run_agent(provider, toolbox, "system", list(turns)), provider
+    run = RunContext(context.sandbox, 600.0, time.monotonic() + 600.0, context.command_timeout)
+    return run_agent(provider, toolbox, "system", list(turns), run), provider
 
 
 def test_trajectory_records_every_call_with_result(tmp_path: Path) -> None:

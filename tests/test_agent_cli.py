@@ -134,8 +134,8 @@ def test_a_wrong_key_is_refused_and_a_failing_agent_is_the_agents_failure(tmp_pa
     assert run["cause"] == ("the agent command exited 2 in turn 1: model error 401: invalid API key: use the key "
                             "tooltrial gives in OPENAI_API_KEY / ANTHROPIC_API_KEY")
     assert (run["requests"], run["steps"]) == (0, [])
-    assert run["warnings"] == ["the agent's endpoint refused 1 request(s) without the run's key "
-                               "(OPENAI_API_KEY / ANTHROPIC_API_KEY)"]
+    assert run["warnings"] == [("the agent's endpoint refused 1 request(s) without the run's key "
+                                "(OPENAI_API_KEY / ANTHROPIC_API_KEY)")]
 
 
 def test_a_call_whose_result_never_came_back_is_recorded_as_not_run(tmp_path: Path) -> None:
@@ -323,10 +323,10 @@ def test_requests_to_a_route_the_endpoint_does_not_serve_are_named_in_a_warning(
     agents = {"responses": {"command": f"{PYTHON} {tmp_path / 'responses_agent.py'}"}}
     config, cases = _project(tmp_path, agents, "- id: one\n  agent: responses\n  turns: [go]\n"
                                                "  script: [{content: ok}]\n")
-    code, output, (run,) = _run(tmp_path, str(cases), "--config", str(config))
+    _code, output, (run,) = _run(tmp_path, str(cases), "--config", str(config))
     served = "POST /v1/chat/completions, POST /v1/messages and GET /v1/models"
     assert run["commands"][0]["stdout"] == f"404 not found: tooltrial serves {served}\n" * 2
-    assert run["warnings"] == ["the agent's endpoint does not serve POST /v1/responses, POST /v1/embeddings?q=%1b[31m:"
-                               " it serves POST /v1/chat/completions (OpenAI), POST /v1/messages (Anthropic) and GET"
-                               " /v1/models"]
+    assert run["warnings"] == [("the agent's endpoint does not serve POST /v1/responses, POST /v1/embeddings?q=%1b[31m:"
+                                " it serves POST /v1/chat/completions (OpenAI), POST /v1/messages (Anthropic) and GET"
+                                " /v1/models")]
     assert run["warnings"][0] in output

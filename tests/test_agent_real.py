@@ -34,7 +34,7 @@ BUGGY = 'def add(a, b):\n    """The sum of a and b."""\n    return a - b\n'
 
 
 def _observation(output: str, returncode: int = 0) -> str:
-    return "{\n  \"returncode\": %d,\n  \"output\": %s\n}" % (returncode, json.dumps(output))
+    return f'{{\n  "returncode": {returncode:d},\n  "output": {json.dumps(output)}\n}}'
 
 
 def _wrong_case(folder: Path) -> Path:

@@ -12,9 +12,9 @@ from typing import Any
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from runner.endpoint.server import Endpoint
 from runner.endpoint.messages import read_messages
 from runner.endpoint.rebuild import tool_names
+from runner.endpoint.server import Endpoint
 from runner.kinds import ErrorKind, StopReason
 from runner.providers.base import Completion, ProviderError, ToolCall, Usage
 

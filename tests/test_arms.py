@@ -8,13 +8,14 @@ import os
 from pathlib import Path
 
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from runner.errors import ExitCode, UserError
 from runner.providers.kind import ProviderSpec
 from runner.providers.registry import resolve_provider
-from runner.suite.options import make_arms
 from runner.run.prompts import PromptTemplate, prompt_labels
+from runner.suite.options import make_arms
 from tests.helpers import GOOD, run_cli
 
 
@@ -140,10 +141,10 @@ def test_a_case_pattern_without_a_group_says_that_c_matches_group_and_id(suite: 
     done = run_cli("run", "cases", "-c", "count-lines", "-c", "nothing*", "--results", "results", cwd=suite)
     assert (done.returncode, done.stdout) == (ExitCode.NO_CASES, "")
     assert done.stderr.splitlines() == [
-        "no case selected: -c count-lines is matched against group/id, not the id alone "
-        "(did you mean -c good/count-lines or -c more/count-lines, or -c '*/count-lines' for every group?)",
-        "no case selected: -c nothing* is matched against group/id, and no case's id matches it either "
-        "('tooltrial list' shows them)",
+        ("no case selected: -c count-lines is matched against group/id, not the id alone "
+         "(did you mean -c good/count-lines or -c more/count-lines, or -c '*/count-lines' for every group?)"),
+        ("no case selected: -c nothing* is matched against group/id, and no case's id matches it either "
+         "('tooltrial list' shows them)"),
     ]
     listed = run_cli("list", "cases/good.yml", "-c", "count-*", cwd=suite)
     assert (listed.returncode, listed.stdout) == (ExitCode.NO_CASES, "")
@@ -155,8 +156,8 @@ def test_a_case_pattern_without_a_group_says_that_c_matches_group_and_id(suite: 
     (["run", "--foo"], "error: unrecognized arguments: --foo (see 'tooltrial run --help')"),
     (["list", "cases", "--bar=1"], "error: unrecognized arguments: --bar=1 (see 'tooltrial list --help')"),
     (["runn", "cases"], "error: unknown command 'runn' (did you mean 'run'? see 'tooltrial --help')"),
-    (["xyzzy"], "error: unknown command 'xyzzy' (choose from run, list, validate, report, merge, schema, new, import, doctor, cache; "
-                "see 'tooltrial --help')"),
+    (["xyzzy"], ("error: unknown command 'xyzzy' (choose from run, list, validate, report, merge, schema, new, import, doctor, cache; "
+                 "see 'tooltrial --help')")),
 ])
 def test_usage_errors_point_at_the_help_of_the_subcommand_they_were_given_to(suite: Path, argv: list[str],
                                                                                message: str) -> None:

@@ -38,7 +38,7 @@ def _load(text: str) -> Any:
 
 
 BUNDLED = list(BUNDLED_FILES)
-_YAML_BLOCK = re.compile(r"^```yaml\n(.*?)^```$", re.M | re.S)
+_YAML_BLOCK = re.compile(r"^```yaml\n(.*?)^```$", re.MULTILINE | re.DOTALL)
 _NOT_CASES = ("# partial:", "# other format:")  # docs/development.md: fragments and other programs' files
 _CONFIG_KEYS = {"providers", "default_provider", "jobs", "results_dir", "judge", "agents"}
 DOC_CASES = [
@@ -171,10 +171,10 @@ def test_a_misplaced_key_in_a_turn_or_the_defaults_says_where_it_belongs(tmp_pat
     assert done.returncode == 4
     assert done.stderr.splitlines() == [
         f"error: {path}:1:21: defaults.expect: unknown key 'max_calls' ('max_calls' belongs under expect.trace)",
-        f"error: {path}:2:51: turns[1].expect: unknown key 'max_calls'"
-        " ('max_calls' belongs under turns[1].expect.trace or under the case's expect.trace)",
-        f"error: {path}:2:73: turns[1].expect.trace: unknown key 'max_turns'"
-        " ('max_turns' belongs under the case's expect)",
+        (f"error: {path}:2:51: turns[1].expect: unknown key 'max_calls'"
+         " ('max_calls' belongs under turns[1].expect.trace or under the case's expect.trace)"),
+        (f"error: {path}:2:73: turns[1].expect.trace: unknown key 'max_turns'"
+         " ('max_turns' belongs under the case's expect)"),
     ]
 
 
@@ -182,30 +182,30 @@ def test_a_misplaced_key_in_a_turn_or_the_defaults_says_where_it_belongs(tmp_pat
     ("text", "error"),
     [
         ("- id: a\n  turns: [x]\n   expect: {}\n",
-         "3:4: invalid YAML: this line is indented unlike the lines around it"
-         " (indent this line like its siblings at column 3)"),
+         ("3:4: invalid YAML: this line is indented unlike the lines around it"
+          " (indent this line like its siblings at column 3)")),
         ("defaults:\n  timeout: 3\n cases:\n  - id: a\n",
-         "3:2: invalid YAML: this line is indented unlike the lines around it"
-         " (indent this line like its siblings at column 1)"),
+         ("3:2: invalid YAML: this line is indented unlike the lines around it"
+          " (indent this line like its siblings at column 1)")),
         ("- id: a\n  turns:\n    - x\n   - y\n",
-         "4:4: invalid YAML: this line is indented unlike the lines around it"
-         " (indent this line like its siblings at column 5)"),
+         ("4:4: invalid YAML: this line is indented unlike the lines around it"
+          " (indent this line like its siblings at column 5)")),
         ("- id: a\n    turns: [x]\n",
-         "2:10: invalid YAML: a ':' where no key can start"
-         " (indent this line like its siblings at column 3, or put a value that holds ': ' in quotes)"),
+         ("2:10: invalid YAML: a ':' where no key can start"
+          " (indent this line like its siblings at column 3, or put a value that holds ': ' in quotes)")),
         ("- id: a\n  turns: [x]\n  description: note: this\n",
          "3:20: invalid YAML: a ':' where no key can start (put a value that holds ': ' in quotes)"),
         ("- id: a\n  turns [x]\n  expect: {}\n",
-         "2:3: invalid YAML: a key without its ':'"
-         " (write 'key: value', with ': ' after the key, or quote the text if it is no key)"),
+         ("2:3: invalid YAML: a key without its ':'"
+          " (write 'key: value', with ': ' after the key, or quote the text if it is no key)")),
         ("- id: a\n  turns:\n  - x\n  - \"y\n  - z\n",
          "4:5: invalid YAML: the quote '\"' opened here is never closed (end the text with '\"', or write it without quotes)"),
         ("- id: a\n  turns: {a: [x]\n  expect: {}\n",
-         "2:10: invalid YAML: '{' is not closed"
-         " (close it with '}' before line 3, column 3, and separate its items with ', ')"),
+         ("2:10: invalid YAML: '{' is not closed"
+          " (close it with '}' before line 3, column 3, and separate its items with ', ')")),
         ("- id: a\n  turns: [x\n",
-         "2:10: invalid YAML: '[' is not closed"
-         " (close it with ']' before line 3, column 1, and separate its items with ', ')"),
+         ("2:10: invalid YAML: '[' is not closed"
+          " (close it with ']' before line 3, column 1, and separate its items with ', ')")),
         ("- id: a\n\tturns: [x]\n",
          "2:1: invalid YAML: found character '\\t' that cannot start any token (indent with spaces, not tabs)"),
     ],

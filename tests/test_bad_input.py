@@ -43,8 +43,8 @@ def refused(project: Path, capsys: pytest.CaptureFixture[str], *argv: str) -> st
     ("template", "error"),
     [
         ("{{ 1/0 }}", f"ZeroDivisionError: division by zero ({FAILED_HINT})"),
-        ("{{ range(10**9)|list }}", "OverflowError: Range too big. The sandbox blocks ranges larger than MAX_RANGE "
-                                    f"(100000). ({FAILED_HINT})"),
+        ("{{ range(10**9)|list }}", ("OverflowError: Range too big. The sandbox blocks ranges larger than MAX_RANGE "
+                                     f"(100000). ({FAILED_HINT})")),
         ("{% macro f(n) %}{{ f(n + 1) }}{% endmacro %}{{ f(1) }}",
          "the template recurses too deeply (a macro that calls itself needs a condition that stops it)"),
         ("{{ 'a' * 10**10 }}", f"the template builds a value of more than 1,000,000 characters ({LIMIT_HINT})"),
@@ -82,10 +82,10 @@ def test_loops_that_never_end_in_practice_stop_at_the_render_deadline(project: P
 @pytest.mark.parametrize(
     ("line", "error"),
     [
-        ("timeout: .inf", "3:12: expected a finite number, got infinity "
-                          "(JSON has no infinity or NaN: write a number under 1e308, or quote it to make it text)"),
-        ("timeout: .nan", "3:12: expected a finite number, got NaN "
-                          "(JSON has no infinity or NaN: write a number under 1e308, or quote it to make it text)"),
+        ("timeout: .inf", ("3:12: expected a finite number, got infinity "
+                           "(JSON has no infinity or NaN: write a number under 1e308, or quote it to make it text)")),
+        ("timeout: .nan", ("3:12: expected a finite number, got NaN "
+                           "(JSON has no infinity or NaN: write a number under 1e308, or quote it to make it text)")),
         ("timeout: 1e300", "3:12: timeout: must be at most 86400, got 1e+300"),
         ("command_timeout: 1e300", "3:20: command_timeout: must be at most 86400, got 1e+300"),
         ("runs: 1000000000", "3:9: runs: must be at most 10000, got 1000000000"),
@@ -129,7 +129,7 @@ def finished(project: Path) -> Path:
 
 
 def _first_run(folder: Path) -> Path:
-    return sorted((folder / "runs").iterdir())[0]
+    return min((folder / "runs").iterdir())
 
 
 @pytest.mark.parametrize(

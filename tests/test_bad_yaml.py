@@ -8,8 +8,8 @@ still loads.
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import pytest
 
@@ -86,8 +86,8 @@ def test_an_anchor_reused_by_many_cases_still_loads(project: Path, capsys) -> No
         ("!!set {a}", "3:13: unsupported YAML tag !!set (write a list)"),
         ("!!str [a]", "3:13: YAML tag !!str cannot mark a list (remove the tag)"),
         ("!<tag:example.com,2000:x> 5", f"3:13: unsupported YAML tag tag:example.com,2000:x ({PLAIN})"),
-        (".inf", "3:13: expected a finite number, got infinity "
-                 "(JSON has no infinity or NaN: write a number under 1e308, or quote it to make it text)"),
+        (".inf", ("3:13: expected a finite number, got infinity "
+                  "(JSON has no infinity or NaN: write a number under 1e308, or quote it to make it text)")),
     ],
 )
 def test_tags_and_aliases_that_are_no_plain_data_are_positioned_errors(project: Path, capsys, yaml: str, error: str) -> None:

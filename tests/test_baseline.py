@@ -5,9 +5,9 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
+from runner.errors import ExitCode
 from runner.run.baselines import DoNothing, RandomTools, made_up_arguments
 from runner.tools.toolbox import BUILTIN_TOOLS
-from runner.errors import ExitCode
 from tests.helpers import run_cli
 
 CASES = """\

@@ -59,21 +59,21 @@ ENTRIES: dict[str, tuple[list[dict[str, Any]], list[dict[str, Any]], tuple[bool,
     "name-right": (AREA, [_call("calc_area", base=10, height=5)],
                    (True, "1 expected call(s) paired one to one: #1 calc_area = call #1")),
     "name-wrong": (AREA, [_call("calc_perimeter", base=10, height=5)],
-                   (False, 'expected call #1 calc_area {"base": 10, "height": 5} found no partner: calc_area was '
-                           'never called; call #1 calc_perimeter {"base": 10, "height": 5} is no expected call '
-                           "(extra_calls: false)")),
+                   (False, ('expected call #1 calc_area {"base": 10, "height": 5} found no partner: calc_area was '
+                            'never called; call #1 calc_perimeter {"base": 10, "height": 5} is no expected call '
+                            "(extra_calls: false)"))),
     "required-missing": (AREA, [_call("calc_area", base=10)],
-                         (False, 'expected call #1 calc_area {"base": 10, "height": 5} found no partner: calc_area '
-                                 "was never called (not counted: 1 refused call of calc_area: invalid arguments for "
-                                 "calc_area: 'height' is a required property)")),
+                         (False, ('expected call #1 calc_area {"base": 10, "height": 5} found no partner: calc_area '
+                                  "was never called (not counted: 1 refused call of calc_area: invalid arguments for "
+                                  "calc_area: 'height' is a required property)"))),
     "unexpected-param": (AREA, [_call("calc_area", base=10, height=5, unit="cm")],
-                         (False, 'expected call #1 calc_area {"base": 10, "height": 5} found no partner: nearest '
-                                 'call #1 {"base": 10, "height": 5, "unit": "cm"} (unexpected parameter unit)')),
+                         (False, ('expected call #1 calc_area {"base": 10, "height": 5} found no partner: nearest '
+                                  'call #1 {"base": 10, "height": 5, "unit": "cm"} (unexpected parameter unit)'))),
     "int-for-float": ([{"name": "count_items", "args": {"n": 5, "scale": 2.0}}], [_call("count_items", n=5, scale=2)],
                       (True, "1 expected call(s) paired one to one: #1 count_items = call #1")),
     "float-for-int": ([{"name": "count_items", "args": {"n": 5}}], [_call("count_items", n=5.0)],
-                      (False, 'expected call #1 count_items {"n": 5} found no partner: nearest call #1 {"n": 5.0} '
-                              "(n: expected integer, got 5.0 (the tool's parameter type))")),
+                      (False, ('expected call #1 count_items {"n": 5} found no partner: nearest call #1 {"n": 5.0} '
+                               "(n: expected integer, got 5.0 (the tool's parameter type))"))),
     "acceptable-value": (WEATHER, [_call("get_weather", city="san francisco ca", unit="C", precision=2)],
                          (True, "1 expected call(s) paired one to one: #1 get_weather = call #1")),
     "unacceptable-value": (WEATHER, [_call("get_weather", city="San Francisco, CA", unit="kelvin")],
@@ -90,26 +90,26 @@ ENTRIES: dict[str, tuple[list[dict[str, Any]], list[dict[str, Any]], tuple[bool,
     "list-right": (ROUTE, [_call("plan_route", cities=["new york", "PARIS"])],
                    (True, "1 expected call(s) paired one to one: #1 plan_route = call #1")),
     "list-reordered": (ROUTE, [_call("plan_route", cities=["Paris", "New York"])],
-                       (False, 'expected call #1 plan_route {"cities": [{"normalized": "New York"}, {"normalized": '
-                               '"Paris"}]} found no partner: nearest call #1 {"cities": ["Paris", "New York"]} '
-                               '(cities[0]: expected "New York" (normalized), got "Paris")')),
+                       (False, ('expected call #1 plan_route {"cities": [{"normalized": "New York"}, {"normalized": '
+                                '"Paris"}]} found no partner: nearest call #1 {"cities": ["Paris", "New York"]} '
+                                '(cities[0]: expected "New York" (normalized), got "Paris")'))),
     "dict-right": (PERSON, [_call("register", person={"name": "bob"})],
                    (True, "1 expected call(s) paired one to one: #1 register = call #1")),
     "dict-extra-key": (PERSON, [_call("register", person={"name": "Bob", "age": 30, "email": "b@x.org"})],
-                       (False, 'expected call #1 register {"person": {"exact": {"age": {"optional": 30}, "name": '
-                               '{"normalized": "Bob"}}}} found no partner: nearest call #1 {"person": {"age": 30, '
-                               '"email": "b@x.org", "name": "Bob"}} (unexpected parameter person.email)')),
+                       (False, ('expected call #1 register {"person": {"exact": {"age": {"optional": 30}, "name": '
+                                '{"normalized": "Bob"}}}} found no partner: nearest call #1 {"person": {"age": 30, '
+                                '"email": "b@x.org", "name": "Bob"}} (unexpected parameter person.email)'))),
     "dict-missing-key": (PERSON, [_call("register", person={"age": 30})],
-                         (False, 'expected call #1 register {"person": {"exact": {"age": {"optional": 30}, "name": '
-                                 '{"normalized": "Bob"}}}} found no partner: nearest call #1 {"person": {"age": 30}} '
-                                 "(person.name: missing)")),
+                         (False, ('expected call #1 register {"person": {"exact": {"age": {"optional": 30}, "name": '
+                                  '{"normalized": "Bob"}}}} found no partner: nearest call #1 {"person": {"age": 30}} '
+                                  "(person.name: missing)"))),
     "parallel-any-order": (ROOTS, [_call("quadratic_roots", a=5, b=-7, c=3), _call("quadratic_roots", a=3, b=4, c=2)],
-                           (True, "2 expected call(s) paired one to one: #1 quadratic_roots = call #2, "
-                                  "#2 quadratic_roots = call #1")),
+                           (True, ("2 expected call(s) paired one to one: #1 quadratic_roots = call #2, "
+                                   "#2 quadratic_roots = call #1"))),
     "parallel-same-twice": (ROOTS, [_call("quadratic_roots", a=3, b=4, c=2), _call("quadratic_roots", a=3, b=4, c=2)],
-                            (False, 'expected call #2 quadratic_roots {"a": 5, "b": -7, "c": 3} found no partner: '
-                                    'nearest call #2 {"a": 3, "b": 4, "c": 2} (a: expected 5, got 3, and 2 more '
-                                    "difference(s))")),
+                            (False, ('expected call #2 quadratic_roots {"a": 5, "b": -7, "c": 3} found no partner: '
+                                     'nearest call #2 {"a": 3, "b": 4, "c": 2} (a: expected 5, got 3, and 2 more '
+                                     "difference(s))"))),
 }
 
 

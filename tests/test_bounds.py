@@ -13,8 +13,9 @@ import os
 import signal
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from runner.cli import main
 from tests.sandboxes import none_left
@@ -76,8 +77,8 @@ def test_file_tools_refuse_a_hard_link_to_a_file_outside_the_workspace(tmp_path:
     assert _run(["run", str(suite), "--sandbox", "none", "--results", str(tmp_path / "results")]) == 1
     (record,), _ = _results(tmp_path / "results")
     assert [(c["check"], c["passed"], c["message"]) for c in record["checks"]] == [
-        ("files", False, "linked.txt has 2 hard links, and expect.files does not read a file whose other names "
-                         "may lie outside the workspace"),
+        ("files", False, ("linked.txt has 2 hard links, and expect.files does not read a file whose other names "
+                          "may lie outside the workspace")),
     ]
     assert _steps(record) == [
         ("write_file", f"Error: linked.txt {REFUSED}"),
@@ -180,8 +181,8 @@ def test_the_snapshot_of_huge_sparse_files_and_the_checks_stay_inside_the_run_ti
     # f0 grew and f1 got a new mtime: both show; f2 kept its size and mtime, so its change does not
     assert record["changes"] == {"added": [], "changed": ["f0", "f1"], "deleted": []}
     assert [(c["check"], c["passed"], c["message"]) for c in record["checks"]] == [
-        ("files", False, "f0 is 1048576001 bytes, over the 10000000 byte limit of expect.files content checks; "
-                         "check it with expect.verify instead"),
+        ("files", False, ("f0 is 1048576001 bytes, over the 10000000 byte limit of expect.files content checks; "
+                          "check it with expect.verify instead")),
         ("files", True, "small.txt equals the expected content"),
     ]
     assert record["status"] == "fail"

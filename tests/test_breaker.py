@@ -7,6 +7,7 @@ import json
 import socket
 import threading
 from pathlib import Path
+from typing import Self
 
 import pytest
 
@@ -39,7 +40,7 @@ class Slammer:
             self.accepted += 1
             conn.close()
 
-    def __enter__(self) -> "Slammer":
+    def __enter__(self) -> Self:
         self._thread.start()
         return self
 
@@ -89,7 +90,7 @@ def test_the_count_starts_again_when_the_provider_answers_or_fails_otherwise() -
     with pytest.raises(ProviderError) as raised:
         breaker.check()
     assert (raised.value.kind, str(raised.value), raised.value.attempts) == (
-        ErrorKind.CONNECTION, "not sent: p is unreachable: 2 runs in a row could not connect; its remaining runs "
-        "are not sent", ())
+        ErrorKind.CONNECTION, ("not sent: p is unreachable: 2 runs in a row could not connect; its remaining runs "
+         "are not sent"), ())
     with pytest.raises(ProviderError, match="^not sent: p is unreachable$"):  # the story is told once
         breaker.check()

@@ -25,8 +25,9 @@ from typing import Any
 import pytest
 
 from runner.run.options import RunOptions
-from runner.suite.portable import WorkerSetup
+from runner.sandbox.bounds import Bounds
 from runner.sandbox.command import Sandbox, scrubbed_env
+from runner.suite.portable import WorkerSetup
 from tests.helpers import run_cli, tooltrial
 from tests.sandboxes import BWRAP, make_sandbox, needs_bwrap
 
@@ -179,7 +180,7 @@ def test_a_run_whose_thread_the_machine_refuses_is_an_infrastructure_error_and_t
 def test_output_that_looks_like_a_bubblewrap_failure_is_the_commands_own(tmp_path: Path) -> None:
     """A model cannot turn its command's failure into an unscored infrastructure error by printing bwrap's words."""
     result = make_sandbox("bwrap" if BWRAP else "none").run(f"echo '{REFUSED}' >&2; exit 1", tmp_path,
-                                                            scrubbed_env(tmp_path), timeout=10)
+                                                            scrubbed_env(tmp_path), Bounds(10))
     assert (result.exit_code, result.output) == (1, REFUSED + "\n")
 
 
@@ -187,9 +188,9 @@ def test_a_command_kept_from_starting_by_its_own_doing_is_no_infrastructure_erro
     """A workspace a command removed, a command line too long for the kernel: the model's doing, shown to it."""
     sandbox, env = Sandbox("none"), scrubbed_env(tmp_path)
     with pytest.raises(FileNotFoundError):
-        sandbox.run("true", tmp_path / "removed", env, timeout=10)
+        sandbox.run("true", tmp_path / "removed", env, Bounds(10))
     with pytest.raises(OSError) as long:
-        sandbox.run("echo " + "x" * 200_000, tmp_path, env, timeout=10)
+        sandbox.run("echo " + "x" * 200_000, tmp_path, env, Bounds(10))
     assert long.value.errno == errno.E2BIG
 
 

@@ -5,12 +5,13 @@ from __future__ import annotations
 import os
 import shutil
 import socket
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 
 from runner.errors import UserError
+from runner.sandbox.bounds import Access, Bounds
 from runner.sandbox.bwrap import HostView, bwrap_argv, host_view, probe
 from runner.sandbox.choose import choose_sandbox
 from runner.sandbox.command import CommandResult, Confinement, Sandbox, scrubbed_env
@@ -27,7 +28,7 @@ def listener() -> Iterator[int]:
 
 
 def _run(workspace: Path, command: str, network: bool = False) -> CommandResult:
-    return make_sandbox("bwrap").run(command, workspace, scrubbed_env(workspace), timeout=10, network=network)
+    return make_sandbox("bwrap").run(command, workspace, scrubbed_env(workspace), Bounds(10), Access(network=network))
 
 
 @needs_bwrap

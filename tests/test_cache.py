@@ -231,8 +231,8 @@ def test_a_corrupt_entry_is_a_miss_with_a_warning_and_is_replaced(tmp_path: Path
         _, third, sent3 = run(tmp_path, server, "three", "-c", "*/say")
     (record,) = second["runs"]
     assert (done.returncode, record["status"], sent2, sent3) == (0, "pass", 1, 0)
-    assert record["warnings"] == [f"response cache {tmp_path / 'cache'}: entry {key[:12]} is corrupt (not JSON "
-                                  "text, from line 1 column 26); asked the model instead"]
+    assert record["warnings"] == [(f"response cache {tmp_path / 'cache'}: entry {key[:12]} is corrupt (not JSON "
+                                   "text, from line 1 column 26); asked the model instead")]
     assert third["runs"][0]["cache"]["hits"] == 1
 
 

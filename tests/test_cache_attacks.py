@@ -202,8 +202,8 @@ def test_a_truncated_cache_db_is_not_read_and_the_run_goes_on_live(tmp_path: Pat
         info = run_cli("cache", "info", str(folder))
     malformed = "cache.db is not a cache database (database disk image is malformed)"
     assert_ran_live(done, record, folder, f"{malformed}{NOT_READ}")
-    assert (info.returncode, info.stderr) == (ExitCode.USAGE, f"error: response cache {folder}: {malformed} "
-                                                              "(delete the folder, or give another)\n")
+    assert (info.returncode, info.stderr) == (ExitCode.USAGE, (f"error: response cache {folder}: {malformed} "
+                                                               "(delete the folder, or give another)\n"))
     assert (folder / "cache.db").stat().st_size == size  # nothing written to it
 
 

@@ -222,14 +222,14 @@ def test_ordered_calls_need_their_partners_in_order(runs: dict[str, dict[str, An
     assert _checks(runs["ordered-pass"]) == [
         ("trace.calls", True, "2 expected call(s) paired one to one in order: #1 lookup = call #1, #2 lookup = call #3")]
     assert _checks(runs["ordered-fail"]) == [
-        ("trace.calls", False, 'expected call #2 lookup {"key": "b"} found no partner: call #1 {"key": "b"} fits but '
-                               "comes before the partner of an earlier one")]
+        ("trace.calls", False, ('expected call #2 lookup {"key": "b"} found no partner: call #1 {"key": "b"} fits but '
+                                "comes before the partner of an earlier one"))]
 
 
 def test_exact_args_per_call_and_no_extra_calls(runs: dict[str, dict[str, Any]]) -> None:
     assert _checks(runs["per-call-exact"]) == [
-        ("trace.calls", False, 'expected call #1 lookup {"key": "a"} found no partner: nearest call #2 '
-                               '{"key": "a", "limit": 1} (unexpected parameter limit)')]
+        ("trace.calls", False, ('expected call #1 lookup {"key": "a"} found no partner: nearest call #2 '
+                                '{"key": "a", "limit": 1} (unexpected parameter limit)'))]
 
 
 def test_a_refused_call_is_recorded_and_satisfies_no_check_that_asks_for_a_call(runs: dict[str, dict[str, Any]]) -> None:
@@ -238,15 +238,15 @@ def test_a_refused_call_is_recorded_and_satisfies_no_check_that_asks_for_a_call(
     assert [r["tool_calls"][0]["status"] for r in run["model_requests"][:1]] == ["refused"]
     why = "invalid arguments for lookup: limit: 1.5 is not of type 'integer'"
     assert _checks(run) == [
-        ("trace.exact", False, f"tool calls were [no calls], expected exactly [lookup] (not counted: 1 refused call "
-                               f"of lookup: {why})"),
+        ("trace.exact", False, (f"tool calls were [no calls], expected exactly [lookup] (not counted: 1 refused call "
+                                f"of lookup: {why})")),
         ("trace.must_include", False, f"never called lookup (1 refused call: {why})"),
         ("trace.max_calls", True, "1 tool call, within the limit of 1"),
         ("trace.min_calls", False, f"0 tool calls, at least 1 required (not counted: 1 refused call of lookup: {why})"),
-        ("trace.args", False, f'no lookup call has arguments matching {{"key": "a"}}: lookup was never called '
-                              f"(1 refused call: {why})"),
-        ("trace.calls", False, f"expected call #1 lookup (any arguments) found no partner: lookup was never called "
-                               f"(not counted: 1 refused call of lookup: {why})"),
+        ("trace.args", False, (f'no lookup call has arguments matching {{"key": "a"}}: lookup was never called '
+                               f"(1 refused call: {why})")),
+        ("trace.calls", False, (f"expected call #1 lookup (any arguments) found no partner: lookup was never called "
+                                f"(not counted: 1 refused call of lookup: {why})")),
     ]
     assert (run["status"], run["failure"]) == ("fail", "wrong_tool")
 
@@ -254,8 +254,8 @@ def test_a_refused_call_is_recorded_and_satisfies_no_check_that_asks_for_a_call(
 def test_arguments_that_did_not_parse_count_as_no_call(runs: dict[str, dict[str, Any]]) -> None:
     run = runs["quotes"]
     assert [s["status"] for s in run["steps"]] == ["invalid"]
-    assert _checks(run) == [("trace.must_include", False, "never called read_file (1 invalid call: invalid JSON "
-                             "arguments: Expecting property name enclosed in double quotes: line 1 column 2 (char 1))")]
+    assert _checks(run) == [("trace.must_include", False, ("never called read_file (1 invalid call: invalid JSON "
+                              "arguments: Expecting property name enclosed in double quotes: line 1 column 2 (char 1))"))]
 
 
 def test_a_denied_call_breaks_avoid_but_is_no_call(runs: dict[str, dict[str, Any]]) -> None:
@@ -263,31 +263,31 @@ def test_a_denied_call_breaks_avoid_but_is_no_call(runs: dict[str, dict[str, Any
     assert [s["status"] for s in run["steps"]] == ["refused"]
     assert _checks(run) == [
         ("trace.avoid", False, "called bash 1 time(s), which the case forbids"),
-        ("trace.order", False, "calls [no calls] do not contain [lookup] in that order (not counted: 1 refused call "
-                               "of bash: tool 'bash' is denied in this case)"),
+        ("trace.order", False, ("calls [no calls] do not contain [lookup] in that order (not counted: 1 refused call "
+                                "of bash: tool 'bash' is denied in this case)")),
     ]
 
 
 def test_exact_unordered_compares_the_names_as_a_multiset(runs: dict[str, dict[str, Any]]) -> None:
     assert _checks(runs["unordered"]) == [
-        ("trace.exact_unordered", False, "tool calls were [lookup, read_file, read_file], expected [lookup, lookup, "
-                                         "read_file] in any order (missing 1 lookup, 1 extra read_file)")]
+        ("trace.exact_unordered", False, ("tool calls were [lookup, read_file, read_file], expected [lookup, lookup, "
+                                          "read_file] in any order (missing 1 lookup, 1 extra read_file)"))]
     assert _checks(runs["unordered-pass"]) == [
         ("trace.exact_unordered", True, "tool calls [lookup, read_file] are [read_file, lookup] in some order")]
 
 
 @pytest.mark.parametrize(("trace", "more", "error"), [
-    ({"calls": [{"name": "lookpu"}]}, {}, "cases/c.yml:6:24: expect.trace.calls[0].name: unknown tool 'lookpu'"
-                                          " (did you mean 'lookup'?)"),
+    ({"calls": [{"name": "lookpu"}]}, {}, ("cases/c.yml:6:24: expect.trace.calls[0].name: unknown tool 'lookpu'"
+                                           " (did you mean 'lookup'?)")),
     ({"calls": [{"name": "bash"}]}, {"tools": ["lookup"]},
-     "cases/c.yml:7:24: expect.trace.calls[0].name: tool 'bash' is not offered by the case"
-     " (a call of it is refused and never counts; add it to tools (offered: lookup))"),
+     ("cases/c.yml:7:24: expect.trace.calls[0].name: tool 'bash' is not offered by the case"
+      " (a call of it is refused and never counts; add it to tools (offered: lookup))")),
     ({"exact_unordered": ["lookup", "bash"]}, {"deny": ["bash"]},
-     "cases/c.yml:7:35: expect.trace.exact_unordered[1]: tool 'bash' is denied by the case"
-     " (a call of it is refused and never counts; remove it from deny)"),
+     ("cases/c.yml:7:35: expect.trace.exact_unordered[1]: tool 'bash' is denied by the case"
+      " (a call of it is refused and never counts; remove it from deny)")),
     ({"calls": [{"name": "lookup", "args": {"key": {"type": "int"}}}]}, {},
-     "cases/c.yml:6:59: expect.trace.calls[0].args.key.type: 'int' is not one of 'string', 'integer', 'number',"
-     " 'boolean', 'array', 'object', 'null' (did you mean 'integer'?)"),
+     ("cases/c.yml:6:59: expect.trace.calls[0].args.key.type: 'int' is not one of 'string', 'integer', 'number',"
+      " 'boolean', 'array', 'object', 'null' (did you mean 'integer'?)")),
 ])
 def test_calls_name_offered_tools_and_matchers_are_checked_when_loading(
         tmp_path: Path, trace: dict[str, Any], more: dict[str, Any], error: str) -> None:

@@ -242,8 +242,8 @@ def test_load_cases_collects_every_error_of_every_file(tmp_path: Path) -> None:
     assert [e.render() for e in raised.value.errors] == [
         f"{tmp_path}/two/web.yml:1:18: turns: must not be empty",
         f"{tmp_path}/two/web.yml:2:3: missing required key 'turns' (give turns, the prompts to send, or user, a simulated user)",
-        f"{tmp_path}/two/fs.yml:1: id: duplicate case 'fs/b' "
-        f"(also defined at {tmp_path}/one/fs.yml:2; rename one or the file)",
+        (f"{tmp_path}/two/fs.yml:1: id: duplicate case 'fs/b' "
+         f"(also defined at {tmp_path}/one/fs.yml:2; rename one or the file)"),
     ]
 
 
@@ -261,7 +261,7 @@ def case(full_id: str, tags: tuple[str, ...] = ()) -> Case:
 
 def test_select_by_globs_and_tags() -> None:
     cases = [case("fs/read", ("smoke",)), case("fs/write"), case("search/grep", ("smoke", "slow")), case("fix/test")]
-    ids = lambda chosen: [c.full_id for c in chosen]  # noqa: E731
+    ids = lambda chosen: [c.full_id for c in chosen]
     assert select(cases) == cases
     assert ids(select(cases, ["fs/*"])) == ["fs/read", "fs/write"]
     assert ids(select(cases, ["fix/*", "*/grep"])) == ["search/grep", "fix/test"]

@@ -121,11 +121,11 @@ FAILING = [
     ("trace.max_calls", False, "2 tool calls, at most 1 allowed"),
     ("trace.min_calls", False, "2 tool calls, at least 3 required"),
     ("trace.order", False, "calls [bash, bash] do not contain [write_file, bash] in that order"),
-    ("trace.args", False, 'no bash call has arguments matching {"command": "ls"}: '
-                          '#1 {"command": "echo hi"} (command: expected "ls", got "echo hi"); '
-                          '#2 {"command": "echo hi"} (command: expected "ls", got "echo hi")'),
-    ("trace.calls", False, 'expected call #1 bash {"command": "ls"} found no partner: '
-                           'nearest call #1 {"command": "echo hi"} (command: expected "ls", got "echo hi")'),
+    ("trace.args", False, ('no bash call has arguments matching {"command": "ls"}: '
+                           '#1 {"command": "echo hi"} (command: expected "ls", got "echo hi"); '
+                           '#2 {"command": "echo hi"} (command: expected "ls", got "echo hi")')),
+    ("trace.calls", False, ('expected call #1 bash {"command": "ls"} found no partner: '
+                            'nearest call #1 {"command": "echo hi"} (command: expected "ls", got "echo hi")')),
     ("judge", False, "judge score 0.20 is below 0.70: The reply gave up."),
     ("max_tokens", False, "used 450,000 tokens, over the budget of 1,000"),
     ("max_cost", False, "cost $0.1350, over the budget of $0.0100"),

@@ -4,8 +4,9 @@ loader's list normalisation, the extra rules' regex compilation, the registry an
 from __future__ import annotations
 
 import copy
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 
@@ -144,7 +145,7 @@ def test_a_kind_added_to_the_table_is_loaded_normalised_compiled_and_run(shout: 
 def test_a_bad_regex_is_shown_as_written_its_backslashes_single(tmp_path: Path) -> None:
     path = tmp_path / "t.yml"
     path.write_text("- id: c\n  turns: [Hi.]\n  expect:\n    response_matches: ['(?<!\\d', \"it's (\"]\n")
-    code, out, err = cli_output(["validate", str(path)])
+    code, _out, err = cli_output(["validate", str(path)])
     assert (code, err.splitlines()) == (4, [
         f"error: {path}:4:24: expect.response_matches[0]: invalid regex '(?<!\\d': missing ) at position 6",
         f"error: {path}:4:34: expect.response_matches[1]: invalid regex \"it's (\": missing ) at position 6",

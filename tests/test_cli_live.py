@@ -24,7 +24,7 @@ from tests.fake_servers import (
     openai_reply,
     script_replies,
 )
-from tests.helpers import BUNDLED_ARGS, BUNDLED_FILES, ROOT, config, run_cli, run_output
+from tests.helpers import BUNDLED_ARGS, BUNDLED_FILES, config, run_cli, run_output
 
 pytestmark = pytest.mark.usefixtures("litellm_loaded")
 
@@ -113,8 +113,8 @@ _HOW = "(name a model as provider/model, e.g. -p ollama/qwen3 or -p openai/gpt-4
 
 
 @pytest.mark.parametrize("provider, expected", [
-    ("anthropic", "provider 'anthropic' needs a model "
-                  "(use -p anthropic/<model>, or add an alias 'anthropic' under providers: in tooltrial.yml)"),
+    ("anthropic", ("provider 'anthropic' needs a model "
+                   "(use -p anthropic/<model>, or add an alias 'anthropic' under providers: in tooltrial.yml)")),
     ("local-opnai", "unknown provider 'local-opnai' (did you mean 'local-openai'?)"),
     ("nosuch/model", f"cannot use provider 'nosuch/model': litellm knows no provider for model 'nosuch/model' {_HOW}"),
     ("qwen3", f"cannot use provider 'qwen3': litellm knows no provider for model 'qwen3' {_HOW}"),

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
+from runner.kinds import Blame
 from runner.run.requests import Tokens
 from runner.scoring.aggregate import aggregate
-from runner.scoring.paired import compare_pairs
-from runner.kinds import Blame
 from runner.scoring.gates import evaluate, exit_code
+from runner.scoring.paired import compare_pairs
 from tests.records import matrix, runs
 
 
@@ -76,14 +76,14 @@ def test_two_providers_by_two_prompts_compare_the_arms_that_differ_in_one_thing(
         ("p · x", "p · y", "prompt", {"provider": "p"}), ("q · x", "q · y", "prompt", {"provider": "q"}),
         ("p · x", "q · x", "provider", {"prompt": "x"}), ("p · y", "q · y", "provider", {"prompt": "y"})]
     assert [c.verdict for c in model.comparisons] == [
-        "prompt y vs x, provider p: -50 pts pass rate over 2 paired runs (0 fail→pass, 1 pass→fail); "
-        "exact McNemar p = 1: not significant at 0.05, the difference may be chance",
-        "prompt y vs x, provider q: +100 pts pass rate over 2 paired runs (2 fail→pass, 0 pass→fail); "
-        "exact McNemar p = 0.5: not significant at 0.05, the difference may be chance",
-        "provider q vs p, prompt x: -100 pts pass rate over 2 paired runs (0 fail→pass, 2 pass→fail); "
-        "exact McNemar p = 0.5: not significant at 0.05, the difference may be chance",
-        "provider q vs p, prompt y: +50 pts pass rate over 2 paired runs (1 fail→pass, 0 pass→fail); "
-        "exact McNemar p = 1: not significant at 0.05, the difference may be chance",
+        ("prompt y vs x, provider p: -50 pts pass rate over 2 paired runs (0 fail→pass, 1 pass→fail); "
+         "exact McNemar p = 1: not significant at 0.05, the difference may be chance"),
+        ("prompt y vs x, provider q: +100 pts pass rate over 2 paired runs (2 fail→pass, 0 pass→fail); "
+         "exact McNemar p = 0.5: not significant at 0.05, the difference may be chance"),
+        ("provider q vs p, prompt x: -100 pts pass rate over 2 paired runs (0 fail→pass, 2 pass→fail); "
+         "exact McNemar p = 0.5: not significant at 0.05, the difference may be chance"),
+        ("provider q vs p, prompt y: +50 pts pass rate over 2 paired runs (1 fail→pass, 0 pass→fail); "
+         "exact McNemar p = 1: not significant at 0.05, the difference may be chance"),
     ]
 
 

@@ -14,12 +14,12 @@ import pytest
 from jsonschema import Draft202012Validator
 
 from runner.providers.registry import resolve_provider
-from runner.suite.engine import run_matrix
 from runner.run.options import Arm, RunOptions
-from runner.suite.options import SuiteOptions
-from runner.suite.pool import InOrder, run_pool
 from runner.run.prompts import load_prompt
 from runner.run.record import PASS
+from runner.suite.engine import run_matrix
+from runner.suite.options import SuiteOptions
+from runner.suite.pool import InOrder, run_pool
 from tests.helpers import BAD_RUN, GOOD, ROOT, make_case, run_cli, start_run
 from tests.sandboxes import BWRAP, make_sandbox, none_left, processes_with
 

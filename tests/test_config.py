@@ -82,12 +82,12 @@ providers:
 jobs: 0
 """)
     assert errors_of(path) == [
-        f"{path}:2:3: providers: 'Local' is not a valid name "
-        "(use lowercase letters, digits, '.', '_' and '-', starting with a letter or digit)",
+        (f"{path}:2:3: providers: 'Local' is not a valid name "
+         "(use lowercase letters, digits, '.', '_' and '-', starting with a letter or digit)"),
         f"{path}:3:12: providers.Local.model: expected a string, got a number (put it in quotes to make it text)",
         f"{path}:5:5: providers.other: missing required key 'model'",
-        f"{path}:5:18: providers.other.api_key_env: 'sk-abc123' is not a valid name "
-        "(use letters, digits and '_', not starting with a digit)",
+        (f"{path}:5:18: providers.other.api_key_env: 'sk-abc123' is not a valid name "
+         "(use letters, digits and '_', not starting with a digit)"),
         f"{path}:6:14: providers.other.timeout: must be greater than 0, got 0",
         f"{path}:7:7: jobs: must be at least 1, got 0",
     ]
@@ -96,10 +96,10 @@ jobs: 0
 def test_names_ending_in_a_newline_are_not_valid(tmp_path: Path) -> None:
     path = write(tmp_path, 'providers:\n  "local\\n": {model: openai/x, api_key_env: "KEY\\n"}\n')
     assert errors_of(path) == [
-        f"{path}:2:3: providers: 'local\\n' is not a valid name "
-        "(use lowercase letters, digits, '.', '_' and '-', starting with a letter or digit)",
-        f"{path}:2:45: providers.local\n.api_key_env: 'KEY\\n' is not a valid name "
-        "(use letters, digits and '_', not starting with a digit)",
+        (f"{path}:2:3: providers: 'local\\n' is not a valid name "
+         "(use lowercase letters, digits, '.', '_' and '-', starting with a letter or digit)"),
+        (f"{path}:2:45: providers.local\n.api_key_env: 'KEY\\n' is not a valid name "
+         "(use letters, digits and '_', not starting with a digit)"),
     ]
 
 
@@ -114,14 +114,14 @@ default_provider: local-opnai
 judge: nobody
 """)
     assert errors_of(path) == [
-        f"{path}:4:14: providers.local-openai.params.api_key: 'api_key' cannot be set in params "
-        "(use the provider's 'api_key_env' key)",
-        f"{path}:4:31: providers.local-openai.params.num_retries: 'num_retries' cannot be set in params "
-        "(use the provider's 'retries' key)",
+        (f"{path}:4:14: providers.local-openai.params.api_key: 'api_key' cannot be set in params "
+         "(use the provider's 'api_key_env' key)"),
+        (f"{path}:4:31: providers.local-openai.params.num_retries: 'num_retries' cannot be set in params "
+         "(use the provider's 'retries' key)"),
         f"{path}:5:3: providers.scripted: 'scripted' is the built-in offline provider (give this alias another name)",
         f"{path}:6:19: default_provider: unknown provider 'local-opnai' (did you mean 'local-openai'?)",
-        f"{path}:7:8: judge: unknown provider 'nobody' "
-        "(name an alias under providers, a model such as ollama/qwen3, or scripted)",
+        (f"{path}:7:8: judge: unknown provider 'nobody' "
+         "(name an alias under providers, a model such as ollama/qwen3, or scripted)"),
     ]
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import importlib.util
 import io
+import itertools
 import json
 import re
 import shlex
@@ -36,7 +37,7 @@ FRAGMENT = ("# partial:", "# other format:")
 FAILS = "# fails on purpose:"
 CONFIG_KEYS = {"providers", "default_provider", "jobs", "results_dir", "judge", "agents"}
 BLOCK = re.compile(r"(?:^<!-- (?P<mark>[a-z ]+):\s*(?P<arg>.*?) -->\n)?^```(?P<lang>\w*)\n(?P<body>.*?)^```$",
-                   re.M | re.S)
+                   re.MULTILINE | re.DOTALL)
 
 
 @dataclass(frozen=True)
@@ -172,7 +173,7 @@ def test_console_examples_print_what_the_page_shows(page: Path, tmp_path: Path, 
         elif block.lang == "console" and block.mark != "not checked":
             shown = block.body.splitlines()
             starts = [i for i, line in enumerate(shown) if line.startswith("$ ")] + [len(shown)]
-            for start, end in zip(starts, starts[1:]):
+            for start, end in itertools.pairwise(starts):
                 command = shlex.split(shown[start][2:])
                 assert command[0] == "tooltrial", (
                     f"{block.where}: only tooltrial commands run here; mark the block <!-- not checked: why -->")

@@ -9,13 +9,12 @@ import json
 import os
 import socket
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 
 from runner.providers.probe import FAIL, OK, SKIPPED, Server, _key, _local_openai
 from runner.providers.settings import ModelSettings
-
 from tests.fake_servers import OllamaServer, OpenAIServer, Reply, openai_reply
 from tests.helpers import run_cli
 from tests.sandboxes import BWRAP, BWRAP_HARDENED
@@ -32,15 +31,15 @@ LLAMA_CPP_CAUSE = ("a llama.cpp server ignores the tools unless started with --j
 class Listing(OpenAIServer):
     """An OpenAI-compatible fake that lists its models at /v1/models."""
 
-    static = {"/v1/models": MODELS}
+    static: ClassVar[dict[str, Reply]] = {"/v1/models": MODELS}
 
 
 class Refusing(OpenAIServer):
-    static = {"/v1/models": Reply({"error": {"message": "Incorrect API key provided"}}, status=401)}
+    static: ClassVar[dict[str, Reply]] = {"/v1/models": Reply({"error": {"message": "Incorrect API key provided"}}, status=401)}
 
 
 class Tags(OllamaServer):
-    static = {**OllamaServer.static, "/api/tags": TAGS}
+    static: ClassVar[dict[str, Reply]] = {**OllamaServer.static, "/api/tags": TAGS}
 
 
 def _refused_port() -> int:
@@ -89,10 +88,10 @@ def test_doctor_tells_a_working_provider_from_a_dead_one_and_one_without_tool_ca
     assert by_name["down"][1:] == [
         ("endpoint", FAIL, f"http://127.0.0.1:{port}/v1/models does not answer (connection refused)"),
         ("tools", SKIPPED, "the endpoint check failed")]
-    assert by_name["textonly"][2] == ("tools", FAIL, "replied without calling the tool: "  # on this machine: llama.cpp?
-                                                     f"'I would ping, but I cannot call tools.'; {LLAMA_CPP_CAUSE}")
-    assert by_name["astext"][2] == ("tools", FAIL, "wrote the call as text, not as a tool call: set "
-                                                   f"recover_text_calls: true on its alias to run such calls; {LLAMA_CPP_CAUSE}")
+    assert by_name["textonly"][2] == ("tools", FAIL, ("replied without calling the tool: "  # on this machine: llama.cpp?
+                                                      f"'I would ping, but I cannot call tools.'; {LLAMA_CPP_CAUSE}"))
+    assert by_name["astext"][2] == ("tools", FAIL, ("wrote the call as text, not as a tool call: set "
+                                                    f"recover_text_calls: true on its alias to run such calls; {LLAMA_CPP_CAUSE}"))
     assert chats == [(2, ["ping"])] * 3  # one request each, for the JSON and the text run: tried once, one tool
     assert "down (openai/fake)" in table and f"FAIL http://127.0.0.1:{port}/v1/models does not answer" in table
     assert table.splitlines()[-1] == "2 of 5 providers ready; not ready: down, textonly, astext"
@@ -107,10 +106,10 @@ def test_ollama_not_running_or_without_the_model_is_said_so(tmp_path: Path) -> N
             "pulled": f"{{model: ollama/qwen3, api_base: '{ollama.base_url}'}}"})
     assert code == 6
     found_by = {d["name"]: _found(d) for d in found}
-    assert found_by["stopped"][1] == ("endpoint", FAIL, f"Ollama is not running at http://127.0.0.1:{port} "
-                                                        "(connection refused): start it with 'ollama serve'")
-    assert found_by["missing"][1] == ("endpoint", FAIL, f"Ollama answers at {ollama.base_url} but has no model mistral: "
-                                                        "'ollama pull mistral'")
+    assert found_by["stopped"][1] == ("endpoint", FAIL, (f"Ollama is not running at http://127.0.0.1:{port} "
+                                                         "(connection refused): start it with 'ollama serve'"))
+    assert found_by["missing"][1] == ("endpoint", FAIL, (f"Ollama answers at {ollama.base_url} but has no model mistral: "
+                                                         "'ollama pull mistral'"))
     check, status, detail = found_by["pulled"][1]
     assert (check, status, detail.split(" (")[0]) == ("endpoint", OK, f"Ollama answers at {ollama.base_url} and has qwen3")
     assert found_by["pulled"][2] == ("tools", SKIPPED, "--call sends one tiny request to find out")
@@ -167,9 +166,9 @@ def test_a_local_server_that_answers_in_plain_text_is_told_the_llama_cpp_cause(t
         sent = local.chats[0].body
     assert code == 6 and "a llama.cpp server ignores the tools unless started with --jinja" in table
     assert _found(found[0])[2] == (
-        "tools", FAIL, "replied without calling the tool: 'Pong! How can I help you today?'; a llama.cpp server "
-                       "ignores the tools unless started with --jinja and a chat template that supports tools "
-                       "(docs/providers.md)")
+        "tools", FAIL, ("replied without calling the tool: 'Pong! How can I help you today?'; a llama.cpp server "
+                        "ignores the tools unless started with --jinja and a chat template that supports tools "
+                        "(docs/providers.md)"))
     assert [t["function"]["name"] for t in sent["tools"]] == ["ping"]  # the tools were sent: the server dropped them
 
 

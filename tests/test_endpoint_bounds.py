@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
-from runner.endpoint.server import Endpoint
 from runner.endpoint.handler import BODY_LIMIT
+from runner.endpoint.server import Endpoint
 from runner.endpoint.wire import NESTING_LIMIT
 from runner.providers.base import Completion
 from runner.providers.registry import resolve_provider
@@ -219,8 +219,8 @@ def test_the_refused_requests_are_on_the_runs_record(tmp_path: Path, capfd: pyte
     assert [(w["api"], w["status"], w["stream"], w["error"]) for w in record.agent["wire"]] == [
         ("messages", 400, None, f"{UNREADABLE}its Content-Length '\u00b2' is not a number of bytes"),
         ("chat", 400, None, UNREADABLE + TOO_DEEP),
-        ("messages", 413, None, f"{UNREADABLE}its body is larger than the {BODY_LIMIT // 2**20} MiB the endpoint "
-                                "reads (Content-Length 99999999999999)"),
+        ("messages", 413, None, (f"{UNREADABLE}its body is larger than the {BODY_LIMIT // 2**20} MiB the endpoint "
+                                 "reads (Content-Length 99999999999999)")),
         ("messages", 200, False, None)]
     assert json.loads(record.commands[0].stdout)["content"][0]["text"] == "done"
     assert capfd.readouterr().err == ""

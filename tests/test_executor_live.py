@@ -4,18 +4,19 @@ forwarded to the parent, and a provider's ``max_concurrency`` held across worker
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import json
 from pathlib import Path
 
 import pytest
 
 from runner.providers.registry import resolve_provider
-from runner.suite.engine import run_matrix
 from runner.run.options import Arm, RunOptions
-from runner.suite.options import SuiteOptions
 from runner.run.prompts import load_prompt
 from runner.run.record import PASS
 from runner.spec.discover import load_cases
+from runner.suite.engine import run_matrix
+from runner.suite.options import SuiteOptions
 from tests.fake_servers import OpenAIServer, ScriptResponder
 from tests.helpers import ROOT, config, make_case, run_cli
 from tests.sandboxes import make_sandbox
@@ -49,5 +50,5 @@ def test_a_providers_max_concurrency_holds_across_worker_processes() -> None:
     records = run_matrix(cases, [Arm(scripted, load_prompt(None))], SuiteOptions(RunOptions(make_sandbox("none")), jobs=4, workers=2))
     assert [r.status for r in records] == [PASS] * 4
     spans = sorted((r.started, r.started + r.duration) for r in records)
-    assert all(end <= start for (_, end), (start, _) in zip(spans, spans[1:])), spans  # one run at a time
+    assert all(end <= start for (_, end), (start, _) in itertools.pairwise(spans)), spans  # one run at a time
     assert sum(r.queued > 0.25 for r in records) >= 2  # the others waited for the slot, in this process

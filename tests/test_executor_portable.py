@@ -10,13 +10,13 @@ import sys
 
 from runner.providers.registry import resolve_provider
 from runner.run.options import Arm, RunOptions
-from runner.suite.portable import Runner, RunTask, WorkerSetup, run_task
 from runner.run.prompts import load_prompt
 from runner.spec.config import load_config
+from runner.spec.discover import discover, load_cases
+from runner.suite.portable import Runner, RunTask, WorkerSetup, run_task
 from tests.executors import comparable
 from tests.helpers import ROOT, config
 from tests.sandboxes import BWRAP, make_sandbox
-from runner.spec.discover import discover, load_cases
 
 _IN_A_FRESH_PROCESS = """\
 import pickle, sys

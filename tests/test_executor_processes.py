@@ -77,7 +77,7 @@ def test_ctrl_c_on_worker_processes_keeps_finished_runs_and_leaves_no_process(tm
     assert proc.stdout is not None
     first = proc.stdout.readline()
     proc.send_signal(signal.SIGINT)
-    out, err = proc.communicate(timeout=30)
+    _out, err = proc.communicate(timeout=30)
     assert (proc.returncode, first) == (2, "PASS slow/quick\n"), err
     assert "Ctrl-C again to quit now" in err and "Traceback" not in err
     assert _session_left(proc.pid) == []
@@ -104,7 +104,7 @@ def test_a_second_ctrl_c_kills_the_workers_and_their_commands(tmp_path: Path) ->
     proc.send_signal(signal.SIGINT)
     time.sleep(0.2)
     proc.send_signal(signal.SIGINT)
-    out, err = proc.communicate(timeout=10)
+    _out, err = proc.communicate(timeout=10)
     assert proc.returncode == 2 and "interrupted again: quitting now" in err
     assert none_left(token, within=3.0)
     assert _session_left(proc.pid) == []

@@ -79,11 +79,11 @@ def test_scripted_is_refused_as_a_judge_wherever_it_is_named(tmp_path: Path) -> 
 
 
 @pytest.mark.parametrize(("name", "with_config", "error"), [
-    ("local-opena", False, "error: cannot use provider 'local-opena': litellm knows no provider for model 'local-opena' "
-                           "(name a model as provider/model, e.g. -p ollama/qwen3 or -p openai/gpt-4o, or an alias from tooltrial.yml)"),
+    ("local-opena", False, ("error: cannot use provider 'local-opena': litellm knows no provider for model 'local-opena' "
+                            "(name a model as provider/model, e.g. -p ollama/qwen3 or -p openai/gpt-4o, or an alias from tooltrial.yml)")),
     ("local-opena", True, "error: unknown provider 'local-opena' (did you mean 'local-openai'?)"),
-    ("ollama", False, "error: provider 'ollama' needs a model "
-                      "(use -p ollama/<model>, or add an alias 'ollama' under providers: in tooltrial.yml)"),
+    ("ollama", False, ("error: provider 'ollama' needs a model "
+                       "(use -p ollama/<model>, or add an alias 'ollama' under providers: in tooltrial.yml)")),
 ])
 def test_doctor_refuses_the_names_run_refuses_with_runs_message(tmp_path: Path, name: str, with_config: bool,
                                                                  error: str) -> None:

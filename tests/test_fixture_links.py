@@ -21,11 +21,10 @@ import pytest
 
 from runner.errors import UserError
 from runner.output.replay import Recorder
-from runner.suite.rayexec import _packed_fixture
 from runner.run.workspace import Workspace, WorkspaceError
-from runner.sandbox.command import Sandbox
 from runner.spec.casefile import load_file
 from runner.spec.fixture import FixtureError
+from runner.suite.rayexec import _packed_fixture
 from tests.fake_servers import OpenAIServer, openai_reply
 from tests.helpers import make_case, run_cli
 
@@ -197,7 +196,7 @@ def test_a_link_put_on_the_fixtures_way_after_loading_is_refused_by_the_copy(
         reason = (f"fixture 'a/b' cannot be copied: the fixtures folder {fixtures} has become a symbolic link"
                   f" (to {folder}) since the case was loaded")
     with pytest.raises(WorkspaceError) as caught:
-        Workspace.create(loaded, Sandbox())
+        Workspace.create(loaded)
     assert str(caught.value) == reason
     assert list(temp_root.iterdir()) == [] and canary not in str(caught.value)
 
@@ -224,7 +223,7 @@ def test_an_entry_swapped_for_a_link_while_the_fixture_is_copied_is_refused(
 
     monkeypatch.setattr(os, "stat", stat_then_swap)
     with pytest.raises(WorkspaceError) as caught:
-        Workspace.create(make_case(fixture="fx", fixtures_dir=tmp_path / "fixtures"), Sandbox())
+        Workspace.create(make_case(fixture="fx", fixtures_dir=tmp_path / "fixtures"))
     monkeypatch.undo()
     assert str(caught.value) == f"fixture 'fx' cannot be copied: {fixture / entry} changed while it was copied"
     assert list(temp_root.iterdir()) == [] and leaked(canary, temp_root) == []
@@ -252,7 +251,7 @@ def test_a_hard_linked_file_in_a_fixture_is_copied_as_a_file_of_its_own(tmp_path
     fixture = tmp_path / "fixtures" / "fx"
     fixture.mkdir(parents=True)
     os.link(outside, fixture / "linked.txt")
-    workspace = Workspace.create(make_case(fixture="fx", fixtures_dir=tmp_path / "fixtures"), Sandbox())
+    workspace = Workspace.create(make_case(fixture="fx", fixtures_dir=tmp_path / "fixtures"))
     copied = workspace.path / "linked.txt"
     assert copied.read_text() == "shared\n" and copied.stat().st_nlink == 1
     copied.write_text("changed\n")
@@ -270,7 +269,7 @@ def test_the_copy_keeps_modes_times_and_links(tmp_path: Path, temp_root: Path) -
     os.utime(fixture / "data.txt", ns=(1_000_000_000, 2_000_000_000))
     (fixture / "bin").chmod(0o750)
     os.utime(fixture / "bin", ns=(3_000_000_000, 4_000_000_000))
-    workspace = Workspace.create(make_case(fixture="fx", fixtures_dir=tmp_path / "fixtures"), Sandbox())
+    workspace = Workspace.create(make_case(fixture="fx", fixtures_dir=tmp_path / "fixtures"))
     path = workspace.path
     assert (path / "bin" / "run.sh").stat().st_mode & 0o777 == 0o751
     assert (path / "data.txt").stat().st_mtime_ns == 2_000_000_000

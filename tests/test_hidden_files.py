@@ -79,18 +79,18 @@ def test_an_agent_program_under_tmp_or_in_a_home_folder_is_an_error_that_says_wh
     config = ("--config", str(project / "tooltrial.yml"))  # {{ here }}: in a home folder, brought back
     code, lines, runs = _run(tmp_path / "tmp", str(cases), *config)
     assert (code, lines) == (6, [
-        f"ERROR cases/hidden: agent command: {in_tmp} is hidden under the sandbox (/tmp is a fresh tmpfs there); "
-        f"move it out of /tmp, name it relative to the case with {FIX}, or run with --sandbox none", "0/1 passed"])
+        (f"ERROR cases/hidden: agent command: {in_tmp} is hidden under the sandbox (/tmp is a fresh tmpfs there); "
+         f"move it out of /tmp, name it relative to the case with {FIX}, or run with --sandbox none"), "0/1 passed"])
     assert [(r["status"], r["error_kind"], r["commands"]) for r in runs] == [("error", "setup", [])]  # it never ran
     code, lines, _ = _run(tmp_path / "home", str(cases), *config, "--agent", "home")
-    assert (code, lines[0]) == (6, f"ERROR cases/hidden: agent command: {elsewhere} is hidden under the sandbox "
-                                   f"({HOME} is a hidden home folder there); move it out of {HOME}, name it relative "
-                                   f"to the case with {FIX}, or run with --sandbox none")
+    assert (code, lines[0]) == (6, (f"ERROR cases/hidden: agent command: {elsewhere} is hidden under the sandbox "
+                                    f"({HOME} is a hidden home folder there); move it out of {HOME}, name it relative "
+                                    f"to the case with {FIX}, or run with --sandbox none"))
     inline = tmp_path / "inline.yml"  # defined in /tmp: {{ here }} is hidden too, and not offered
     inline.write_text(AGENT_CASE.format(agent=f"{{command: sh {in_tmp}}}"))
     code, lines, _ = _run(tmp_path / "inline", str(inline))
-    assert (code, lines[0]) == (6, f"ERROR inline/hidden: agent command: {in_tmp} is hidden under the sandbox (/tmp is "
-                                   "a fresh tmpfs there); move it out of /tmp or run with --sandbox none")
+    assert (code, lines[0]) == (6, (f"ERROR inline/hidden: agent command: {in_tmp} is hidden under the sandbox (/tmp is "
+                                    "a fresh tmpfs there); move it out of /tmp or run with --sandbox none"))
     code, lines, runs = _run(tmp_path / "none", str(cases), *config, "--sandbox", "none")
     assert (code, lines, runs[0]["commands"][0]["phase"]) == (0, ["PASS cases/hidden", "1/1 passed"], "agent")
 
@@ -127,12 +127,12 @@ def test_a_setup_script_outside_the_visible_folders_is_an_error_before_it_runs(t
     code, lines, runs = _run(tmp_path / "bwrap", str(cases))
     fixture = "put it in the case's fixture"
     assert (code, lines) == (6, [
-        f"ERROR setup/tmp: setup command: {tmp_path}/setup.sh is hidden under the sandbox (/tmp is a fresh tmpfs "
-        f"there); move it out of /tmp, {fixture}, or run with --sandbox none",
-        f"ERROR setup/home: setup command: {in_home}/setup.sh is hidden under the sandbox ({HOME} is a hidden home "
-        f"folder there); move it out of {HOME}, {fixture}, or run with --sandbox none",
-        f"ERROR setup/relative: setup command: {tmp_path}/setup.sh is hidden under the sandbox (/tmp is a fresh tmpfs "
-        f"there); move it out of /tmp, {fixture}, or run with --sandbox none",
+        (f"ERROR setup/tmp: setup command: {tmp_path}/setup.sh is hidden under the sandbox (/tmp is a fresh tmpfs "
+         f"there); move it out of /tmp, {fixture}, or run with --sandbox none"),
+        (f"ERROR setup/home: setup command: {in_home}/setup.sh is hidden under the sandbox ({HOME} is a hidden home "
+         f"folder there); move it out of {HOME}, {fixture}, or run with --sandbox none"),
+        (f"ERROR setup/relative: setup command: {tmp_path}/setup.sh is hidden under the sandbox (/tmp is a fresh tmpfs "
+         f"there); move it out of /tmp, {fixture}, or run with --sandbox none"),
         "0/3 passed"])
     assert [(r["error_kind"], [c["command"] for c in r["commands"]]) for r in runs] == [
         ("setup", []), ("setup", []), ("setup", ["true"])]  # each stopped before the command that names it

@@ -11,10 +11,9 @@ import copy
 import json
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-import pytest
 
 from runner.providers.history import provider_message
 from runner.providers.litellm import LiteLLMProvider, ModelSettings

@@ -17,7 +17,7 @@ import pytest
 
 from runner.suite.slots import Slots
 from tests.fake_servers import OpenAIServer, Received, Reply, openai_reply
-from tests.helpers import BUNDLED_FILES, ROOT, config, run_cli
+from tests.helpers import BUNDLED_FILES, config, run_cli
 
 pytestmark = pytest.mark.usefixtures("litellm_loaded")
 
@@ -72,7 +72,7 @@ def test_a_case_whose_own_system_prompt_overrides_the_arms_is_recorded_said_and_
 
 def test_the_bundled_cases_leave_the_system_prompt_to_the_arm() -> None:
     texts = {path.name: path.read_text() for path in BUNDLED_FILES}
-    assert [name for name, text in sorted(texts.items()) if re.search(r"^\s*system:", text, re.M)] == []
+    assert [name for name, text in sorted(texts.items()) if re.search(r"^\s*system:", text, re.MULTILINE)] == []
 
 
 # --- 2. process credit ---------------------------------------------------------------------------
@@ -143,7 +143,7 @@ EMPTY_REPLIES = """\
 
 
 def test_a_negative_reply_check_fails_on_an_empty_reply_so_no_answer_earns_no_outcome(tmp_path: Path) -> None:
-    done, report, runs = _run(tmp_path, EMPTY_REPLIES)
+    done, _report, runs = _run(tmp_path, EMPTY_REPLIES)
     assert done.returncode == 1, done.stderr
     filtered, out_of_turns, per_turn = runs
     assert [(c["check"], c["passed"], c["message"]) for c in filtered["checks"]] == [

@@ -105,12 +105,12 @@ def test_a_provider_that_refuses_connections_scores_nothing_and_is_counted_apart
     assert [(c["pass_at_k"], c["pass_hat_k"], c["flaky"], c["gate"]["broken_by"]) for c in report["cells"]] == [
         ({}, {}, False, "infrastructure")] * 3
     rows = _rows(err)
-    header = rows.index("group passed infra accuracy outcome process calls redundant errors tokens time".split())
+    header = rows.index(["group", "passed", "infra", "accuracy", "outcome", "process", "calls", "redundant", "errors", "tokens", "time"])
     assert rows[header + 2][:-1] == ["down", "0/0", "-", "6", "-", "-", "-", "0", "0", "6", "-"]
     assert ["0/6", "passed"] in rows
     assert ("note: 6 of 6 runs not scored, ended by errors not of the agent's making: infrastructure 6"
             in err.splitlines())
-    per_case = rows.index("case runs infra pass rate (95% CI) pass@k pass^k outcome process flaky".split())
+    per_case = rows.index(["case", "runs", "infra", "pass", "rate", "(95%", "CI)", "pass@k", "pass^k", "outcome", "process", "flaky"])
     assert rows[per_case + 2:per_case + 5] == [[f"down/{i}", "2", "2", "-", "-", "-", "-", "-"]
                                                for i in ("one", "two", "three")]
     (folder,) = (tmp_path / "r").iterdir()  # the regression view of the folder against itself counts them too
@@ -144,7 +144,7 @@ def test_a_judge_error_is_not_scored_though_its_other_checks_ran(tmp_path: Path)
                 figures["process_mean"], figures["accuracy_mean"], figures["calls_total"]) == (
             1, {"infrastructure": 1}, None, None, None, None, 1), level
     rows = _rows(err)
-    header = rows.index("group passed infra accuracy outcome process calls redundant errors tokens time".split())
+    header = rows.index(["group", "passed", "infra", "accuracy", "outcome", "process", "calls", "redundant", "errors", "tokens", "time"])
     assert rows[header + 2][:-1] == ["judged", "0/0", "-", "1", "-", "-", "-", "1", "0", "1", "-"]
 
 
@@ -181,7 +181,7 @@ def test_a_setup_error_and_a_turn_limit_beside_passing_runs(tmp_path: Path) -> N
     assert (overall["pass_rate"], overall["outcome_mean"], overall["accuracy_mean"]) == (0.5, 0.5, 1.0)
     assert code == 1  # the turn limit broke its gate: the agent's doing comes before the infrastructure's
     rows = _rows(err)
-    header = rows.index("group passed infra accuracy outcome process calls redundant errors tokens time".split())
+    header = rows.index(["group", "passed", "infra", "accuracy", "outcome", "process", "calls", "redundant", "errors", "tokens", "time"])
     assert rows[header + 2][:7] == ["mixed", "1/2", "50%", "1", "1.00", "0.50", "-"]
     assert "note: 1 of 3 runs not scored, ended by errors not of the agent's making: infrastructure 1" in err
 
@@ -191,8 +191,8 @@ def test_a_suite_with_every_run_scored_prints_no_infra_column_nor_note(tmp_path:
                                        "  script: [{content: ok}]\n", encoding="utf-8")
     code, err, report, _ = _run(tmp_path, "fine.yml", "-p", "scripted", "--runs", "2")
     assert (code, report["overall"]["pass_rate"], report["overall"]["infra_errors"]) == (0, 1.0, 0)
-    assert "group passed accuracy outcome process calls redundant errors tokens time".split() in _rows(err)
-    assert "case runs pass rate (95% CI) pass@k pass^k outcome process flaky".split() in _rows(err)
+    assert ["group", "passed", "accuracy", "outcome", "process", "calls", "redundant", "errors", "tokens", "time"] in _rows(err)
+    assert ["case", "runs", "pass", "rate", "(95%", "CI)", "pass@k", "pass^k", "outcome", "process", "flaky"] in _rows(err)
     assert "not scored" not in err
 
 

@@ -148,8 +148,8 @@ def test_the_first_acceptable_answer_passes_and_each_bfcl_rule_holds(tmp_path: P
     assert got == {f"{entry_id}.{name}": status for entry_id, name, _, status in VARIANTS}
     messages = {r["case"].split("/", 1)[1]: [c["message"] for c in r["checks"] if not c["passed"]] for r in runs}
     assert messages["parallel_0.duplicate"] == [
-        'expected call #2 quadratic_roots {"a": 5, "b": -7, "c": 3} found no partner: nearest call #2 {"a": 3, "b": 4, '
-        '"c": 2} (a: expected 5, got 3, and 2 more difference(s))']
+        ('expected call #2 quadratic_roots {"a": 5, "b": -7, "c": 3} found no partner: nearest call #2 {"a": 3, "b": 4, '
+         '"c": 2} (a: expected 5, got 3, and 2 more difference(s))')]
     assert ('nearest call #1 {"base": 10.0, "height": 5.0} (base: expected integer, got 10.0 (the tool\'s parameter type))'
             in messages["simple_python_0.float-for-int"][0])
 
@@ -222,10 +222,10 @@ def test_malformed_lines_are_errors_at_file_and_line(tmp_path: Path) -> None:
     q = str(questions)
     assert done.stderr.splitlines() == [
         f"error: {q}:2:2: not JSON: Expecting property name enclosed in double quotes (each line of a BFCL file is one JSON object)",
-        f"error: {q}:4: id: category 'simple_java' is not imported (tooltrial imports BFCL's single-turn categories "
-        "with JSON arguments: simple, multiple, parallel, parallel_multiple, irrelevance and their live variants)",
-        f"error: {q}:5: function[0].parameters.properties.x.type: unknown type 'HashMap' (BFCL's Python types: "
-        "string, integer, float, boolean, array, tuple, dict, any)",
+        (f"error: {q}:4: id: category 'simple_java' is not imported (tooltrial imports BFCL's single-turn categories "
+         "with JSON arguments: simple, multiple, parallel, parallel_multiple, irrelevance and their live variants)"),
+        (f"error: {q}:5: function[0].parameters.properties.x.type: unknown type 'HashMap' (BFCL's Python types: "
+         "string, integer, float, boolean, array, tuple, dict, any)"),
         f"error: {q}:6: id: no answer for 'simple_python_7' ({answers} has no line for it)",
         f"error: {q}:7: question: expected a list, got a string",
         f"error: {q}:7: id: no answer for 'simple_python_8' ({answers} has no line for it)",

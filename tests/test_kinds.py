@@ -14,7 +14,6 @@ import pytest
 from runner.kinds import Blame, Category, ErrorKind, FailureCause, Status
 from runner.run import execute
 from runner.run.workspace import Workspace, WorkspaceError
-from runner.sandbox.command import Sandbox
 from tests.helpers import ROOT, cli_output, make_case
 
 RUN = json.loads((ROOT / "schemas" / "run.schema.json").read_text())
@@ -105,7 +104,7 @@ def test_a_file_that_clashes_with_the_fixture_is_a_workspace_error(tmp_path: Pat
     (tmp_path / "fixtures" / "notes").mkdir(parents=True)
     (tmp_path / "fixtures" / "notes" / "notes").write_text("x")
     (tmp_path / "t.yml").write_text(SUITE)
-    code, out, err = cli_output(["run", str(tmp_path / "t.yml"), "--fixtures-dir", str(tmp_path / "fixtures"),
+    code, out, _err = cli_output(["run", str(tmp_path / "t.yml"), "--fixtures-dir", str(tmp_path / "fixtures"),
                                  "--results", str(tmp_path / "r"), "-c", "t/clash"])
     assert code == 4
     assert out.splitlines()[:2] == ["ERROR t/clash: files: notes/todo.md cannot be written: File exists",
@@ -121,14 +120,14 @@ def test_a_fixture_that_cannot_be_copied_is_a_workspace_error(tmp_path: Path) ->
     os.mkfifo(fixture / "queue")
     case = make_case(fixture="pipe", fixtures_dir=tmp_path / "fixtures")
     with pytest.raises(WorkspaceError) as caught:
-        Workspace.create(case, Sandbox())
+        Workspace.create(case)
     assert str(caught.value) == f"fixture 'pipe' cannot be copied: {fixture / 'queue'} is a named pipe"
 
 
 def test_a_fixture_folder_gone_before_the_run_is_a_workspace_error(tmp_path: Path) -> None:
     case = make_case(fixture="gone", fixtures_dir=tmp_path)
     with pytest.raises(WorkspaceError) as caught:
-        Workspace.create(case, Sandbox())
+        Workspace.create(case)
     assert str(caught.value) == f"fixture folder 'gone' not found in {tmp_path}"
 
 

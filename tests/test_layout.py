@@ -241,5 +241,5 @@ def test_every_benchmark_script_imports() -> None:
     wanted."""
     names = sorted(p.stem for p in (ROOT / "benchmarks").glob("*.py"))
     done = subprocess.run([sys.executable, "-c", f"import {', '.join(names)}"], cwd=ROOT / "benchmarks",
-                          capture_output=True, text=True, timeout=120)
+                          capture_output=True, text=True, timeout=120, check=False)
     assert done.returncode == 0, done.stderr

@@ -9,15 +9,15 @@ from pathlib import Path
 
 import pytest
 
-from runner.providers.registry import resolve_provider
-from runner.suite.engine import Interrupted, run_matrix
 from runner.kinds import ErrorKind
+from runner.providers.registry import resolve_provider
 from runner.run.execute import execute
 from runner.run.options import Arm, RunOptions
-from runner.suite.options import SuiteOptions
 from runner.run.prompts import load_prompt
 from runner.run.record import ERROR, PASS
 from runner.sandbox.command import Sandbox, scrubbed_env
+from runner.suite.engine import Interrupted, run_matrix
+from runner.suite.options import SuiteOptions
 from runner.tools.base import ToolContext, ToolResult
 from runner.tools.toolbox import BUILTIN_TOOLS, Toolbox
 from tests.helpers import make_case

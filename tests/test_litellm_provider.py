@@ -20,6 +20,8 @@ import pytest
 from runner.cli import main
 from runner.errors import UserError
 from runner.providers.base import ProviderError
+from runner.providers.errors import classify, retry_hint
+from runner.providers.kind import ProviderSpec
 from runner.providers.litellm import (
     LOCAL_DUMMY_KEY,
     LiteLLMProvider,
@@ -27,18 +29,16 @@ from runner.providers.litellm import (
     api_key,
     load_litellm,
 )
-from runner.providers.kind import ProviderSpec
 from runner.providers.registry import resolve_provider
-from runner.providers.errors import classify, retry_hint
 from runner.providers.retry import RetryPolicy, is_retryable
-from runner.suite.engine import run_matrix
 from runner.run.execute import execute
 from runner.run.options import Arm, RunOptions
-from runner.suite.options import SuiteOptions
 from runner.run.prompts import load_prompt
 from runner.run.record import ERROR, PASS
 from runner.sandbox.command import Sandbox
 from runner.spec.casefile import load_file
+from runner.suite.engine import run_matrix
+from runner.suite.options import SuiteOptions
 from tests.fake_servers import (
     OllamaServer,
     OpenAIServer,
@@ -380,7 +380,7 @@ def test_list_validate_and_scripted_runs_never_import_litellm(argv, tmp_path: Pa
     import sys
 
     done = subprocess.run([sys.executable, "-c", _PROBE, *argv], cwd=tmp_path, capture_output=True, text=True,
-                          timeout=120)
+                          timeout=120, check=False)
     assert done.returncode == 0, done.stderr
     assert "HEAVY:\n" in done.stderr
 
@@ -390,7 +390,7 @@ def test_importtime_of_list_shows_no_litellm() -> None:
     import sys
 
     done = subprocess.run([sys.executable, "-X", "importtime", "-m", "runner", "list", *BUNDLED_ARGS], cwd=ROOT,
-                          capture_output=True, text=True, timeout=120)
+                          capture_output=True, text=True, timeout=120, check=False)
     assert done.returncode == 0
     imported = [line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")]
     assert "runner.cli.app" in imported
@@ -406,7 +406,7 @@ def test_loading_litellm_is_offline_quiet_and_ignores_dotenv(tmp_path: Path) -> 
     probe = ("import os; from runner.providers.litellm import load_litellm; load_litellm(); "
              "print(os.environ['LITELLM_LOCAL_MODEL_COST_MAP'], os.environ.get('TOOLTRIAL_DOTENV_PROBE'))")
     env = {k: v for k, v in os.environ.items() if not k.startswith("LITELLM")} | {"PYTHONPATH": str(ROOT)}
-    done = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, capture_output=True, text=True, timeout=120, env=env)
+    done = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, capture_output=True, text=True, timeout=120, env=env, check=False)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["True", "None"]
     assert done.stderr == ""  # no cost-map fetch warnings, no banners

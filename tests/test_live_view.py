@@ -13,7 +13,6 @@ from hypothesis import strategies as st
 
 from runner.run.events import CallDone
 from runner.terminal.live import describe
-
 from tests.fake_servers import OpenAIServer, script_replies
 from tests.helpers import config, run_cli
 
@@ -100,8 +99,7 @@ def test_quiet_prints_only_what_did_not_pass_and_the_summary(tmp_path: Path) -> 
     assert done.returncode == 1
     lines = done.stdout.splitlines()
     assert lines[:3] == ["FAIL t/answers", '  response missing "bye"', "1/2 passed"]
-    assert [line.split() for line in lines[4:6]] == [["scripted", "·", "default"], "group passed accuracy outcome process "
-                                                     "calls redundant errors tokens time".split()]
+    assert [line.split() for line in lines[4:6]] == [["scripted", "·", "default"], ["group", "passed", "accuracy", "outcome", "process", "calls", "redundant", "errors", "tokens", "time"]]
     assert len(list((tmp_path / "r").glob("*/runs/*.json"))) == 2  # the passing run is recorded, only not printed
 
 

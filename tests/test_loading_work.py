@@ -4,14 +4,13 @@ that names no tool is not asked which tools it offers; what the user sees stays 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 
-import runner.spec.fastyaml as fastyaml
-import runner.spec.schemacheck as schemacheck
-import runner.spec.tracerules as tracerules
+from runner.spec import fastyaml, schemacheck, tracerules
 from runner.spec.schemacheck import forget_schema_checks
 from tests.helpers import run_cli
 

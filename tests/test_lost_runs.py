@@ -40,7 +40,7 @@ def _in_own_mounts(script: str, tmp_path: Path) -> subprocess.CompletedProcess[s
     """``sh -c script`` in a mount namespace of its own, ``$PYTHON`` the interpreter running the tests."""
     env = {**{k: v for k, v in os.environ.items() if k != "COLUMNS"}, "PYTHON": sys.executable}
     return subprocess.run([*private_mounts(), "sh", "-c", script], cwd=ROOT, capture_output=True, text=True,
-                          timeout=120, env=env)
+                          timeout=120, env=env, check=False)
 
 
 def test_a_full_results_folder_keeps_what_it_took_and_resume_finishes(tmp_path: Path) -> None:
@@ -58,8 +58,8 @@ def test_a_full_results_folder_keeps_what_it_took_and_resume_finishes(tmp_path: 
     assert not (kept / "report.json").exists()
     assert [line for line in done.stderr.splitlines() if line.startswith("error: ")] == [
         f"error: cannot write to the results folder {folder}: No space left on device",
-        f"error: cannot write {folder}/report.json: No space left on device "
-        f"(the run files are there: 'tooltrial report {folder}' reads them)",
+        (f"error: cannot write {folder}/report.json: No space left on device "
+         f"(the run files are there: 'tooltrial report {folder}' reads them)"),
     ]
     assert done.stdout.splitlines()[:3] == ["PASS big/c0", "PASS big/c1", "2/2 passed (3 runs not finished: interrupted)"]
     assert done.stdout.splitlines()[-2:] == [
@@ -108,7 +108,7 @@ def test_a_bug_in_one_run_is_that_runs_error(where: str, tmp_path: Path, monkeyp
     owner, name, is_boom = BUGS[where]
     monkeypatch.setattr(owner, name, _raise_on(getattr(owner, name), is_boom))
     (tmp_path / "t.yml").write_text(SUITE)
-    code, out, err = cli_output(["run", str(tmp_path / "t.yml"), "--results", str(tmp_path / "r"), "-j", "2"])
+    code, out, _err = cli_output(["run", str(tmp_path / "t.yml"), "--results", str(tmp_path / "r"), "-j", "2"])
     assert code == ExitCode.INTERNAL  # only tooltrial's own error broke a gate
     assert out.splitlines()[:4] == ["PASS t/first", "ERROR t/boom: internal error: RuntimeError: injected", "PASS t/last",
                                     "2/3 passed"]
@@ -145,7 +145,7 @@ def test_the_internal_error_log_is_new_each_time_and_follows_no_link(tmp_path: P
     monkeypatch.setattr("runner.cli.run.load_config", broken)
     logs = []
     for _ in range(2):
-        code, out, err = cli_output(["run", str(ROOT / "cases" / "fs.yml"), "--results", str(tmp_path / "r")])
+        code, _out, err = cli_output(["run", str(ROOT / "cases" / "fs.yml"), "--results", str(tmp_path / "r")])
         assert code == ExitCode.INTERNAL
         head, _, path = err.strip().rpartition(" (traceback in ")
         assert head == "internal error: RuntimeError: injected"

@@ -261,15 +261,15 @@ def test_mcp_servers_are_checked_when_loading(tmp_path: Path) -> None:
     result = run_cli("validate", str(cases))
     assert result.returncode == 4
     assert result.stderr.splitlines() == [
-        f"error: {cases}:5:14: mcp[1].name: duplicate MCP server 'files' (give each server its own name:"
-        " it is the prefix of its tools' names (NAME__TOOL))",
-        f"error: {cases}:6:7: mcp[2]: give exactly one of 'command' or 'url' (a stdio server is started from"
-        " `command: [program, args...]`; a running one is reached at `url`)",
+        (f"error: {cases}:5:14: mcp[1].name: duplicate MCP server 'files' (give each server its own name:"
+         " it is the prefix of its tools' names (NAME__TOOL))"),
+        (f"error: {cases}:6:7: mcp[2]: give exactly one of 'command' or 'url' (a stdio server is started from"
+         " `command: [program, args...]`; a running one is reached at `url`)"),
         f"error: {cases}:7:14: mcp[3].name: 'Bad_Name' is not a valid name (must match ^[A-Za-z0-9][A-Za-z0-9-]{{0,31}}$)",
-        f"error: {cases}:10:40: expect.trace.must_include[1]: unknown tool 'filez__add' (no MCP server 'filez':"
-        " did you mean 'files'?)",
-        f"error: {cases}:10:61: expect.trace.avoid[0]: 'files__*' is a pattern (name one tool: SERVER__* selects only"
-        " in tools and deny)",
+        (f"error: {cases}:10:40: expect.trace.must_include[1]: unknown tool 'filez__add' (no MCP server 'filez':"
+         " did you mean 'files'?)"),
+        (f"error: {cases}:10:61: expect.trace.avoid[0]: 'files__*' is a pattern (name one tool: SERVER__* selects only"
+         " in tools and deny)"),
     ]
     fine = tmp_path / "fine.yml"
     fine.write_text(cases.read_text(encoding="utf-8").replace("filez__add", "files__note").replace('"files__*"]}', "files__rm]}")
@@ -286,7 +286,7 @@ def test_a_server_command_line_confines_the_server_as_every_command(mode: str, t
     argv = sandbox.server_argv(program, tmp_path, env, 30, False, tmp_path.parent / f"{tmp_path.name}.filter")
     # spawned as the SDK spawns a stdio server: the parent's environment, no descriptor passed on
     done = subprocess.run(argv, cwd=tmp_path, env={**os.environ, "SECRET": "x"}, capture_output=True, text=True,
-                          timeout=30, start_new_session=True)
+                          timeout=30, start_new_session=True, check=False)
     filtered = "2" if mode == "bwrap" else "0"  # seccomp's filter mode: the socket filter reached bwrap on fd 3
     assert done.stdout.splitlines() == [f"Seccomp:\t{filtered}", f"HOME={tmp_path}", "ONLY=this",
                                         f"PATH={os.environ['PATH']}", f"PWD={tmp_path}", str(tmp_path)], done.stderr

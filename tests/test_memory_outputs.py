@@ -5,21 +5,21 @@ Markdown summary, the printed text of ``tooltrial report``)."""
 
 from __future__ import annotations
 
-import dataclasses
 import gc
 import io
 import json
 import shutil
 import xml.etree.ElementTree as ET
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import runner.cli.report
-import runner.cli.run
+import runner.suite.request
 from runner.checks.base import CheckResult
 from runner.errors import UserError
 from runner.kinds import Blame, ErrorKind, FailureCause, Status
@@ -30,9 +30,9 @@ from runner.output.markdown import summary_markdown
 from runner.output.report import report_document, report_head, report_text, run_item
 from runner.output.scan import read_report_head
 from runner.output.store import ascii_json, to_json
-from runner.run.trajectory import Step
 from runner.run.record import ERROR, FAIL, RunRecord
 from runner.run.requests import Tokens
+from runner.run.trajectory import Step
 from runner.sandbox.command import Confinement
 from runner.scoring.aggregate import Aggregate, aggregate
 from runner.scoring.gates import Gate, evaluate, exit_code
@@ -133,7 +133,7 @@ def test_no_record_stays_in_memory_once_the_matrix_is_done(suite: dict[str, Any]
             return real(*args, **kwargs)
         return counted
 
-    monkeypatch.setattr(runner.cli.run, "conclude", counting("run", runner.cli.run.conclude))
+    monkeypatch.setattr(runner.suite.request, "conclude", counting("run", runner.suite.request.conclude))
     monkeypatch.setattr(runner.cli.report, "aggregate", counting("report", runner.cli.report.aggregate))
     done = run_cli("run", str(suite["cases"]), "--runs", "3", "--results", str(tmp_path), "-q")
     assert done.returncode == 1, done.stderr

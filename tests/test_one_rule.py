@@ -20,17 +20,17 @@ from runner.errors import CaseFileError, Location, UserError, UserErrors, in_fil
 from runner.names import ID_PATTERN, SCRIPTED
 from runner.providers.registry import kind_of, resolve_provider
 from runner.providers.settings import ModelSettings
-from runner.spec.expect import FileExpect, as_list
+from runner.sandbox.command import Sandbox
 from runner.spec.casefile import merge_defaults
 from runner.spec.config import Config, read_config
 from runner.spec.discover import load_cases
+from runner.spec.expect import FileExpect, as_list
 from runner.spec.offered import offered_tools
-from runner.sandbox.command import Sandbox
+from runner.text import first_line
 from runner.tools.base import ToolContext
 from runner.tools.mocks import mock_tools
 from runner.tools.registry import BUILTIN_NAMES
 from runner.tools.toolbox import build_toolbox
-from runner.text import first_line
 from tests.helpers import ROOT
 
 positions = st.tuples(st.none() | st.integers(1, 9), st.none() | st.integers(1, 9))
@@ -54,11 +54,11 @@ def test_a_config_file_lists_schema_and_extra_rule_errors_in_file_order(tmp_path
     argv = ["run", "--config", str(config), str(case), "-p", "scripted", "--results", str(tmp_path / "r")]
     assert main(argv) == 4
     assert capsys.readouterr().err.splitlines() == [
-        f"error: {config}:1:8: judge: unknown provider 'nobody' (name an alias under providers, a model such as"
-        " ollama/qwen3, or scripted)",
+        (f"error: {config}:1:8: judge: unknown provider 'nobody' (name an alias under providers, a model such as"
+         " ollama/qwen3, or scripted)"),
         f"error: {config}:2:7: jobs: must be at least 1, got 0",
-        f"error: {config}:4:3: providers.scripted: 'scripted' is the built-in offline provider"
-        " (give this alias another name)",
+        (f"error: {config}:4:3: providers.scripted: 'scripted' is the built-in offline provider"
+         " (give this alias another name)"),
     ]
     assert not (tmp_path / "r").exists()
 

@@ -14,7 +14,7 @@ import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 import pytest
 from google.protobuf.json_format import MessageToDict, ParseDict
@@ -28,7 +28,6 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
 from runner.output.otel import OtelTarget, provider_and_model, run_spans
 from runner.output.otlp import json_lines
 from runner.run.record import RunRecord
-
 from tests.fake_servers import OpenAIServer, error_reply, openai_reply
 from tests.wire_runs import run_case
 
@@ -70,7 +69,7 @@ class Receiver:
         host, port = self.httpd.server_address[:2]
         return f"http://{host}:{port}"
 
-    def __enter__(self) -> Receiver:
+    def __enter__(self) -> Self:
         self.thread.start()
         return self
 
@@ -161,7 +160,7 @@ def test_a_live_run_is_one_trace_with_genai_spans_sent_over_otlp_http(tmp_path: 
         assert abs(int(nanoseconds) - seconds * 1e9) < 1000  # to the microsecond: a float of epoch ns is coarser
     assert int(root["startTimeUnixNano"]) <= int(first["startTimeUnixNano"]) < int(first["endTimeUnixNano"]) \
         <= int(tool["startTimeUnixNano"]) <= int(second["startTimeUnixNano"]) <= int(root["endTimeUnixNano"])
-    assert not any(k.startswith("gen_ai.output") or k.startswith("gen_ai.tool.call.a") for k in _attributes(first))
+    assert not any(k.startswith(("gen_ai.output", "gen_ai.tool.call.a")) for k in _attributes(first))
 
 
 def test_the_otel_file_holds_one_otlp_json_request_per_run_and_content_only_when_asked(tmp_path: Path) -> None:
@@ -203,10 +202,10 @@ def test_a_collector_that_refuses_the_spans_is_an_error_line_and_the_results_sta
 
 
 @pytest.mark.parametrize(("flags", "message"), [
-    (["--otel-endpoint", "localhost:4318"], "error: --otel-endpoint 'localhost:4318' is not an http(s) URL "
-                                            "(give the collector's OTLP/HTTP address, e.g. http://localhost:4318)"),
-    (["--otel-content"], "error: --otel-content needs --otel FILE or --otel-endpoint URL "
-                         "(add one, or leave --otel-content out)"),
+    (["--otel-endpoint", "localhost:4318"], ("error: --otel-endpoint 'localhost:4318' is not an http(s) URL "
+                                             "(give the collector's OTLP/HTTP address, e.g. http://localhost:4318)")),
+    (["--otel-content"], ("error: --otel-content needs --otel FILE or --otel-endpoint URL "
+                          "(add one, or leave --otel-content out)")),
 ])
 def test_bad_otel_options_are_usage_errors_before_any_run(tmp_path: Path, flags: list[str], message: str) -> None:
     from tests.helpers import run_cli
@@ -221,9 +220,9 @@ def test_without_the_otel_extra_the_error_names_it(tmp_path: Path, monkeypatch: 
 
     monkeypatch.setitem(sys.modules, "opentelemetry.sdk.trace", None)  # import fails as if not installed
     done = run_cli("run", "cases/fix.yml", "--results", str(tmp_path / "results"), "--otel", str(tmp_path / "t.jsonl"))
-    assert (done.returncode, done.stderr) == (4, "error: --otel needs OpenTelemetry, which is not installed "
-                                                 "(opentelemetry.sdk.trace) (install tooltrial's otel extra: "
-                                                 "pip install 'tooltrial[otel]')\n")
+    assert (done.returncode, done.stderr) == (4, ("error: --otel needs OpenTelemetry, which is not installed "
+                                                  "(opentelemetry.sdk.trace) (install tooltrial's otel extra: "
+                                                  "pip install 'tooltrial[otel]')\n"))
     assert not (tmp_path / "results").exists()
 
 
@@ -257,7 +256,7 @@ def test_a_failed_request_a_failed_tool_call_and_an_errored_run_are_error_spans(
     with OpenAIServer() as server:
         server.push(openai_reply(tool_calls=[("read_file", {"path": "missing.txt"})], ids=["call_r"]),
                     *[error_reply(500, "upstream broke")] * 3)
-        code, err, (run,) = run_case(tmp_path, server, "openai/fake-model", flags=["--otel", str(lines)])
+        _code, err, (run,) = run_case(tmp_path, server, "openai/fake-model", flags=["--otel", str(lines)])
     assert run["status"] == "error" and run["error_kind"] == "server_error", err
     spans = _by_name(_spans(json.loads(lines.read_text(encoding="utf-8"))))
     (root,) = spans["run case/write-hi"]

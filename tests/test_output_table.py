@@ -5,8 +5,9 @@ written ends ``run`` and ``report`` alike (exit 2, ``error: cannot write ...``, 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 

@@ -9,10 +9,10 @@ import pytest
 
 from runner import patterns
 from runner.checks.base import CheckContext
-from runner.kinds import ErrorKind
-from runner.spec.expect import expect_of
 from runner.checks.outcome import check_files, check_response_matches
+from runner.kinds import ErrorKind
 from runner.run.trajectory import Trajectory
+from runner.spec.expect import expect_of
 from runner.spec.matchers import value_mismatch
 from tests.helpers import make_case
 

@@ -9,9 +9,10 @@ from __future__ import annotations
 import json
 import threading
 import time
+from collections.abc import Callable
 from email.utils import formatdate
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 import regex

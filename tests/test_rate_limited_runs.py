@@ -72,7 +72,7 @@ class _Crowded:
 def test_a_crowded_provider_gets_fewer_requests_at_once_and_every_run_passes(tmp_path: Path) -> None:
     crowded = _Crowded(4)
     with OpenAIServer(responder=crowded) as server:
-        done, report, runs = _run(tmp_path, server, ONE, "{attempts: 6, backoff: 0.05, max_backoff: 0.4}")
+        done, _report, runs = _run(tmp_path, server, ONE, "{attempts: 6, backoff: 0.05, max_backoff: 0.4}")
     assert done.returncode == 0, done.stdout + done.stderr
     assert [r["status"] for r in runs] == ["pass"] * 16
     # each overload halves the window (16, 8, 4), so few tries meet a full server: 16 answers and few 429s

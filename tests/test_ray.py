@@ -15,16 +15,17 @@ import tempfile
 import threading
 import time
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from runner.errors import ExitCode
-from runner.suite.rayexec import forwarded_keys, key_variables, pack_folder, unpacked
 from runner.spec.config import load_config
+from runner.suite.rayexec import forwarded_keys, key_variables, pack_folder, unpacked
 from tests.executors import comparable
 from tests.fake_servers import OpenAIServer, openai_reply
 from tests.helpers import ROOT, SAMPLE_CASES, SAMPLE_GROUPS, bundled_suite, make_case, run_cli
@@ -110,7 +111,7 @@ def test_four_bundled_groups_on_two_nodes_equal_a_local_run(cluster: Cluster, tm
 @pytest.mark.usefixtures("litellm_loaded")
 def test_provider_keys_reach_the_workers_and_no_record_report_or_ray_log(cluster: Cluster, tmp_path: Path) -> None:
     (tmp_path / "cases.yml").write_text("- id: hello\n  turns: [Say hi.]\n  expect: {response_contains: [hi]}\n")
-    echo = lambda received: openai_reply(f"hi, {received.headers.get('authorization')}", usage=(10, 5))  # noqa: E731
+    echo = lambda received: openai_reply(f"hi, {received.headers.get('authorization')}", usage=(10, 5))
     with OpenAIServer(responder=echo) as server:
         (tmp_path / "tooltrial.yml").write_text(
             f"providers:\n  fake:\n    model: openai/fake\n    api_base: {server.api_base}\n"
@@ -209,7 +210,7 @@ def test_import_runner_cli_and_a_local_run_never_import_ray(tmp_path: Path) -> N
     probe = ("import sys; from runner.cli import main; imported = 'ray' in sys.modules; "
              f"code = main(['run', {str(tmp_path / 'two.yml')!r}, '--sandbox', 'none', '--results', "
              f"{str(tmp_path / 'results')!r}, '-q']); print(imported, 'ray' in sys.modules, code)")
-    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=tmp_path, timeout=120, check=False)
     assert done.stdout.splitlines()[-1] == "False False 0", done.stderr
 
 
@@ -228,12 +229,12 @@ def test_a_cluster_that_does_not_answer_is_refused_before_anything_runs(tmp_path
 
 
 @pytest.mark.parametrize("flags, message", [
-    (["--ray-address", "127.0.0.1:6379"], "error: --ray-address is for --executor ray "
-                                          "(add --executor ray, or leave --ray-address out)\n"),
-    (["--executor", "ray", "--live"], "error: --live is for the local executor: with --executor ray the runs "
-                                      "happen on the cluster (leave --live out)\n"),
-    (["--executor", "ray", "--workers", "2"], "error: --workers is for the local executor: with --executor ray "
-                                              "the runs happen on the cluster (leave --workers out)\n"),
+    (["--ray-address", "127.0.0.1:6379"], ("error: --ray-address is for --executor ray "
+                                           "(add --executor ray, or leave --ray-address out)\n")),
+    (["--executor", "ray", "--live"], ("error: --live is for the local executor: with --executor ray the runs "
+                                       "happen on the cluster (leave --live out)\n")),
+    (["--executor", "ray", "--workers", "2"], ("error: --workers is for the local executor: with --executor ray "
+                                               "the runs happen on the cluster (leave --workers out)\n")),
 ])
 def test_flags_that_do_not_go_with_the_executor_are_usage_errors(tmp_path: Path, flags: list[str],
                                                                  message: str) -> None:

@@ -12,8 +12,8 @@ import pytest
 from runner.cli import main
 from runner.output.replay import Recorder
 from runner.providers.base import Completion, ToolCall, Usage
-from runner.providers.parse import parse_arguments
 from runner.providers.kind import ProviderSpec
+from runner.providers.parse import parse_arguments
 from runner.providers.registry import resolve_provider
 from runner.run.execute import execute
 from runner.run.options import Arm, RunOptions

@@ -15,11 +15,11 @@ from hypothesis import strategies as st
 from runner.kinds import ErrorKind
 from runner.providers.registry import resolve_provider
 from runner.redact import MIN_LENGTH, RunSecrets, Secrets, marker
-from runner.run.trajectory import Step
 from runner.run.execute import execute
 from runner.run.options import Arm, RunOptions
 from runner.run.prompts import load_prompt
 from runner.run.record import RunRecord
+from runner.run.trajectory import Step
 from runner.sandbox.command import Sandbox
 from tests.helpers import make_case
 

@@ -15,12 +15,12 @@ from runner.checks.base import CheckResult
 from runner.output.report import TRACE_RESULT_LIMIT, report_document
 from runner.output.store import SCHEMA_VERSION
 from runner.providers.base import Usage
-from runner.run.trajectory import Step
 from runner.run.record import ERROR, FAIL, PASS, RunRecord
 from runner.run.requests import Tokens
-from runner.scoring.metrics import FAILURE_CAUSES
+from runner.run.trajectory import Step
 from runner.scoring.aggregate import aggregate, figures
 from runner.scoring.gates import evaluate
+from runner.scoring.metrics import FAILURE_CAUSES
 from runner.terminal.console import make_console
 from runner.terminal.tables import print_summary
 
@@ -101,7 +101,7 @@ def test_tables_print_one_per_arm_then_failure_causes(monkeypatch: pytest.Monkey
     print_summary(make_console(stream), aggregate(RECORDS))
     lines = [line.split() for line in stream.getvalue().splitlines() if not line.startswith("─")]
     assert ["scripted", "·", "default"] in lines and ["other", "·", "default"] in lines
-    assert lines[0] == "tokens: 11 prompt + 6 completion = 17 total, cost $0.0100; judges: 48 tokens".split()
+    assert lines[0] == ["tokens:", "11", "prompt", "+", "6", "completion", "=", "17", "total,", "cost", "$0.0100;", "judges:", "48", "tokens"]
     header = ["accuracy", "outcome", "process", "calls", "redundant", "errors", "tokens"]
     assert ["group", "passed", "infra", *header, "judge", "tokens", "time"] in lines  # a judge, a run not scored
     assert ["group", "passed", *header, "time"] in lines  # the other arm had neither

@@ -40,8 +40,8 @@ def test_regression_view_lists_flips_and_deltas(tmp_path: Path) -> None:
         "  g/c [scripted · a]: 2 runs, pass rate 0% → 67%",
         "only before (1 case, not compared): g/gone [scripted · a]",
         "only after (1 case, not compared): g/new [scripted · a]",
-        "after vs before: +0 pts pass rate over 9 paired runs (2 fail→pass, 2 pass→fail); "
-        "exact McNemar p = 1: not significant at 0.05, the difference may be chance",
+        ("after vs before: +0 pts pass rate over 9 paired runs (2 fail→pass, 2 pass→fail); "
+         "exact McNemar p = 1: not significant at 0.05, the difference may be chance"),
     ]
     table = "\n".join(lines[2 : lines.index("pass→fail: 2 runs in 1 case")])
     assert ["pass", "rate", "67%", "67%"] in [line.split() for line in table.splitlines()]  # no change; shared cells only: g/gone and g/new left out
@@ -57,8 +57,8 @@ def test_regression_counts_the_runs_that_flipped_each_way_in_every_case(tmp_path
         "  g/b [scripted · x]: 1 run, pass rate 100% → 50%",
         "fail→pass: 1 run in 1 case",
         "  g/a [scripted · x]: 1 run, pass rate 67% → 33%",  # its runs flipped both ways: under both
-        "after vs before: -22 pts pass rate over 9 paired runs (1 fail→pass, 3 pass→fail); "
-        "exact McNemar p = 0.625: not significant at 0.05, the difference may be chance",
+        ("after vs before: -22 pts pass rate over 9 paired runs (1 fail→pass, 3 pass→fail); "
+         "exact McNemar p = 0.625: not significant at 0.05, the difference may be chance"),
     ]
     document = json.loads(run_cli("report", str(before), str(after), "--output", "json").stdout)
     assert [(c["case"], c["pass_to_fail"], c["fail_to_pass"]) for c in document["pass_to_fail"]] == [
@@ -90,8 +90,8 @@ def test_one_folder_is_rendered_again(tmp_path: Path) -> None:
     assert "g/a      2        50% (9%–91%)    1.00    0.00        -        -  flaky" in lines
     assert lines[-3:] == [
         "  g/a: 0 pass→fail, 1 fail→pass",
-        "scripted · y vs scripted · x: +50 pts pass rate over 2 paired runs (1 fail→pass, 0 pass→fail); "
-        "exact McNemar p = 1: not significant at 0.05, the difference may be chance",
+        ("scripted · y vs scripted · x: +50 pts pass rate over 2 paired runs (1 fail→pass, 0 pass→fail); "
+         "exact McNemar p = 1: not significant at 0.05, the difference may be chance"),
         "gate failed: g/a [scripted · x]: 1/2 passed, needs 100% (agent)",
     ]
     document = json.loads(run_cli("report", str(tmp_path), "--output", "json").stdout)

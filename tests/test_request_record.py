@@ -16,7 +16,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from runner.providers.textcalls import find_text_calls
-
 from tests.fake_servers import OpenAIServer, Reply, openai_reply
 from tests.fake_wire import GEMINI_MODEL, GeminiServer, gemini_reply, openai_stream
 from tests.wire_runs import run_case
@@ -92,8 +91,8 @@ def test_calls_written_as_text_are_recorded_never_run_and_explain_the_failure(tm
 
 @pytest.mark.parametrize(("text", "found"), [
     (TAGGED, [("write_file", HI)]),
-    ('I will.\n<tool_call>\n{"name": "list_dir", "arguments": "{}"}\n</tool_call>\n<tool_call>{"name": "nope", '
-     '"arguments": {}}</tool_call>', [("list_dir", {})]),  # a tool not offered is no call
+    (('I will.\n<tool_call>\n{"name": "list_dir", "arguments": "{}"}\n</tool_call>\n<tool_call>{"name": "nope", '
+      '"arguments": {}}</tool_call>'), [("list_dir", {})]),  # a tool not offered is no call
     ('<function=read_file>{"path": "a.py"}</function>', [("read_file", {"path": "a.py"})]),
     ('```json\n{"name": "bash", "parameters": {"command": "ls"}}\n```', [("bash", {"command": "ls"})]),
     ('[{"name": "bash", "arguments": {"command": "ls"}}, {"name": "list_dir", "arguments": {"path": "."}}]',

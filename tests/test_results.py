@@ -8,7 +8,7 @@ import signal
 import subprocess
 import sys
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
@@ -19,8 +19,8 @@ from runner.errors import UserError
 from runner.output.load import read_results
 from runner.output.store import ResultsWriter, new_run_id, write_new
 from runner.providers.base import Usage
-from runner.run.trajectory import Step
 from runner.run.requests import Tokens
+from runner.run.trajectory import Step
 from tests.records import record
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -34,12 +34,12 @@ def test_run_id_is_utc_time_and_a_suffix() -> None:
     two_hours_east = timezone(timedelta(hours=2))
     pinned = new_run_id(datetime(2026, 3, 1, 1, 6, 7, 999_999, tzinfo=two_hours_east))
     assert re.fullmatch(r"20260228T230607Z-[0-9a-f]{6}", pinned), pinned  # UTC, the day before, to the second
-    before = datetime.now(timezone.utc).replace(microsecond=0)
+    before = datetime.now(UTC).replace(microsecond=0)
     first, second = new_run_id(), new_run_id()
-    after = datetime.now(timezone.utc)
+    after = datetime.now(UTC)
     assert first != second
     stamp, suffix = first.split("-")
-    assert before <= datetime.strptime(stamp, "%Y%m%dT%H%M%SZ").replace(tzinfo=timezone.utc) <= after
+    assert before <= datetime.strptime(stamp, "%Y%m%dT%H%M%SZ").replace(tzinfo=UTC) <= after
     assert re.fullmatch(r"[0-9a-f]{6}", suffix), suffix
 
 
@@ -140,7 +140,7 @@ def test_an_output_file_that_is_an_input_of_the_run_is_refused_before_anything_r
     case.write_text(text)
     for flag in ("--report", "--junit", "--html", "--summary-md"):
         done = run_cli("run", str(case), "--results", str(tmp_path / "r"), flag, str(case))
-        assert (done.returncode, done.stderr) == (4, f"error: {flag} {case} is an input of this run (a case or prompt "
-                                                     "file) (give another path: writing there would replace it)\n")
+        assert (done.returncode, done.stderr) == (4, (f"error: {flag} {case} is an input of this run (a case or prompt "
+                                                      "file) (give another path: writing there would replace it)\n"))
         assert case.read_text() == text
     assert not (tmp_path / "r").exists()

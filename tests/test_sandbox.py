@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from runner.sandbox import confine
+from runner.sandbox.bounds import Bounds
 from runner.sandbox.command import CommandResult, Sandbox, budget, scrubbed_env
 from runner.text import cap_text
 from tests.sandboxes import MODES, make_sandbox, none_left, processes_with
@@ -24,7 +25,7 @@ def test_env_is_scrubbed(mode: str, tmp_path: Path, monkeypatch: pytest.MonkeyPa
     monkeypatch.setenv("OPENAI_API_KEY", "sk-fake-secret")
     env = scrubbed_env(tmp_path, {"GREETING": "hi", "LANG": "en_US.UTF-8"})
     assert set(env) == {"PATH", "HOME", "LANG", "LC_ALL", "TERM", "PYTHONDONTWRITEBYTECODE", "GREETING"}
-    result = make_sandbox(mode).run("env", tmp_path, env, timeout=5)
+    result = make_sandbox(mode).run("env", tmp_path, env, Bounds(5))
     assert result.exit_code == 0
     assert "sk-fake-secret" not in result.output
     assert "OPENAI_API_KEY" not in result.output
@@ -36,7 +37,7 @@ def test_env_is_scrubbed(mode: str, tmp_path: Path, monkeypatch: pytest.MonkeyPa
 
 @pytest.mark.parametrize("mode", MODES)
 def test_exit_code_cwd_and_stderr_merged(mode: str, tmp_path: Path) -> None:
-    result = make_sandbox(mode).run("pwd; echo err >&2; exit 3", tmp_path, scrubbed_env(tmp_path), timeout=5)
+    result = make_sandbox(mode).run("pwd; echo err >&2; exit 3", tmp_path, scrubbed_env(tmp_path), Bounds(5))
     assert result == CommandResult(3, f"{tmp_path}\nerr\n", False, result.duration)
     assert 0 < result.duration < 5
 
@@ -46,7 +47,7 @@ def test_timeout_kills_the_process_group_including_grandchildren(mode: str, tmp_
     # The shell, its child and its grandchild all ignore SIGTERM, so only SIGKILL ends them.
     token = f"sleep 4242.{mode == 'bwrap':d}1"
     command = f"trap '' TERM; bash -c \"trap '' TERM; {token} & wait\" & echo started; wait"
-    result = make_sandbox(mode).run(command, tmp_path, scrubbed_env(tmp_path), timeout=0.2)
+    result = make_sandbox(mode).run(command, tmp_path, scrubbed_env(tmp_path), Bounds(0.2))
     assert result.timed_out
     assert result.exit_code is None
     assert result.output == "started\n"
@@ -57,7 +58,7 @@ def test_timeout_kills_the_process_group_including_grandchildren(mode: str, tmp_
 @pytest.mark.parametrize("mode", MODES)
 def test_background_child_holding_the_pipe_is_killed_after_exit(mode: str, tmp_path: Path) -> None:
     token = f"sleep 4242.{mode == 'bwrap':d}2"
-    result = make_sandbox(mode).run(f"{token} & echo started", tmp_path, scrubbed_env(tmp_path), timeout=10)
+    result = make_sandbox(mode).run(f"{token} & echo started", tmp_path, scrubbed_env(tmp_path), Bounds(10))
     assert not result.timed_out
     assert result.exit_code == 0
     assert result.duration < 2
@@ -72,7 +73,7 @@ needs_util_linux = pytest.mark.skipif(
 @needs_util_linux
 @pytest.mark.parametrize("mode", MODES)
 def test_every_process_gets_the_resource_limits(mode: str, tmp_path: Path) -> None:
-    result = make_sandbox(mode).run("ulimit -d; ulimit -f; ulimit -t", tmp_path, scrubbed_env(tmp_path), timeout=5)
+    result = make_sandbox(mode).run("ulimit -d; ulimit -f; ulimit -t", tmp_path, scrubbed_env(tmp_path), Bounds(5))
     cpu = math.ceil(5 * (os.cpu_count() or 1))
     # bash reports data in KiB and file size in 1024-byte blocks
     assert result.output.split() == [str(confine.MEMORY_LIMIT // 1024), str(confine.FILE_SIZE_LIMIT // 1024), str(cpu)]
@@ -82,7 +83,7 @@ def test_every_process_gets_the_resource_limits(mode: str, tmp_path: Path) -> No
 @pytest.mark.parametrize("mode", MODES)
 def test_allocating_beyond_the_memory_limit_fails_at_once(mode: str, tmp_path: Path) -> None:
     command = f"python3 -c 'bytearray({2 * confine.MEMORY_LIMIT})'; echo still here"
-    result = make_sandbox(mode).run(command, tmp_path, scrubbed_env(tmp_path), timeout=10)
+    result = make_sandbox(mode).run(command, tmp_path, scrubbed_env(tmp_path), Bounds(10))
     assert (result.exit_code, result.timed_out) == (0, False)
     assert result.output.endswith("MemoryError\nstill here\n")
     assert result.duration < 5
@@ -92,7 +93,7 @@ def test_allocating_beyond_the_memory_limit_fails_at_once(mode: str, tmp_path: P
 @pytest.mark.parametrize("mode", MODES)
 def test_writing_beyond_the_file_size_limit_is_stopped(mode: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(confine, "FILE_SIZE_LIMIT", 2**20)
-    result = make_sandbox(mode).run("head -c 3M /dev/zero > big", tmp_path, scrubbed_env(tmp_path), timeout=10)
+    result = make_sandbox(mode).run("head -c 3M /dev/zero > big", tmp_path, scrubbed_env(tmp_path), Bounds(10))
     assert result.exit_code == 128 + signal.SIGXFSZ
     assert "File size limit exceeded" in result.output
     assert (tmp_path / "big").stat().st_size == 2**20
@@ -101,9 +102,10 @@ def test_writing_beyond_the_file_size_limit_is_stopped(mode: str, tmp_path: Path
 _RUN_AND_WAIT = """
 import sys
 from pathlib import Path
+from runner.sandbox.bounds import Bounds
 from runner.sandbox.command import Sandbox, scrubbed_env
 workspace = Path(sys.argv[3])
-Sandbox(sys.argv[1], sys.argv[2]).run("sleep " + sys.argv[4], workspace, scrubbed_env(workspace), timeout=60)
+Sandbox(sys.argv[1], sys.argv[2]).run("sleep " + sys.argv[4], workspace, scrubbed_env(workspace), Bounds(60))
 """
 
 
@@ -134,7 +136,7 @@ def _command_line(pid: int) -> str:
 
 @pytest.mark.parametrize("mode", MODES)
 def test_stdin_is_closed(mode: str, tmp_path: Path) -> None:
-    result = make_sandbox(mode).run("cat; read line; echo $?", tmp_path, scrubbed_env(tmp_path), timeout=5)
+    result = make_sandbox(mode).run("cat; read line; echo $?", tmp_path, scrubbed_env(tmp_path), Bounds(5))
     assert (result.exit_code, result.output, result.timed_out) == (0, "1\n", False)
     assert result.duration < 1
 
@@ -142,21 +144,21 @@ def test_stdin_is_closed(mode: str, tmp_path: Path) -> None:
 @pytest.mark.parametrize("mode", MODES)
 def test_output_keeps_head_and_tail_and_marks_the_cut(mode: str, tmp_path: Path) -> None:
     command = "yes | head -c 5000000"
-    result = make_sandbox(mode).run(command, tmp_path, scrubbed_env(tmp_path), timeout=10, output_limit=1000)
+    result = make_sandbox(mode).run(command, tmp_path, scrubbed_env(tmp_path), Bounds(10, 1000))
     assert result.exit_code == 0
     assert result.output == "y\n" * 250 + "[... 4999000 bytes cut ...]\n" + "y\n" * 250
 
 
 @pytest.mark.parametrize("mode", MODES)
 def test_endless_output_is_capped_and_stopped(mode: str, tmp_path: Path) -> None:
-    result = make_sandbox(mode).run("yes", tmp_path, scrubbed_env(tmp_path), timeout=0.2, output_limit=1000)
+    result = make_sandbox(mode).run("yes", tmp_path, scrubbed_env(tmp_path), Bounds(0.2, 1000))
     assert result.timed_out
     assert result.output.startswith("y\n" * 250 + "[... ")
     assert len(result.output) < 1100
 
 
 def test_output_is_decoded_with_replacement(tmp_path: Path) -> None:
-    result = Sandbox().run(r"printf 'a\377b'", tmp_path, scrubbed_env(tmp_path), timeout=5)
+    result = Sandbox().run(r"printf 'a\377b'", tmp_path, scrubbed_env(tmp_path), Bounds(5))
     assert result.output == "a\ufffdb"
 
 

@@ -15,6 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from runner.sandbox import forward
+from runner.sandbox.bounds import Access, Bounds
 from runner.sandbox.command import Sandbox, scrubbed_env
 from runner.sandbox.started import CommandNotStarted
 from tests.sandboxes import MODES, make_sandbox, needs_bwrap, processes_with
@@ -23,8 +24,9 @@ MIB = 2**20
 PY = forward.PYTHON  # visible inside with a forward; python3 on PATH may be a slow shim (pyenv)
 
 
-def _run(sandbox: Sandbox, workspace: Path, command: str, **kwargs: object) -> tuple[int | None, str]:
-    result = sandbox.run(command, workspace, scrubbed_env(workspace), timeout=20, **kwargs)  # type: ignore[arg-type]
+def _run(sandbox: Sandbox, workspace: Path, command: str, stdin: bytes | None = None, forward: int | None = None,
+         network: bool = False) -> tuple[int | None, str]:
+    result = sandbox.run(command, workspace, scrubbed_env(workspace), Bounds(20), Access(network, forward), stdin=stdin)
     return result.exit_code, result.output
 
 
@@ -50,7 +52,7 @@ def test_a_command_that_never_reads_its_stdin_neither_hangs_nor_loses_its_output
 
 
 def test_stdin_to_a_command_that_times_out_is_dropped(tmp_path: Path) -> None:
-    result = Sandbox("none").run("sleep 30", tmp_path, scrubbed_env(tmp_path), timeout=0.2, stdin=b"y" * MIB)
+    result = Sandbox("none").run("sleep 30", tmp_path, scrubbed_env(tmp_path), Bounds(0.2), stdin=b"y" * MIB)
     assert (result.timed_out, result.exit_code) == (True, None)
 
 
@@ -141,7 +143,7 @@ def test_under_bwrap_the_forwarded_port_answers_and_nothing_of_the_forward_stays
 
 @needs_bwrap
 def test_without_forward_the_port_stays_unreachable_under_bwrap(tmp_path: Path, server: _HttpServer) -> None:
-    code, output = _run(make_sandbox("bwrap"), tmp_path, _GET.format(python="python3", port=server.port) + " 2>&1 | tail -1")
+    _, output = _run(make_sandbox("bwrap"), tmp_path, _GET.format(python="python3", port=server.port) + " 2>&1 | tail -1")
     assert output == "urllib.error.URLError: <urlopen error [Errno 111] Connection refused>\n"
     assert server.requests == []
 
@@ -305,8 +307,8 @@ def test_a_flood_of_connections_waits_its_turn_and_a_command_holding_them_is_sto
         cancel.set()
 
     threading.Thread(target=cancel_once_printed, daemon=True).start()
-    result = make_sandbox("bwrap").run(_FLOOD + str(digests.port), tmp_path, scrubbed_env(tmp_path), timeout=30,
-                                       cancel=cancel, forward=digests.port)
+    result = make_sandbox("bwrap").run(_FLOOD + str(digests.port), tmp_path, scrubbed_env(tmp_path),
+                                       Bounds(30, cancel=cancel), Access(forward=digests.port))
     cancel.set()
     assert result.output == f"waits\n{hashlib.sha256(b'y').hexdigest()}\n"
     assert result.timed_out and forward.MAX_CONNECTIONS == 32

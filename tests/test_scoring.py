@@ -12,19 +12,19 @@ from hypothesis import strategies as st
 
 from runner.checks.base import OUTCOME, PROCESS, CheckResult
 from runner.providers.registry import resolve_provider
-from runner.run.trajectory import Step
 from runner.run.execute import execute
 from runner.run.options import Arm, RunOptions
 from runner.run.prompts import load_prompt
 from runner.run.record import FAIL, PASS, RunRecord
+from runner.run.trajectory import Step
 from runner.sandbox.command import Sandbox
 from runner.scoring.metrics import (
     FAILURE_CAUSES,
     accuracy,
+    efficiency,
     error_count,
     failure_cause,
     outcome_score,
-    efficiency,
     process_score,
     redundant,
 )
@@ -466,8 +466,8 @@ def test_the_bundled_divide_by_zero_case_fails_a_garbage_call_on_its_arguments(t
     assert [s["result"] for s in run["trace"]] == ["Error: no mock response for these arguments"]
     assert [c["message"] for c in run["checks"] if not c["passed"]] == [
         "response does not match /(?i)undefined|cannot|can.t|not possible|division by zero/",
-        'no calculate call has arguments matching {"expression": {"matches": "\\\\A\\\\s*10\\\\s*/\\\\s*0\\\\s*\\\\z"}}: '
-        '#1 {"expression": ", "} (expression: ", " does not match /\\A\\s*10\\s*/\\s*0\\s*\\z/)']
+        ('no calculate call has arguments matching {"expression": {"matches": "\\\\A\\\\s*10\\\\s*/\\\\s*0\\\\s*\\\\z"}}: '
+         '#1 {"expression": ", "} (expression: ", " does not match /\\A\\s*10\\s*/\\s*0\\s*\\z/)')]
     # must_include, avoid, max_calls and efficiency pass; args fails
     assert (run["status"], run["failure"], run["process"]) == ("fail", "wrong_args", 0.8)
 

@@ -11,14 +11,15 @@ from typing import Any
 
 import orjson
 import pytest
-from hypothesis import assume, given, settings, strategies as st
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 
 from runner.errors import ExitCode
 from runner.output.store import ascii_json
 from runner.providers.registry import resolve_provider
-from runner.suite.engine import plan_keys
 from runner.run.options import Arm
 from runner.run.prompts import PromptTemplate, load_prompt
+from runner.suite.engine import plan_keys
 from runner.suite.shard import Shard, shard_of
 from tests.helpers import GOOD, SAMPLE_GROUPS, bundled_suite, make_case, run_cli
 
@@ -88,8 +89,8 @@ def test_shards_partition_the_plan_and_a_new_case_moves_no_other_run(ids: list[s
     ("4/3", None, "4/3: K must be from 1 to 3 (shards are counted from 1)"),
     ("1/0", None, "1/0: N, the number of shards, must be at least 1"),
     ("1-3", None, "expected K/N (shard K of N, e.g. 1/4) or auto/N, got '1-3'"),
-    ("auto/3", None, "auto/3 takes K from $JOB_COMPLETION_INDEX (set by a Kubernetes Indexed Job), which is not set: "
-                     "give K/3 instead"),
+    ("auto/3", None, ("auto/3 takes K from $JOB_COMPLETION_INDEX (set by a Kubernetes Indexed Job), which is not set: "
+                      "give K/3 instead")),
     ("auto/3", "3", "auto/3: $JOB_COMPLETION_INDEX is '3', expected a whole number from 0 to 2"),
     ("auto/3", "x", "auto/3: $JOB_COMPLETION_INDEX is 'x', expected a whole number from 0 to 2"),
 ])

@@ -129,14 +129,14 @@ def test_a_scripted_user_whose_script_runs_out_is_a_user_error(tmp_path: Path) -
 
 @pytest.mark.parametrize(("case", "message"), [
     ("- id: both\n  turns: [Hi.]\n  user: {model: scripted, persona: P, script: [x]}\n",
-     "error: both.yml:3:3: user: a case gives turns or user, not both (remove one: turns are fixed prompts, "
-     "a simulated user writes its own)"),
+     ("error: both.yml:3:3: user: a case gives turns or user, not both (remove one: turns are fixed prompts, "
+      "a simulated user writes its own)")),
     ("defaults: {user: {model: scripted, persona: P, script: [x]}}\ncases: [{id: a, script: [{content: x}]}, {id: b, turns: [hi]}]\n",
-     "error: inherit.yml:2:50: turns: a case gives turns or user, not both (remove one: turns are fixed prompts, "
-     "a simulated user writes its own)"),
+     ("error: inherit.yml:2:50: turns: a case gives turns or user, not both (remove one: turns are fixed prompts, "
+      "a simulated user writes its own)")),
     ("- id: mute\n  user: {model: scripted, persona: P}\n",
-     "error: mute.yml:2:17: user.model: the scripted user has no script (add user.script: the user's replies, in order; "
-     "or give user.model a live model)"),
+     ("error: mute.yml:2:17: user.model: the scripted user has no script (add user.script: the user's replies, in order; "
+      "or give user.model a live model)")),
     ("- id: nobody\n  expect: {response_contains: [x]}\n",
      "error: nobody.yml:1:3: missing required key 'turns' (give turns, the prompts to send, or user, a simulated user)"),
     ("- id: off\n  user: {model: scripted, persona: P, max_turns: 0, script: [x]}\n",

@@ -86,7 +86,7 @@ def test_a_fresh_live_run_loads_litellm_once_and_writes_the_environment_on_the_m
     cases.write_text(CASES, encoding="utf-8")
     path = config(tmp_path)
     done = subprocess.run([sys.executable, "-c", _PROBE, str(cases), str(path), str(tmp_path / "r")],
-                          capture_output=True, text=True, env=_env(tmp_path), cwd=ROOT, timeout=120)
+                          capture_output=True, text=True, env=_env(tmp_path), cwd=ROOT, timeout=120, check=False)
     seen = json.loads(done.stdout.splitlines()[-1])
     assert seen == {"code": 0, "loads": ["MainThread"], "providers": 1, "levels": 3,
                     "environ": [["LITELLM_LOCAL_MODEL_COST_MAP", "MainThread"], ["LITELLM_OFFLINE_MODE", "MainThread"],
@@ -142,9 +142,9 @@ def test_a_model_litellm_does_not_know_is_told_before_any_run(tmp_path: Path) ->
                    "--results", str(tmp_path / "r"))
     assert (done.returncode, done.stdout) == (4, "")
     assert done.stderr.splitlines() == [
-        "error: cannot use provider 'no-such-model-anywhere': litellm knows no provider for model "
-        "'no-such-model-anywhere' (name a model as provider/model, e.g. -p ollama/qwen3 or -p openai/gpt-4o, "
-        "or an alias from tooltrial.yml)"]
+        ("error: cannot use provider 'no-such-model-anywhere': litellm knows no provider for model "
+         "'no-such-model-anywhere' (name a model as provider/model, e.g. -p ollama/qwen3 or -p openai/gpt-4o, "
+         "or an alias from tooltrial.yml)")]
     assert not (tmp_path / "r").exists()
 
 
@@ -165,12 +165,12 @@ def test_a_failed_import_and_a_case_file_mistake_are_told_as_before(tmp_path: Pa
     env = _env(tmp_path, PYTHONPATH=f"{tmp_path / 'site'}:{ROOT}", TMPDIR=str(tmp_path))
     argv = ["run", "-p", "local-openai", "--config", str(config(tmp_path)), "--results", str(tmp_path / "r")]
     failed = subprocess.run([sys.executable, "-c", _BROKEN, *argv, str(cases)], capture_output=True, text=True,
-                            env=env, cwd=ROOT, timeout=60)
+                            env=env, cwd=ROOT, timeout=60, check=False)
     (log,) = tmp_path.glob("tooltrial-internal-error-*.log")
     assert (failed.stdout, failed.stderr) == ("3 False\n", f"internal error: ImportError: litellm is broken here (traceback in {log})\n")
     assert "ImportError: litellm is broken here" in log.read_text(encoding="utf-8")
     mistaken = subprocess.run([sys.executable, "-c", _BROKEN, *argv, str(bad)], capture_output=True, text=True,
-                              env=env, cwd=ROOT, timeout=60)
+                              env=env, cwd=ROOT, timeout=60, check=False)
     assert mistaken.stdout == "4 False\n"
     assert mistaken.stderr.startswith(f"error: {bad}:3:")
     assert not (tmp_path / "r").exists()

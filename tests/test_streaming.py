@@ -7,6 +7,7 @@ the same record apart from timing.
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 from pathlib import Path
@@ -18,7 +19,7 @@ from hypothesis import strategies as st
 from runner.errors import UserErrors
 from runner.providers.stream import fill_missing_ids
 from runner.spec.config import read_config
-from tests.fake_servers import OllamaServer, OpenAIServer, Reply, openai_reply, ollama_reply
+from tests.fake_servers import OllamaServer, OpenAIServer, Reply, ollama_reply, openai_reply
 from tests.fake_wire import (
     ANTHROPIC_MODEL,
     GEMINI_MODEL,
@@ -126,6 +127,25 @@ def test_ollama_ndjson_stream_keeps_calls_that_came_without_an_id(tmp_path: Path
     assert server.chats[0].body["stream"] is True
 
 
+def test_fragments_that_repeat_the_name_without_the_id_are_one_call(tmp_path: Path) -> None:
+    """Some OpenAI-compatible servers send the function name again on every fragment of one call, with
+    the id on the first only: one call, run once, its id and whole arguments sent back."""
+    fragments = [{"index": 0, "id": "call_r1", "type": "function", "function": {"name": "write_file", "arguments": ""}},
+                 {"index": 0, "function": {"name": "write_file", "arguments": '{"path": "out.txt", '}},
+                 {"index": 0, "function": {"name": "write_file", "arguments": '"content": "hi"}'}}]
+    stream = sse([_chunk({"role": "assistant", "content": ""}), *[_chunk({"tool_calls": [f]}) for f in fragments],
+                  _chunk({}, "tool_calls"), "[DONE]"])
+    with OpenAIServer() as server:
+        server.push(stream, openai_stream(openai_reply("Wrote out.txt.")))
+        code, err, (run,) = run_case(tmp_path, server, "openai/fake", stream=STREAM)
+    assert code == 0, err
+    assert [(s["call_id"], s["name"], s["arguments"], s["status"]) for s in run["steps"]] == [
+        ("call_r1", "write_file", HI, "executed")]
+    assert server.chats[1].body["messages"][2]["tool_calls"] == [
+        {"id": "call_r1", "type": "function", "function": {"name": "write_file", "arguments": json.dumps(HI)}}]
+    assert server.chats[1].body["messages"][3]["tool_call_id"] == "call_r1"
+
+
 @pytest.mark.parametrize("broken", [
     sse([_chunk({"role": "assistant", "content": "Hel"}), {"error": {"message": "upstream overloaded", "type": "server_error"}}]),
     sse([_chunk({"role": "assistant", "content": "Hel"})]),  # the stream ends with no finish reason
@@ -142,8 +162,8 @@ def test_an_openai_stream_that_fails_after_200_is_retried(tmp_path: Path, broken
 
 def test_an_anthropic_error_event_after_200_is_retried(tmp_path: Path) -> None:
     broken = anthropic_stream(anthropic_reply([text("Hello there.")]))
-    broken = Reply(chunks=(*broken.chunks[:4], 'event: error\ndata: {"type": "error", "error": '
-                                                '{"type": "overloaded_error", "message": "Overloaded"}}\n\n'),
+    broken = Reply(chunks=(*broken.chunks[:4], ('event: error\ndata: {"type": "error", "error": '
+                                                '{"type": "overloaded_error", "message": "Overloaded"}}\n\n')),
                    content_type=broken.content_type)
     with AnthropicServer() as server:
         server.push(broken, anthropic_stream(anthropic_reply([tool_use("toolu_1", "write_file", HI)])),
@@ -159,7 +179,7 @@ def test_a_stream_still_coming_at_the_run_deadline_is_cut_there(tmp_path: Path) 
     case = "- id: slow\n  timeout: 1.5\n  turns: [Say something]\n"
     with OpenAIServer() as server:
         server.push(slow)
-        code, err, (run,) = run_case(tmp_path, server, "openai/fake", case=case, stream=STREAM)
+        _, err, (run,) = run_case(tmp_path, server, "openai/fake", case=case, stream=STREAM)
     assert (run["status"], run["error_kind"]) == ("error", "timeout"), err
     assert run["cause"] == "run timed out after 1.5s, waiting for the model fake (1 attempt)"
     assert run["duration"] < 3.5  # a hang guard: the stream (4 s) is not read to its end
@@ -234,10 +254,11 @@ ARGUMENTS = st.dictionaries(st.sampled_from(["path", "content", "n"]), st.text(m
 
 @settings(max_examples=60, deadline=None)
 @given(calls=st.lists(st.tuples(NAMES, ARGUMENTS, st.booleans()), min_size=1, max_size=4),
-       cuts=st.lists(st.integers(0, 30), max_size=3), whole=st.booleans())
-def test_every_streamed_call_survives_assembly_whatever_its_fragments_and_ids(calls, cuts, whole) -> None:
-    """Calls streamed OpenAI-style (split at ``cuts``) or Ollama-style (``whole``: each in one chunk, all at
-    index 0), with or without ids, come out of litellm's builder as the same calls, each with an id of its own."""
+       cuts=st.lists(st.integers(0, 30), max_size=3), whole=st.booleans(), named=st.booleans())
+def test_every_streamed_call_survives_assembly_whatever_its_fragments_and_ids(calls, cuts, whole, named) -> None:
+    """Calls streamed OpenAI-style (split at ``cuts``, the name repeated on every fragment when ``named``) or
+    Ollama-style (``whole``: each in one chunk, all at index 0), with or without ids, come out of litellm's
+    builder as the same calls, each with an id of its own."""
     load_litellm_once()
     from litellm import stream_chunk_builder
     from litellm.types.utils import ModelResponseStream
@@ -254,8 +275,9 @@ def test_every_streamed_call_survives_assembly_whatever_its_fragments_and_ids(ca
             continue
         chunks.append(chunk({"tool_calls": [{"index": index, **ident, "function": {"name": name, "arguments": ""}}]}))
         bounds = [0, *sorted({min(c, len(text)) for c in cuts}), len(text)]
-        chunks += [chunk({"tool_calls": [{"index": index, "function": {"arguments": text[a:b]}}]})
-                   for a, b in zip(bounds, bounds[1:]) if b > a]
+        again = {"name": name} if named else {}
+        chunks += [chunk({"tool_calls": [{"index": index, "function": {**again, "arguments": text[a:b]}}]})
+                   for a, b in itertools.pairwise(bounds) if b > a]
     chunks.append(chunk({}, "tool_calls"))
     fill_missing_ids(chunks)
     built = stream_chunk_builder(chunks).choices[0].message.tool_calls

@@ -9,8 +9,9 @@ from __future__ import annotations
 import json
 import math
 import typing
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -22,8 +23,8 @@ from runner.output import decode
 from runner.output.decode import read_json
 from runner.output.load import checked, read_results, read_run
 from runner.output.store import ResultsWriter
-from runner.run.trajectory import Step
 from runner.run.record import RunRecord
+from runner.run.trajectory import Step
 from runner.spec.schema import case_schema
 
 NOT_OURS = "not a file this tooltrial wrote as it is: restore it, or move it out of the results folder"
@@ -90,7 +91,7 @@ TAMPERED = [
 @pytest.mark.parametrize(("change", "where", "error"), TAMPERED)
 def test_a_number_out_of_its_range_is_refused_by_report_merge_and_resume(
         finished: Path, capsys: pytest.CaptureFixture[str], change: Any, where: str, error: str) -> None:
-    run = sorted((finished / "runs").iterdir())[0]
+    run = min((finished / "runs").iterdir())
     _tamper(run, change)
     capsys.readouterr()
     line = f"error: {run}: {where}: {error} ({NOT_OURS})\n"
@@ -182,7 +183,7 @@ def test_the_writer_refuses_exactly_the_numbers_the_reader_refuses(rich: tuple[P
     folder, record, data = rich
     fields = _numbers(record)
     assert len(fields) > 40  # steps, model requests and their attempts, commands, checks, tokens, trajectory match
-    path, keys, kind, low, high = pick.draw(st.sampled_from(fields))
+    path, keys, kind, _low, _high = pick.draw(st.sampled_from(fields))
     value = value if kind is float or isinstance(value, int) else int(value) if math.isfinite(value) else 7
     changed = json.loads(json.dumps(data))
     _set(changed, keys, value)
@@ -222,7 +223,7 @@ def test_the_writer_refuses_a_record_it_would_refuse_to_read_and_writes_nothing(
 
 def test_a_run_whose_record_would_not_read_back_is_saved_as_its_internal_error(
         finished: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    import runner.run.execute as execute
+    from runner.run import execute
 
     def scored_wrong(case: Any, record: RunRecord) -> None:
         record.outcome = math.nan
@@ -236,4 +237,4 @@ def test_a_run_whose_record_would_not_read_back_is_saved_as_its_internal_error(
 
 
 def test_a_run_number_is_at_most_what_a_case_may_ask_for() -> None:
-    assert dict((name, high) for name, _, high in decode._numbers(RunRecord))["run"] == case_schema()["properties"]["runs"]["maximum"]
+    assert {name: high for name, _, high in decode._numbers(RunRecord)}["run"] == case_schema()["properties"]["runs"]["maximum"]

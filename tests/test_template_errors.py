@@ -67,8 +67,8 @@ def test_a_template_in_the_defaults_or_a_turn_s_content_is_placed_where_it_is_wr
     assert done.stderr.splitlines() == [
         "error: d.yml:4:5: d/one.system: case has no attribute 'idd' (did you mean 'id'?)",
         # a quoted text's second line has no line of its own in the file: its start, and the line named
-        "error: d.yml:8:18: d/one.turns[0]: 'undefined_x' is undefined"
-        " (line 2 of the template; define it under the case's vars:, or check its spelling)",
+        ("error: d.yml:8:18: d/one.turns[0]: 'undefined_x' is undefined"
+         " (line 2 of the template; define it under the case's vars:, or check its spelling)"),
     ]
 
 

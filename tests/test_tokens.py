@@ -9,11 +9,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from jsonschema import Draft202012Validator
 
-import pytest
-
-from tests.fake_servers import OpenAIServer, openai_reply
+from tests.fake_servers import OllamaServer, OpenAIServer, ollama_reply, openai_reply
 from tests.fake_wire import (
     ANTHROPIC_MODEL,
     GEMINI_MODEL,
@@ -21,6 +20,7 @@ from tests.fake_wire import (
     GeminiServer,
     anthropic_reply,
     gemini_reply,
+    ollama_stream,
     text,
     thinking,
     tool_use,
@@ -97,3 +97,20 @@ def test_openai_details_and_a_request_that_reported_none(tmp_path: Path) -> None
         40, 30, 70, 24, 32, 1)
     code, out, _ = cli_output(["report", str(results)])
     assert "tokens: 40 prompt (32 cached) + 30 completion (24 reasoning) = 70 total; 1 request reported no usage\n" in out
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["json", "stream"])
+def test_a_count_the_provider_left_out_is_null_not_an_estimate(tmp_path: Path, stream: bool) -> None:
+    """Ollama sending ``eval_count`` without ``prompt_eval_count``: the prompt count is null (litellm
+    would put its own tokenizer's estimate there), the completion count is the provider's."""
+    first = ollama_reply(tool_calls=[("write_file", HI)], usage=None)
+    first.body["eval_count"] = 12
+    last = ollama_reply("Done.", usage=(50, 3))
+    with OllamaServer() as server:
+        server.push(*((ollama_stream(first), ollama_stream(last)) if stream else (first, last)))
+        code, err, (run,) = run_case(tmp_path, server, "ollama_chat/fake", stream="stream: true" if stream else "")
+    assert code == 0, err
+    # streamed, litellm's Ollama chunk parser keeps no count unless both came: nothing is recorded, not a guess
+    first_counts = (None, None, None, False) if stream else (None, 12, None, True)
+    assert [(r["prompt"], r["completion"], r["total"], r["usage_reported"]) for r in run["model_requests"]] == [
+        first_counts, (50, 3, 53, True)]

@@ -15,6 +15,7 @@ import json
 import os
 import shlex
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +27,7 @@ from runner.providers.limits import TurnLimited
 from runner.providers.parse import parse_completion
 from runner.providers.scripted import ScriptedProvider
 from runner.run.agent import run_agent
+from runner.run.context import RunContext
 from runner.sandbox.command import Sandbox, scrubbed_env
 from runner.text import OUTPUT_LIMIT
 from runner.tools.base import ToolContext, ToolResult
@@ -49,6 +51,11 @@ arguments = (
     | st.dictionaries(st.sampled_from(PARAMS) | strings, json_values, max_size=4)
     | json_values
 )
+
+
+def _run(context: ToolContext) -> RunContext:
+    """A run of 600 seconds from now in ``context``'s sandbox."""
+    return RunContext(context.sandbox, 600.0, time.monotonic() + 600.0, context.command_timeout)
 
 
 def _workspace(root: Path) -> Path:
@@ -196,7 +203,7 @@ def test_the_agent_loop_ends_with_a_trajectory_whatever_the_model_replies(script
         workspace = _workspace(root)
         box = Toolbox(BUILTIN_TOOLS, ("bash",), ToolContext(workspace, Sandbox(), scrubbed_env(workspace)))
         provider = TurnLimited(ScriptedProvider(script), max_turns=4)
-        trajectory = run_agent(provider, box, "system", turns)
+        trajectory = run_agent(provider, box, "system", turns, _run(box.context))
         assert trajectory.stop in (None, "turn_limit", "script_exhausted", "empty_reply", "truncated")
         assert len(trajectory.steps) == sum(len(c.tool_calls) for c in provider.completions)
         json.dumps(trajectory.messages)
@@ -270,7 +277,7 @@ def test_the_agent_loop_ends_with_a_trajectory_whatever_the_provider_returns(bod
         root = Path(folder)
         workspace = _workspace(root)
         box = Toolbox(BUILTIN_TOOLS, ("bash",), ToolContext(workspace, Sandbox(), scrubbed_env(workspace)))
-        trajectory = run_agent(TurnLimited(_Responses(bodies), max_turns=4), box, "system", ["go"])
+        trajectory = run_agent(TurnLimited(_Responses(bodies), max_turns=4), box, "system", ["go"], _run(box.context))
         assert trajectory.stop in (None, "turn_limit", "provider_error", "empty_reply", "truncated")
         json.dumps(trajectory.messages)
         assert _outside_untouched(root)

@@ -7,11 +7,11 @@ from pathlib import Path
 from runner.providers.registry import resolve_provider
 from runner.run.execute import execute
 from runner.run.options import Arm, RunOptions
-from runner.spec.expect import TurnExpect
 from runner.run.prompts import load_prompt
 from runner.run.record import FAIL, PASS
 from runner.sandbox.command import Sandbox
 from runner.spec.casefile import load_file, validate_file
+from runner.spec.expect import TurnExpect
 
 CASE = """\
 - id: two-steps

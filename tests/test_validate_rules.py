@@ -42,15 +42,15 @@ def test_the_issue_s_case_gives_one_positioned_error_per_check_that_can_never_pa
     done = run_cli("validate", "cases/t.yml", cwd=tmp_path)
     assert (done.returncode, done.stdout) == (ExitCode.USAGE, "")
     assert done.stderr.splitlines() == [
-        "error: cases/t.yml:6:22: expect.trace.must_include[0]: unknown tool 'serach' "
-        "(known tools: read_file, write_file, edit_file, list_dir, glob, grep, bash)",
-        "error: cases/t.yml:6:30: expect.trace.must_include[1]: tool 'bash' is not offered by the case "
-        "(a call of it is refused and never counts; add it to tools (offered: read_file, grep))",
+        ("error: cases/t.yml:6:22: expect.trace.must_include[0]: unknown tool 'serach' "
+         "(known tools: read_file, write_file, edit_file, list_dir, glob, grep, bash)"),
+        ("error: cases/t.yml:6:30: expect.trace.must_include[1]: tool 'bash' is not offered by the case "
+         "(a call of it is refused and never counts; add it to tools (offered: read_file, grep))"),
         "error: cases/t.yml:7:15: expect.trace.avoid[0]: unknown tool 'writ_file' (did you mean 'write_file'?)",
-        "error: cases/t.yml:8:14: expect.trace.args: unknown tool 'nosuchtool' "
-        "(known tools: read_file, write_file, edit_file, list_dir, glob, grep, bash)",
-        "error: cases/t.yml:8:46: expect.trace.args.read_file: read_file has no parameter 'file_path' "
-        "(its schema allows no other), so no call can match (did you mean 'path'?)",
+        ("error: cases/t.yml:8:14: expect.trace.args: unknown tool 'nosuchtool' "
+         "(known tools: read_file, write_file, edit_file, list_dir, glob, grep, bash)"),
+        ("error: cases/t.yml:8:46: expect.trace.args.read_file: read_file has no parameter 'file_path' "
+         "(its schema allows no other), so no call can match (did you mean 'path'?)"),
     ]
 
 
@@ -122,16 +122,16 @@ WARNED = """\
 def test_checks_that_check_nothing_are_warnings_that_stop_nothing_and_strict_makes_them_errors(tmp_path: Path) -> None:
     _write(tmp_path, "w.yml", WARNED)
     lines = [
-        "cases/w.yml:3:10: deny[0]: tool 'bash' is not offered by the case, so denying it changes nothing"
-        " (remove it, or add it to tools (offered: read_file, lookup))",
-        "cases/w.yml:18:15: expect.trace.avoid[0]: tool 'write_file' is not offered by the case, so avoiding it"
-        " checks nothing (remove it, or add it to tools (offered: read_file, lookup))",
-        "cases/w.yml:20:18: expect.trace.args.lookup: lookup's schema does not declare the parameter 'wrd':"
-        " the model is never told of it (did you mean 'word'?)",
-        "cases/w.yml:20:36: expect.trace.args.lookup.options: lookup has no parameter 'language' (its schema allows"
-        " no other), so no call can match (did you mean 'lang'?)",
-        "cases/w.yml:21:44: expect.trace.args.read_file: read_file has no parameter 'lines', so {absent: true}"
-        " always holds (read_file's parameters here: path, offset, limit)",
+        ("cases/w.yml:3:10: deny[0]: tool 'bash' is not offered by the case, so denying it changes nothing"
+         " (remove it, or add it to tools (offered: read_file, lookup))"),
+        ("cases/w.yml:18:15: expect.trace.avoid[0]: tool 'write_file' is not offered by the case, so avoiding it"
+         " checks nothing (remove it, or add it to tools (offered: read_file, lookup))"),
+        ("cases/w.yml:20:18: expect.trace.args.lookup: lookup's schema does not declare the parameter 'wrd':"
+         " the model is never told of it (did you mean 'word'?)"),
+        ("cases/w.yml:20:36: expect.trace.args.lookup.options: lookup has no parameter 'language' (its schema allows"
+         " no other), so no call can match (did you mean 'lang'?)"),
+        ("cases/w.yml:21:44: expect.trace.args.read_file: read_file has no parameter 'lines', so {absent: true}"
+         " always holds (read_file's parameters here: path, offset, limit)"),
     ]
     done = run_cli("validate", "cases", cwd=tmp_path)
     assert done.returncode == ExitCode.USAGE  # the nested closed object is an error
@@ -260,17 +260,17 @@ def test_a_selection_of_no_case_names_the_filter_that_matched_nothing_and_the_ne
         assert (done.returncode, done.stdout) == (ExitCode.NO_CASES, "")
         return done.stderr.splitlines()
 
-    assert why("-c", "fix-*") == ["no case selected: -c fix-* is matched against group/id, not the id alone"
-                                  " (did you mean -c mine/fix-one, or -c '*/fix-*' for every group?)"]
-    assert why("--tag", "PYTHON") == ["no case selected: --tag PYTHON: no case has this tag"
-                                      " (tags match exactly, case too: did you mean --tag python?)"]
+    assert why("-c", "fix-*") == [("no case selected: -c fix-* is matched against group/id, not the id alone"
+                                   " (did you mean -c mine/fix-one, or -c '*/fix-*' for every group?)")]
+    assert why("--tag", "PYTHON") == [("no case selected: --tag PYTHON: no case has this tag"
+                                       " (tags match exactly, case too: did you mean --tag python?)")]
     assert why("--tag", "shel") == ["no case selected: --tag shel: no case has this tag (did you mean --tag shell?)"]
     assert why("--tag", "zzz") == ["no case selected: --tag zzz: no case has this tag (the cases' tags: python, shell)"]
-    assert why("-c", "mine/fix-on") == ["no case selected: -c mine/fix-on matches no case's group/id"
-                                        " (did you mean -c mine/fix-one?)"]
+    assert why("-c", "mine/fix-on") == [("no case selected: -c mine/fix-on matches no case's group/id"
+                                         " (did you mean -c mine/fix-one?)")]
     assert why("-c", "fxi-one", "--tag", "nope") == [
-        "no case selected: -c fxi-one is matched against group/id, and no case's id matches it either"
-        " (did you mean -c mine/fix-one?)",
+        ("no case selected: -c fxi-one is matched against group/id, and no case's id matches it either"
+         " (did you mean -c mine/fix-one?)"),
         "no case selected: --tag nope: no case has this tag (the cases' tags: python, shell)"]
     assert why("-c", "mine/fix*", "--tag", "shell") == [
         "no case selected: -c mine/fix* matches 1 case and --tag shell 1, but no case both (the tags of the 1: python)"]
@@ -298,8 +298,8 @@ def test_validate_chooses_cases_as_list_does_and_an_empty_selection_exits_5_sayi
         assert (done.returncode, done.stdout) == (ExitCode.NO_CASES, "")
         assert done.stderr == "no case selected: -c nosuch/* matches no case's group/id ('tooltrial list' shows them)\n"
     tagged = run_cli("validate", "cases", "--tag", "shel", cwd=tmp_path)
-    assert (tagged.returncode, tagged.stderr) == (ExitCode.NO_CASES, "no case selected: --tag shel: no case has this"
-                                                                     " tag (did you mean --tag shell?)\n")
+    assert (tagged.returncode, tagged.stderr) == (ExitCode.NO_CASES, ("no case selected: --tag shel: no case has this"
+                                                                      " tag (did you mean --tag shell?)\n"))
     kept = run_cli("validate", "cases", "--tag", "shell", "--baseline", cwd=tmp_path)
     assert (kept.returncode, kept.stderr) == (ExitCode.FAILED, "")
     assert kept.stdout.splitlines() == [
@@ -373,14 +373,14 @@ def test_calls_items_and_exact_specs_are_held_to_the_offered_tools_and_their_par
     done = run_cli("validate", "cases", cwd=tmp_path)
     assert done.returncode == ExitCode.USAGE
     assert done.stderr.splitlines() == [
-        "error: cases/c.yml:12:33: expect.trace.calls[0].args: lookup has no parameter 'wrod' (its schema allows"
-        " no other), so no call can match (did you mean 'word'?)",
-        "error: cases/c.yml:13:18: expect.trace.calls[1].name: tool 'bash' is not offered by the case"
-        " (a call of it is refused and never counts; add it to tools (offered: read_file, lookup))",
-        "error: cases/c.yml:14:44: expect.trace.calls[2].args.exact: read_file has no parameter 'pth' (its schema"
-        " allows no other), so no call can match (did you mean 'path'?)",
-        "error: cases/c.yml:15:47: expect.trace.args.read_file.exact: read_file has no parameter 'lmit' (its schema"
-        " allows no other), so no call can match (did you mean 'limit'?)",
+        ("error: cases/c.yml:12:33: expect.trace.calls[0].args: lookup has no parameter 'wrod' (its schema allows"
+         " no other), so no call can match (did you mean 'word'?)"),
+        ("error: cases/c.yml:13:18: expect.trace.calls[1].name: tool 'bash' is not offered by the case"
+         " (a call of it is refused and never counts; add it to tools (offered: read_file, lookup))"),
+        ("error: cases/c.yml:14:44: expect.trace.calls[2].args.exact: read_file has no parameter 'pth' (its schema"
+         " allows no other), so no call can match (did you mean 'path'?)"),
+        ("error: cases/c.yml:15:47: expect.trace.args.read_file.exact: read_file has no parameter 'lmit' (its schema"
+         " allows no other), so no call can match (did you mean 'limit'?)"),
     ]
 
 
@@ -412,12 +412,12 @@ def test_a_misspelt_matcher_name_is_an_error_where_the_schema_types_the_value_el
     assert done.stderr.splitlines() == [
         f"error: cases/w.yml:13:35: expect.trace.args.get_weather.city: 'normalised' {never} (did you mean 'normalized'?)",
         f"error: cases/w.yml:13:62: expect.trace.args.get_weather.unit: 'optinal' {never} (did you mean 'optional'?)",
-        "warning: cases/w.yml:13:89: expect.trace.args.get_weather.where: 'any_off' is not a matcher name, so this"
-        " asks for an object with a key 'any_off' (did you mean 'any_of'?)",
-        f"error: cases/w.yml:15:55: expect.trace.calls[0].args.city.any_of[0]: 'normalised' {never}"
-        " (did you mean 'normalized'?)",
-        "warning: cases/w.yml:16:51: expect.trace.calls[1].args.exact.path: 'optinal' is not a matcher name, so this"
-        " asks for an object with a key 'optinal' (did you mean 'optional'?)",
+        ("warning: cases/w.yml:13:89: expect.trace.args.get_weather.where: 'any_off' is not a matcher name, so this"
+         " asks for an object with a key 'any_off' (did you mean 'any_of'?)"),
+        (f"error: cases/w.yml:15:55: expect.trace.calls[0].args.city.any_of[0]: 'normalised' {never}"
+         " (did you mean 'normalized'?)"),
+        ("warning: cases/w.yml:16:51: expect.trace.calls[1].args.exact.path: 'optinal' is not a matcher name, so this"
+         " asks for an object with a key 'optinal' (did you mean 'optional'?)"),
     ]
     fixed = MISSPELT.replace("normalised", "normalized").replace("optinal", "optional").replace("any_off", "any_of")
     _write(tmp_path, "w.yml", fixed)

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from runner.run.context import RunContext
 from runner.run.workspace import Changes, SetupError, Workspace, WorkspaceError
 from runner.sandbox.command import Sandbox
 from runner.spec.case import Case
@@ -14,6 +16,11 @@ from runner.spec.case import Case
 
 def _case(**fields: Any) -> Case:
     return Case(group="g", id="c", source=Path("g.yml"), line=1, turns=("hi",), **fields)
+
+
+def _run(command_timeout: float = 60.0) -> RunContext:
+    """A run of 600 seconds from now whose commands each have ``command_timeout`` seconds."""
+    return RunContext(Sandbox(), 600.0, time.monotonic() + 600.0, command_timeout)
 
 
 @pytest.fixture
@@ -32,7 +39,7 @@ def test_create_copies_the_fixture_and_writes_inline_files(temp_root: Path, fixt
         fixtures_dir=fixtures_dir,
         files={"notes/todo.md": "fix add\n", "pkg/data.txt": "replaced"},
     )
-    workspace = Workspace.create(case, Sandbox())
+    workspace = Workspace.create(case)
     path = workspace.path
     assert path.parent == temp_root.resolve() and path.name.startswith("tooltrial-")
     assert (path / "calc.py").read_text() == "def add(a, b):\n    return a - b\n"
@@ -47,22 +54,22 @@ def test_create_copies_the_fixture_and_writes_inline_files(temp_root: Path, fixt
 @pytest.mark.parametrize("relative", ["../escape.txt", "/tmp/escape.txt", "a/../../escape.txt"])
 def test_inline_file_escaping_the_workspace_is_refused(temp_root: Path, relative: str) -> None:
     with pytest.raises(WorkspaceError, match="^files: path escapes the workspace"):
-        Workspace.create(_case(files={relative: "x"}), Sandbox())
+        Workspace.create(_case(files={relative: "x"}))
     assert list(temp_root.iterdir()) == []
     assert not (temp_root.parent / "escape.txt").exists()
 
 
 def test_missing_fixture_is_refused(temp_root: Path, fixtures_dir: Path) -> None:
     with pytest.raises(WorkspaceError) as caught:
-        Workspace.create(_case(fixture="nope", fixtures_dir=fixtures_dir), Sandbox())
+        Workspace.create(_case(fixture="nope", fixtures_dir=fixtures_dir))
     assert str(caught.value) == f"fixture folder 'nope' not found in {fixtures_dir}"
     assert list(temp_root.iterdir()) == []
 
 
 def test_setup_runs_in_the_workspace_with_the_case_env(temp_root: Path) -> None:
     case = _case(setup=("echo $GREETING > out.txt", "echo $HOME >> out.txt"), env={"GREETING": "hi"})
-    workspace = Workspace.create(case, Sandbox())
-    workspace.run_setup(case)
+    workspace = Workspace.create(case)
+    workspace.run_setup(case, _run())
     assert (workspace.path / "out.txt").read_text() == f"hi\n{workspace.path}\n"
     assert workspace.env(case)["GREETING"] == "hi"
     workspace.cleanup()
@@ -70,10 +77,11 @@ def test_setup_runs_in_the_workspace_with_the_case_env(temp_root: Path) -> None:
 
 def test_setup_failure_names_the_command_and_exit_code(temp_root: Path) -> None:
     case = _case(setup=("true", "echo boom; exit 2", "touch never"))
-    workspace = Workspace.create(case, Sandbox())
+    workspace, run = Workspace.create(case), _run()
     with pytest.raises(SetupError) as caught:
-        workspace.run_setup(case)
+        workspace.run_setup(case, run)
     assert str(caught.value) == "setup command failed (exit 2): echo boom; exit 2"
+    assert [(c.command, c.exit_code) for c in run.commands] == [("true", 0), ("echo boom; exit 2", 2)]
     error = caught.value
     assert (error.command, error.exit_code, error.output) == ("echo boom; exit 2", 2, "boom\n")
     assert not (workspace.path / "never").exists()
@@ -82,16 +90,16 @@ def test_setup_failure_names_the_command_and_exit_code(temp_root: Path) -> None:
 
 def test_setup_timeout(temp_root: Path) -> None:
     case = _case(setup=("sleep 5",))
-    workspace = Workspace.create(case, Sandbox())
+    workspace = Workspace.create(case)
     with pytest.raises(SetupError, match=r"^setup command timed out after 0.2s: sleep 5$") as caught:
-        workspace.run_setup(case, timeout=0.2)
+        workspace.run_setup(case, _run(command_timeout=0.2))
     assert caught.value.exit_code is None
     workspace.cleanup()
 
 
 def test_changes_lists_added_changed_and_deleted_files(temp_root: Path) -> None:
     case = _case(files={"a.txt": "a", "b.txt": "b", "keep.txt": "k", "sub/c.txt": "c"})
-    workspace = Workspace.create(case, Sandbox())
+    workspace = Workspace.create(case)
     path = workspace.path
     before = workspace.snapshot()
     assert sorted(before) == ["a.txt", "b.txt", "keep.txt", "sub/c.txt"]

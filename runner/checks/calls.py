@@ -15,7 +15,7 @@ matching never fails an assignment that exists.
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from runner.checks.base import CheckResult
 from runner.checks.callfit import Mismatches, fit_table

@@ -15,7 +15,7 @@ ERROR, never a crash. The judge's request ends with the run's time
 from __future__ import annotations
 
 import json
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 from runner.checks.base import CheckContext, CheckResult
 from runner.errors import Location, UserError
@@ -112,13 +112,14 @@ def judge_names(cases: Sequence[Case], default: str | None) -> dict[str | None, 
         if case.expect.judge is None:
             continue
         model = case.expect.judge.model
-        if model is None and default is None:
+        resolved = model or default
+        if resolved is None:
             raise UserError(f"case {case.full_id} has expect.judge but no judge model",
                             hint="give --judge MODEL, judge: in tooltrial.yml, or expect.judge.model in the case")
         why = _not_a_judge(model)
         if why:
             raise UserError(why, Location(str(case.source), case.line), "expect.judge.model", hint=JUDGE_HINT)
-        names.setdefault(model, model or default)
+        names.setdefault(model, resolved)
     return names
 
 

@@ -9,7 +9,7 @@ expected calls and a run's calls are few, so this beats Hopcroft-Karp's bookkeep
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 
 def maximum_matching(edges: Sequence[Sequence[int]], right: int) -> list[int | None]:
@@ -34,9 +34,9 @@ def maximum_matching(edges: Sequence[Sequence[int]], right: int) -> list[int | N
     for left in range(len(edges)):
         augment(left, set())
     partner: list[int | None] = [None] * len(edges)
-    for vertex, left in enumerate(owner):
-        if left is not None:
-            partner[left] = vertex
+    for vertex, matched in enumerate(owner):
+        if matched is not None:
+            partner[matched] = vertex
     return partner
 
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 import difflib
 import os
 import stat
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Mapping, Sequence
 
 from runner.checks.base import CheckContext, CheckResult
 from runner.kinds import ErrorKind

@@ -28,6 +28,7 @@ from runner.checks.outcome import (
 from runner.checks.table import KINDS
 from runner.checks.trace import check_trace
 from runner.checks.turns import check_turns
+from runner.kinds import Category
 
 FUNCTIONS: dict[str, Check] = {
     "verify": check_verify,
@@ -44,9 +45,9 @@ FUNCTIONS: dict[str, Check] = {
 __all__ = ["BUDGET", "CHECKS", "OUTCOME", "PROCESS", "CheckContext", "CheckResult", "run_checks"]
 
 
-def _stamped(name: str) -> Check:
-    """The function of kind ``name``, its results stamped with the table's category for the kind."""
-    check, category = FUNCTIONS[name], KINDS[name].category
+def _stamped(name: str, category: Category) -> Check:
+    """The function of kind ``name``, its results stamped with ``category``, the table's for the kind."""
+    check = FUNCTIONS[name]
 
     def run(spec: object, ctx: CheckContext) -> list[CheckResult]:
         return [dataclasses.replace(result, category=category) for result in check(spec, ctx)]
@@ -55,7 +56,8 @@ def _stamped(name: str) -> Check:
 
 
 # In table order; a kind with no category (max_turns, a limit the run enforces) has no function.
-CHECKS: dict[str, Check] = {name: _stamped(name) for name, kind in KINDS.items() if kind.category is not None}
+CHECKS: dict[str, Check] = {name: _stamped(name, kind.category) for name, kind in KINDS.items()
+                           if kind.category is not None}
 
 
 def run_checks(ctx: CheckContext) -> list[CheckResult]:

@@ -11,8 +11,8 @@ its property in ``schemas/case.schema.json``.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Mapping
 
 from runner.kinds import Category, FailureCause
 

@@ -17,7 +17,8 @@ record as attempted, but the checks that ask for calls (``exact``, ``exact_unord
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from runner.checks.base import CheckContext, CheckResult
 from runner.checks.callfit import call_mismatches, parameter_schemas
@@ -109,10 +110,10 @@ def check_trace(spec: TraceExpect, ctx: CheckContext) -> list[CheckResult]:
         results.append(_result("min_calls", enough, f"{plural(len(names), 'tool call')}, meeting the minimum of {spec.min_calls}"
                                if enough else f"{plural(len(names), 'tool call')}, at least {spec.min_calls} required{note}"))
     if spec.order is not None:
-        want = ", ".join(spec.order)
+        order = ", ".join(spec.order)
         ordered = is_subsequence(list(spec.order), names)
-        results.append(_result("order", ordered, f"calls [{', '.join(names)}] contain [{want}] in that order"
-                               if ordered else f"calls [{shown}] do not contain [{want}] in that order{note}"))
+        results.append(_result("order", ordered, f"calls [{', '.join(names)}] contain [{order}] in that order"
+                               if ordered else f"calls [{shown}] do not contain [{order}] in that order{note}"))
     schemas = parameter_schemas(ctx.case) if spec.strict_types and spec.args else {}
     for tool, wanted in (spec.args or {}).items():
         results.append(_args_result(tool, wanted, ran, spec, schemas, not_run_note(steps, tool)))

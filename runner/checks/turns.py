@@ -11,7 +11,7 @@ its checks with one ``turn N: never finished`` line.
 from __future__ import annotations
 
 import dataclasses
-from typing import Mapping
+from collections.abc import Mapping
 
 from runner.checks.base import Check, CheckContext, CheckResult
 from runner.run.trajectory import Trajectory

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 from runner import __version__
 from runner.cli import cache, doctor, imports, listing, merge, new, report, run, schema, validate

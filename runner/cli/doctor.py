@@ -13,6 +13,7 @@ import os
 from concurrent.futures import ThreadPoolExecutor
 
 from rich.table import Table
+from rich.text import Text
 
 from runner.errors import ExitCode, UserError
 from runner.names import SCRIPTED
@@ -26,6 +27,8 @@ from runner.text import plural
 
 _STYLES = {OK: "green", FAIL: "bold red"}
 _MARKS = {OK: "ok", FAIL: "FAIL"}
+_CHECK_MARKS: dict[bool | None, tuple[str, str]] = {True: ("ok", "green"), False: ("no", "bold red"),
+                                                    None: ("-", "dim")}  # by a sandbox check's ok
 
 
 def add(sub: argparse._SubParsersAction) -> None:
@@ -92,7 +95,7 @@ def _print_sandbox(report: SandboxReport) -> None:
     console.print(shown(f"sandbox: runs use {report.mode} ({report.why})"))
     width = max(len(check.name) for check in report.checks) + 2
     for check in report.checks:
-        mark, style = {True: ("ok", "green"), False: ("no", "bold red")}.get(check.ok, ("-", "dim"))
+        mark, style = _CHECK_MARKS[check.ok]
         console.print(shown(f"  {check.name.ljust(width)}"), shown(f"{mark} {check.detail}", style), sep="")
     console.print()
 
@@ -110,6 +113,6 @@ def _print_table(found: list[Diagnosis]) -> None:
     console.print(shown(f"{ready}; not ready: {', '.join(failed)}" if failed else ready))
 
 
-def _cell(status: str, detail: str) -> object:
+def _cell(status: str, detail: str) -> Text:
     mark = _MARKS.get(status, "-")
     return shown(f"{mark} {detail}", _STYLES.get(status, "dim"))

@@ -12,10 +12,10 @@ from typing import Any
 
 from runner.errors import UserError
 from runner.output.store import not_replaceable
-from runner.suite.shard import INDEX_VARIABLE, Shard, parse_shard
 from runner.spec.discover import Source, Sourced, load_sourced, select, select_sources
 from runner.spec.schema import case_schema
 from runner.spec.unmatched import why_none_selected
+from runner.suite.shard import INDEX_VARIABLE, Shard, parse_shard
 
 
 class Parser(argparse.ArgumentParser):

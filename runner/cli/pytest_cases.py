@@ -13,9 +13,10 @@ duration are the item's ``user_properties`` (``--junitxml`` writes them as prope
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 
@@ -25,17 +26,17 @@ from runner.errors import UserError, UserErrors
 from runner.providers.breaker import Breaker
 from runner.providers.registry import resolve_provider
 from runner.redact import Secrets
-from runner.suite.engine import preflight, require_scripts
-from runner.suite.options import make_arms
 from runner.run.execute import execute
 from runner.run.options import Arm, RunOptions
-from runner.run.simuser import resolve_users
 from runner.run.prompts import load_prompts
 from runner.run.record import ERROR, PASS, RunRecord
+from runner.run.simuser import resolve_users
 from runner.sandbox.choose import choose_sandbox
 from runner.spec.case import Case
 from runner.spec.casefile import read_file
 from runner.spec.config import Config, load_config
+from runner.suite.engine import preflight, require_scripts
+from runner.suite.options import make_arms
 from runner.text import first_line, printable
 
 

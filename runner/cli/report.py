@@ -14,8 +14,9 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Mapping, Sequence, TextIO
+from typing import Any, TextIO
 
 from rich.console import Console
 
@@ -86,10 +87,10 @@ def show_results(folders: Sequence[Path], as_json: bool, console: Console, stdou
 
 def _shards_hint(error: UserError, before: Scanned, after: Scanned) -> UserError:
     """``error`` with a hint to ``merge`` when the two folders are shards of one suite (the same plan)."""
-    parts = [(r.report or {}).get("shard") for r in (before, after)]
-    if not all(parts) or parts[0]["plan"] != parts[1]["plan"]:
+    first, second = ((r.report or {}).get("shard") for r in (before, after))
+    if not first or not second or first["plan"] != second["plan"]:
         return error
-    names = " and ".join(f"{p['index']}/{p['count']}" for p in parts)
+    names = " and ".join(f"{p['index']}/{p['count']}" for p in (first, second))
     return UserError(error.message, hint=f"these are shards {names} of one suite: join them with "
                                          f"tooltrial merge {before.path} {after.path} -o DIR")
 
@@ -101,7 +102,7 @@ def _ending(results: Scanned, gated: bool, change: dict[str, Any] | None = None)
     runs, report = results.runs.summaries, results.report or {}
     model = aggregate(runs)
     gates = evaluate(model.cells, _thresholds(results.report))
-    meta = {
+    meta: dict[str, Any] = {
         "run_id": results.path.name,
         "results": str(results.path),
         "started": report.get("started"),

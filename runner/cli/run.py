@@ -6,12 +6,13 @@ import argparse
 import os
 import shlex
 import sys
+from collections.abc import Mapping, Sequence
+from functools import partial
 from pathlib import Path
-from typing import Sequence
+from typing import Any
 
 from runner.checks.judge import judge_names, refuse_judge, resolve_judges
 from runner.cli import listing
-from runner.cli.outputs import add_outputs, check_output_files, refuse_inputs, wanted_outputs
 from runner.cli.options import (
     add_selection,
     add_shard,
@@ -23,32 +24,27 @@ from runner.cli.options import (
     selected,
     workers,
 )
-from runner.errors import ExitCode, UserError, silence_output
+from runner.cli.outputs import add_outputs, check_output_files, refuse_inputs, wanted_outputs
+from runner.errors import ExitCode, UserError
 from runner.names import SCRIPTED
-from runner.output.finish import Conclusion, View, conclude, finish, utc_now
-from runner.output.formats import RUN, streamed
-from runner.output.load import read_results
-from runner.output.scan import saved_runs
-from runner.output.report import cache_totals
-from runner.output.replay import Recorder
-from runner.output.store import ResultsWriter
+from runner.output.formats import RUN
 from runner.providers.cache import open_cache
 from runner.providers.kind import ProviderSpec
 from runner.providers.registry import kind_of, precheck, resolve_provider
 from runner.redact import Secrets
-from runner.suite.engine import plan_keys, preflight, require_scripts
-from runner.suite.executors import AUTO_MIN_RUNS, worker_count
-from runner.suite.options import DEFAULT_JOBS, SuiteOptions, make_arms
-from runner.run.options import RunOptions
+from runner.run.options import Arm, RunOptions
 from runner.run.prompts import load_prompts, prompt_file
-from runner.suite.session import run_live
-from runner.suite.shard import shard_summary
 from runner.run.simuser import resolve_users
 from runner.sandbox.choose import choose_sandbox
 from runner.sandbox.command import MODES
 from runner.spec.agentspec import with_agents
 from runner.spec.case import Case
 from runner.spec.config import Config, load_config
+from runner.suite.engine import plan_keys, preflight, require_scripts
+from runner.suite.executors import AUTO_MIN_RUNS, worker_count
+from runner.suite.options import DEFAULT_JOBS, SuiteOptions, make_arms
+from runner.suite.request import SuiteRequest, run_suite
+from runner.suite.shard import shard_summary
 from runner.terminal.console import make_console
 from runner.terminal.lines import RunPrinter
 from runner.terminal.live import LiveView
@@ -135,19 +131,74 @@ def _ray(args: argparse.Namespace, config: Config, providers: Sequence[ProviderS
     return address, forwarded_keys(key_variables([p.name for p in providers], config))
 
 
-def _warm_up(args: argparse.Namespace, cases: list[Case], names: list[str], config: Config, prompts: int,
-             jobs: int) -> None:
+def _precheck(args: argparse.Namespace, config: Config, cases: list[Case], names: list[str]) -> str | None:
+    """The judge of the cases that name none (``--judge``, else the config's), once every provider name and
+    every judge a case needs is refused for the mistakes that need no litellm (runner.providers.registry.precheck),
+    before any name loads it. Raises UserError (exit 4)."""
+    refuse_judge(args.judge)
+    judge = args.judge or config.judge
+    for name in [*names, *dict.fromkeys(judge_names(cases, judge).values())]:  # a judge only where a case is judged
+        precheck(name, config)
+    return judge
+
+
+def _jobs(args: argparse.Namespace, config: Config) -> int:
+    """Runs at once: ``-j``, else the config's ``jobs``, else DEFAULT_JOBS."""
+    return args.jobs or config.jobs or DEFAULT_JOBS
+
+
+def _warm_up(args: argparse.Namespace, cases: list[Case], names: list[str], config: Config, prompts: int) -> None:
     """Start the process executor's fork server while the providers resolve, when the plan (about: a shard
     holds about its share) will go to worker processes (runner.suite.executors.worker_count)."""
     planned = sum(c.runs or args.runs for c in cases) * len(names) * prompts // (args.shard.count if args.shard else 1)
-    if args.executor == "local" and worker_count(args.workers, jobs, planned) > 1:
+    if args.executor == "local" and worker_count(args.workers, _jobs(args, config), planned) > 1:
         from runner.suite.processes import warm_up  # multiprocessing only for a run that uses it
 
         warm_up(live=any(kind_of(name, config.providers).live for name in names))
 
 
+def _shard(args: argparse.Namespace, cases: list[Case], arms: list[Arm]) -> dict[str, Any] | None:
+    """What report.json records of ``--shard`` (runner.suite.shard.shard_summary), None when not sharded; says on
+    stderr when the shard holds none of the planned runs (its ``selected`` is then 0)."""
+    if args.shard is None:
+        return None
+    shard = shard_summary(args.shard, plan_keys(cases, arms, args.runs), [c.full_id for c in cases], [a.label for a in arms])
+    if not shard["selected"]:
+        print(f"no case selected: shard {args.shard.label} holds none of the {plural(shard['planned'], 'run')} "
+              f"(give fewer shards than runs, or 'tooltrial list --shard K/N' to see what each holds)", file=sys.stderr)
+    return shard
+
+
+def _request(args: argparse.Namespace, config: Config, cases: list[Case], arms: list[Arm], outputs: dict[str, Any],
+             judges: Mapping[str | None, ProviderSpec], shard: dict[str, Any] | None) -> SuiteRequest:
+    """The matrix's request from the parsed ``args``, the config and what is resolved so far: the simulated
+    users resolved (runner.run.simuser.resolve_users), the Ray cluster checked (``_ray``), the console,
+    ``--live``'s view, the response cache opened, the sandbox chosen. Raises UserError as those do."""
+    users = resolve_users(cases, lambda name: resolve_provider(name, config, args.verbose))
+    jobs = _jobs(args, config)
+    providers = list({arm.provider.name: arm.provider for arm in arms}.values())
+    ray_address, ray_env = _ray(args, config, [*providers, *judges.values(), *users.values()])
+    results = args.results or config.results_dir or Path("results")
+    hidden = [results, *[p for p in (args.record, args.cache) if p]]  # earlier runs' answers are not for the agent
+    console = make_console(sys.stderr if args.output == "json" else None)
+    repeated = args.runs > 1 or any((c.runs or 1) > 1 for c in cases)
+    together = jobs > 1 and (len(cases) * len(arms) > 1 or repeated)  # runs that may go at once: label each line
+    live = LiveView(console, together, repeated, len(arms) > 1) if args.live else None
+    cache = open_cache(args.cache, create=True) if args.cache else None
+    each = RunOptions(choose_sandbox(args.sandbox, hidden), keep=args.keep, timeout=args.timeout, judges=judges,
+                      users=users, listener=live, cache=cache, secrets=Secrets.known(os.environ, config.key_variables))
+    options = SuiteOptions(each, jobs=jobs, shard=args.shard, executor=args.executor, workers=args.workers,
+                           ray_address=ray_address, ray_env=ray_env)
+    models = {p.name: config.providers[p.name].model if p.name in config.providers else p.name for p in providers}
+    return SuiteRequest(cases, arms, args.runs, options, results, outputs,
+                        RunPrinter(console, len(arms) > 1, repeated, args.quiet), partial(resume_line, args.words),
+                        as_json=args.output == "json", min_pass_rate=args.min_pass_rate, shard=shard, models=models,
+                        resume=args.resume, record=args.record)
+
+
 def command(args: argparse.Namespace) -> int:
-    """Run the matrix; the exit code is the gates' (runner.scoring.gates.exit_code), 2 when interrupted."""
+    """Run the matrix (runner.suite.request.run_suite); the exit code is the gates' (runner.scoring.gates.exit_code),
+    2 when interrupted, 5 when no case is selected or the shard holds none of their runs."""
     if args.list:
         return listing.command(args)
     _check_output_files(args)
@@ -159,70 +210,17 @@ def command(args: argparse.Namespace) -> int:
     config = load_config(args.config)
     cases = with_agents(cases, args.agent, config.agents, config.path)
     names = args.provider or [config.default_provider or SCRIPTED]
-    refuse_judge(args.judge)
-    judge = args.judge or config.judge
-    for name in [*names, *dict.fromkeys(judge_names(cases, judge).values())]:  # a judge only where a case is judged
-        precheck(name, config)  # every name's mistakes that need no litellm, before any name loads it
+    judge = _precheck(args, config, cases, names)
     prompts = load_prompts(args.prompt)
-    jobs = args.jobs or config.jobs or DEFAULT_JOBS
-    _warm_up(args, cases, names, config, len(prompts), jobs)
-    providers = [resolve_provider(name, config, args.verbose, args.stream) for name in names]
-    arms = make_arms(providers, prompts)
+    _warm_up(args, cases, names, config, len(prompts))
+    arms = make_arms([resolve_provider(name, config, args.verbose, args.stream) for name in names], prompts)
     require_scripts(cases, arms)
     preflight(cases, arms)
     judges = resolve_judges(cases, judge, lambda name: resolve_provider(name, config, args.verbose))
-    shard = None
-    if args.shard is not None:
-        shard = shard_summary(args.shard, plan_keys(cases, arms, args.runs), [c.full_id for c in cases], [a.label for a in arms])
-        if not shard["selected"]:
-            print(f"no case selected: shard {args.shard.label} holds none of the {plural(shard['planned'], 'run')} "
-                  f"(give fewer shards than runs, or 'tooltrial list --shard K/N' to see what each holds)", file=sys.stderr)
-            return ExitCode.NO_CASES
-    users = resolve_users(cases, lambda name: resolve_provider(name, config, args.verbose))
-    ray_address, ray_env = _ray(args, config, [*providers, *judges.values(), *users.values()])
-    results = args.results or config.results_dir or Path("results")
-    hidden = [results, *[p for p in (args.record, args.cache) if p]]  # earlier runs' answers are not for the agent
-    as_json = args.output == "json"
-    console = make_console(sys.stderr if as_json else None)
-    repeated = args.runs > 1 or any((c.runs or 1) > 1 for c in cases)
-    together = jobs > 1 and (len(cases) * len(arms) > 1 or repeated)  # runs that may go at once: label each line
-    live = LiveView(console, together, repeated, len(arms) > 1) if args.live else None
-    cache = open_cache(args.cache, create=True) if args.cache else None
-    each = RunOptions(choose_sandbox(args.sandbox, hidden), keep=args.keep, timeout=args.timeout, judges=judges,
-                      users=users, listener=live, cache=cache, secrets=Secrets.known(os.environ, config.key_variables))
-    options = SuiteOptions(each, jobs=jobs, shard=args.shard, executor=args.executor, workers=args.workers,
-                           ray_address=ray_address, ray_env=ray_env)
-    printer = RunPrinter(console, len(arms) > 1, repeated, args.quiet)
-    earlier = read_results(args.resume).records if args.resume else []
-    writer, started = ResultsWriter(results), utc_now()
-    recorder = Recorder(args.record, cases, len(providers), len(prompts), args.runs) if args.record else None
-    done = run_live(cases, arms, options, args.runs, printer, writer, streamed(outputs), earlier, recorder)
-    thresholds = {c.full_id: c.min_pass_rate for c in cases}
-    del cases, earlier, options, each  # what the runs needed: the report needs only their summaries and files
-    if cache is not None:
-        cache.close()
-    models = {name: config.providers[name].model if name in config.providers else name for name in names}
-    conclusion = Conclusion(args.min_pass_rate, done.left, shard, models)
-    ending = conclude(saved_runs(done.records, writer.path, done.spool), thresholds, writer, started, conclusion)
-    notes = done.warnings
-    used = cache_totals(done.records)
-    if used is not None:
-        saved = f" ({used.total_tokens:,} tokens not spent again)" if used.total_tokens else ""
-        notes = [*notes, f"response cache {args.cache}: {used.hits} hits{saved}, {used.misses} misses"]
-    if recorder is not None:
-        left_out = f" ({recorder.left_out} that the provider failed left out)" if recorder.left_out else ""
-        them = "it" if recorder.recorded == 1 else "them"
-        notes = [*notes, f"recorded {plural(recorder.recorded, 'run')} in {recorder.cases_dir}{left_out}; "
-                         f"replay {them} offline with: tooltrial run {recorder.cases_dir} -p scripted"]
-    view = View(printer, as_json, where=True, notes=notes, errors=[done.refused] if done.refused else [],
-                again=resume_line(args.words, writer.path))
-    try:  # every output is written before anything is printed: a closed output (| head) only cuts the printing short
-        return finish(ending, outputs, view)
-    except BrokenPipeError:
-        silence_output()
-        return ending.code
-    finally:
-        done.spool.close()
+    shard = _shard(args, cases, arms)
+    if shard is not None and not shard["selected"]:
+        return ExitCode.NO_CASES
+    return run_suite(_request(args, config, cases, arms, outputs, judges, shard))
 
 
 def resume_line(words: Sequence[str], folder: Path) -> str:

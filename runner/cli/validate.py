@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Sequence
+from collections.abc import Sequence
 
 from runner.checks.judge import refuse_judge, resolve_judges
 from runner.cli.options import add_selection, sources
@@ -19,17 +19,17 @@ from runner.errors import CaseFileError, CaseFileWarning, ExitCode, Location, Us
 from runner.names import SCRIPTED
 from runner.providers.registry import resolve_provider
 from runner.run.baselines import DoNothing, weak_cases
-from runner.suite.engine import preflight
 from runner.run.options import Arm, RunOptions
 from runner.run.prompts import load_prompt, load_prompts
 from runner.run.simuser import resolve_users
 from runner.run.templatecheck import Rendered, render_for_cases
 from runner.sandbox.command import Sandbox
-from runner.spec.case import Case
 from runner.spec.agentspec import with_agents
+from runner.spec.case import Case
 from runner.spec.config import load_config
 from runner.spec.discover import load_sourced_warned, select
 from runner.spec.unmatched import why_none_selected
+from runner.suite.engine import preflight
 from runner.text import plural, printable
 
 

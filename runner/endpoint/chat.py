@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import json
 import time
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 from runner.endpoint.wire import WireRequest, body_object
 from runner.providers.base import Completion, ToolCall, Usage

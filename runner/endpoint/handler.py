@@ -15,9 +15,10 @@ import json
 import socket
 import sys
 import time
+from collections.abc import Iterable
 from email.message import Message
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from runner.endpoint.server import Endpoint
@@ -71,9 +72,9 @@ class Handler(BaseHTTPRequestHandler):
     """HTTP for one Endpoint (``server.endpoint``)."""
 
     protocol_version = "HTTP/1.1"
-    disable_nagle_algorithm = True  # headers and body go in two writes: Nagle's wait would add ~40 ms a reply
+    disable_nagle_algorithm = True  # headers and body go in two writes: Nagle's wait would delay each reply
 
-    def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+    def do_GET(self) -> None:
         endpoint: Endpoint = self.server.endpoint  # type: ignore[attr-defined]
         if not endpoint.authorized(self.headers):
             return self._refuse(endpoint)
@@ -83,7 +84,7 @@ class Handler(BaseHTTPRequestHandler):
                  "display_name": endpoint.model, "created_at": "1970-01-01T00:00:00Z"}
         self._send(200, [json.dumps({"object": "list", "data": [model], "has_more": False}).encode()])
 
-    def do_POST(self) -> None:  # noqa: N802
+    def do_POST(self) -> None:
         endpoint: Endpoint = self.server.endpoint  # type: ignore[attr-defined]
         if not endpoint.authorized(self.headers):
             return self._refuse(endpoint, unread=True)
@@ -113,13 +114,13 @@ class Handler(BaseHTTPRequestHandler):
 
     def _not_found(self, endpoint: Endpoint, method: str, unread: bool = False) -> None:
         endpoint.not_served(method, self.path)
-        self._send(404, [b'{"error": {"message": "not found: tooltrial serves POST /v1/chat/completions, POST '
-                         b'/v1/messages and GET /v1/models", "type": "not_found"}}'], unread=unread)
+        self._send(404, [(b'{"error": {"message": "not found: tooltrial serves POST /v1/chat/completions, POST '
+                          b'/v1/messages and GET /v1/models", "type": "not_found"}}')], unread=unread)
 
     def _refuse(self, endpoint: Endpoint, unread: bool = False) -> None:
         endpoint.refuse()
-        self._send(401, [b'{"type": "error", "error": {"type": "authentication_error", "message": '
-                         b'"invalid API key: use the key tooltrial gives in OPENAI_API_KEY / ANTHROPIC_API_KEY"}}'],
+        self._send(401, [(b'{"type": "error", "error": {"type": "authentication_error", "message": '
+                          b'"invalid API key: use the key tooltrial gives in OPENAI_API_KEY / ANTHROPIC_API_KEY"}}')],
                    unread=unread)
 
     def _send(self, status: int, chunks: Iterable[bytes], stream: bool = False, unread: bool = False) -> None:
@@ -161,5 +162,5 @@ class Handler(BaseHTTPRequestHandler):
         except OSError:  # the client went away, or LINGER passed
             return
 
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 (http.server's signature)
+    def log_message(self, format: str, *args: Any) -> None:
         """Quiet: every request is on the run's record instead."""

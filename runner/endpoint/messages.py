@@ -10,7 +10,8 @@ those take and give litellm's own response types, and the scripted provider's ru
 from __future__ import annotations
 
 import json
-from typing import Any, Iterator, Mapping
+from collections.abc import Iterator, Mapping
+from typing import Any
 
 from runner.endpoint.wire import WireError, WireRequest, body_object, text_of
 from runner.providers.base import Completion
@@ -105,12 +106,13 @@ def messages_stream(completion: Completion, model: str, reply_id: str) -> Iterat
     """``completion`` as the Messages stream's events, each block opened empty and filled by one delta
     (``thinking_delta`` then ``signature_delta``, ``text_delta``, ``input_json_delta``)."""
     usage = _usage(completion)
-    start = {"id": reply_id, "type": "message", "role": "assistant", "model": model, "content": [],
+    start: dict[str, Any] = {"id": reply_id, "type": "message", "role": "assistant", "model": model, "content": [],
              "stop_reason": None, "stop_sequence": None, "usage": {**usage, "output_tokens": 0}}
     yield _event("message_start", {"message": start})
     for index, block in enumerate(_blocks(completion)):
         kind = block["type"]
-        empty = {"tool_use": {"input": {}}, "text": {"text": ""}, "thinking": {"thinking": "", "signature": ""}}
+        empty: dict[str, dict[str, Any]] = {"tool_use": {"input": {}}, "text": {"text": ""},
+                                            "thinking": {"thinking": "", "signature": ""}}
         opened = {**block, **empty.get(kind, {})}
         yield _event("content_block_start", {"index": index, "content_block": opened})
         for delta in _deltas(block):

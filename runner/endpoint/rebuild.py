@@ -10,7 +10,8 @@ asked for it to the request that brought its result (the agent's own work in bet
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from runner.endpoint.server import Exchange
 from runner.endpoint.wire import text_of

@@ -17,15 +17,16 @@ import json
 import secrets
 import threading
 import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable
+from typing import Any, Self
 
 from runner.endpoint.chat import chat_error, chat_reply, chat_stream, read_chat
 from runner.endpoint.handler import Handler, Server
 from runner.endpoint.messages import messages_error, messages_reply, messages_stream, read_messages
 from runner.endpoint.wire import WireError, WireRequest, parse_body, text_of
 from runner.kinds import ErrorKind, StopReason
-from runner.providers.base import Completion, OutOfTime, Provider, ProviderError, ToolCall
+from runner.providers.base import Completion, OutOfTime, Provider, ProviderError, ToolCall, Usage
 from runner.providers.limits import TurnLimitExceeded
 from runner.run.events import CallDone, Event, RequestDone
 
@@ -90,7 +91,7 @@ class Endpoint:
         self._pending: dict[str, tuple[ToolCall, float]] = {}  # call id -> (ToolCall, when its reply went), untold
         self._answered = 0
 
-    def __enter__(self) -> Endpoint:
+    def __enter__(self) -> Self:
         server = Server(("127.0.0.1", 0), Handler)
         server.endpoint = self  # type: ignore[attr-defined]  # what Handler answers with
         self._server = server
@@ -125,7 +126,9 @@ class Endpoint:
         """The answer to one model request of format ``api`` (``chat`` or ``messages``): its HTTP status,
         body chunks, and whether they are a stream of server-sent events. Never raises for the agent's input."""
         started, clock = time.time(), time.monotonic()
-        request = completion = None
+        request: WireRequest | None = None
+        completion: Completion | None = None
+        error: str | None = None
         with self._lock:
             try:
                 request = (read_chat if api == "chat" else read_messages)(parse_body(body))
@@ -171,9 +174,9 @@ class Endpoint:
         now = time.monotonic()
         self._pending.update((call.id, (call, now)) for call in completion.tool_calls)
         if self._tell is not None:
-            usage = completion.usage
-            self._tell(RequestDone(self._answered, self.turn, completion.finish_reason, usage and usage.prompt_tokens,
-                                   usage and usage.completion_tokens, latency, len(completion.tool_calls)))
+            usage = completion.usage or Usage()  # none reported: both counts None
+            self._tell(RequestDone(self._answered, self.turn, completion.finish_reason, usage.prompt_tokens,
+                                   usage.completion_tokens, latency, len(completion.tool_calls)))
         self._answered += 1
 
     def _tell_results(self, request: WireRequest) -> None:

@@ -19,7 +19,8 @@ import math
 import sys
 import types
 import typing
-from typing import Any, Callable, Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 from runner.checks.base import CheckResult
 from runner.run.record import CommandRun, RunRecord
@@ -31,7 +32,8 @@ _UNIT = frozenset({(RunRecord, "outcome"), (RunRecord, "process"), (RunRecord, "
                    (TrajectoryMatch, "name_precision"), (TrajectoryMatch, "name_recall"),
                    (TrajectoryMatch, "call_precision"), (TrajectoryMatch, "call_recall")})
 _SIGNED = frozenset({(CommandRun, "exit_code")})  # fields whose number may be below 0
-_HIGHEST = {(RunRecord, "run"): 10_000}  # a case runs at most 10,000 times (schemas/case.schema.json: runs)
+# a case runs at most 10,000 times (schemas/case.schema.json: runs)
+_HIGHEST: dict[tuple[type, str], float] = {(RunRecord, "run"): 10_000}
 
 
 class Malformed(Exception):
@@ -79,7 +81,7 @@ def _not_finite(value: Any, where: list[str | int]) -> Iterator[tuple[list[str |
 
 def _spelled(value: float) -> str:
     """A float that is not finite as Python's json spells it: ``NaN``, ``Infinity``, ``-Infinity``."""
-    return "NaN" if value != value else "Infinity" if value > 0 else "-Infinity"
+    return "NaN" if math.isnan(value) else "Infinity" if value > 0 else "-Infinity"
 
 
 def record_from_dict(data: dict[str, Any]) -> RunRecord:
@@ -103,7 +105,7 @@ def out_of_range(record: RunRecord) -> tuple[list[str | int], str] | None:
 
 def _faults(record: Any, where: list[str | int]) -> Iterator[tuple[list[str | int], str]]:
     """Each number of ``record`` out of its range, its nested records' too, in field order."""
-    cls = type(record)
+    cls: type = type(record)
     keys = {f.name: f.metadata.get(JSON_KEY, f.name) for f in dataclasses.fields(record)}
     for name, low, high in _numbers(cls):
         value = getattr(record, name)
@@ -169,10 +171,9 @@ def _converter(hint: Any) -> Convert:
     """The function that turns a parsed JSON value into ``hint``'s type (dataclasses from objects, inside
     lists, mappings and optionals too), raising Malformed at the value's key path for a value not of the
     hinted type; made once per hint: telling the hint's kind apart (``typing.get_origin``, dataclass,
-    enum) cost more than the conversion when it was done for every value of every record (a run file
-    read back in 0.15 ms instead of 0.72). Nested hints' converters are made first (no record dataclass
-    refers to itself, which would recurse here). A dataclass's number fields are held to their ranges
-    (_numbers) as they are converted."""
+    enum) costs more than the conversion itself, were it done for every value of every record. Nested
+    hints' converters are made first (no record dataclass refers to itself, which would recurse here).
+    A dataclass's number fields are held to their ranges (_numbers) as they are converted."""
     origin, args = typing.get_origin(hint), typing.get_args(hint)
     if origin in (typing.Union, types.UnionType):
         kinds = [(_fitter(typing.get_origin(one) or one), _converter(one)) for one in args]

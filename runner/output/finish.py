@@ -15,19 +15,20 @@ reader that goes away (``| head``) can cut the printing short but no result. The
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Callable, Iterator, Mapping, Sequence, TextIO
+from typing import Any, TextIO
 
 from runner.errors import ExitCode
 from runner.output.formats import by_name, load
 from runner.output.report import report_head, report_text, unfinished_list
 from runner.output.scan import Runs
 from runner.output.store import REPORT_FILE, ResultsWriter, ascii_json, to_json
-from runner.suite.engine import RunKey
 from runner.scoring.aggregate import Aggregate, aggregate
 from runner.scoring.gates import Gate, evaluate, exit_code
+from runner.suite.engine import RunKey
 from runner.terminal.lines import RunPrinter, print_interrupted
 from runner.terminal.statistics import print_statistics
 from runner.terminal.tables import print_summary
@@ -36,7 +37,7 @@ from runner.text import printable
 
 def utc_now() -> str:
     """The current time, ISO 8601 in UTC to the second (``2025-03-14T09:26:53Z``)."""
-    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 @dataclass(frozen=True)

@@ -16,8 +16,9 @@ from the run files, one at a time, once every run is done.
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any
 
 RUN, REPORT, MERGE = "run", "report", "merge"
 

@@ -17,10 +17,11 @@ from __future__ import annotations
 
 import json
 import math
-from html import escape
+from collections.abc import Iterable, Iterator, Sequence
 from functools import cache
+from html import escape
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any
 
 from runner.output.report import paired_dict, run_dict
 from runner.output.store import json_default, write_replace

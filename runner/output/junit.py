@@ -20,14 +20,15 @@ command's output held (a control character reads ``\x1b``, a lone surrogate ``\u
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING
 
+from runner.kinds import Blame, Status
 from runner.output.store import write_replace
 from runner.run.record import ERROR, FAIL, RunRecord
 from runner.sandbox.command import Confinement
-from runner.kinds import Blame, Status
 from runner.scoring.aggregate import Aggregate, Cell
 from runner.scoring.gates import Gate
 from runner.text import first_line, printable

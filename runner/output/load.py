@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import functools
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from runner.errors import Location, UserError
 from runner.output.decode import NOUNS, Malformed, json_kind, read_json, record_from_dict
@@ -82,7 +83,7 @@ def run_folder(folder: Path) -> Path:
 
 NOT_OURS = "not a file this tooltrial wrote as it is: restore it, or move it out of the results folder"
 # (kind, schema_version) -> the schema of a document older than SCHEMA_VERSION, where its shape differs
-_SCHEMAS = {("report", 1): "report.v1"}
+_SCHEMAS: dict[tuple[str, Any], str] = {("report", 1): "report.v1"}
 
 
 def _load(path: Path, kind: str) -> dict[str, Any]:

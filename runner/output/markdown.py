@@ -14,8 +14,9 @@ step summary over 1 MiB, so at most ``MOST_FAILURES`` failed runs are listed, ea
 from __future__ import annotations
 
 import string
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable, Sequence
+from typing import TYPE_CHECKING, Any
 
 from runner.output.report import run_dict
 from runner.output.store import write_replace
@@ -27,7 +28,7 @@ if TYPE_CHECKING:
 MOST_FAILURES = 50  # failed runs listed; the rest are counted
 MESSAGE_LIMIT = 300  # characters of one cause or check message
 _ESCAPED = str.maketrans({c: "\\" + c for c in string.punctuation})
-_MEANING = {
+_MEANING: dict[int | None, str] = {  # by the report's exit_code
     0: "every gate held",
     1: "the agent broke a gate",
     2: "interrupted, or an output could not be written",
@@ -89,8 +90,8 @@ def summary_markdown(document: dict[str, Any], runs: Iterable[dict[str, Any]] | 
                 failures.append(run)
     code = document.get("exit_code")
     lines = [f"## tooltrial: {passed}/{count} runs passed", "",
-             f"Exit code {md_text(code)}: {_MEANING.get(code, 'unknown')}\\. "
-             f"Results: {md_text(document.get('results', ''))}", ""]
+             (f"Exit code {md_text(code)}: {_MEANING.get(code, 'unknown')}\\. "
+              f"Results: {md_text(document.get('results', ''))}"), ""]
     unfinished = document.get("unfinished") or []
     if unfinished:
         lines += [f"{len(unfinished)} runs did not finish \\(interrupted\\)\\.", ""]

@@ -12,9 +12,10 @@ case's gate threshold as the folders' reports recorded it.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from runner.errors import UserError
 from runner.output.load import Results, read_results
@@ -81,9 +82,9 @@ def merge_results(folders: Sequence[Path], root: Path, prefer: str | None = None
 def _suite(parts: Sequence[Results]) -> dict[str, Any] | None:
     """The ``shard`` record the parts share (None when none is a shard). Raises UserError when some are
     shards and some not, when their counts or plans differ, or when a shard is missing."""
-    shards = [(part, (part.report or {}).get("shard")) for part in parts]
-    whole = [part for part, shard in shards if shard is None]
-    if not whole:
+    records = [(part.report or {}).get("shard") for part in parts]
+    shards = [(part, shard) for part, shard in zip(parts, records) if shard is not None]
+    if len(shards) == len(parts):
         first, ours = shards[0]
         for part, shard in shards[1:]:
             _same_suite(first, ours, part, shard)
@@ -96,9 +97,9 @@ def _suite(parts: Sequence[Results]) -> dict[str, Any] | None:
                             f"{'is' if len(missing) == 1 else 'are'} missing: given {said}",
                             hint="add the results folder of each missing shard ('tooltrial run ... --shard K/N')")
         return ours
-    if len(whole) < len(parts):
-        sharded = next(part for part, shard in shards if shard is not None)
-        raise UserError(f"{whole[0].path} was not run with --shard, but {sharded.path} was",
+    if shards:
+        whole = next(part for part, shard in zip(parts, records) if shard is None)
+        raise UserError(f"{whole.path} was not run with --shard, but {shards[0][0].path} was",
                         hint="merge the shards of one suite, or whole results folders, not both")
     return None
 

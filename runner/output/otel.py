@@ -19,9 +19,10 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any
 
 from runner import __version__
 from runner.errors import UserError
@@ -67,7 +68,7 @@ def require_otel(flag: str) -> None:
     """Import the OpenTelemetry SDK and OTLP/HTTP exporter once, so a missing extra is a UserError
     naming it before any run starts (``flag`` is the option that needs it)."""
     try:
-        import opentelemetry.exporter.otlp.proto.http.trace_exporter  # noqa: F401
+        import opentelemetry.exporter.otlp.proto.http.trace_exporter
         import opentelemetry.sdk.trace  # noqa: F401
     except ImportError as e:
         raise UserError(f"{flag} needs OpenTelemetry, which is not installed ({e.name or e})",

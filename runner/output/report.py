@@ -20,12 +20,12 @@ from runner import __version__
 from runner.errors import ExitCode
 from runner.output.store import SCHEMA_VERSION, to_json, write_replace
 from runner.run.record import CacheUse, RunRecord
-from runner.sums import known_sum
 from runner.scoring.aggregate import Aggregate, Arm, Cell, Figures
 from runner.scoring.gates import Gate
 from runner.scoring.paired import Paired
 from runner.scoring.regression import Regression
 from runner.scoring.summary import Scored
+from runner.sums import known_sum
 from runner.text import cap_text
 
 if TYPE_CHECKING:
@@ -218,6 +218,10 @@ def arm_dict(arm: Arm) -> dict[str, Any]:
     }
 
 
+@overload
+def paired_dict(paired: Paired) -> dict[str, Any]: ...
+@overload
+def paired_dict(paired: None) -> None: ...
 def paired_dict(paired: Paired | None) -> dict[str, Any] | None:
     """The paired analysis with its ``significant`` flag and ``verdict`` line, or None; ``factor`` is
     ``{name, a, b, fixed}`` (runner.scoring.paired.Factor) or None."""
@@ -233,7 +237,7 @@ def _ks(values: dict[int, float]) -> dict[str, float | None]:
 
 class CellDicts(Sequence[dict[str, Any]]):
     """The report's ``cells`` (``cell_dict`` of each of ``cells``, with its gate from ``gate_of``), each dict
-    made when it is read: a suite of 10,000 cases held 20 MB of them at once. runner.output.store.to_json
+    made when it is read, so a large suite never holds them all at once. runner.output.store.to_json
     writes it as the list it stands for."""
 
     def __init__(self, cells: Sequence[Cell], gate_of: dict[tuple[str, str], Gate]) -> None:

@@ -11,12 +11,22 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 
 from runner.errors import UserError
-from runner.output.load import NOT_OURS, checked, checked_part, read_run, record_from_dict, run_files, run_folder, schema_of
+from runner.output.load import (
+    NOT_OURS,
+    checked,
+    checked_part,
+    read_run,
+    record_from_dict,
+    run_files,
+    run_folder,
+    schema_of,
+)
 from runner.output.report import run_item
 from runner.output.spool import ItemSpool
 from runner.output.store import REPORT_FILE, RUNS_DIR
@@ -113,7 +123,8 @@ def _head(path: Path, text: str) -> dict[str, Any]:
     if version is None or start < 0 or not text.startswith("[", start + len(_CELLS_KEY)):
         return checked(path, _whole(path, path.read_text(encoding="utf-8")), "report")
     schema = schema_of({"schema_version": int(version.group(1))}, "report")
-    decoder, at, cells = json.JSONDecoder(), start + len(_CELLS_KEY) + 1, []
+    decoder, at = json.JSONDecoder(), start + len(_CELLS_KEY) + 1
+    cells: list[dict[str, Any]] = []
     try:
         while (at := _blank(text, at)) < len(text) and text[at] != "]":
             cell, at = decoder.raw_decode(text, at)

@@ -2,18 +2,19 @@
 as each run is saved, so ``report.json`` is written at the end without reading every run file back.
 
 ``tooltrial run`` saves a run's record to its run file the moment the run ends; the item the report lists
-for it (runner.output.report.run_item, about 0.3 ms to make) is made then too, from the record in hand,
-and appended to an unlinked temporary file in the system's temporary folder (not the results folder,
-whose disk holds only results). At the end the items are copied out in plan order: reading 1,000
-records back and decoding them cost about 1 s, a copy a few ms. Only each item's place stays in
-memory (tens of bytes a run), and nothing is left behind whatever ends the process.
+for it (runner.output.report.run_item) is made then too, from the record in hand, and appended to an
+unlinked temporary file in the system's temporary folder (not the results folder, whose disk holds only
+results). At the end the items are copied out in plan order, far cheaper than reading every record back
+and decoding it. Only each item's place stays in memory (tens of bytes a run), and nothing is left
+behind whatever ends the process.
 """
 
 from __future__ import annotations
 
 import tempfile
 import threading
-from typing import Hashable, Iterable, Iterator
+from collections.abc import Hashable, Iterable, Iterator
+from typing import IO
 
 
 class ItemSpool:
@@ -26,7 +27,7 @@ class ItemSpool:
 
     def __init__(self) -> None:
         self.broken = False
-        self._file = None
+        self._file: IO[bytes] | None = None
         self._places: dict[Hashable, tuple[int, int]] = {}  # key -> (offset, length in bytes)
         self._end = 0
         self._lock = threading.Lock()
@@ -39,7 +40,7 @@ class ItemSpool:
                 return
             try:
                 if self._file is None:
-                    self._file = tempfile.TemporaryFile()
+                    self._file = tempfile.TemporaryFile()  # noqa: SIM115 (open as long as the spool)
                 self._file.seek(self._end)
                 self._file.write(data)
             except OSError:

@@ -25,10 +25,10 @@ import re
 import secrets
 import tempfile
 import threading
-from collections.abc import Sequence
-from datetime import datetime, timezone
+from collections.abc import Callable, Iterable, Sequence
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any
 
 import orjson
 
@@ -44,7 +44,7 @@ _SURROGATE = re.compile("[\ud800-\udfff]")  # only ever inside a string of JSON 
 
 def new_run_id(now: datetime | None = None) -> str:
     """``YYYYMMDDTHHMMSSZ-xxxxxx``: UTC time to the second and 6 random hex digits; sorts by time."""
-    moment = (now or datetime.now(timezone.utc)).astimezone(timezone.utc)
+    moment = (now or datetime.now(UTC)).astimezone(UTC)
     return f"{moment:%Y%m%dT%H%M%SZ}-{secrets.token_hex(3)}"
 
 
@@ -84,9 +84,8 @@ def not_replaceable(path: Path) -> bool:
 def _umask() -> int:
     """The process's umask, read without setting it (``os.umask`` sets it for every thread): Linux's
     /proc/self/status says it; 0o022 where it does not."""
-    with contextlib.suppress(OSError, StopIteration, ValueError):
-        with open("/proc/self/status", encoding="ascii") as status:
-            return int(next(line for line in status if line.startswith("Umask:")).split()[1], 8)
+    with contextlib.suppress(OSError, StopIteration, ValueError), open("/proc/self/status", encoding="ascii") as status:
+        return int(next(line for line in status if line.startswith("Umask:")).split()[1], 8)
     return 0o022
 
 
@@ -121,8 +120,8 @@ def to_json(document: Any) -> str:
     """``document`` as indented JSON text (two spaces, as ``json.dumps(indent=2)`` lays it out; non-ASCII
     kept, anything else JSON has no type for as ``json_default`` writes it) that always encodes as UTF-8.
 
-    Encoded by orjson (the pure-Python encoder ``indent`` turns ``json`` to took 0.33 ms for a run's
-    record, orjson 0.01 ms), so a float is written as its shortest decimal (``1e-05`` is ``0.00001``)
+    Encoded by orjson (with ``indent``, ``json`` falls back to its pure-Python encoder, many times slower),
+    so a float is written as its shortest decimal (``1e-05`` is ``0.00001``)
     and a NaN or an infinity, which JSON has not, as ``null`` (where a record's free JSON holds one, say a
     model's tool arguments; its own fields never do: ResultsWriter.write_run refuses them). A lone surrogate (a byte of a file name
     that is not UTF-8, as ``os.fsdecode`` holds it, or a model's ``"\\ud800"``) is written as its JSON

@@ -7,8 +7,9 @@ for every provider.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Protocol
+from typing import Any, Protocol
 
 from runner.kinds import ErrorKind
 

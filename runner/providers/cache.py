@@ -32,9 +32,10 @@ import json
 import sqlite3
 import time
 from collections import Counter
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any
 
 from runner.errors import UserError
 from runner.providers.base import Completion, Provider

@@ -9,7 +9,8 @@ leaves out belongs to one request: its latency, tries and cache mark.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import orjson
 

@@ -30,7 +30,8 @@ _CULL = 10  # replies dropped at a time past LIMIT
 _TABLE = "CREATE TABLE replies (key TEXT PRIMARY KEY NOT NULL, reply TEXT NOT NULL) STRICT"
 _SCHEMA = [("index", "sqlite_autoindex_replies_1", None), ("table", "replies", _TABLE)]
 _OURS = (APPLICATION_ID, VERSION, _SCHEMA)
-_EMPTY = (0, 0, [])
+_Shape = tuple[int, int, list[tuple[str | None, str | None, str | None]]]  # see _shape
+_EMPTY: _Shape = (0, 0, [])
 _DISKCACHE = "Cache"  # the table of tooltrial's earlier cache format (diskcache's)
 
 
@@ -50,7 +51,7 @@ class CacheFile:
         self._opened: list[sqlite3.Connection] = []
 
     @classmethod
-    def open(cls, folder: Path, create: bool, limit: int = LIMIT) -> "CacheFile":
+    def open(cls, folder: Path, create: bool, limit: int = LIMIT) -> CacheFile:
         """The cache file in ``folder``, made when ``create`` and there is none (or an empty one).
 
         Raises Unreadable when the file is another one (see the module docstring), with the SQLite
@@ -126,12 +127,16 @@ class CacheFile:
         return self._local.connection
 
 
-def _shape(connection: sqlite3.Connection) -> tuple[int, int, list[tuple[str, str, str | None]]]:
+def _shape(connection: sqlite3.Connection) -> _Shape:
     """(application id, user_version, the schema's (type, name, SQL) rows in order) of the file."""
     application = connection.execute("PRAGMA application_id").fetchone()[0]
     version = connection.execute("PRAGMA user_version").fetchone()[0]
     rows = connection.execute("SELECT type, name, sql FROM sqlite_schema ORDER BY type, name").fetchall()
-    return application, version, [tuple(None if v is None else v.decode(errors="replace") for v in row) for row in rows]
+    return application, version, [(_decoded(kind), _decoded(name), _decoded(sql)) for kind, name, sql in rows]
+
+
+def _decoded(value: bytes | None) -> str | None:
+    return None if value is None else value.decode(errors="replace")
 
 
 def _check(connection: sqlite3.Connection, create: bool) -> None:

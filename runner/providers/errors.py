@@ -59,12 +59,12 @@ def classify(error: BaseException) -> Failure:
     Never raises: an error of no known shape is ``provider_error``, not retried.
     """
     chain = list(_chain(error))
-    http = next((e for e in chain if _is_http_status(e)), None)
-    headers, body = _response_parts(http) if http is not None else ({}, "")
-    status = http.response.status_code if http is not None else _status(error)
+    response = next((r for r in map(_http_response, chain) if r is not None), None)
+    headers, body = _response_parts(response) if response is not None else ({}, "")
+    status = response.status_code if response is not None else _status(error)
     message = (str(error).strip().splitlines() or [type(error).__name__])[0]
-    kind = _kind(error, chain, http is not None, status, f"{error} {body}".lower())
-    return Failure(kind, status if http is not None or kind not in _NO_ANSWER else None, kind in _RETRIED,
+    kind = _kind(error, chain, response is not None, status, f"{error} {body}".lower())
+    return Failure(kind, status if response is not None or kind not in _NO_ANSWER else None, kind in _RETRIED,
                    message, headers, body)
 
 
@@ -141,13 +141,15 @@ def _chain(error: BaseException) -> Iterator[BaseException]:
                 todo.append(nxt)
 
 
-def _is_http_status(error: BaseException) -> bool:
-    return type(error).__name__ == "HTTPStatusError" and isinstance(
-        getattr(getattr(error, "response", None), "status_code", None), int)
+def _http_response(error: BaseException) -> Any:
+    """The ``response`` of an ``httpx.HTTPStatusError`` (known by its class name) with an int status; else None."""
+    response = getattr(error, "response", None)
+    if type(error).__name__ == "HTTPStatusError" and isinstance(getattr(response, "status_code", None), int):
+        return response
+    return None
 
 
-def _response_parts(error: BaseException) -> tuple[dict[str, str], str]:
-    response = getattr(error, "response")
+def _response_parts(response: Any) -> tuple[dict[str, str], str]:
     try:
         body = str(response.text)
     except RuntimeError:  # httpx.ResponseNotRead: a streamed error response nobody read, its body is gone

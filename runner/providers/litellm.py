@@ -18,8 +18,9 @@ import os
 import sys
 import time
 import types
+from collections.abc import Callable, Mapping
 from dataclasses import replace
-from typing import Any, Callable, Mapping
+from typing import Any
 from urllib.parse import urlparse
 
 from runner.kinds import ErrorKind
@@ -228,8 +229,9 @@ class LiteLLMProvider:
         if usage is None or usage.prompt_tokens is None or usage.completion_tokens is None:
             return usage
         cost = (getattr(response, "_hidden_params", None) or {}).get("response_cost")
-        known = isinstance(cost, (int, float)) and not isinstance(cost, bool) and 0 <= cost <= sys.float_info.max
-        return replace(usage, cost=float(cost)) if known else usage
+        if isinstance(cost, (int, float)) and not isinstance(cost, bool) and 0 <= cost <= sys.float_info.max:
+            return replace(usage, cost=float(cost))
+        return usage
 
 
 class _CutShort(Exception):

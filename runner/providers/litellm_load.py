@@ -15,7 +15,7 @@ import logging
 import os
 import sys
 import threading
-from typing import Any, ContextManager
+from typing import Any
 
 LOGGERS = ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy")
 _import_lock = threading.Lock()
@@ -47,7 +47,7 @@ def _first_load() -> Any:
     set_switches()
     import litellm
 
-    gc.freeze()  # its import's 370,000 objects left out of every later collection: 0.9 s less at exit
+    gc.freeze()  # the many objects its import made left out of every later collection: a quicker exit
 
     litellm.telemetry = False  # older releases phone home unless this is off; newer ones have no SDK telemetry
     litellm.suppress_debug_info = True  # its help banners are print()s to stdout, which carries --output json
@@ -59,7 +59,7 @@ def _quiet_service_hooks(litellm: Any) -> None:
     """Keep litellm's per-request service event from making an event loop when nobody listens.
 
     litellm 1.110.2 times every provider call (``track_llm_api_timing``) and hands the timing to its one
-    ServiceLogging, whose sync hook runs ``asyncio.run`` (a new event loop, about 0.15 ms of CPU) to call
+    ServiceLogging, whose sync hook runs ``asyncio.run`` (a new event loop each time) to call
     the service callbacks (``litellm.service_callback``: Prometheus, Datadog, OpenTelemetry), even when
     there are none, as in tooltrial. The hooks here pass the event on only when there is one; a litellm
     without that global is left as it is.
@@ -72,7 +72,7 @@ def _quiet_service_hooks(litellm: Any) -> None:
     if not hasattr(logging_utils, "_service_logger"):
         return
 
-    class QuietWhenUnheard(ServiceLogging):  # type: ignore[misc, valid-type]
+    class QuietWhenUnheard(ServiceLogging):
         def service_success_hook(self, *args: Any, **kwargs: Any) -> None:
             if litellm.service_callback:
                 super().service_success_hook(*args, **kwargs)
@@ -94,16 +94,16 @@ def set_switches() -> None:
     os.environ.setdefault("LITELLM_MODE", "PRODUCTION")  # read at import: "DEV" loads a .env file into it
 
 
-def unlogged() -> ContextManager[Any]:
+def unlogged() -> contextlib.AbstractContextManager[Any]:
     """A context in which a ``litellm.completion`` is not handed to litellm's success logging.
 
     After every call litellm submits a success handler to a thread pool of its own: it builds the
     standard logging payload, prices the reply again and runs the callbacks. tooltrial registers no
     callback, reads the price litellm already put in the reply (``_hidden_params``) and the raw body
-    through ``logger_fn``, so that work (about 0.6 ms of CPU a request) is done for nothing. litellm
+    through ``logger_fn``, so that work (CPU spent on every request) is done for nothing. litellm
     1.110.2 skips it for what it calls an internal sub-call (``litellm._internal_context``, a
-    context variable, so it holds for this thread's call alone); a litellm without it logs as before.
-    Streams are logged as before either way (their wrapper does not look at the variable).
+    context variable, so it holds for this thread's call alone); a litellm without it logs as usual.
+    Streams are logged either way (their wrapper does not look at the variable).
     """
     try:
         from litellm._internal_context import internal_sub_call

@@ -22,8 +22,8 @@ import math
 import random
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from runner.kinds import ErrorKind
 from runner.providers.base import ProviderError

@@ -13,8 +13,9 @@ backoff with jitter; no retry is made whose wait would reach the run's deadline.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, Callable, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from runner.kinds import ErrorKind
 from runner.providers.base import Attempt, OutOfTime, ProviderError
@@ -22,6 +23,8 @@ from runner.providers.errors import classify, retry_hint
 from runner.text import first_line
 
 if TYPE_CHECKING:
+    from tenacity.stop import stop_base
+
     from runner.providers.ratelimit import Permit, RateLimiter
 
 T = TypeVar("T")
@@ -73,7 +76,7 @@ class Retrier:
         self._deadline = deadline
         self._limiter = limiter
         self._cooldown: float | None = None  # the limiter's cool-down after the last try, when it was a 429
-        stop = tenacity.stop_after_attempt(policy.attempts)
+        stop: stop_base = tenacity.stop_after_attempt(policy.attempts)
         if deadline is not None:
             stop = stop | tenacity.stop_before_delay(max(0.0, deadline - time.monotonic()))
         transient = tenacity.retry_if_exception(lambda e: isinstance(e, openai.OpenAIError) and is_retryable(e))

@@ -5,8 +5,9 @@ Plain data, so the project config can build it without importing litellm.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 
 from runner.providers.retry import RetryPolicy
 

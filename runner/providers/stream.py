@@ -11,9 +11,11 @@ the provider sent in a chunk, from the stream wrapper's own list of them.
 
 from __future__ import annotations
 
+import json
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 
 class PastDeadline(Exception):
@@ -52,31 +54,37 @@ def collect(wrapper: Any, build: Callable[[list[Any]], Any], started: float, dea
     fill_missing_ids(chunks)
     reported = [u for u in (_get(c, "usage") for c in getattr(wrapper, "chunks", None) or ()) if u is not None]
     usage = reported[-1] if reported else None  # the provider's running totals: the last is the whole reply's
-    return Streamed(build(chunks), usage.model_dump() if hasattr(usage, "model_dump") else usage, ttft)
+    as_dict = usage.model_dump() if usage is not None and hasattr(usage, "model_dump") else usage
+    return Streamed(build(chunks), as_dict, ttft)
 
 
 def fill_missing_ids(chunks: list[Any]) -> None:
     """Give every streamed tool call an index and an id of its own, in place, for the chunk builder,
     which joins fragments by index and drops a call whose first fragment has no id.
 
-    A fragment with a function name starts a call unless it carries the id of the call already at its
-    index (Ollama sends each call whole, all at index 0, the first without an id); other fragments
-    continue the call at their index. A call without an id gets ``call_<n>`` (n from 1, skipping ids
+    A fragment continues the call at its index unless it names a function and either carries an id other
+    than that call's or comes once that call's arguments are whole JSON: some OpenAI-compatible servers
+    repeat the name, without the id, on every fragment of one call, while Ollama sends each call whole, all
+    at index 0, the first without an id. A call without an id gets ``call_<n>`` (n from 1, skipping ids
     the stream uses); its later fragments keep theirs, as the builder takes the first id of a call.
     """
     deltas = [(choice.index, call) for chunk in chunks for choice in chunk.choices or ()
               for call in (getattr(choice.delta, "tool_calls", None) or ())]
     taken = {call.id for _, call in deltas if call.id}
     started: dict[tuple[int, int], tuple[int, str | None]] = {}  # (choice, index as sent) -> (index, id)
+    arguments: dict[tuple[int, int], str] = {}  # (choice, index as sent) -> the current call's arguments so far
     used: dict[int, int] = {}  # choice -> indexes given out
     counter = 0
     for choice_index, call in deltas:
         key = (choice_index, call.index or 0)
         name = getattr(call.function, "name", None) if call.function is not None else None
+        fragment = (getattr(call.function, "arguments", None) if call.function is not None else None) or ""
         current = started.get(key)
-        if current is not None and not (name and call.id != current[1]):
+        if current is not None and not (name and (call.id != current[1] if call.id else _whole(arguments[key]))):
             call.index = current[0]
+            arguments[key] += fragment
             continue
+        arguments[key] = fragment
         call.index = used.get(choice_index, 0)
         used[choice_index] = call.index + 1
         if not call.id:
@@ -86,6 +94,15 @@ def fill_missing_ids(chunks: list[Any]) -> None:
             call.id = f"call_{counter}"
             taken.add(call.id)
         started[key] = (call.index, call.id)
+
+
+def _whole(arguments: str) -> bool:
+    """Whether a call's arguments so far are one whole JSON value (no fragment of them is still to come)."""
+    try:
+        json.loads(arguments)
+    except ValueError:
+        return False
+    return True
 
 
 def _has_payload(chunk: Any) -> bool:

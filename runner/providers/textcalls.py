@@ -44,7 +44,7 @@ def find_text_calls(text: str | None, offered: Collection[str]) -> tuple[ToolCal
         bare = text.strip()
         fenced = _FENCE.match(bare)
         found = _named(_json(fenced.group(1) if fenced else bare))
-    calls = []
+    calls: list[ToolCall] = []
     for name, arguments in found:
         if name in offered:
             parsed, error, raw = parse_arguments(arguments)

@@ -35,8 +35,10 @@ def usage_from(usage: Any, reported: bool, raw: Mapping[str, Any] | None = None,
     provider did not report any. ``raw`` is the provider's body, when kept; on an ``anthropic``
     route reasoning tokens count only when that body has ``usage.output_tokens_details.thinking_tokens``.
 
-    Counts that are not whole numbers of at least 0 (bools, floats, text) are None; cost is left
-    None (the provider fills it from litellm's table).
+    Each count is decided apart: with ``raw``, a count the body does not hold (Ollama's ``eval_count``
+    without ``prompt_eval_count``) is None, not litellm's tokenizer estimate. Counts that are not whole
+    numbers of at least 0 (bools, floats, text) are None; cost is left None (the provider fills it from
+    litellm's table).
     """
     if not reported or not isinstance(usage, Mapping):
         return None
@@ -47,11 +49,16 @@ def usage_from(usage: Any, reported: bool, raw: Mapping[str, Any] | None = None,
                             "thinking_tokens") is None:
         reasoning = None
     prompt, completion = _count(usage, "prompt_tokens"), _count(usage, "completion_tokens")
+    total = _count(usage, "total_tokens") or None  # litellm writes 0 for a total left out; Usage adds the parts
+    sent = parse_usage(raw) if raw is not None else None
+    if sent is not None:  # litellm's normalised figure, where the provider sent that figure at all
+        prompt = prompt if sent.prompt_tokens is not None else None
+        completion = completion if sent.completion_tokens is not None else None
+        total = total if sent.total_tokens is not None else None
     return Usage(
         prompt_tokens=prompt,
         completion_tokens=completion,
-        # litellm writes 0 for a total the provider left out; Usage then adds up the parts instead
-        total_tokens=_count(usage, "total_tokens") or None,
+        total_tokens=total,
         reasoning_tokens=reasoning,
         cached_tokens=_first(_count(prompt_details, "cached_tokens"), _count(usage, "cache_read_input_tokens")),
         cache_write_tokens=_first(_count(prompt_details, "cache_creation_tokens"),

@@ -9,10 +9,10 @@ is recorded on the trajectory, never raised to the caller.
 from __future__ import annotations
 
 import itertools
-import threading
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import replace
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from runner.kinds import StopReason
 from runner.providers.base import Completion, Provider, ProviderError, ToolCall
@@ -20,6 +20,7 @@ from runner.providers.history import arguments_for
 from runner.providers.limits import TurnLimitExceeded
 from runner.providers.parse import ReplyKind, reply_kind
 from runner.providers.textcalls import find_text_calls
+from runner.run.context import RunContext
 from runner.run.events import CallDone, Event, RequestDone
 from runner.run.trajectory import NextTurn, RunCancelled, RunTimeout, Step, Trajectory
 from runner.tools.toolbox import Toolbox
@@ -45,8 +46,7 @@ def run_agent(
     toolbox: Toolbox,
     system: str,
     turns: Sequence[str] | NextTurn,
-    deadline: float | None = None,
-    cancel: threading.Event | None = None,
+    run: RunContext,
     recover_text_calls: bool = False,
     emit: Callable[[Event], None] | None = None,
 ) -> Trajectory:
@@ -58,9 +58,9 @@ def run_agent(
         system: the rendered system prompt.
         turns: the rendered turn prompts, or what gives each next one from the replies so far (a
             simulated user: runner.run.simuser), which ends the conversation by giving None.
-        deadline: ``time.monotonic()`` value after which the run stops with ``timeout``; model
-            requests are cut short there too (the provider raises OutOfTime, kind ``timeout``).
-        cancel: once set, the run stops with ``cancelled`` before its next model request
+        run: the run's time and Ctrl-C: after ``run.deadline`` (``time.monotonic()`` seconds) the run stops
+            with ``timeout``, and model requests are cut short there too (the provider raises OutOfTime, kind
+            ``timeout``); once ``run.cancel`` is set, it stops with ``cancelled`` before its next model request
             or tool call.
         recover_text_calls: run the calls a reply wrote as text (steps ``recovered``, ids
             ``text_<request>_<n>``), their results sent back as one user message; else only record them.
@@ -75,8 +75,7 @@ def run_agent(
             if turn is None:
                 break
             trajectory.messages.append({"role": "user", "content": turn})
-            trajectory.replies.append(_run_turn(provider, toolbox, trajectory, index, deadline, cancel,
-                                                recover_text_calls, tell))
+            trajectory.replies.append(_run_turn(provider, toolbox, trajectory, index, run, recover_text_calls, tell))
     except TurnLimitExceeded as e:
         trajectory.stop, trajectory.stop_message = StopReason.TURN_LIMIT, str(e)
     except ProviderError as e:
@@ -99,21 +98,21 @@ def _run_turn(
     toolbox: Toolbox,
     trajectory: Trajectory,
     turn: int,
-    deadline: float | None,
-    cancel: threading.Event | None,
+    run: RunContext,
     recover: bool,
     tell: Callable[[Event], None],
 ) -> str:
     specs = toolbox.specs()
     empty = truncated = 0  # replies in a row that were empty or malformed; cut off at the output limit
     while True:
-        _check_stop(deadline, cancel)
-        completion = provider.complete(trajectory.messages, specs, deadline)
+        _check_stop(run)
+        completion = provider.complete(trajectory.messages, specs, run.deadline)
         request = len(trajectory.request_turns)
         trajectory.request_turns.append(turn)
         usage = completion.usage
-        tell(RequestDone(request, turn, completion.finish_reason, usage and usage.prompt_tokens,
-                         usage and usage.completion_tokens, completion.latency, len(completion.tool_calls)))
+        tell(RequestDone(request, turn, completion.finish_reason, None if usage is None else usage.prompt_tokens,
+                         None if usage is None else usage.completion_tokens, completion.latency,
+                         len(completion.tool_calls)))
         kind = reply_kind(completion)
         if kind in (ReplyKind.EMPTY, ReplyKind.MALFORMED_CALL):  # not an answer: ask again, the history unchanged
             empty += 1
@@ -130,13 +129,13 @@ def _run_turn(
             if written:
                 trajectory.text_calls[request] = written
             if written and recover:
-                _recover(toolbox, trajectory, written, turn, request, deadline, cancel, tell)
+                _recover(toolbox, trajectory, written, turn, request, run, tell)
                 continue
             if kind is ReplyKind.TRUNCATED:  # a reply cut off in its text still ends the turn with that text
                 trajectory.cut_replies.add(turn)
             return completion.content or ""
         for call in completion.tool_calls:
-            _check_stop(deadline, cancel)
+            _check_stop(run)
             if kind is ReplyKind.TRUNCATED:
                 step = _cut_off(call, turn, request)
             else:
@@ -168,12 +167,12 @@ def _ignore(event: Event) -> None:
 
 
 def _recover(toolbox: Toolbox, trajectory: Trajectory, calls: Sequence[ToolCall], turn: int, request: int,
-             deadline: float | None, cancel: threading.Event | None, tell: Callable[[Event], None]) -> None:
+             run: RunContext, tell: Callable[[Event], None]) -> None:
     """Run calls written as text. The model's message stays as it wrote it, so no ``tool`` message can
     answer them: their results go back in one user message."""
     results = []
     for n, call in enumerate(calls, 1):
-        _check_stop(deadline, cancel)
+        _check_stop(run)
         step = _run_call(toolbox, replace(call, id=f"text_{request}_{n}"), turn, request)
         step = replace(step, status="recovered") if step.status == "executed" else step
         trajectory.steps.append(step)
@@ -195,10 +194,10 @@ def _no_reply(kind: ReplyKind, times: int, completion: Completion) -> tuple[Stop
     return StopReason.EMPTY_REPLY, f"{times} replies in a row held no text and no tool call (finish reason {reason})"
 
 
-def _check_stop(deadline: float | None, cancel: threading.Event | None) -> None:
-    if cancel is not None and cancel.is_set():
+def _check_stop(run: RunContext) -> None:
+    if run.cancel.is_set():
         raise RunCancelled("cancelled: the suite was interrupted")
-    if deadline is not None and time.monotonic() > deadline:
+    if time.monotonic() > run.deadline:
         raise RunTimeout()
 
 

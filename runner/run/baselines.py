@@ -16,8 +16,9 @@ baselines).
 from __future__ import annotations
 
 import random
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any
 
 from runner.providers.base import Completion, Provider, ToolCall
 from runner.providers.kind import ProviderSpec

@@ -9,8 +9,9 @@ import itertools
 import shlex
 import threading
 import time
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any
 
 from runner.endpoint.rebuild import tool_names, turn_reply, wire_trajectory
 from runner.endpoint.server import Endpoint
@@ -18,10 +19,12 @@ from runner.errors import UserError
 from runner.kinds import StopReason
 from runner.providers.base import Provider
 from runner.redact import ENDPOINT_KEY
+from runner.run.context import RunContext
 from runner.run.events import Event
 from runner.run.prompts import render_in_case
 from runner.run.record import COMMAND_OUTPUT_LIMIT, CommandRun
 from runner.run.trajectory import NextTurn, Trajectory
+from runner.sandbox.bounds import Access, Bounds
 from runner.sandbox.command import CommandResult, Sandbox
 from runner.sandbox.visible import HiddenFile, hidden_file, hidden_message, hidden_path
 from runner.spec.agentspec import AgentSpec
@@ -41,8 +44,7 @@ class _Halt(threading.Event):
 
 
 def run_external(case: Case, provider: Provider, turns: Sequence[str] | NextTurn, workspace: Path,
-                 env: Mapping[str, str], sandbox: Sandbox, deadline: float, cancel: threading.Event,
-                 log: list[CommandRun], warnings: list[str], emit: Callable[[Event], None] | None = None,
+                 env: Mapping[str, str], run: RunContext, emit: Callable[[Event], None] | None = None,
                  secret: Callable[[str, str], None] | None = None) -> tuple[Trajectory, list[dict[str, Any]], list[str]]:
     """Run ``case.agent`` for each turn (or each turn a simulated user gives, from the replies so far) until
     the turns end or the run stops; return its trajectory rebuilt from the wire, and each request the
@@ -53,14 +55,15 @@ def run_external(case: Case, provider: Provider, turns: Sequence[str] | NextTurn
 
     ``provider`` answers every request through the endpoint (already wrapped in the turn limit);
     ``env`` is the case's scrubbed environment, to which the agent's ``env`` and the endpoint's
-    variables are added. Each invocation is appended to ``log`` (phase ``agent``); requests refused
-    for a wrong key are a line in ``warnings``. The trajectory's stop is the endpoint's (turn limit, a
-    provider failure), ``timeout`` at the run's ``deadline``, ``cancelled`` on ``cancel``, or
-    ``agent_failed`` for a non-zero exit or the agent's own timeout. ``emit`` is told each request answered
-    and each call whose result came back (runner.run.events, for ``--live``); ``secret`` is told the endpoint's
-    key (named runner.redact.ENDPOINT_KEY) before the agent starts, to be scrubbed from the record. Raises
-    UserError (a template error) for a command that does not render or an agent name never resolved, and
-    HiddenFile, before it runs, for a command that names a file the sandbox hides (runner.sandbox.visible).
+    variables are added. Each invocation runs under ``run.sandbox`` and is appended to ``run.commands``
+    (phase ``agent``); requests refused for a wrong key are a line in ``run.warnings``. The trajectory's
+    stop is the endpoint's (turn limit, a provider failure), ``timeout`` at ``run.deadline``, ``cancelled``
+    on ``run.cancel``, or ``agent_failed`` for a non-zero exit or the agent's own timeout (seconds).
+    ``emit`` is told each request answered and each call whose result came back (runner.run.events, for
+    ``--live``); ``secret`` is told the endpoint's key (named runner.redact.ENDPOINT_KEY) before the agent
+    starts, to be scrubbed from the record. Raises UserError (a template error) for a command that does not
+    render or an agent name never resolved, and HiddenFile, before it runs, for a command that names a file
+    the sandbox hides (runner.sandbox.visible).
     """
     agent = case.agent
     if not isinstance(agent, AgentSpec):
@@ -70,10 +73,10 @@ def run_external(case: Case, provider: Provider, turns: Sequence[str] | NextTurn
     replies: list[str] = []
     stop: StopReason | None = None
     message: str | None = None
-    halt = _Halt(cancel)
+    halt = _Halt(run.cancel)
     visible = (agent.here,) if agent.here else ()
-    _check_visible(agent, case, workspace, {**env, **agent.env}, sandbox, visible)
-    with Endpoint(provider, deadline, agent.model, halt, emit) as endpoint:
+    _check_visible(agent, case, workspace, {**env, **agent.env}, run.sandbox, visible)
+    with Endpoint(provider, run.deadline, agent.model, halt, emit) as endpoint:
         if secret is not None:
             secret(ENDPOINT_KEY, endpoint.token)
         for index in itertools.count():
@@ -84,21 +87,17 @@ def run_external(case: Case, provider: Provider, turns: Sequence[str] | NextTurn
             endpoint.turn = index
             command, stdin = _invocation(agent, case, turn, workspace)
             started = time.monotonic()
-            left = max(0.0, deadline - started)
+            left = max(0.0, run.deadline - started)
             allowed = left if agent.timeout is None else min(agent.timeout, left)
-            done = sandbox.run(command, workspace, {**env, **agent.env, **endpoint.env()}, allowed, COMMAND_OUTPUT_LIMIT,
-                               case.network, halt, split=True, forward=endpoint.port, stdin=stdin, visible=visible)
-            log.append(CommandRun.of("agent", command, done))
-            stop, message = _stopped(endpoint, done, cancel, agent, allowed < (agent.timeout or float("inf")), index)
+            done = run.sandbox.run(command, workspace, {**env, **agent.env, **endpoint.env()},
+                                   Bounds(allowed, COMMAND_OUTPUT_LIMIT, halt),
+                                   Access(case.network, endpoint.port, visible), split=True, stdin=stdin)
+            run.commands.append(CommandRun.of("agent", command, done))
+            stop, message = _stopped(endpoint, done, run.cancel, agent, allowed < (agent.timeout or float("inf")), index)
             if stop is not None:
                 break
             replies.append(turn_reply(endpoint.exchanges, index))
-    if endpoint.refused:
-        warnings.append(f"the agent's endpoint refused {endpoint.refused} request(s) without the run's key "
-                        "(OPENAI_API_KEY / ANTHROPIC_API_KEY)")
-    if endpoint.unserved:
-        warnings.append(f"the agent's endpoint does not serve {', '.join(endpoint.unserved)}: it serves POST "
-                        "/v1/chat/completions (OpenAI), POST /v1/messages (Anthropic) and GET /v1/models")
+    run.warnings.extend(_endpoint_warnings(endpoint))
     wire = [{"turn": e.turn, "api": e.api, "stream": e.request.stream if e.request is not None else None,
              "status": e.status, "error": e.error, "started": e.started, "duration": e.duration}
             for e in endpoint.exchanges]
@@ -107,11 +106,23 @@ def run_external(case: Case, provider: Provider, turns: Sequence[str] | NextTurn
     return wire_trajectory(endpoint.exchanges, given, len(replies), stop, message), wire, offered
 
 
+def _endpoint_warnings(endpoint: Endpoint) -> list[str]:
+    """A line each for the requests the agent's endpoint refused for a wrong key and the paths it does not serve."""
+    warnings: list[str] = []
+    if endpoint.refused:
+        warnings.append(f"the agent's endpoint refused {endpoint.refused} request(s) without the run's key "
+                        "(OPENAI_API_KEY / ANTHROPIC_API_KEY)")
+    if endpoint.unserved:
+        warnings.append(f"the agent's endpoint does not serve {', '.join(endpoint.unserved)}: it serves POST "
+                        "/v1/chat/completions (OpenAI), POST /v1/messages (Anthropic) and GET /v1/models")
+    return warnings
+
+
 def _check_visible(agent: AgentSpec, case: Case, workspace: Path, env: Mapping[str, str], sandbox: Sandbox,
                    visible: tuple[str, ...]) -> None:
     """Raise HiddenFile when the agent's command (its turn left empty) names a file the sandbox hides; the fix
     offers ``{{ here }}`` where the agent's own folder is there."""
-    relayed = not case.network  # the endpoint's port is forwarded to it (runner.sandbox.command.Sandbox.run)
+    relayed = not case.network  # the endpoint's port is forwarded to it (runner.sandbox.bounds.Access.forward)
     hidden = hidden_file(sandbox, _invocation(agent, case, "", workspace)[0], workspace, env, visible, relayed)
     if hidden is None:
         return

@@ -4,8 +4,8 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Mapping
 
 from runner.providers.cache import ResponseCache
 from runner.providers.kind import ProviderSpec

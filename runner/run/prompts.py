@@ -15,10 +15,11 @@ import os
 import shlex
 import traceback
 from collections import Counter
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path, PurePath
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import jinja2
 

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any
 
 from runner.checks.base import CheckResult
 from runner.kinds import ErrorKind, FailureCause, Status, UserStop

@@ -11,8 +11,9 @@ for some of them (``prompt``, ``completion``, ``total``...: ``JSON_KEY``), docum
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, Sequence
+from typing import Any, Protocol
 
 from runner.providers.base import Attempt, Completion, ToolCall, Usage
 from runner.providers.parse import reply_kind

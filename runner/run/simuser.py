@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any
 
 from runner.errors import Location, UserError
 from runner.kinds import ErrorKind, UserStop
@@ -81,13 +82,15 @@ class UserSide:
         except OutOfTime as e:
             raise RunTimeout(f"{e} (the simulated user)") from e
         except ProviderError as e:
-            return self._fail(e)
+            self._fail(e)
+            return None
         text = reply.content or ""
         sent = bool(text.strip()) and self.user.stop not in text
         turn = UserTurn(text, sent, "model", reply.usage, reply.latency, list(reply.attempts))
         if not text.strip():
             self.turns.append(turn)
-            return self._fail(ProviderError("the user model's reply held no text", ErrorKind.EMPTY_REPLY))
+            self._fail(ProviderError("the user model's reply held no text", ErrorKind.EMPTY_REPLY))
+            return None
         if not turn.sent:
             self.turns.append(turn)
             self.stop = UserStop.MARKER
@@ -107,7 +110,6 @@ class UserSide:
 
     def _fail(self, error: ProviderError) -> None:
         self.failure, self.stop = error, UserStop.USER_ERROR
-        return None
 
 
 def user_provider(case: Case, users: Mapping[str, ProviderSpec]) -> Provider:

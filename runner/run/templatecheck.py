@@ -4,8 +4,9 @@ template error shows before any run, at its line, naming the cases it fails for.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 from runner.errors import UserError
 from runner.run.prompts import PromptTemplate, TemplateError, context_for, render

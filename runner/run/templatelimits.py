@@ -197,7 +197,7 @@ _LISTED = {"join": "value", "sum": "iterable"}
 def _bounded_filter(name: str, function: Callable[..., Any]) -> Callable[..., Any]:
     """``function`` (the filter ``name``) refusing values past ``MAX_SIZE``, taken or (by ``_FILTERS``) built."""
     if getattr(function, "jinja_async_variant", False):  # the sync filter it wraps: this environment is not async
-        function = function.__wrapped__
+        function = function.__wrapped__  # type: ignore[attr-defined]  # set by jinja.async_utils.async_variant
     signature = inspect.signature(function)
     estimate = _FILTERS.get(name)
 
@@ -242,21 +242,21 @@ class BoundedEnvironment(SandboxedEnvironment):
             check(_percent(left, right))
         return super().call_binop(context, operator, left, right)
 
-    def call(__self, __context: Context, __obj: Any, *args: Any, **kwargs: Any) -> Any:  # noqa: N805 (jinja's form)
-        _budget(__context).tick()
+    def call(self, context: Context, obj: Any, /, *args: Any, **kwargs: Any) -> Any:
+        _budget(context).tick()
         for value in (*args, *kwargs.values()):
             check(size(value))
-        method = getattr(__obj, "__wrapped__", __obj)  # the sandbox wraps str.format
+        method = getattr(obj, "__wrapped__", obj)  # the sandbox wraps str.format
         owner, name = getattr(method, "__self__", None), getattr(method, "__name__", "")
         if isinstance(owner, str) and name == "join":
             args = (list(args[0]),) if args else args  # counted once, then joined
             check(len(owner) * len(args[0]) + sum(size(v) for v in args[0]) if args else 0, "a value (str.join)")
         elif isinstance(owner, str) and name in _TEXT_METHODS:
             check(_TEXT_METHODS[name](owner, *args, **kwargs), f"a value (str.{name})")
-        return super().call(__context, __obj, *args, **kwargs)
+        return super().call(context, obj, *args, **kwargs)
 
 
-def _lipsum(n: int = 5, html: bool = True, min: int = 20, max: int = 100) -> str:  # noqa: A002 (jinja's names)
+def _lipsum(n: int = 5, html: bool = True, min: int = 20, max: int = 100) -> str:
     """jinja's ``lipsum``, refused past ``MAX_SIZE`` (a word is at most 14 characters)."""
     check(_int(n) * _int(max) * 15, "a value (lipsum)")
     return generate_lorem_ipsum(n, html, min, max)
@@ -296,5 +296,5 @@ def render_bounded(template: Template, context: Mapping[str, Any]) -> str:
     frame = template.new_context({**context, BUDGET: budget})
     try:
         return "".join(budget.write(chunk) for chunk in template.root_render_func(frame))
-    except Exception:
-        return template.environment.handle_exception()  # re-raises, with template lines in the traceback
+    except Exception:  # noqa: BLE001 (jinja re-raises it, with template lines in the traceback)
+        return template.environment.handle_exception()

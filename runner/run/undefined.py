@@ -8,7 +8,8 @@ advice to define a ``case`` attribute under ``vars:``; ``{{ nme }}`` names the n
 from __future__ import annotations
 
 import functools
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from jinja2 import StrictUndefined, UndefinedError
 from jinja2.exceptions import TemplateRuntimeError

@@ -8,17 +8,18 @@ import os
 import shutil
 import stat
 import tempfile
-import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from runner.run.context import RunContext
 from runner.run.record import COMMAND_OUTPUT_LIMIT, CommandRun
-from runner.sandbox.command import Sandbox, budget, scrubbed_env
+from runner.sandbox.bounds import Access, Bounds
+from runner.sandbox.command import scrubbed_env
 from runner.sandbox.visible import HiddenFile, hidden_file, hidden_message
 from runner.spec.case import Case
 from runner.spec.fixture import FixtureError, copy_fixture
-from runner.tools.base import ToolError, stop_reason
+from runner.tools.base import ToolError
 from runner.tools.paths import resolve_inside
 
 HASH_LIMIT = 16 * 2**20  # bytes: a larger file is compared by its size and mtime, not its bytes
@@ -67,10 +68,9 @@ class Workspace:
     """A temp dir holding one run's files; ``path`` is absolute and resolved."""
 
     path: Path
-    sandbox: Sandbox
 
     @classmethod
-    def create(cls, case: Case, sandbox: Sandbox) -> Workspace:
+    def create(cls, case: Case) -> Workspace:
         """A fresh ``tooltrial-*`` temp dir holding the case's fixture (runner.spec.fixture: symlinks
         inside it copied as links, none followed) and inline ``files`` (written as UTF-8, parents created).
 
@@ -78,7 +78,7 @@ class Workspace:
         included), or a file that cannot be written (its path escapes the workspace, or clashes with a
         file or folder there); the temp dir is removed then.
         """
-        workspace = cls(Path(tempfile.mkdtemp(prefix="tooltrial-")).resolve(), sandbox)
+        workspace = cls(Path(tempfile.mkdtemp(prefix="tooltrial-")).resolve())
         try:
             workspace._fill(case)
         except BaseException:
@@ -108,43 +108,41 @@ class Workspace:
         """The environment for commands of ``case`` in this workspace (see scrubbed_env)."""
         return scrubbed_env(self.path, case.env)
 
-    def run_setup(self, case: Case, timeout: float = 60.0, deadline: float | None = None,
-                  log: list[CommandRun] | None = None) -> None:
-        """Run each of ``case.setup`` in order, each with ``timeout`` seconds, all before
-        ``deadline`` (``time.monotonic()``, the run's end) when given; each one that ran is appended
-        to ``log`` (its output capped at COMMAND_OUTPUT_LIMIT bytes a stream), the failing one too.
+    def run_setup(self, case: Case, run: RunContext) -> None:
+        """Run each of ``case.setup`` in order under ``run.sandbox``, each with ``run.command_timeout`` seconds,
+        all before ``run.deadline`` (``time.monotonic()``, the run's end); each one that ran is appended to
+        ``run.commands`` (its output capped at COMMAND_OUTPUT_LIMIT bytes a stream), the failing one too.
 
         Raises SetupError for the first command that exits non-zero or times out, HiddenFile (before it runs) for
         the first that names a file the sandbox hides (runner.sandbox.visible).
         """
         env = self.env(case)
         for command in case.setup:
-            hidden = hidden_file(self.sandbox, command, self.path, env)
+            hidden = hidden_file(run.sandbox, command, self.path, env)
             if hidden is not None:
                 raise HiddenFile(hidden_message("setup command", hidden, "put it in the case's fixture"))
-            allowed = budget(timeout, deadline)
-            result = self.sandbox.run(command, self.path, env, allowed, COMMAND_OUTPUT_LIMIT, case.network,
-                                      split=True)
-            if log is not None:
-                log.append(CommandRun.of("setup", command, result))
+            allowed = run.command_seconds()
+            result = run.sandbox.run(command, self.path, env, Bounds(allowed, COMMAND_OUTPUT_LIMIT),
+                                     Access(network=case.network), split=True)
+            run.commands.append(CommandRun.of("setup", command, result))
             if result.timed_out or result.exit_code != 0:
                 raise SetupError(command, result.exit_code, result.output, allowed)
 
-    def snapshot(self, deadline: float | None = None, cancel: threading.Event | None = None) -> dict[str, str]:
+    def snapshot(self, run: RunContext | None = None) -> dict[str, str]:
         """Relative posix path -> digest of every regular file (no symlinks, nothing in .git).
 
         Files are looked at in path order, each stat'ed before it is read: one of at
         most HASH_LIMIT bytes gets the sha256 of its bytes, a larger one (or one that
         cannot be read) a digest made of its size and mtime_ns, so a change to it shows
         only when it changes either. At most MAX_SNAPSHOT_FILES files are taken; the
-        rest are left out. Raises SnapshotStopped once ``deadline`` (``time.monotonic()``)
-        passes or ``cancel`` is set.
+        rest are left out. Raises SnapshotStopped once ``run.deadline`` (``time.monotonic()``)
+        passes or ``run.cancel`` is set; without ``run``, nothing stops it.
         """
         digests: dict[str, str] = {}
         for folder, dirs, names in os.walk(self.path):
             dirs[:] = sorted(d for d in dirs if d != ".git")
             for name in sorted(names):
-                reason = stop_reason(deadline, cancel)
+                reason = None if run is None else run.stop_reason()
                 if reason is not None:
                     raise SnapshotStopped(reason)
                 if len(digests) >= MAX_SNAPSHOT_FILES:
@@ -158,14 +156,12 @@ class Workspace:
                     digests[path.relative_to(self.path).as_posix()] = _digest(path, info)
         return digests
 
-    def changes(
-        self, before: dict[str, str], deadline: float | None = None, cancel: threading.Event | None = None
-    ) -> Changes:
+    def changes(self, before: dict[str, str], run: RunContext | None = None) -> Changes:
         """What differs between ``before`` (an earlier snapshot) and the workspace now.
 
         Raises SnapshotStopped as ``snapshot`` does.
         """
-        after = self.snapshot(deadline, cancel)
+        after = self.snapshot(run)
         return Changes(
             added=tuple(sorted(after.keys() - before.keys())),
             changed=tuple(sorted(p for p in after.keys() & before.keys() if after[p] != before[p])),
@@ -186,9 +182,10 @@ class Workspace:
             return []
         except OSError:
             _grant_folders(self.path)
-        left: list[tuple[str, OSError]] = []
-        shutil.rmtree(self.path, onerror=lambda function, path, info: left.append((path, info[1])))
-        left = [(path, error) for path, error in left if not isinstance(error, FileNotFoundError)]
+        raised: list[tuple[str, BaseException]] = []  # rmtree reports only OSErrors
+        shutil.rmtree(self.path, onerror=lambda function, path, info: raised.append((path, info[1])))
+        left = [(path, error) for path, error in raised
+                if isinstance(error, OSError) and not isinstance(error, FileNotFoundError)]
         if not left:
             return []
         path, error = left[0]

@@ -12,8 +12,8 @@ from __future__ import annotations
 import functools
 import os
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 from runner.errors import UserError
 from runner.sandbox.bwrap import probe

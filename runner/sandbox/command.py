@@ -16,10 +16,11 @@ import signal
 import subprocess
 import threading
 import time
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping, Sequence
 
+from runner.sandbox.bounds import NO_ACCESS, Access, Bounds
 from runner.sandbox.bwrap import HostView, bwrap_argv, host_view
 from runner.sandbox.confine import hide_own_environment, limited
 from runner.sandbox.forward import PYTHON, Forward
@@ -28,7 +29,6 @@ from runner.sandbox.machine import Probed, probe_machine
 from runner.sandbox.process import Capture, Feed, signal_group, supervise
 from runner.sandbox.searchpath import searchable
 from runner.sandbox.started import CommandNotStarted, Status, abandon, not_started, start_error
-from runner.text import OUTPUT_LIMIT
 
 MODES = ("auto", "bwrap", "none")  # what --sandbox accepts; a Sandbox itself is bwrap or none
 
@@ -40,7 +40,7 @@ class CommandResult:
     Attributes:
         exit_code: the exit status (negative for a signal), None when killed by the timeout.
         output: stdout and stderr interleaved, decoded as UTF-8 (bad bytes replaced),
-            at most ``output_limit`` bytes of it kept (head and tail, with a marker line);
+            at most ``Bounds.output_limit`` bytes of it kept (head and tail, with a marker line);
             for a command run with ``split``, its stdout alone.
         timed_out: whether the timeout killed it.
         duration: wall-clock seconds.
@@ -130,87 +130,56 @@ class Sandbox:
         self._live: set[int] = set()
         self._lock = threading.Lock()
 
-    def _argv(self, command: str | Sequence[str], cwd: Path, env: Mapping[str, str], timeout: float, network: bool,
-              seccomp_fd: int | None, forward: Forward | None = None, visible: tuple[str, ...] = (),
-              status_fd: int | None = None) -> list[str]:
+    def _argv(self, command: str | Sequence[str], cwd: Path, env: Mapping[str, str], timeout: float, access: Access,
+              seccomp_fd: int | None, relay: Forward | None = None, status_fd: int | None = None) -> list[str]:
         argv = ["bash", "-c", command] if isinstance(command, str) else list(command)
         if self.mode == "bwrap":
-            view = self.view(env, visible, relayed=forward is not None)
-            helper = [] if forward is None else forward.prefix()
-            confine = bwrap_argv(self.binary, cwd, cwd, network, view, seccomp_fd, self.hardened, status_fd)
+            view = self.view(env, access.visible, relayed=relay is not None)
+            helper = [] if relay is None else relay.prefix()
+            confine = bwrap_argv(self.binary, cwd, cwd, access.network, view, seccomp_fd, self.hardened, status_fd)
             argv = [*confine, *helper, *argv]
         elif self._namespace is not None:
             argv = [*self._namespace, *argv]
         return guarded(limited(argv, timeout), self.probed.guard, os.getpid())
 
     def view(self, env: Mapping[str, str], visible: tuple[str, ...] = (), relayed: bool = False) -> HostView:
-        """What of the host a command with ``env`` sees under bwrap, with more program folders ``visible`` (see
-        ``run``) and, ``relayed`` (``run``'s ``forward`` without ``network``), the forward helper's interpreter's."""
+        """What of the host a command with ``env`` sees under bwrap, with more program folders ``visible``
+        (``Access.visible``) and, ``relayed`` (``Access.forward`` without ``network``), the forward helper's
+        interpreter's."""
         python = (os.path.dirname(PYTHON),) if relayed else ()
         return host_view(os.pathsep.join((env.get("PATH", os.defpath), *visible, *python)), self.hide)
 
-    def run(
-        self,
-        command: str,
-        cwd: Path,
-        env: Mapping[str, str],
-        timeout: float,
-        output_limit: int = OUTPUT_LIMIT,
-        network: bool = False,
-        cancel: threading.Event | None = None,
-        split: bool = False,
-        forward: int | None = None,
-        stdin: bytes | None = None,
-        visible: tuple[str, ...] = (),
-    ) -> CommandResult:
-        """Run ``bash -c command`` in ``cwd`` with exactly ``env``; its stdin is ``stdin`` (written as the command reads
-        it, then closed), or /dev/null when None.
+    def run(self, command: str, cwd: Path, env: Mapping[str, str], bounds: Bounds, access: Access = NO_ACCESS,
+            split: bool = False, stdin: bytes | None = None) -> CommandResult:
+        """Run ``bash -c command`` in ``cwd`` with exactly ``env``, within ``bounds`` and ``access``
+        (runner.sandbox.bounds); its stdin is ``stdin`` (written as the command reads it, then closed), or /dev/null
+        when None.
 
-        ``timeout`` is in seconds; when it passes, the command's whole process group gets SIGTERM, then SIGKILL after a
-        short grace (under bwrap SIGKILL at once). Its processes run under ``runner.sandbox.confine.resource_limits``
-        and die with tooltrial. ``output_limit`` is in bytes. Under bwrap, ``cwd`` is the one writable host folder and
-        ``network`` keeps the host network and its Unix sockets. Raises CommandNotStarted when the machine or the
-        sandbox did not start it (runner.sandbox.started), OSError when its own doing did (``cwd`` removed, a command
-        line too long for the kernel), ValueError for a NUL byte in ``command`` or ``env``. Setting ``cancel`` (the
-        suite's Ctrl-C) stops the command as its timeout does (``timed_out``). With ``split``, stdout and stderr are
-        read apart, each capped at ``output_limit`` bytes with a ``[... N bytes left out ...]`` marker (setup and verify
-        records); without it they share one pipe, so a tool result keeps their interleaving. ``forward`` is a TCP port
-        of the host's 127.0.0.1 that the command reaches at the same address: under bwrap without ``network`` the only
-        host address it reaches, relayed by runner.sandbox.forward (bounded connections and bytes); elsewhere the host
-        loopback is reachable anyway (a port outside 1-65535: ValueError). ``visible``: more folders of programs (an
-        external agent's own) brought back read-only from hidden homes, as ``PATH``'s are.
+        When ``bounds.timeout`` (seconds) passes or ``bounds.cancel`` is set, the command's whole process group gets
+        SIGTERM, then SIGKILL after a short grace (under bwrap SIGKILL at once), and the result is ``timed_out``. Its
+        processes run under ``runner.sandbox.confine.resource_limits`` and die with tooltrial. Under bwrap, ``cwd`` is
+        the one writable host folder. With ``split``, stdout and stderr are read apart, each capped at
+        ``bounds.output_limit`` bytes with a ``[... N bytes left out ...]`` marker (setup and verify records); without
+        it they share one pipe, so a tool result keeps their interleaving. Raises CommandNotStarted when the machine or
+        the sandbox did not start it (runner.sandbox.started), OSError when its own doing did (``cwd`` removed, a
+        command line too long for the kernel), ValueError for a NUL byte in ``command`` or ``env``.
         """
-        if forward is not None and not 0 < forward < 65536:
-            raise ValueError(f"forward port {forward} is not a TCP port (1-65535)")
-        relay = Forward(forward) if forward is not None and self.mode == "bwrap" and not network else None
+        forward = access.forward if self.mode == "bwrap" and not access.network else None
+        relay = None if forward is None else Forward(forward)
         status = Status() if self.mode == "bwrap" else None
         status_fd = None if status is None else status.fd
-        filter_in, filter_out = os.pipe() if self._filter is not None and not network else (None, None)
-        if filter_out is not None:  # bwrap reads the program from the inherited end; it fits the pipe's buffer
-            os.write(filter_out, self._filter)
-            os.close(filter_out)
-        argv = self._argv(command, cwd, env, timeout, network, filter_in, relay, visible, status_fd)
+        filter_in = self._filter_in(access.network)
+        argv = self._argv(command, cwd, env, bounds.timeout, access, filter_in, relay, status_fd)
         start = time.monotonic()
         reader, writer = os.pipe() if stdin is not None else (None, None)
         proc: subprocess.Popen[bytes] | None = None
         try:
-            proc = subprocess.Popen(
-                argv,
-                cwd=cwd,
-                env=dict(env),
-                stdin=subprocess.DEVNULL if reader is None else reader,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE if split else subprocess.STDOUT,
-                start_new_session=True,
-                pass_fds=tuple(fd for fd in (filter_in, relay and relay.inside, status_fd) if fd is not None),
-            )
+            proc = _spawn(argv, cwd, env, split, reader, (filter_in, None if relay is None else relay.inside, status_fd))
             if relay is not None:
                 relay.start()
         except BaseException as e:
             abandon(proc, writer, relay, status)
-            cause = start_error(e, cwd) if isinstance(e, OSError) else e
-            if isinstance(e, RuntimeError):  # the relay's thread refused
-                cause = CommandNotStarted(f"the machine is out of processes or memory: {e}")
+            cause = _start_failure(e, cwd)
             if cause is e:
                 raise
             raise cause from e
@@ -219,19 +188,45 @@ class Sandbox:
                 if fd is not None:
                     os.close(fd)
         feed = Feed(writer, stdin) if writer is not None and stdin is not None else None
+        finished, started, capture, errors = self._watch(proc, bounds, start + bounds.timeout, feed, relay, status)
+        cut = "left out" if split else "cut"
+        if not started:
+            raise not_started(capture.text(cut) + "\n" + (errors.text(cut) if errors else ""))
+        return CommandResult(
+            exit_code=proc.returncode if finished else None,
+            output=capture.text(cut),
+            timed_out=not finished,
+            duration=time.monotonic() - start,
+            stderr=None if errors is None else errors.text(cut),
+        )
+
+    def _filter_in(self, network: bool) -> int | None:
+        """The read end of a pipe holding the seccomp filter, for bwrap to read; None when no filter applies."""
+        if self._filter is None or network:
+            return None
+        filter_in, filter_out = os.pipe()
+        os.write(filter_out, self._filter)  # bwrap reads the program from the inherited end; it fits the pipe's buffer
+        os.close(filter_out)
+        return filter_in
+
+    def _watch(self, proc: subprocess.Popen[bytes], bounds: Bounds, deadline: float, feed: Feed | None,
+               relay: Forward | None, status: Status | None) -> tuple[bool, bool, Capture, Capture | None]:
+        """Supervise the started ``proc`` until it exits, ``deadline`` (``time.monotonic()``) passes or
+        ``bounds.cancel`` is set, then close what it held: whether it finished by itself, whether the sandbox started
+        it, and the captures of its stdout and (read apart) stderr."""
         assert proc.stdout is not None
         with self._lock:
             self._live.add(proc.pid)
-        capture = Capture(output_limit)
+        capture = Capture(bounds.output_limit)
         streams = {proc.stdout.fileno(): capture}
         errors: Capture | None = None
         if proc.stderr is not None:
-            errors = streams[proc.stderr.fileno()] = Capture(output_limit)
+            errors = streams[proc.stderr.fileno()] = Capture(bounds.output_limit)
         try:
             if status is not None:
                 status.close_writer()
             # Nothing of a bwrap command is SIGTERM's to take: bwrap ignores it as its namespace's first process.
-            finished = supervise(proc, streams, start + timeout, cancel, feed, term=self.mode != "bwrap")
+            finished = supervise(proc, streams, deadline, bounds.cancel, feed, term=self.mode != "bwrap")
             started = status is None or not finished or status.started()
         finally:
             if relay is not None:
@@ -243,16 +238,7 @@ class Sandbox:
                 proc.stderr.close()
             with self._lock:
                 self._live.discard(proc.pid)
-        cut = "left out" if split else "cut"
-        if not started:
-            raise not_started(capture.text(cut) + "\n" + (errors.text(cut) if errors else ""))
-        return CommandResult(
-            exit_code=proc.returncode if finished else None,
-            output=capture.text(cut),
-            timed_out=not finished,
-            duration=time.monotonic() - start,
-            stderr=None if errors is None else errors.text(cut),
-        )
+        return finished, started, capture, errors
 
     def server_argv(self, argv: Sequence[str], cwd: Path, env: Mapping[str, str], timeout: float,
                     network: bool, scratch: Path) -> list[str]:
@@ -266,7 +252,7 @@ class Sandbox:
         redirection, as the spawner passes on no descriptor.
         """
         seccomp_fd = 3 if self._filter is not None and not network else None
-        wrapped = self._argv(argv, cwd, env, timeout, network, seccomp_fd)
+        wrapped = self._argv(argv, cwd, env, timeout, Access(network=network), seccomp_fd)
         clean = [shutil.which("env") or "env", "-i", *(f"{name}={value}" for name, value in env.items())]
         if seccomp_fd is None:
             return [*clean, *wrapped]
@@ -279,3 +265,27 @@ class Sandbox:
             live = list(self._live)
         for pgid in live:
             signal_group(pgid, signal.SIGKILL)
+
+
+def _spawn(argv: list[str], cwd: Path, env: Mapping[str, str], split: bool, stdin: int | None,
+           fds: tuple[int | None, ...]) -> subprocess.Popen[bytes]:
+    """``argv`` started in ``cwd`` with exactly ``env`` in a session of its own, reading descriptor ``stdin`` (or
+    /dev/null), its stdout piped (stderr too, apart with ``split``), inheriting ``fds`` (None entries left out)."""
+    return subprocess.Popen(
+        argv,
+        cwd=cwd,
+        env=dict(env),
+        stdin=subprocess.DEVNULL if stdin is None else stdin,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE if split else subprocess.STDOUT,
+        start_new_session=True,
+        pass_fds=tuple(fd for fd in fds if fd is not None),
+    )
+
+
+def _start_failure(error: BaseException, cwd: Path) -> BaseException:
+    """What a command that did not start in ``cwd`` raises for ``error``: ``error`` itself, or the error it means
+    (runner.sandbox.started.start_error; CommandNotStarted for a relay whose thread the machine refused)."""
+    if isinstance(error, RuntimeError):  # the relay's thread refused
+        return CommandNotStarted(f"the machine is out of processes or memory: {error}")
+    return start_error(error, cwd) if isinstance(error, OSError) else error

@@ -61,7 +61,7 @@ def _user_namespaces(works: bool, hardened: bool) -> SandboxCheck:
         return SandboxCheck(name, None, "not checked: util-linux's unshare is not installed")
     try:
         done = subprocess.run([unshare, "--user", "true"], stdin=subprocess.DEVNULL, capture_output=True,
-                              timeout=PROBE_TIMEOUT)
+                              timeout=PROBE_TIMEOUT, check=False)
     except (OSError, subprocess.TimeoutExpired) as e:
         return SandboxCheck(name, None, f"not checked: unshare could not run: {e}")
     if done.returncode != 0:

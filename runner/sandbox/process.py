@@ -10,7 +10,7 @@ import signal
 import subprocess
 import threading
 import time
-from typing import Mapping
+from collections.abc import Mapping
 
 from runner.text import elide
 

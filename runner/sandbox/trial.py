@@ -40,7 +40,7 @@ def trial(argv: Sequence[str], timeout: float, what: str) -> subprocess.Complete
     wait = FIRST_WAIT
     for attempt in range(1, TRIES + 1):
         try:
-            done = subprocess.run(list(argv), stdin=subprocess.DEVNULL, capture_output=True, timeout=timeout)
+            done = subprocess.run(list(argv), stdin=subprocess.DEVNULL, capture_output=True, timeout=timeout, check=False)
         except OSError as e:
             if not transient(e):
                 raise

@@ -17,9 +17,10 @@ import pwd
 import re
 import shlex
 import shutil
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from runner.sandbox.bwrap import DEV_ENTRIES, Mount, mount_at, mount_plan
 
@@ -58,7 +59,7 @@ class HiddenFile(Exception):
 def hidden_file(sandbox: Sandbox, command: str, cwd: Path, env: Mapping[str, str], visible: tuple[str, ...] = (),
                 relayed: bool = False) -> Hidden | None:
     """The first file ``command`` names that it would not find when ``sandbox`` runs it in ``cwd`` with ``env`` and
-    ``visible`` (as ``Sandbox.run`` takes them; ``relayed`` as ``Sandbox.view`` does); None when each one is there,
+    ``visible`` (as ``Access.visible``; ``relayed`` as ``Sandbox.view`` takes it); None when each one is there,
     and always in mode ``none``."""
     if sandbox.mode != "bwrap":
         return None

@@ -19,15 +19,16 @@ gates (runner.scoring.gates) read ``runs``, ``passed`` and ``blames``, all runs 
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Sequence
 
-from runner.run.record import ERROR, FAIL, PASS, RunRecord
+from runner.run.record import ERROR, FAIL, PASS
 from runner.run.requests import Tokens
 from runner.scoring.gates import blame, is_infrastructure_error
 from runner.scoring.paired import Paired
 from runner.scoring.pairs import comparisons
 from runner.scoring.stats import is_flaky, mean_std, pass_at_k, pass_hat_k, wilson
+from runner.scoring.summary import Scored
 from runner.scoring.trajectorymatch import TrajectoryMatch
 from runner.sums import known_mean, known_sum
 
@@ -129,7 +130,7 @@ class Figures:
         return self.runs - self.infra_errors
 
 
-def figures(records: Sequence[RunRecord]) -> Figures:
+def figures(records: Sequence[Scored]) -> Figures:
     """The Figures of ``records``; of no records (or none scored), counts are 0 and means and
     ``pass_rate`` None, the interval (0.0, 1.0)."""
     n, passed = len(records), sum(r.status == PASS for r in records)
@@ -238,11 +239,11 @@ class Aggregate:
         raise KeyError(label)
 
 
-def aggregate(records: Sequence[RunRecord]) -> Aggregate:
+def aggregate(records: Sequence[Scored]) -> Aggregate:
     """Aggregate ``records`` (any order) into cells, arms with their groups, the overall figures
     and the paired analyses of the arms."""
-    by_cell: dict[tuple[str, str], list[RunRecord]] = defaultdict(list)
-    by_arm: dict[str, list[RunRecord]] = defaultdict(list)
+    by_cell: dict[tuple[str, str], list[Scored]] = defaultdict(list)
+    by_arm: dict[str, list[Scored]] = defaultdict(list)
     for record in records:
         by_cell[(record.case, record.arm)].append(record)
         by_arm[record.arm].append(record)
@@ -251,7 +252,7 @@ def aggregate(records: Sequence[RunRecord]) -> Aggregate:
     return Aggregate(figures(records), arms, cells, comparisons(records))
 
 
-def _cell(case: str, arm: str, runs: list[RunRecord]) -> Cell:
+def _cell(case: str, arm: str, runs: list[Scored]) -> Cell:
     f = figures(runs)
     ks = range(1, f.scored + 1)
     return Cell(
@@ -262,8 +263,8 @@ def _cell(case: str, arm: str, runs: list[RunRecord]) -> Cell:
     )
 
 
-def _arm(runs: list[RunRecord], cells: list[Cell]) -> Arm:
-    groups: dict[str, list[RunRecord]] = {}
+def _arm(runs: list[Scored], cells: list[Cell]) -> Arm:
+    groups: dict[str, list[Scored]] = {}
     for record in runs:
         groups.setdefault(record.case.split("/", 1)[0], []).append(record)
     scored = [c for c in cells if c.figures.scored]

@@ -17,12 +17,14 @@ and that from "the API was down" (6), which it may retry.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from runner.errors import ExitCode
 from runner.kinds import Blame, ErrorKind
-from runner.run.record import ERROR, RunRecord
+from runner.run.record import ERROR
+from runner.scoring.summary import Scored
 
 if TYPE_CHECKING:
     from runner.scoring.aggregate import Cell
@@ -37,19 +39,21 @@ EXIT_CODES: dict[Blame, ExitCode] = {
 _EPSILON = 1e-9
 
 
-def is_infrastructure_error(record: RunRecord) -> bool:
+def is_infrastructure_error(record: Scored) -> bool:
     """Whether the run is an ERROR that says nothing about the agent: its ``error_kind`` is not an
     agent stop (an internal, case data or infrastructure error); such a run counts as not run."""
     return record.status == ERROR and blame(record) is not Blame.AGENT
 
 
-def blame(record: RunRecord) -> Blame | None:
+def blame(record: Scored) -> Blame | None:
     """Who the error of an ERROR run is down to (runner.kinds.ErrorKind.blame), None for another run.
 
     An error kind this tooltrial does not know (a results folder of a newer one) is infrastructure.
     """
     if record.status != ERROR:
         return None
+    if record.error_kind is None:
+        return Blame.INFRASTRUCTURE
     try:
         return ErrorKind(record.error_kind).blame
     except ValueError:

@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from runner.checks.base import OUTCOME, PROCESS, CheckResult
 from runner.checks.table import KINDS, Points

@@ -12,8 +12,8 @@ replaced both prompts compare nothing and are left out (``Paired.overridden``).
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Sequence
 from itertools import combinations
-from typing import Sequence
 
 from runner.scoring.paired import Factor, Paired, compare_pairs, outcomes, overridden
 from runner.scoring.summary import Scored

@@ -13,13 +13,13 @@ add up to the paired verdict's.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 from runner.errors import UserError
-from runner.run.record import RunRecord
 from runner.scoring.aggregate import Aggregate, Arm, aggregate
 from runner.scoring.paired import Paired, compare_pairs, outcomes
+from runner.scoring.summary import Scored
 
 
 @dataclass(frozen=True)
@@ -54,10 +54,10 @@ class Regression:
     paired: Paired
 
 
-Cells = dict[tuple[str, str], list[RunRecord]]  # (case, before's arm label) -> runs
+Cells = dict[tuple[str, str], list[Scored]]  # (case, before's arm label) -> runs
 
 
-def regression(before: Sequence[RunRecord], after: Sequence[RunRecord]) -> Regression:
+def regression(before: Sequence[Scored], after: Sequence[Scored]) -> Regression:
     """Compare two sets of runs over the cells (case x matched arm) that both have.
 
     Raises UserError when no arm can be matched or the matched arms share no case.
@@ -86,7 +86,7 @@ def regression(before: Sequence[RunRecord], after: Sequence[RunRecord]) -> Regre
     )
 
 
-def _arms(records: Sequence[RunRecord]) -> list[str]:
+def _arms(records: Sequence[Scored]) -> list[str]:
     return list(dict.fromkeys(r.arm for r in records))
 
 
@@ -102,7 +102,7 @@ def _match(old: list[str], new: list[str]) -> list[tuple[str, str]]:
     )
 
 
-def _cells(records: Sequence[RunRecord], label: dict[str, str]) -> Cells:
+def _cells(records: Sequence[Scored], label: dict[str, str]) -> Cells:
     """The runs of each matched cell, keyed by case and the before-side arm label."""
     cells: Cells = {}
     for r in records:
@@ -116,7 +116,7 @@ def _rates(side: Aggregate, label: dict[str, str]) -> dict[tuple[str, str], floa
     return {(c.case, label[c.arm]): c.figures.pass_rate for c in side.cells}
 
 
-def _unmatched(records: Sequence[RunRecord], common: list[tuple[str, str]], label: dict[str, str]) -> list[str]:
+def _unmatched(records: Sequence[Scored], common: list[tuple[str, str]], label: dict[str, str]) -> list[str]:
     """``case [arm]`` of each cell of ``records`` outside ``common``, in first-seen order."""
     shared = set(common)
     cells = dict.fromkeys((r.case, r.arm) for r in records if (r.case, label.get(r.arm)) not in shared)

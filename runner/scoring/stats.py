@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import statistics
-from typing import Iterable
+from collections.abc import Iterable
 
 Z_95 = 1.959963984540054  # two-sided 95% standard normal quantile
 

@@ -12,7 +12,6 @@ HTML page's transcripts, OpenTelemetry spans) reads it back from its run file, o
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Union
 
 from runner.kinds import ErrorKind, FailureCause, Status
 from runner.run.record import CacheUse, RunRecord
@@ -61,7 +60,7 @@ class RunSummary:
     arm: str
 
 
-Scored = Union[RunRecord, RunSummary]  # what the aggregation reads: a whole record or its summary
+Scored = RunRecord | RunSummary  # what the aggregation reads: a whole record or its summary
 
 
 def summarize(record: RunRecord) -> RunSummary:

@@ -34,8 +34,8 @@ one as here.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Callable, Sequence
 
 from runner.checks.callfit import fit_table
 from runner.checks.matching import maximum_matching, ordered_matching
@@ -82,7 +82,7 @@ def trajectory_match(reference: Sequence[str], names: Sequence[str], pairs: Pair
     arguments; None when no reference call gives arguments (calls then match by name, and the
     ``call_*`` figures are None).
     """
-    by_name: Pairs = lambda i, j: reference[i] == names[j]  # noqa: E731
+    by_name: Pairs = lambda i, j: reference[i] == names[j]
     match = pairs or by_name
     r, n = len(reference), len(names)
     edges = [[j for j in range(n) if match(i, j)] for i in range(r)]

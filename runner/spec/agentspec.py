@@ -17,9 +17,10 @@ import dataclasses
 import functools
 import json
 import shlex
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from runner.errors import CaseFileError, Location, UserError, UserErrors, did_you_mean, in_file_order
 from runner.resources import bundled

@@ -4,9 +4,10 @@ case mapping becomes one (lists normalised, defaults filled in).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Any
 
 from runner.spec.expect import Expect, TurnExpect, as_list, expect_of, turn_expect_of
 

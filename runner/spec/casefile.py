@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import copy
 import difflib
+from collections.abc import Callable, Mapping, MutableMapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from collections.abc import Callable, Mapping, MutableMapping
-from typing import Any
+from typing import Any, TypeVar
 
 from runner.errors import CaseFileError, CaseFileWarning, Location, UserError, did_you_mean, in_file_order
 from runner.names import ID_PATTERN
@@ -205,15 +205,14 @@ def _cases(spot: Spot, cases: list[Any], at: list[str], errors: list[CaseFileErr
 
 
 Add = Callable[[MutableMapping[str, Any], str, Any], None]
+CaseMapping = TypeVar("CaseMapping", bound=MutableMapping[str, Any])
 
 
 def _append(mapping: MutableMapping[str, Any], key: str, value: Any) -> None:
     mapping[key] = value
 
 
-def merge_defaults(
-    case: MutableMapping[str, Any], defaults: Mapping[str, Any], add: Add = _append
-) -> MutableMapping[str, Any]:
+def merge_defaults(case: CaseMapping, defaults: Mapping[str, Any], add: Add = _append) -> CaseMapping:
     """``defaults`` merged under ``case``, in place, and ``case`` returned: the one rule of a
     ``{defaults, cases}`` file. Where both hold a mapping under a key, the two merge by the same
     rule; anywhere else the case's value wins (a list or scalar replaces the default's whole).

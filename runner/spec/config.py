@@ -25,9 +25,10 @@ from __future__ import annotations
 
 import functools
 import json
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from runner.errors import (
     CaseFileError,
@@ -172,11 +173,11 @@ def _settings(entry: Mapping[str, Any]) -> ModelSettings:
     return ModelSettings(**known, params=dict(entry.get("params", {})), retry=retry)
 
 
-def _extra_rules(data: Mapping[str, Any], spot: Spot) -> list[UserError]:
+def _extra_rules(data: Mapping[str, Any], spot: Spot) -> list[ConfigError]:
     """What the schema cannot say: reserved params, an alias a provider kind ahead of the aliases would
     take, references to providers that are none or cannot judge. The kinds come from their table
     (runner.providers.registry.PROVIDER_KINDS), read by the one name rule (runner.names.provider_kind)."""
-    errors: list[UserError] = []
+    errors: list[ConfigError] = []
     providers: dict[str, Any] = data["providers"] if isinstance(data.get("providers"), dict) else {}
     for alias, entry in providers.items():
         taken = provider_kind(alias, providers, PROVIDER_KINDS)
@@ -195,7 +196,7 @@ def _extra_rules(data: Mapping[str, Any], spot: Spot) -> list[UserError]:
         if isinstance(value, str) and provider_kind(value, providers, PROVIDER_KINDS).litellm_decides:
             hint = did_you_mean(value, providers, "name an alias under providers, a model such as ollama/qwen3, or scripted")
             errors.append(_as_config(spot.error(f"unknown provider {value!r}", [key], hint=hint)))
-    agents = data.get("agents") if isinstance(data.get("agents"), dict) else {}
+    agents: dict[str, Any] = data["agents"] if isinstance(data.get("agents"), dict) else {}
     for name, entry in agents.items():
         errors += [_as_config(e) for e in agent_rule_errors(entry, ["agents", name], spot)]
     judge = data.get("judge")

@@ -1,10 +1,9 @@
 """The fast path for reading a case file: libyaml's parser (through PyYAML) with YAML 1.2 typing.
 
 ruamel's round-trip parser (runner.spec.source) keeps every position, which errors
-need, but is pure Python and slow: about 3 ms per case. Most files have no
-error, so they are first read here, from libyaml's events, about ten times
-faster. Anything this reader is not sure to read exactly as ruamel would makes
-it give up (return None), and the caller reads the file again with ruamel: a
+need, but is pure Python and slow. Most files have no error, so they are
+first read here, from libyaml's events, many times faster. Anything this
+reader is not sure to read exactly as ruamel would makes it give up (return None), and the caller reads the file again with ruamel: a
 syntax error, a tab anywhere or a block scalar header with more than its
 indicators on it (ruamel refuses some of those that libyaml takes), a
 document that is a scalar, a ``%YAML`` directive, several documents, an
@@ -21,8 +20,9 @@ import functools
 import math
 import re
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, Iterator
+from typing import Any
 
 import yaml
 from ruamel.yaml.resolver import implicit_resolvers
@@ -103,15 +103,15 @@ class _Reader:
         self.first = _special()[0] | _TYPED_FIRST  # what a plain scalar that is not text may start with
         self.marked = "&" in text or "!" in text  # else no node has an anchor or a tag to look for
 
-    def node(self, event: Any, events: Iterator[Any], depth: int = 0) -> Any:
-        """The value that starts with ``event``, ``depth`` levels down the document; the events it spans
+    def node(self, start: Any, events: Iterator[Any], depth: int = 0) -> Any:
+        """The value that starts with the event ``start``, ``depth`` levels down the document; the events it spans
         are consumed."""
-        kind = type(event)
+        kind = type(start)
         if kind is _SCALAR:
-            return self.scalar(event)
+            return self.scalar(start)
         if kind is not _SEQUENCE and kind is not _MAPPING:
             raise _GiveUp  # an alias
-        if event.anchor is not None or event.tag is not None:
+        if start.anchor is not None or start.tag is not None:
             raise _GiveUp
         first, scalar, marked = self.first, self.scalar, self.marked
         if kind is _SEQUENCE:
@@ -131,7 +131,7 @@ class _Reader:
             raise _GiveUp
         mapping: dict[str, Any] = {}
         if depth <= _CASE_DEPTH:
-            self.lines[id(mapping)] = event.start_mark.line + 1
+            self.lines[id(mapping)] = start.start_mark.line + 1
         for event in events:
             kind = type(event)
             if kind is _MAPPING_END:
@@ -189,7 +189,7 @@ def _plain(value: str) -> Any:
     return value
 
 
-def _number(kind: type[int] | type[float], value: str) -> int | float:
+def _number(kind: type[int | float], value: str) -> int | float:
     """``value`` as ``kind``; ruamel reads (or refuses, with a position) an integer of more digits
     than Python converts and a fraction too large for a float."""
     try:
@@ -207,4 +207,4 @@ def _special() -> tuple[frozenset[str], re.Pattern[str]]:
     the first characters such a scalar can start with, and one pattern matching them all."""
     resolvers = [(regexp, first) for versions, _, regexp, first in implicit_resolvers if (1, 2) in versions]
     pattern = "|".join(f"(?:{regexp.pattern})" for regexp, _ in resolvers)
-    return frozenset(c for _, first in resolvers for c in first), re.compile(pattern, re.X)
+    return frozenset(c for _, first in resolvers for c in first), re.compile(pattern, re.VERBOSE)

@@ -14,7 +14,7 @@ from runner.spec.positions import Spot, written
 def mcp_server_errors(case: dict[str, Any], spot: Spot, defaults: Spot | None) -> list[CaseFileError]:
     """Each MCP server of ``case`` that gives both or neither of ``command`` and ``url``, or reuses
     a name, as an error where it was written (the case, or the file's defaults)."""
-    servers = case.get("mcp") if isinstance(case.get("mcp"), list) else []
+    servers: list[Any] = case["mcp"] if isinstance(case.get("mcp"), list) else []
     errors: list[CaseFileError] = []
     seen: set[str] = set()
     for i, server in enumerate(servers):

@@ -86,7 +86,7 @@ def _verify_errors(case: dict[str, Any], spot: Spot, defaults: Spot | None) -> l
 
 def _file_path_errors(case: dict[str, Any], spot: Spot, defaults: Spot | None) -> list[CaseFileError]:
     """Paths under ``files`` and ``expect.files`` stay inside the workspace."""
-    expect = case.get("expect") if isinstance(case.get("expect"), dict) else {}
+    expect = case["expect"] if isinstance(case.get("expect"), dict) else {}
     places: list[tuple[list[str | int], Any]] = [(["files"], case.get("files")), (["expect", "files"], expect.get("files"))]
     errors = []
     for at, files in places:
@@ -154,7 +154,7 @@ def _special_file(root: Path) -> str | None:
 
 def _mock_errors(case: dict[str, Any], spot: Spot, defaults: Spot | None) -> list[CaseFileError]:
     """Duplicate mock names, invalid ``parameters`` schemas, and malformed ``responses``."""
-    mocks = case.get("mocks") if isinstance(case.get("mocks"), list) else []
+    mocks = case["mocks"] if isinstance(case.get("mocks"), list) else []
     errors: list[CaseFileError] = []
     names: set[str] = set()
     for i, mock in enumerate(mocks):
@@ -169,7 +169,7 @@ def _mock_errors(case: dict[str, Any], spot: Spot, defaults: Spot | None) -> lis
         problem = schema_problem(mock["parameters"]) if isinstance(mock.get("parameters"), dict) else None
         if problem is not None:
             errors.append(here.error(problem, ["mocks", i, "parameters"]))
-        responses = mock.get("responses") if isinstance(mock.get("responses"), list) else []
+        responses = mock["responses"] if isinstance(mock.get("responses"), list) else []
         errors += _response_errors(responses, ["mocks", i, "responses"], here)
     return errors
 
@@ -188,10 +188,10 @@ def _regexes(case: dict[str, Any]) -> list[tuple[list[str | int], str]]:
     turn (response_matches, files.*.matches, ``{matches: ...}`` matchers in trace.args), and in
     the mocks' ``when``."""
     found = _expect_regexes(case.get("expect"), ["expect"])
-    for i, turn in enumerate(case.get("turns") if isinstance(case.get("turns"), list) else []):
+    for i, turn in enumerate(case["turns"] if isinstance(case.get("turns"), list) else []):
         if isinstance(turn, dict):
             found += _expect_regexes(turn.get("expect"), ["turns", i, "expect"])
-    for i, mock in enumerate(case.get("mocks") if isinstance(case.get("mocks"), list) else []):
+    for i, mock in enumerate(case["mocks"] if isinstance(case.get("mocks"), list) else []):
         responses = mock.get("responses") if isinstance(mock, dict) else None
         for j, response in enumerate(responses if isinstance(responses, list) else []):
             if isinstance(response, dict):

@@ -9,8 +9,8 @@ each case merged over the defaults is then checked for those required keys.
 The extra rules are what the schema cannot say: ids unique in the file, the
 fixture folder exists, every regex compiles.
 
-Whether a value is valid is asked of jsonschema-rs (compiled, about 60 times
-faster); jsonschema, imported on first need, explains a value it rejects and has
+Whether a value is valid is asked of jsonschema-rs (compiled, much faster);
+jsonschema, imported on first need, explains a value it rejects and has
 the last word: a value counts as valid when either accepts it.
 """
 
@@ -20,7 +20,7 @@ import copy
 import difflib
 import functools
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 import jsonschema_rs
@@ -70,7 +70,7 @@ def schema_validator(schema: dict[str, Any], **options: Any) -> Draft202012Valid
 @functools.cache
 def _validator_class() -> type[Draft202012Validator]:
     """Draft202012Validator with the ``pattern`` keyword of ``compile_schema_pattern``."""
-    from jsonschema import (  # 60 ms to import: on first need
+    from jsonschema import (  # slow to import: on first need
         Draft202012Validator,
         ValidationError,
         validators,
@@ -144,19 +144,19 @@ def schema_errors(error: ValidationError, spot: Spot) -> list[CaseFileError]:
     """One jsonschema error as CaseFileErrors (one per unknown key; none for a misspelled required key)."""
     path = list(error.absolute_path)
     if error.validator == "additionalProperties":
-        known = error.schema.get("properties", {})
-        return [_unknown_key(key, path, error.schema, spot) for key in error.instance if key not in known]
+        known = _schema(error).get("properties", {})
+        return [_unknown_key(key, path, _schema(error), spot) for key in _instance(error) if key not in known]
     if error.validator == "required" and not _missing_keys(error):
         return []
     deeper = [e for e in error.context or () if len(e.absolute_path) > len(path)]
     if error.validator == "anyOf" and deeper:  # the value has the right type; its items are wrong
         return [one for e in deeper for one in schema_errors(e, spot)]
     if "propertyNames" in error.schema_path:  # the instance is a key of the mapping at ``path``
-        return [spot.error(_message(error), path, at=[*path, error.instance], key=True, hint=_hint(error))]
+        return [spot.error(_message(error), path, at=[*path, _instance(error)], key=True, hint=_hint(error))]
     return [spot.error(_message(error), path, hint=_hint(error))]
 
 
-def _unknown_key(key: str, path: list[str | int], schema: dict[str, Any], spot: Spot) -> CaseFileError:
+def _unknown_key(key: str, path: list[str | int], schema: Mapping[str, Any], spot: Spot) -> CaseFileError:
     """An unknown key, with the allowed key it resembles, or the mapping below where it belongs."""
     allowed = schema.get("properties", {})
     homes = [name for name, sub in allowed.items() if key in sub.get("properties", {})]
@@ -168,8 +168,8 @@ def _unknown_key(key: str, path: list[str | int], schema: dict[str, Any], spot: 
 
 def _missing_keys(error: ValidationError) -> list[str]:
     """The required keys a mapping lacks, but for those a misspelled (unknown) key in it stands for."""
-    unknown = [key for key in error.instance if key not in error.schema.get("properties", {})]
-    absent = [key for key in error.validator_value if key not in error.instance]
+    unknown = [key for key in _instance(error) if key not in _schema(error).get("properties", {})]
+    absent = [key for key in _value(error) if key not in _instance(error)]
     return [key for key in absent if not difflib.get_close_matches(key, unknown, n=1)]
 
 
@@ -180,7 +180,7 @@ def _message(error: ValidationError) -> str:
 
 
 def _wrong_type(error: ValidationError) -> str:
-    return f"expected {describe(error.schema, _defs())}, got {kind_of(error.instance)}"
+    return f"expected {describe(_schema(error), _defs())}, got {kind_of(error.instance)}"
 
 
 def _missing(error: ValidationError) -> str:
@@ -200,19 +200,34 @@ _MESSAGES: dict[str, Callable[[ValidationError], str]] = {
     "minLength": lambda e: "must not be empty",
     "minProperties": lambda e: "must not be empty",
     "const": lambda e: f"must be {json.dumps(e.validator_value)}",
-    "enum": lambda e: f"{e.instance!r} is not one of {', '.join(map(repr, e.validator_value))}",
+    "enum": lambda e: f"{e.instance!r} is not one of {', '.join(map(repr, _value(e)))}",
 }
 
 
 def _hint(error: ValidationError) -> str:
     if error.validator == "pattern":
-        return _NAME_RULES.get(error.validator_value, f"must match {error.validator_value}")
+        return _NAME_RULES.get(_value(error), f"must match {error.validator_value}")
     if error.validator == "enum" and isinstance(error.instance, str):
-        return did_you_mean(error.instance, [v for v in error.validator_value if isinstance(v, str)])
+        return did_you_mean(error.instance, [v for v in _value(error) if isinstance(v, str)])
     if error.validator == "minProperties":
-        return "give " + " or ".join(map(repr, error.schema.get("properties", {})))
-    wants_text = error.validator in ("type", "anyOf") and "a string" in describe(error.schema, _defs())
+        return "give " + " or ".join(map(repr, _schema(error).get("properties", {})))
+    wants_text = error.validator in ("type", "anyOf") and "a string" in describe(_schema(error), _defs())
     return "put it in quotes to make it text" if wants_text and isinstance(error.instance, (int, float)) else ""
+
+
+def _schema(error: ValidationError) -> Mapping[str, Any]:
+    """The schema whose keyword ``error`` broke; {} for a boolean schema (``false``), which has no keywords."""
+    return error.schema if isinstance(error.schema, Mapping) else {}
+
+
+def _instance(error: ValidationError) -> Any:
+    """The value that broke the keyword: any JSON value (typed "maybe unset"; a validator's error has one)."""
+    return error.instance
+
+
+def _value(error: ValidationError) -> Any:
+    """The broken keyword's value in the schema (``required``'s keys, ``enum``'s values, ``pattern``'s regex)."""
+    return error.validator_value
 
 
 def _defs() -> dict[str, Any]:

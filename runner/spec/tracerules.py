@@ -209,7 +209,7 @@ def _misspelt_matchers(spec: Any, schema: Any, path: Path, spot: Spot, defaults:
 def _closed(parameters: Iterable[str]) -> dict[str, Any]:
     """A builtin's parameters as the rules read its JSON Schema: their names, and no other allowed;
     not their types, so a misspelt matcher on a builtin's parameter is a warning."""
-    return {"properties": dict.fromkeys(parameters, {}), "additionalProperties": False}
+    return {"properties": {name: {} for name in parameters}, "additionalProperties": False}
 
 
 _BUILTIN_SCHEMAS = {name: _closed(tool.parameters["properties"]) for name, tool in BUILTINS.items()}

@@ -6,7 +6,7 @@ from __future__ import annotations
 import difflib
 import fnmatch
 import shlex
-from typing import Sequence
+from collections.abc import Sequence
 
 from runner.spec.case import Case
 from runner.spec.discover import select

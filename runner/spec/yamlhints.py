@@ -39,9 +39,10 @@ def explain(error: MarkedYAMLError, text: str) -> Explained | None:
                          f"indent this line like its siblings at column {column + 1}")
     if problem == "mapping values are not allowed here":
         lines = text.splitlines()
-        column = next((c for c in map(_key_start, reversed(lines[: mark.line])) if c is not None), None)
-        moved = column is not None and mark.line < len(lines) and _key_start(lines[mark.line]) != column
-        fix = f"indent this line like its siblings at column {column + 1}, or " if moved and column is not None else ""
+        sibling = next((c for c in map(_key_start, reversed(lines[: mark.line])) if c is not None), None)
+        moved = sibling is not None and mark.line < len(lines) and _key_start(lines[mark.line]) != sibling
+        fix = (f"indent this line like its siblings at column {sibling + 1}, or "
+               if moved and sibling is not None else "")
         return Explained("invalid YAML: a ':' where no key can start", here, f"{fix}put a value that holds ': ' in quotes")
     if problem == "could not find expected ':'" and opened is not None:
         return Explained("invalid YAML: a key without its ':'", (opened.line, opened.column),

@@ -7,18 +7,15 @@ they share no mutable state, and their records come back in plan order whatever 
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Sequence
 from functools import partial
-from typing import Any, Callable, Iterable, Sequence, TypeVar
+from typing import Any, TypeVar
 
 from runner.errors import Location, UserError, UserErrors
 from runner.kinds import ErrorKind
 from runner.names import SCRIPTED
 from runner.run.execute import internal_error
-from runner.suite.executors import choose_executor
-from runner.suite.options import SuiteOptions
 from runner.run.options import Arm
-from runner.suite.pool import InOrder
-from runner.suite.portable import RunTask
 from runner.run.prompts import (
     context_for,
     system_prompt,
@@ -26,10 +23,15 @@ from runner.run.prompts import (
     user_prompts,
 )
 from runner.run.record import RunRecord
+from runner.scoring.summary import Scored
+from runner.spec.case import Case
+from runner.suite.executors import choose_executor
+from runner.suite.options import SuiteOptions
+from runner.suite.pool import InOrder
+from runner.suite.portable import RunTask
 from runner.suite.saving import Saving
 from runner.suite.shard import Shard
 from runner.suite.slots import Slots
-from runner.spec.case import Case
 from runner.text import plural
 
 RunKey = tuple[str, str, str, int]  # case full id, provider name, prompt name, run number (1-based)
@@ -66,7 +68,7 @@ def preflight(cases: Sequence[Case], arms: Sequence[Arm]) -> None:
     for case in cases:
         for arm in arms:
             context = context_for(case, [], "/workspace")
-            renders = [partial(system_prompt, arm.prompt, case, context),
+            renders: list[Callable[[], object]] = [partial(system_prompt, arm.prompt, case, context),
                        *(partial(turn_prompt, case, index, context) for index in range(len(case.turns))),
                        *([partial(user_prompts, case, context)] if case.user is not None else [])]
             for render in renders:
@@ -146,7 +148,7 @@ def run_matrix(
         if record.error_kind != ErrorKind.CANCELLED:
             try:
                 on_finish(record)
-            except Exception as e:  # e.g. the record could not be written: save it as the run's internal error
+            except Exception as e:  # noqa: BLE001 (e.g. the record could not be written: save it as the run's internal error)
                 internal_error(record, e, clear=True)
                 on_finish(record)
             records[todo[job]] = keep(record)
@@ -174,7 +176,7 @@ def plan_keys(cases: Sequence[Case], arms: Sequence[Arm], repeats: int = 1, shar
     return [(case.full_id, arm.provider.name, arm.prompt.name, run) for case, arm, run in _plan(cases, arms, repeats, shard)]
 
 
-def run_key(record: RunRecord) -> RunKey:
+def run_key(record: Scored) -> RunKey:
     """What identifies a run in a matrix: ``(case full id, provider name, prompt name, run number)``."""
     return record.case, record.provider, record.prompt, record.run
 

@@ -10,18 +10,19 @@ executor (runner.suite.processes) on worker processes, each with its own threads
 from __future__ import annotations
 
 import os
-from typing import Callable, Protocol, Sequence
+from collections.abc import Callable, Sequence
+from typing import Protocol
 
 from runner.errors import MachineBusy
 from runner.kinds import ErrorKind
 from runner.run.options import Arm
+from runner.run.record import RunRecord
+from runner.sandbox.command import Confinement
+from runner.scoring.metrics import fill_metrics
 from runner.suite.options import SuiteOptions
 from runner.suite.pool import run_pool
 from runner.suite.portable import Runner, RunTask
-from runner.run.record import RunRecord
 from runner.suite.slots import Slots
-from runner.sandbox.command import Confinement
-from runner.scoring.metrics import fill_metrics
 
 # The plan size from which ``--workers auto`` starts worker processes. On a 2-core machine benchmarks/executors.py
 # (l) puts 2 workers 1.08x ahead of threads at 200 scripted runs, 1.17x at 500 and 1.33x at 1,000, and (k) 1.1x

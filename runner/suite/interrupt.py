@@ -13,8 +13,9 @@ import os
 import signal
 import sys
 import threading
+from collections.abc import Callable
 from types import FrameType, TracebackType
-from typing import Callable
+from typing import Self
 
 from runner.errors import ExitCode
 
@@ -36,7 +37,7 @@ class CtrlC:
         self._previous: Callable[..., object] | int | None = None
         self._installed = False
 
-    def __enter__(self) -> CtrlC:
+    def __enter__(self) -> Self:
         if threading.current_thread() is threading.main_thread():
             self._previous = signal.signal(signal.SIGINT, self._handle)
             self._installed = True

@@ -5,8 +5,8 @@
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Mapping, Sequence
 
 from runner.errors import UserError
 from runner.providers.kind import ProviderSpec

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import queue
 import threading
-from typing import Any, Callable, Generic, TypeVar
+from collections.abc import Callable
+from typing import Any, Generic, TypeVar
 
 from runner.errors import MachineBusy
 from runner.suite.threads import TRIES, start
@@ -49,7 +50,7 @@ def run_pool(
     def job(index: int) -> None:
         try:
             finished.put((index, True, work(index)))
-        except BaseException as e:  # handed to the calling thread, which raises it
+        except BaseException as e:  # noqa: BLE001 (handed to the calling thread, which raises it)
             finished.put((index, False, e))
 
     try:

@@ -13,9 +13,10 @@ import functools
 import os
 import threading
 import uuid
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from runner.kinds import ErrorKind
 from runner.providers.breaker import Breaker

@@ -22,23 +22,23 @@ import sys
 import tempfile
 import time
 from collections import deque
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from multiprocessing import forkserver, util
 from multiprocessing.connection import Connection, wait
 from multiprocessing.process import BaseProcess
-from typing import Callable, Sequence
 
 from runner.kinds import ErrorKind
 from runner.providers.litellm_load import set_switches
 from runner.run.execute import internal_error
-from runner.suite.executors import CANCELLED
 from runner.run.options import Arm
+from runner.run.record import RunRecord
+from runner.scoring.metrics import fill_metrics
+from runner.suite.executors import CANCELLED
 from runner.suite.options import SuiteOptions
 from runner.suite.portable import RunTask, WorkerSetup
-from runner.run.record import RunRecord
 from runner.suite.slots import Slots
 from runner.suite.worker import serve
-from runner.scoring.metrics import fill_metrics
 
 _POLL = 0.1  # seconds between looks at the cancel event while no message comes
 _QUIT = 10.0  # seconds a worker has to end after ``quit`` before it is killed
@@ -63,7 +63,7 @@ def short_socket_folder() -> None:
     the fork server's Unix socket in it ("AF_UNIX path too long", a crash of every ``--workers`` run). Python
     3.14's ``multiprocessing.util`` falls back the same way; 3.11 to 3.13 do not, hence its per-process
     ``tempdir`` setting here."""
-    config = multiprocessing.current_process()._config
+    config = multiprocessing.current_process()._config  # type: ignore[attr-defined]  # typeshed lacks it
     if config.get("tempdir") is not None or len(os.fsencode(tempfile.gettempdir())) + _SOCKET_NAMES <= _SOCKET_PATH:
         return
     base = next((d for d in ("/tmp", "/var/tmp", "/usr/tmp") if os.path.isdir(d) and os.access(d, os.W_OK)), None)

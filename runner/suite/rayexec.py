@@ -28,23 +28,24 @@ import tarfile
 import tempfile
 import threading
 import time
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Self
 
 import runner
 from runner.errors import UserError
 from runner.kinds import ErrorKind
 from runner.providers.registry import kind_of
 from runner.run.execute import internal_error
-from runner.suite.executors import CANCELLED, on_threads
 from runner.run.options import Arm
-from runner.suite.options import SuiteOptions
-from runner.suite.portable import RunTask, WorkerSetup, run_task
 from runner.run.record import RunRecord
-from runner.suite.slots import Slots
 from runner.scoring.metrics import fill_metrics
 from runner.spec.case import Case
 from runner.spec.fixture import FixtureError, copy_fixture
+from runner.suite.executors import CANCELLED, on_threads
+from runner.suite.options import SuiteOptions
+from runner.suite.portable import RunTask, WorkerSetup, run_task
+from runner.suite.slots import Slots
 from runner.text import first_line
 
 if TYPE_CHECKING:
@@ -200,7 +201,7 @@ class RayExecutor:
         self._fixtures: dict[Path, Any] = {}  # folder -> its archive in the object store, put once
         self._lock = threading.Lock()
 
-    def __enter__(self) -> RayExecutor:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:

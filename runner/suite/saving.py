@@ -15,7 +15,8 @@ from __future__ import annotations
 import queue
 import threading
 import time
-from typing import Callable, Generic, TypeVar
+from collections.abc import Callable
+from typing import Generic, TypeVar, cast
 
 from runner.suite.threads import start
 
@@ -61,9 +62,9 @@ class Saving(Generic[T]):
                 if got is _END:
                     return
                 if self.error is None:
-                    job, item = got  # type: ignore[misc]
+                    job, item = cast(tuple[int, T], got)
                     self.handle(job, item)
-            except BaseException as e:  # handed to close(); the suite stops
+            except BaseException as e:  # noqa: BLE001 (handed to close(); the suite stops)
                 self.error = e
                 self.cancel.set()
             finally:

@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import dataclasses
 import threading
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any
 
 from rich.text import Text
 
@@ -23,19 +24,18 @@ from runner.output.replay import Recorder
 from runner.output.spool import ItemSpool
 from runner.output.store import ResultsWriter
 from runner.run.events import Event, Listener, RunRef
+from runner.run.options import Arm
+from runner.run.record import RunRecord
+from runner.scoring.summary import RunSummary, summarize
+from runner.spec.case import Case
 from runner.suite.engine import Interrupted, RunKey, plan_keys, run_key, run_matrix
 from runner.suite.interrupt import CtrlC
 from runner.suite.options import SuiteOptions
-from runner.run.options import Arm
-from runner.run.record import RunRecord
 from runner.suite.saving import drain
-from runner.scoring.summary import RunSummary, summarize
-from runner.spec.case import Case
 from runner.terminal.console import shown
 from runner.terminal.lines import RunPrinter
 from runner.terminal.progress import SuiteProgress
 from runner.text import plural
-
 
 Piece = Callable[[RunRecord, dict[str, Any]], str]  # a streamed output's piece of one run, from the record and its dict
 _DRAIN_SECONDS = 5.0  # the longest the second Ctrl-C waits for finished runs to be saved
@@ -97,7 +97,7 @@ class _Saver:
         if self.recorder is not None:
             try:
                 self.recorder.record(record)
-            except Exception as e:  # the run is saved; only its recording is lost, and said so
+            except Exception as e:  # noqa: BLE001 (the run is saved; only its recording is lost, and said so)
                 self.warnings.append(f"--record left out {record.case} run {record.run}: {type(e).__name__}: {e}")
 
 
@@ -167,7 +167,7 @@ def run_live(
                 bar.advance(record)
             except BrokenPipeError:  # the reader went away (``| head``): stop as on Ctrl-C, printing nothing more
                 run.cancel.set()
-            except Exception as e:  # the run is saved: say that it could not be shown, and go on
+            except Exception as e:  # noqa: BLE001 (the run is saved: say that it could not be shown, and go on)
                 printer.console.print(shown(f"ERROR {record.case}: cannot show this run: {type(e).__name__}: {e}"))
 
         try:

@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 INDEX_VARIABLE = "JOB_COMPLETION_INDEX"
 _FORM = re.compile(r"\s*(auto|[0-9]+)\s*/\s*([0-9]+)\s*")
@@ -38,7 +39,7 @@ class Shard:
 
 def shard_of(case_id: str, run: int, count: int) -> int:
     """The shard (1 to ``count``) that run ``run`` of case ``case_id`` belongs to (the module's rule)."""
-    digest = hashlib.sha256(f"{case_id}\n{run}".encode("utf-8")).digest()
+    digest = hashlib.sha256(f"{case_id}\n{run}".encode()).digest()
     return int.from_bytes(digest[:8], "big") % count + 1
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import contextlib
 import threading
 import time
-from typing import Iterator, Mapping
+from collections.abc import Iterator, Mapping
 
 _POLL = 0.1  # seconds between looks at the cancel event while waiting for a slot
 

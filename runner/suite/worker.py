@@ -53,7 +53,7 @@ def serve(conn: Connection, setup: WorkerSetup, threads: int) -> None:
             send(("record", job, record))
         except (OSError, EOFError):  # the parent is gone: the main thread sees it too
             return
-        except Exception as e:  # a record that does not pickle is a bug: send the run as its internal error
+        except Exception as e:  # noqa: BLE001 (a record that does not pickle is a bug: send the run as its internal error)
             internal_error(record, e, clear=True)
             send(("record", job, record))
 

@@ -5,14 +5,15 @@ the case lists of ``tooltrial list``. Untrusted text goes through runner.termina
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Mapping, Sequence
 
 from rich.console import Console
 from rich.text import Text
 
 from runner.run.record import ERROR, FAIL, PASS, CommandRun, RunRecord
 from runner.scoring.gates import blame, is_infrastructure_error
+from runner.scoring.summary import Scored
 from runner.spec.case import Case
 from runner.spec.discover import Sourced
 from runner.terminal.console import shown
@@ -86,7 +87,7 @@ class RunPrinter:
             more = plural(len(lines) - OUTPUT_LINES, "more line")
             self.console.print(shown(f"    ({more} in the run record's commands)", style="dim"))
 
-    def totals(self, records: Sequence[RunRecord], unfinished: int = 0) -> None:
+    def totals(self, records: Sequence[Scored], unfinished: int = 0) -> None:
         """``N/M passed``, with ``(K runs not finished: interrupted)`` when ``unfinished`` runs of the
         plan did not finish (Ctrl-C, a results folder that refused a run); then, when some runs ended by an error not of the agent's making, how many
         were not scored and whose doing they were (``note: K of M runs not scored, ended by errors not of

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from types import TracebackType
+from typing import Self
 
 from rich.console import Console
 from rich.progress import (
@@ -44,7 +45,7 @@ class SuiteProgress:
             f"[yellow]{self.counts[ERROR]} error[/]"
         )
 
-    def __enter__(self) -> SuiteProgress:
+    def __enter__(self) -> Self:
         if self._progress is not None:
             self._progress.start()
         return self

@@ -8,7 +8,7 @@ an ``infra`` column or ``infra errors`` row counts them.
 
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 from rich.console import Console
 

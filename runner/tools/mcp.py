@@ -20,9 +20,9 @@ import concurrent.futures
 import contextlib
 import json
 import tempfile
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any, Mapping, Sequence
+from typing import IO, TYPE_CHECKING, Any, Self
 
 from runner.sandbox.command import budget
 from runner.spec.offered import MCP_SEPARATOR
@@ -56,13 +56,13 @@ class McpServers:
         self._portal: BlockingPortal | None = None
         self.warnings: list[str] = []
 
-    def __enter__(self) -> McpServers:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:
         try:
             self._stack.close()  # every server's exit runs, even after one raised
-        except Exception as e:  # whatever the SDK raised while a server went away, the run is over
+        except Exception as e:  # noqa: BLE001 (whatever the SDK raised as a server went away: the run is over)
             self.warnings.append(f"MCP servers did not stop cleanly: {_why(e)}")
 
     def start(self, case: Case, context: ToolContext) -> dict[str, Tool]:
@@ -83,7 +83,8 @@ class McpServers:
 
     def _start_one(self, server: Mapping[str, Any], context: ToolContext, scratch: Path) -> dict[str, Tool]:
         assert self._portal is not None
-        errlog = self._stack.enter_context(tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace"))
+        errlog = self._stack.enter_context(
+            tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace"))  # noqa: SIM115 (the stack closes it)
         connect = _connect(server, context, scratch / f"{server['name']}.seccomp", errlog)
         try:
             session, listed = self._stack.enter_context(self._portal.wrap_async_context_manager(connect))
@@ -119,7 +120,7 @@ async def _call(session: ClientSession, name: str, arguments: dict[str, Any], se
 
     try:
         with anyio.fail_after(seconds):
-            return await session.call_tool(name, arguments)  # type: ignore[return-value]
+            return await session.call_tool(name, arguments)
     except TimeoutError as e:
         raise ToolError(f"the MCP server did not answer within {seconds:.3g}s") from e
     except MCPError as e:

@@ -18,8 +18,9 @@ them with the schema violation, as it does for every tool.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from runner.spec.matchers import arguments_mismatch
 from runner.tools.base import Tool, ToolContext, ToolError

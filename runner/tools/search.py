@@ -17,9 +17,10 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Iterator
 from fnmatch import fnmatchcase
 from pathlib import Path, PurePosixPath
-from typing import Any, Iterator
+from typing import Any
 
 import regex
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from runner.sandbox.bounds import Access, Bounds
 from runner.sandbox.command import budget
 from runner.text import OUTPUT_LIMIT
 from runner.tools.base import TIME_IS_UP, ToolContext, ToolError
@@ -24,15 +25,8 @@ def bash(arguments: dict[str, Any], context: ToolContext) -> str:
     if "\0" in command:
         raise ToolError("command contains a NUL byte")
     timeout = budget(context.command_timeout, context.deadline)
-    result = context.sandbox.run(
-        command,
-        context.workspace,
-        context.env,
-        timeout,
-        output_limit=_COMMAND_OUTPUT_LIMIT,
-        network=context.network,
-        cancel=context.cancel,
-    )
+    bounds = Bounds(timeout, _COMMAND_OUTPUT_LIMIT, context.cancel)
+    result = context.sandbox.run(command, context.workspace, context.env, bounds, Access(network=context.network))
     if result.timed_out:
         stopped = context.stop_reason()
         if stopped is None and timeout < context.command_timeout:

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Any, Collection, Mapping
+from collections.abc import Collection, Mapping
+from typing import TYPE_CHECKING, Any
 
 from runner.sandbox.started import CommandNotStarted
 from runner.spec.offered import expand, offered_tools
@@ -91,7 +92,7 @@ class Toolbox:
             return _error(str(e))
         except CommandNotStarted:  # the machine's failure, not the call's: it ends the run (start_failed)
             raise
-        except Exception as e:  # the boundary: a tool's bug must reach the model, not crash the run
+        except Exception as e:  # noqa: BLE001 (the boundary: a tool's bug must reach the model, not crash the run)
             return _error(f"{type(e).__name__}: {e}")
 
 

@@ -20,11 +20,13 @@ Source of the formats: bfcl_eval/data/ and eval_checker/ast_eval/ast_checker.py
 
 from __future__ import annotations
 
+import functools
 import json
 import re
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Mapping, TypeVar
+from typing import Any, TypeVar
 
 from runner.errors import CaseFileError, Location, UserErrors
 from runner.names import ID_PATTERN
@@ -158,7 +160,7 @@ def _case(entry: Any, key: Mapping[str, tuple[int, Any]], answers: Path | None, 
     relevance = category.endswith("relevance")  # irrelevance too: no answer key, only a count of calls
     missing: list[_Bad] = []
     ground = None if relevance else _attempt(missing, lambda: _ground_truth(entry_id, key, answers))
-    case["mocks"] = [_attempt(bads, lambda: _mock(names[name], doc, f"function[{i}]", ground))
+    case["mocks"] = [_attempt(bads, functools.partial(_mock, names[name], doc, f"function[{i}]", ground))
                      for i, (name, doc) in enumerate(docs.items())]
     if bads or missing:
         raise _Bad.every([*bads, *missing])

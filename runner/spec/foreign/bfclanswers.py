@@ -28,7 +28,8 @@ function doc says another ("variable")      mock's schema widened to that type (
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 OPTIONAL = ""  # BFCL's mark of an optional parameter among the acceptable values
 # BFCL's type names -> the Python type its checker requires (ast_checker.PYTHON_TYPE_MAPPING)
