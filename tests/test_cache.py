@@ -103,6 +103,18 @@ def test_a_second_pass_replays_every_reply_and_sends_nothing(tmp_path: Path) -> 
     assert f"response cache {tmp_path / 'cache'}: 3 hits (55 tokens not spent again), 0 misses" in second.stderr
 
 
+def test_a_resume_without_the_cache_names_the_runs_it_reused_not_a_folder(tmp_path: Path) -> None:
+    with OpenAIServer(responder=answer) as server:
+        first, _, _ = run(tmp_path, server, "one")
+        (folder,) = (tmp_path / "one").iterdir()
+        cases, config = suite(tmp_path, base=server.api_base)
+        again = run_cli("run", str(cases), "-p", "fake", "--config", str(config), "--resume", str(folder),
+                        "--results", str(tmp_path / "two"))
+    assert (first.returncode, again.returncode) == (0, 0), again.stderr
+    assert "response cache (of the runs --resume reused): 0 hits, 3 misses" in again.stderr
+    assert "response cache None" not in again.stderr
+
+
 TRACED = """\
 - id: read
   files: {a.txt: "hello there\\n"}
@@ -226,7 +238,7 @@ def test_a_corrupt_entry_is_a_miss_with_a_warning_and_is_replaced(tmp_path: Path
         run(tmp_path, server, "one", "-c", "*/say")
         with closing(sqlite3.connect(tmp_path / "cache" / "cache.db")) as raw, raw:
             (key,) = [k for (k,) in raw.execute("SELECT key FROM replies")]
-            raw.execute("UPDATE replies SET reply = ?", ('{"format": 1, "content": ',))
+            raw.execute("UPDATE replies SET reply = ?", ('{"format": 2, "content": ',))
         done, second, sent2 = run(tmp_path, server, "two", "-c", "*/say")
         _, third, sent3 = run(tmp_path, server, "three", "-c", "*/say")
     (record,) = second["runs"]
@@ -344,23 +356,24 @@ def test_processes_and_threads_share_one_folder(tmp_path: Path) -> None:
     cache.close()
 
 
-HONEST = {"format": 1, "content": "hi", "finish_reason": "stop", "message": None, "reasoning": None, "ttft": None,
+HONEST = {"format": 2, "content": "hi", "finish_reason": "stop", "message": None, "reasoning": None, "ttft": None,
           "streamed": False, "native_finish_reason": None, "usage": None, "tool_calls": []}
 USED = {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2, "cost": None, "reasoning_tokens": None,
         "cached_tokens": None, "cache_write_tokens": None}
-CALLED = {"id": "c", "name": "bash", "arguments": {"command": "ls"}, "error": None, "raw_arguments": None}
+CALLED = {"id": "c", "name": "bash", "arguments": {"command": "ls"}, "error": None, "raw_arguments": None,
+          "repaired": None}
 
 
 @pytest.mark.parametrize("entry, why", [
-    ({"format": 1, "content": "hi"}, "no field finish_reason"),
-    ({**HONEST, "format": 2}, "not a kept reply of format 1"),
-    (["format", 1], "not a kept reply of format 1"),
-    ({**HONEST, "format": 1.0}, "format is not 1"),
-    ({**HONEST, "extra": 1}, "the entry has a field format 1 does not"),
+    ({"format": 2, "content": "hi"}, "no field finish_reason"),
+    ({**HONEST, "format": 1}, "not a kept reply of format 2"),
+    (["format", 2], "not a kept reply of format 2"),
+    ({**HONEST, "format": 2.0}, "format is not 2"),
+    ({**HONEST, "extra": 1}, "the entry has a field format 2 does not"),
     ({**HONEST, "usage": {**USED, "prompt_tokens": "many"}}, "usage.prompt_tokens is not a whole number, 0 or more or null"),
     ({**HONEST, "usage": {**USED, "prompt_tokens": True}}, "usage.prompt_tokens is not a whole number, 0 or more or null"),
     ({**HONEST, "usage": {**USED, "cost": -1}}, "usage.cost is not a number, 0 or more or null"),
-    ({**HONEST, "usage": {**USED, "extra": 1}}, "usage has a field format 1 does not"),
+    ({**HONEST, "usage": {**USED, "extra": 1}}, "usage has a field format 2 does not"),
     ({**HONEST, "usage": [1]}, "usage is not an object"),
     ({**HONEST, "message": {"role": "user", "content": "hi"}}, "message is not an assistant message or null"),
     ({**HONEST, "tool_calls": CALLED}, "tool_calls is not a list"),

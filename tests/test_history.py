@@ -177,3 +177,20 @@ def test_sending_the_history_leaves_it_as_it_was() -> None:
         provider.complete(messages, tools)
     assert messages == before
     assert server.chats[1].body["messages"][1]["content"] == blocks
+
+
+def test_an_openrouter_reasoning_reply_goes_back_as_the_server_sent_it(tmp_path: Path) -> None:
+    """OpenRouter's ``reasoning`` and ``reasoning_details`` go back where they came, at the top of the
+    message; litellm's ``provider_specific_fields`` and its ``reasoning_content`` never reach the server."""
+    reply = openai_reply(tool_calls=[("write_file", HI)])
+    message = reply.body["choices"][0]["message"]
+    message.update(reasoning="I will write.", reasoning_details=[
+        {"type": "reasoning.text", "text": "I will write.", "signature": "sig==", "format": "anthropic-claude-v1",
+         "index": 0}])
+    with OpenAIServer() as server:
+        server.push(reply, openai_reply("Done."))
+        code, err, (run,) = run_case(tmp_path, server, "openai/fake")
+    assert code == 0, err
+    echoed = server.chats[1].body["messages"][2]
+    assert echoed == {key: value for key, value in message.items() if value is not None}
+    assert run["model_requests"][0]["reasoning"] == "I will write."

@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from runner.providers.errors import classify, retry_hint
 from runner.providers.litellm import LiteLLMProvider, ModelSettings
 from runner.providers.retry import RetryPolicy
-from tests.fake_servers import FakeServer, OpenAIServer, Received, Reply, error_reply, openai_reply
+from tests.fake_servers import FakeServer, OllamaServer, OpenAIServer, Received, Reply, error_reply, openai_reply
 from tests.fake_wire import ANTHROPIC_MODEL, GEMINI_MODEL, AnthropicServer, GeminiServer
 from tests.helpers import cli_output
 
@@ -32,8 +32,9 @@ ROW = regex.compile(r"ROW-(\w+)")
 CAP = 0.05  # max_retry_after of the fakes' aliases: the longest any test waits between tries
 
 
-def _openai_error(status: int, message: str, kind: str = "server_error", code: Any = None) -> Reply:
-    return Reply({"error": {"message": message, "type": kind, "code": code}}, status=status)
+def _openai_error(status: int, message: str, kind: str = "server_error", code: Any = None,
+                  headers: dict[str, str] | None = None) -> Reply:
+    return Reply({"error": {"message": message, "type": kind, "code": code}}, status=status, headers=headers or {})
 
 
 def _anthropic_error(status: int, kind: str, message: str) -> Reply:
@@ -64,6 +65,14 @@ OPENAI = {
              "auth", 1),
     "toolarge": (_openai_error(413, "Request too large for gpt-x: limit 30000, requested 90000.",
                                "invalid_request_error"), "bad_request", 1),
+    # a 429 for a request over the per-minute token limit on its own can never succeed: the context overflows
+    "overlimit": (_openai_error(429, "Request too large for gpt-x in organization org-1 on tokens per min (TPM): "
+                                "Limit 30000, Requested 91234. The input or output tokens must be reduced in order "
+                                "to run successfully.", "tokens", "rate_limit_exceeded"), "context_overflow", 1),
+    "noretry": (_openai_error(429, "Rate limit reached for gpt-x.", "requests", "rate_limit_exceeded",
+                              {"x-should-retry": "false"}), "bad_request", 1),
+    "retryasked": (_openai_error(400, "Try this one again.", "invalid_request_error", None,
+                                 {"x-should-retry": "true"}), "bad_request", 3),
     "internal": (error_reply(500, "upstream exploded"), "server_error", 3),
     "unavailable": (error_reply(503, "model is loading"), "server_error", 3),
 }
@@ -81,7 +90,10 @@ ANTHROPIC = {
 GEMINI = {
     "perday": (_gemini_error(429, "RESOURCE_EXHAUSTED", GEMINI_QUOTA,
                              _quota("GenerateRequestsPerDayPerProjectPerModel-FreeTier", "0.01s")),
-               "quota_exhausted", 1),
+               "quota_exhausted", 3),  # its body asks for a retry: it is tried again, quota or not
+    "retryinfo": (_gemini_error(429, "RESOURCE_EXHAUSTED", GEMINI_QUOTA,
+                                [{"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "0.01s"}]),
+                  "rate_limit", 3),
     "perminute": (_gemini_error(429, "RESOURCE_EXHAUSTED", GEMINI_QUOTA,
                                 _quota("GenerateRequestsPerMinutePerProjectPerModel-FreeTier", "0.01s")),
                   "rate_limit", 3),
@@ -276,3 +288,17 @@ def test_a_history_litellm_cannot_convert_is_a_bad_request_not_retried(model: st
                            num_retries=0, max_retries=0, timeout=2)
     failure = classify(raised.value)
     assert (failure.kind, failure.retryable) == ("bad_request", False)
+
+
+def test_an_ollama_call_it_cannot_parse_again_and_again_is_the_agents_malformed_call(tmp_path: Path) -> None:
+    """Ollama answers 500 "error parsing tool call" when the model wrote a call its parser cannot read: a
+    new sample may read, so it is asked again; when it keeps coming, the run is the agent's failure."""
+    bad = Reply({"error": "error parsing tool call: raw='{\"name\": \"write_file\", \"arguments\": {\"path\": ', "
+                          "err=unexpected end of JSON input"}, status=500)
+    with OllamaServer() as server:
+        server.responder = lambda received: bad
+        code, _, (run,) = run_suite(tmp_path, {"fake": alias("ollama_chat/fake", server.api_base)}, ["one"])
+        posts = len(server.chats)
+    assert (run["status"], run["error_kind"], posts, run["requests"]) == ("error", "malformed_call", 3, 3)
+    assert [(a["error_kind"], a["status"]) for a in run["model_requests"][0]["attempts"]] == [("malformed_call", 500)] * 3
+    assert code == 1  # the agent's, not the infrastructure's (6)

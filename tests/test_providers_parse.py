@@ -53,10 +53,31 @@ def test_invalid_json_arguments_become_an_error_call_keeping_the_raw_text() -> N
     assert bad.raw_arguments == '{"path": "a.txt", "content": '
 
 
+@pytest.mark.parametrize("raw, arguments, repaired", [
+    ("null", {}, "null"),
+    (" null ", {}, "null"),
+    ('"{\\"path\\": \\"a.txt\\"}"', {"path": "a.txt"}, "double_encoded"),
+    ('{"path": "a.txt"}', {"path": "a.txt"}, None),
+])
+def test_null_and_a_json_string_of_an_object_are_repaired_and_say_so(raw, arguments, repaired) -> None:
+    (parsed,) = parse_tool_calls([call("read_file", raw)])
+    assert (parsed.arguments, parsed.error, parsed.raw_arguments, parsed.repaired) == (arguments, None, raw, repaired)
+
+
+def test_an_exact_repeat_of_a_call_in_one_reply_is_one_call() -> None:
+    """The same id, name and arguments twice: one call. The same id with other arguments is two calls
+    (the second under a fresh id), as is the same call under another id."""
+    twice = [call("read_file", '{"path": "a"}', "c1"), call("read_file", '{"path": "a"}', "c1"),
+             call("read_file", '{"path": "b"}', "c1"), call("read_file", '{"path": "a"}', "c2")]
+    completion = parse_completion(body({"role": "assistant", "content": None, "tool_calls": twice}, "tool_calls"))
+    assert [(c.id, c.arguments) for c in completion.tool_calls] == [
+        ("c1", {"path": "a"}), ("call_1", {"path": "b"}), ("c2", {"path": "a"})]
+
+
 @pytest.mark.parametrize("raw, kind", [("[1, 2]", "list"), ('"text"', "str"), ("3", "int"), (7, "int")])
 def test_arguments_that_are_not_an_object_are_an_error(raw, kind) -> None:
-    arguments, error, _ = parse_arguments(raw)
-    assert arguments is None
+    arguments, error, _, repaired = parse_arguments(raw)
+    assert arguments is None and repaired is None
     assert error == f"invalid JSON arguments: expected a JSON object, got {kind}"
 
 

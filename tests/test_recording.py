@@ -48,7 +48,7 @@ cases:
 LIVE = [
     Completion("Let me look.", (ToolCall("a1", "list_dir", {"path": "."}), ToolCall("a2", "glob", {"pattern": "*"}))),
     Completion(None, (ToolCall("b1", "bash", {"command": "ls notes | wc -l; exit 3"}),)),
-    Completion(None, (ToolCall("c1", "read_file", *parse_arguments('{"path": notes')),)),
+    Completion(None, (ToolCall("c1", "read_file", *parse_arguments('{"path": notes')[:3]),)),
     Completion("There are 2 notes."),
     Completion(None, (ToolCall("d1", "write_file", {"path": "count.txt", "content": "2\n"}),)),
     Completion("Wrote count.txt with a count of 2 that is long enough to be folded onto a second line when written.",

@@ -102,6 +102,11 @@ def test_calls_written_as_text_are_recorded_never_run_and_explain_the_failure(tm
     ('<tool_call>{"name": "bash", "arguments": {"a": {"b": [1, {"c": "}"}]}}}</tool_call>',
      [("bash", {"a": {"b": [1, {"c": "}"}]}})]),
     ("<tool_call>{not json</tool_call>", []),
+    # vLLM's shape, written in the content by a server with no tool parser
+    ('{"type": "function", "function": {"name": "read_file", "parameters": {"path": "a.py"}}}',
+     [("read_file", {"path": "a.py"})]),
+    ('<tool_call>{"type": "function", "function": {"name": "bash", "arguments": {"command": "ls"}}}</tool_call>',
+     [("bash", {"command": "ls"})]),
 ])
 def test_text_call_forms(text: str, found: list[tuple[str, Any]]) -> None:
     calls = find_text_calls(text, ["write_file", "list_dir", "read_file", "bash"])

@@ -24,6 +24,8 @@ class ToolCall:
         arguments: the parsed arguments object, or None when they did not parse.
         error: why the arguments were unusable (e.g. invalid JSON), else None.
         raw_arguments: the arguments as sent, when they came as a string.
+        repaired: how the arguments as sent were made usable, else None: ``null`` (the text ``null``,
+            taken as ``{}``) or ``double_encoded`` (a JSON string holding a JSON object, parsed once more).
     """
 
     id: str
@@ -31,6 +33,7 @@ class ToolCall:
     arguments: dict[str, Any] | None
     error: str | None = None
     raw_arguments: str | None = None
+    repaired: str | None = None
 
 
 @dataclass(frozen=True)

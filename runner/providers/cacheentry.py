@@ -16,7 +16,7 @@ import orjson
 
 from runner.providers.base import Completion, ToolCall, Usage
 
-FORMAT = 1  # of a kept reply; another format reads as a corrupt entry
+FORMAT = 2  # of a kept reply (2: a call says how its arguments were repaired); in every key, so another is a miss
 Check = tuple[Callable[[Any], bool], str]  # a test of one JSON value, and what it says the value must be
 
 
@@ -33,7 +33,7 @@ USAGE = {"prompt_tokens": _optional(COUNT), "completion_tokens": _optional(COUNT
          "cost": _optional(NUMBER), "reasoning_tokens": _optional(COUNT),
          "cached_tokens": _optional(COUNT), "cache_write_tokens": _optional(COUNT)}
 CALL = {"id": TEXT, "name": TEXT, "arguments": _optional(OBJECT), "error": _optional(TEXT),
-        "raw_arguments": _optional(TEXT)}
+        "raw_arguments": _optional(TEXT), "repaired": _optional(TEXT)}
 REPLY = {
     "format": (lambda value: type(value) is int and value == FORMAT, f"{FORMAT}"),
     "content": _optional(TEXT), "finish_reason": _optional(TEXT), "reasoning": _optional(TEXT),

@@ -6,6 +6,13 @@ read from the ``httpx.HTTPStatusError`` in the exception's cause chain when ther
 status, headers and body are what the provider sent. Without one (no HTTP answer at all) the
 chain's network or timeout error decides. See docs/providers.md, "Errors and retries".
 
+Whether a retry can help: the kinds in ``_RETRIED``, a body with Gemini's ``RetryInfo`` (quota or not);
+the provider's ``x-should-retry`` header, when sent, decides either way. A 429 that says the request
+itself is over the limit (OpenAI's "Request too large ... Requested N") can never succeed: the context
+overflows, the agent's doing; a 429 marked ``x-should-retry: false`` is a request error, not a rate limit,
+so the suite's shared window does not shrink for it. Ollama's 500 "error parsing tool call" is the model's
+malformed call: asked again, and the agent's failure (``malformed_call``) when it keeps coming.
+
 Waits asked for, first match (``retry_hint``): header ``retry-after-ms``; ``Retry-After`` as seconds
 or as an HTTP-date; Gemini's ``google.rpc.RetryInfo.retryDelay`` in the error body; "try again in
 4.5s" / "retry in 37s" in the message.
@@ -26,7 +33,9 @@ from runner.kinds import ErrorKind
 
 _CHAIN_LIMIT = 10
 _RETRIED = frozenset({ErrorKind.RATE_LIMIT, ErrorKind.SERVER_ERROR, ErrorKind.PROVIDER_TIMEOUT,
-                      ErrorKind.CONNECTION, ErrorKind.MALFORMED_RESPONSE})
+                      ErrorKind.CONNECTION, ErrorKind.MALFORMED_RESPONSE, ErrorKind.MALFORMED_CALL})
+# Ollama's 500 for a call the model wrote that its parser could not read: the model's doing, asked again
+_BAD_CALL = regex.compile(r"error parsing tool call")
 # Wording of a used-up account (OpenAI insufficient_quota, Anthropic credit, Gemini's per-day limit),
 # as opposed to a per-minute rate limit; both arrive as 429 (or 400, 402).
 # Gemini says "exceeded your current quota" of a per-minute limit too: its quota id tells them apart.
@@ -34,6 +43,8 @@ _QUOTA = regex.compile(r"insufficient_quota|credit balance|billing_hard_limit|pe
                        r"exceeded your current quota")
 _CONTEXT = regex.compile(r"context_length_exceeded|context length|context window|maximum context|"
                          r"prompt is too long|input is too long|too many input tokens")
+_TOO_LARGE = regex.compile(r"request too large")  # a 429 of a request over the per-minute token limit on its own
+_PER_DAY = regex.compile(r"perday|per_day|per day")
 _BAD_KEY = regex.compile(r"api_key_invalid|api key not valid|invalid api key|invalid x-api-key|incorrect api key")
 _WAIT_TEXT = regex.compile(r"(?:try again|retry) in (\d+(?:\.\d+)?)\s*(ms|s|sec|seconds)\b")
 _DURATION = regex.compile(r"^(\d+(?:\.\d+)?)s$")
@@ -63,8 +74,16 @@ def classify(error: BaseException) -> Failure:
     headers, body = _response_parts(response) if response is not None else ({}, "")
     status = response.status_code if response is not None else _status(error)
     message = (str(error).strip().splitlines() or [type(error).__name__])[0]
-    kind = _kind(error, chain, response is not None, status, f"{error} {body}".lower())
-    return Failure(kind, status if response is not None or kind not in _NO_ANSWER else None, kind in _RETRIED,
+    text = f"{error} {body}".lower()
+    kind = _kind(error, chain, response is not None, status, text)
+    asked = _retry_info(body) is not None
+    if kind is ErrorKind.QUOTA_EXHAUSTED and asked and not _PER_DAY.search(text):
+        kind = ErrorKind.RATE_LIMIT  # Gemini words a per-minute limit as a quota; its RetryInfo says which
+    should = headers.get("x-should-retry", "").strip().lower()
+    if kind is ErrorKind.RATE_LIMIT and should == "false":
+        kind = ErrorKind.BAD_REQUEST
+    retryable = should == "true" if should in ("true", "false") else kind in _RETRIED or asked
+    return Failure(kind, status if response is not None or kind not in _NO_ANSWER else None, retryable,
                    message, headers, body)
 
 
@@ -89,6 +108,10 @@ def _kind(error: BaseException, chain: list[BaseException], answered: bool, stat
         return ErrorKind.CONTEXT_OVERFLOW
     if status in (401, 403) or _BAD_KEY.search(text):
         return ErrorKind.AUTH
+    if status == 500 and _BAD_CALL.search(text):
+        return ErrorKind.MALFORMED_CALL
+    if status == 429 and _TOO_LARGE.search(text):
+        return ErrorKind.CONTEXT_OVERFLOW
     if status in (402, 429, 400) and _QUOTA.search(text) and "perminute" not in text:
         return ErrorKind.QUOTA_EXHAUSTED
     if status == 429:

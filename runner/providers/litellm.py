@@ -162,7 +162,8 @@ class LiteLLMProvider:
             return replace(parsed, ttft=streamed.ttft if streamed else None, streamed=streamed is not None,
                            attempts=tuple(retry.attempts))
         message = body["choices"][0]["message"]  # parse_completion made sure there is one
-        return replace(parsed, message=provider_message(message, parsed.tool_calls), reasoning=reasoning_text(message),
+        history = provider_message(message, parsed.tool_calls, _sent_message(raw))
+        return replace(parsed, message=history, reasoning=reasoning_text(message),
                        ttft=streamed.ttft if streamed else None, streamed=streamed is not None,
                        attempts=tuple(retry.attempts))
 
@@ -251,3 +252,11 @@ def _json_object(raw: Any) -> dict[str, Any] | None:
             return None
         return value if isinstance(value, dict) else None
     return None
+
+
+def _sent_message(raw: Mapping[str, Any] | None) -> Mapping[str, Any] | None:
+    """The assistant message of an OpenAI-compatible raw body (``choices[0].message``), else None."""
+    choices = raw.get("choices") if isinstance(raw, Mapping) else None
+    first = choices[0] if isinstance(choices, list) and choices and isinstance(choices[0], Mapping) else None
+    message = first.get("message") if first is not None else None
+    return message if isinstance(message, Mapping) else None

@@ -134,9 +134,25 @@ def _content(content: Any) -> str | None:
 def _raw_calls(message: Mapping[str, Any]) -> list[Any]:
     calls = message.get("tool_calls")
     if isinstance(calls, list) and calls:
-        return calls
+        return distinct_calls(calls)
     legacy = message.get("function_call")  # the pre-tools single-call shape
     return [{"function": legacy}] if isinstance(legacy, Mapping) else []
+
+
+def distinct_calls(raw_calls: list[Any]) -> list[Any]:
+    """``raw_calls`` without the exact repeats of an earlier one in the same reply (the same id, name and
+    arguments as sent): a provider that sends one call twice asked for it once, so it runs once."""
+    seen: set[str] = set()
+    kept = []
+    for raw in raw_calls:
+        if isinstance(raw, Mapping) and isinstance(raw.get("id"), str) and raw["id"]:
+            function = raw.get("function")
+            key = json.dumps([raw["id"], function], sort_keys=True, default=str)
+            if key in seen:
+                continue
+            seen.add(key)
+        kept.append(raw)
+    return kept
 
 
 def parse_tool_calls(raw_calls: Iterable[Any]) -> tuple[ToolCall, ...]:
@@ -161,33 +177,44 @@ def parse_tool_calls(raw_calls: Iterable[Any]) -> tuple[ToolCall, ...]:
                 counter += 1
             call_id = f"call_{counter}"
         taken.add(call_id)
-        arguments, error, text = parse_arguments(function.get("arguments"))
+        arguments, error, text, repaired = parse_arguments(function.get("arguments"))
         name = function.get("name")
         calls.append(ToolCall(id=call_id, name=name if isinstance(name, str) else "", arguments=arguments,
-                              error=error, raw_arguments=text))
+                              error=error, raw_arguments=text, repaired=repaired))
     return tuple(calls)
 
 
-def parse_arguments(raw: Any) -> tuple[dict[str, Any] | None, str | None, str | None]:
-    """``(arguments, error, raw_text)`` for one call's arguments as the provider sent them.
+def parse_arguments(raw: Any) -> tuple[dict[str, Any] | None, str | None, str | None, str | None]:
+    """``(arguments, error, raw_text, repaired)`` for one call's arguments as the provider sent them.
 
-    ``raw_text`` is the string as sent (None when it came as an object).
+    ``raw_text`` is the string as sent (None when it came as an object). Two shapes are repaired, as
+    the text says (``repaired``): ``"null"`` is ``{}`` (``null``), and a JSON string whose text is a
+    JSON object is that object (``double_encoded``); anything else that is not an object is an error.
     """
     if raw is None:
-        return {}, None, None
+        return {}, None, None, None
     if isinstance(raw, Mapping):
-        return dict(raw), None, None
+        return dict(raw), None, None, None
     if not isinstance(raw, str):
-        return None, f"invalid JSON arguments: expected a JSON object, got {type(raw).__name__}", None
+        return None, f"invalid JSON arguments: expected a JSON object, got {type(raw).__name__}", None, None
     if not raw.strip():
-        return {}, None, raw
+        return {}, None, raw, None
     try:
         value = json.loads(raw)
     except ValueError as e:
-        return None, f"invalid JSON arguments: {e}", raw
+        return None, f"invalid JSON arguments: {e}", raw, None
+    if value is None:
+        return {}, None, raw, "null"
+    if isinstance(value, str):
+        try:
+            inner = json.loads(value)
+        except ValueError:
+            inner = None
+        if isinstance(inner, dict):
+            return inner, None, raw, "double_encoded"
     if not isinstance(value, dict):
-        return None, f"invalid JSON arguments: expected a JSON object, got {type(value).__name__}", raw
-    return value, None, raw
+        return None, f"invalid JSON arguments: expected a JSON object, got {type(value).__name__}", raw, None
+    return value, None, raw, None
 
 
 def parse_usage(body: Mapping[str, Any]) -> Usage | None:

@@ -88,7 +88,7 @@ def _finish_reason(calls: Sequence[ToolCall]) -> str:
 
 def _call(call_id: str, call: Mapping[str, Any]) -> ToolCall:
     """A script's tool call, its arguments read the way a live provider reads them."""
-    arguments, error, raw = parse_arguments(call.get("arguments"))
+    arguments, error, raw, _ = parse_arguments(call.get("arguments"))
     return ToolCall(id=call_id, name=str(call["name"]), arguments=arguments, error=error, raw_arguments=raw)
 
 

@@ -5,7 +5,8 @@ chat templates use: Hermes / Qwen ``<tool_call>{"name": ..., "arguments": {...}}
 (https://github.com/NousResearch/Hermes-Function-Calling), Llama 3.x
 ``<function=NAME>{...}</function>``
 (https://www.llama.com/docs/model-cards-and-prompt-formats/llama3_1/), or the whole reply being one
-JSON object ``{"name": ..., "arguments"|"parameters": {...}}`` (or a list of them), maybe in a code
+JSON object ``{"name": ..., "arguments"|"parameters": {...}}``, or vLLM's
+``{"type": "function", "function": {"name": ..., "parameters": {...}}}``, (or a list of them), maybe in a code
 fence. Pure: no I/O; the text is untrusted, so only its first MAX_SCAN characters are read and the
 patterns are non-greedy between fixed tags.
 """
@@ -47,7 +48,7 @@ def find_text_calls(text: str | None, offered: Collection[str]) -> tuple[ToolCal
     calls: list[ToolCall] = []
     for name, arguments in found:
         if name in offered:
-            parsed, error, raw = parse_arguments(arguments)
+            parsed, error, raw, _ = parse_arguments(arguments)
             calls.append(ToolCall(f"text_{len(calls) + 1}", name, parsed, error, raw))
     return tuple(calls)
 
@@ -60,10 +61,13 @@ def _json(text: str) -> Any:
 
 
 def _named(value: Any) -> list[tuple[str, Any]]:
-    """``(name, arguments)`` of an object ``{name, arguments|parameters}`` or of a list of such."""
+    """``(name, arguments)`` of an object ``{name, arguments|parameters}`` (or one wrapped as
+    ``{type: function, function: {...}}``) or of a list of such."""
     items = value if isinstance(value, list) else [value]
     named = []
     for item in items:
+        if isinstance(item, Mapping) and item.get("type") == "function" and isinstance(item.get("function"), Mapping):
+            item = item["function"]
         if isinstance(item, Mapping) and isinstance(item.get("name"), str) and ("arguments" in item
                                                                                or "parameters" in item):
             arguments = item.get("arguments", item.get("parameters"))

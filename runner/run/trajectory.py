@@ -35,7 +35,8 @@ class Step:
     reply was cut off at the output limit) or ``recovered`` (written as text in the reply's content,
     run because the alias says ``recover_text_calls``). Only ``executed`` and ``recovered`` calls
     ``ran``: the trace checks that ask for calls count no other (runner.checks.trace). ``started``: when
-    the call began, epoch seconds (None in records of earlier versions)."""
+    the call began, epoch seconds (None in records of earlier versions). ``repaired``: how its arguments
+    were made usable (runner.providers.base.ToolCall.repaired), else None."""
 
     turn: int
     call_id: str
@@ -47,6 +48,7 @@ class Step:
     request: int | None = None
     status: str = "executed"
     started: float | None = None
+    repaired: str | None = None
 
     @property
     def ran(self) -> bool:

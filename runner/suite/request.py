@@ -108,7 +108,8 @@ def _notes(done: LiveRun, recorder: Recorder | None, cache: Path | None) -> list
     used = cache_totals(done.records)
     if used is not None:
         saved = f" ({used.total_tokens:,} tokens not spent again)" if used.total_tokens else ""
-        notes.append(f"response cache {cache}: {used.hits} hits{saved}, {used.misses} misses")
+        where = f"response cache {cache}" if cache is not None else "response cache (of the runs --resume reused)"
+        notes.append(f"{where}: {used.hits} hits{saved}, {used.misses} misses")
     if recorder is not None:
         left_out = f" ({recorder.left_out} that the provider failed left out)" if recorder.left_out else ""
         them = "it" if recorder.recorded == 1 else "them"
