@@ -24,8 +24,9 @@ class ToolCall:
         arguments: the parsed arguments object, or None when they did not parse.
         error: why the arguments were unusable (e.g. invalid JSON), else None.
         raw_arguments: the arguments as sent, when they came as a string.
-        repaired: how the arguments as sent were made usable, else None: ``null`` (the text ``null``,
-            taken as ``{}``) or ``double_encoded`` (a JSON string holding a JSON object, parsed once more).
+        repaired: how the call as sent was made usable, else None: ``null`` (the arguments text ``null``,
+            taken as ``{}``), ``double_encoded`` (a JSON string holding a JSON object, parsed once more) or
+            ``unwrapped`` (a call with no name whose arguments were the whole call; an alias's ``unwrap_calls``).
     """
 
     id: str

@@ -155,7 +155,8 @@ class LiteLLMProvider:
             reported, counts = reported_in(raw, body.get("usage") or {}), body.get("usage")
         usage = usage_from(counts, reported, raw, anthropic=route(self.settings.model).startswith("anthropic/"))
         try:
-            parsed = parse_completion(body, latency=latency, usage=self._costed(usage, response), raw=raw)
+            parsed = parse_completion(body, latency=latency, usage=self._costed(usage, response), raw=raw,
+                                      unwrap=self.settings.unwrap_calls)
         except ProviderError as e:  # an answer with no reply in it
             raise ProviderError(f"{self.name}: {e}", ErrorKind.MALFORMED_RESPONSE, None, tuple(retry.attempts)) from e
         if not body.get("choices"):  # no choice at all: an empty reply, no message for the history

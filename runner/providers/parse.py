@@ -22,7 +22,7 @@ _UNSET: Any = object()
 
 
 def parse_completion(response: Any, *, latency: float = 0.0, usage: Usage | None = _UNSET,
-                     raw: Mapping[str, Any] | None = None) -> Completion:
+                     raw: Mapping[str, Any] | None = None, unwrap: bool = False) -> Completion:
     """The first choice of ``response`` as a Completion.
 
     Args:
@@ -33,6 +33,8 @@ def parse_completion(response: Any, *, latency: float = 0.0, usage: Usage | None
             (the provider passes what the raw HTTP body said, cost included).
         raw: the provider's raw response body, where its own finish reason is read
             (Anthropic ``stop_reason``, Gemini ``finishReason``); None when there is none (a stream).
+        unwrap: take a call with an empty name whose arguments are ``{name, arguments}`` as that inner
+            call (``repaired: unwrapped``; an alias's ``unwrap_calls``).
 
     A response with no choice (``choices: []``) is an empty reply: content None, no calls, finish
     reason None (``reply_kind`` says ``empty``). Raises ProviderError when a choice has no message.
@@ -51,7 +53,7 @@ def parse_completion(response: Any, *, latency: float = 0.0, usage: Usage | None
     finish = choice.get("finish_reason")
     return Completion(
         content=_content(message.get("content")),
-        tool_calls=parse_tool_calls(_raw_calls(message)),
+        tool_calls=parse_tool_calls(_raw_calls(message), unwrap),
         finish_reason=str(finish) if finish is not None else None,
         usage=recorded,
         latency=latency,
@@ -155,7 +157,7 @@ def distinct_calls(raw_calls: list[Any]) -> list[Any]:
     return kept
 
 
-def parse_tool_calls(raw_calls: Iterable[Any]) -> tuple[ToolCall, ...]:
+def parse_tool_calls(raw_calls: Iterable[Any], unwrap: bool = False) -> tuple[ToolCall, ...]:
     """Tool calls in order, each with a unique id and parsed arguments.
 
     An id that is missing, empty or already used gets a fresh ``call_<n>``.
@@ -179,9 +181,21 @@ def parse_tool_calls(raw_calls: Iterable[Any]) -> tuple[ToolCall, ...]:
         taken.add(call_id)
         arguments, error, text, repaired = parse_arguments(function.get("arguments"))
         name = function.get("name")
+        inner = _wrapped(name, arguments) if unwrap else None
+        if inner is not None:
+            name, (arguments, error, _, _), repaired = inner[0], parse_arguments(inner[1]), "unwrapped"
         calls.append(ToolCall(id=call_id, name=name if isinstance(name, str) else "", arguments=arguments,
                               error=error, raw_arguments=text, repaired=repaired))
     return tuple(calls)
+
+
+def _wrapped(name: Any, arguments: dict[str, Any] | None) -> tuple[str, Any] | None:
+    """``(inner name, inner arguments)`` of a call with no name whose arguments are a whole call
+    ``{"name": ..., "arguments": ...}``, else None."""
+    if name or not isinstance(arguments, dict) or set(arguments) != {"name", "arguments"}:
+        return None
+    inner = arguments["name"]
+    return (inner, arguments["arguments"]) if isinstance(inner, str) and inner else None
 
 
 def parse_arguments(raw: Any) -> tuple[dict[str, Any] | None, str | None, str | None, str | None]:

@@ -31,6 +31,8 @@ class ModelSettings:
             records each request's time to first token.
         recover_text_calls: run the tool calls a reply wrote as text in its content
             (runner.providers.textcalls) instead of only recording them; the trace marks them ``recovered``.
+        unwrap_calls: take a call with an empty name whose arguments are ``{name, arguments}`` as that
+            inner call (a model that wraps its calls so); the step says ``repaired: unwrapped``.
         max_concurrency: how many runs of this model go at once in a suite, whatever ``-j`` says; None
             for no limit of its own (``concurrency_limit`` gives the default: 1 for a server on this machine).
     """
@@ -45,6 +47,7 @@ class ModelSettings:
     retry: RetryPolicy = field(default_factory=RetryPolicy)
     stream: bool = False
     recover_text_calls: bool = False
+    unwrap_calls: bool = False
     max_concurrency: int | None = None
 
     def concurrency_limit(self, local: bool) -> int | None:

@@ -168,7 +168,7 @@ def read_config(path: Path) -> Config:
 def _settings(entry: Mapping[str, Any]) -> ModelSettings:
     retry = RetryPolicy(**entry.get("retries", {}))
     keys = ("model", "api_base", "api_key_env", "temperature", "max_tokens", "timeout", "stream", "recover_text_calls",
-            "max_concurrency")
+            "unwrap_calls", "max_concurrency")
     known = {k: entry[k] for k in keys if k in entry}
     return ModelSettings(**known, params=dict(entry.get("params", {})), retry=retry)
 
