@@ -47,7 +47,7 @@ CASES = """\
     response_not_contains: sorry
     response_matches: "fin.sh"
     trace: {exact: [write_file], exact_unordered: [write_file], must_include: [write_file], avoid: [bash],
-            max_calls: 3, min_calls: 1, order: [write_file], args: {write_file: {path: out.txt}},
+            max_calls: 3, min_calls: 1, min_attempts: 1, order: [write_file], args: {write_file: {path: out.txt}},
             calls: [{name: write_file, args: {path: out.txt}}]}
     judge: {rubric: The greeting was written., threshold: 0.7}
     max_tokens: 1000000
@@ -68,7 +68,8 @@ CASES = """\
     response_not_contains: sorry
     response_matches: "fin.sh"
     trace: {exact: [write_file], exact_unordered: [bash], must_include: [write_file], avoid: [bash], max_calls: 1,
-            min_calls: 3, order: [write_file, bash], args: {bash: {command: ls}}, calls: [{name: bash, args: {command: ls}}]}
+            min_calls: 3, min_attempts: 3, order: [write_file, bash], args: {bash: {command: ls}},
+            calls: [{name: bash, args: {command: ls}}]}
     judge: {rubric: The greeting was written., threshold: 0.7}
     max_tokens: 1000
     max_cost: 0.01
@@ -96,6 +97,7 @@ PASSING = [
     ("trace.avoid", True, "avoided bash (0 of 1 calls)"),
     ("trace.max_calls", True, "1 tool call, within the limit of 3"),
     ("trace.min_calls", True, "1 tool call, meeting the minimum of 1"),
+    ("trace.min_attempts", True, "1 tool call attempted, meeting the minimum of 1"),
     ("trace.order", True, "calls [write_file] contain [write_file] in that order"),
     ("trace.args", True, 'call #1 of write_file matches {"path": "out.txt"}'),
     ("trace.calls", True, "1 expected call(s) paired one to one: #1 write_file = call #1"),
@@ -120,6 +122,7 @@ FAILING = [
     ("trace.avoid", False, "called bash 2 time(s), which the case forbids"),
     ("trace.max_calls", False, "2 tool calls, at most 1 allowed"),
     ("trace.min_calls", False, "2 tool calls, at least 3 required"),
+    ("trace.min_attempts", False, "2 tool calls attempted, at least 3 required"),
     ("trace.order", False, "calls [bash, bash] do not contain [write_file, bash] in that order"),
     ("trace.args", False, ('no bash call has arguments matching {"command": "ls"}: '
                            '#1 {"command": "echo hi"} (command: expected "ls", got "echo hi"); '

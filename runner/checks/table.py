@@ -81,6 +81,7 @@ KINDS: dict[str, CheckKind] = _rows(
         "trace.exact_unordered": Points(FailureCause.WRONG_TOOL),
         "trace.order": Points(FailureCause.WRONG_TOOL),
         "trace.min_calls": Points(FailureCause.WRONG_TOOL),
+        "trace.min_attempts": Points(FailureCause.WRONG_TOOL),
         "trace.args": Points(FailureCause.WRONG_ARGS),
         "trace.calls": Points(FailureCause.WRONG_ARGS),
         "trace.max_calls": Points(FailureCause.EXCESSIVE_CALLS),

@@ -11,7 +11,8 @@ invalid for its schema; ``invalid``: arguments that did not parse; ``truncated``
 record as attempted, but the checks that ask for calls (``exact``, ``exact_unordered``,
 ``must_include``, ``min_calls``, ``order``, ``args``, ``calls``) count only the calls that ran
 (``Step.ran``), and say what they left out. The checks that forbid or bound (``avoid``,
-``max_calls``) count every attempt: trying a forbidden tool, or one call too many, is the fault.
+``max_calls``) count every attempt: trying a forbidden tool, or one call too many, is the fault;
+and ``min_attempts`` counts every attempt too, as BFCL's relevance check counts any call made.
 """
 
 from __future__ import annotations
@@ -109,6 +110,11 @@ def check_trace(spec: TraceExpect, ctx: CheckContext) -> list[CheckResult]:
         enough = len(names) >= spec.min_calls
         results.append(_result("min_calls", enough, f"{plural(len(names), 'tool call')}, meeting the minimum of {spec.min_calls}"
                                if enough else f"{plural(len(names), 'tool call')}, at least {spec.min_calls} required{note}"))
+    if spec.min_attempts is not None:
+        enough = len(steps) >= spec.min_attempts
+        attempts = f"{plural(len(steps), 'tool call')} attempted"
+        results.append(_result("min_attempts", enough, f"{attempts}, meeting the minimum of {spec.min_attempts}"
+                               if enough else f"{attempts}, at least {spec.min_attempts} required"))
     if spec.order is not None:
         order = ", ".join(spec.order)
         ordered = is_subsequence(list(spec.order), names)

@@ -214,14 +214,16 @@ def failure_cause(case: Case, record: RunRecord) -> FailureCause | None:
     3. ``calls_as_text``: no tool call at all, but some reply wrote calls of offered tools as text
        in its content (``<tool_call>...</tool_call>`` and the like; runner.providers.textcalls), never
        run; else ``no_tools``: no tool call at all, where the case's trace wants some (``expected``,
-       ``exact``, ``must_include``, ``order`` or ``args`` given, or ``min_calls`` / ``minimal_calls`` >= 1);
+       ``exact``, ``must_include``, ``order`` or ``args`` given, or ``min_calls`` / ``min_attempts`` /
+       ``minimal_calls`` >= 1);
        ToolEval's do-nothing signature.
     Causes 4 to 9 are those the failed results point to (runner.checks.table ``causes``), the first
     in this order:
 
     4. ``called_forbidden``: a failed ``trace.avoid`` check, or a call to a tool in ``deny``.
     5. ``wrong_tool``: the calls were not the needed ones: a failed ``trace.must_include``,
-       ``trace.exact``, ``trace.exact_unordered``, ``trace.order`` or ``trace.min_calls`` check.
+       ``trace.exact``, ``trace.exact_unordered``, ``trace.order``, ``trace.min_calls`` or
+       ``trace.min_attempts`` check.
     6. ``missing_output``: what the case checks was never produced: a file that must exist
        does not (``files.exists``), or the final reply is empty and a ``response_contains``,
        ``response_matches`` or ``response_not_contains`` check failed.

@@ -64,6 +64,7 @@ class TraceExpect:
     avoid: tuple[str, ...] | None = None
     max_calls: int | None = None
     min_calls: int | None = None
+    min_attempts: int | None = None
     order: tuple[str, ...] | None = None
     minimal_calls: int | None = None
     args: Mapping[str, ArgumentSpec] | None = None
@@ -76,10 +77,11 @@ class TraceExpect:
     @property
     def wants_calls(self) -> bool:
         """Whether the trace asks for some tool call (``expected``, ``exact``, ``exact_unordered``,
-        ``must_include``, ``order``, ``args`` or ``calls`` given, or ``min_calls`` / ``minimal_calls`` >= 1)."""
+        ``must_include``, ``order``, ``args`` or ``calls`` given, or ``min_calls`` / ``min_attempts`` /
+        ``minimal_calls`` >= 1)."""
         named = any((self.expected, self.exact, self.exact_unordered, self.must_include, self.order, self.args,
                      self.calls))
-        return named or (self.min_calls or 0) >= 1 or self.minimal_calls is not None
+        return named or max(self.min_calls or 0, self.min_attempts or 0) >= 1 or self.minimal_calls is not None
 
 
 @dataclass(frozen=True)

@@ -75,13 +75,16 @@ class Tool:
     """A tool offered to the model.
 
     ``run(arguments, context)`` returns the result text or raises ToolError.
-    ``parameters`` is a JSON Schema object (draft 2020-12) for the arguments.
+    ``parameters`` is a JSON Schema object (draft 2020-12) for the arguments; ``enum_match`` how a
+    string argument is held to an ``enum`` in it: ``exact`` (JSON Schema's rule) or ``normalized``
+    (equal to a member once both are normalised as BFCL does, runner.spec.matchers.normalize).
     """
 
     name: str
     description: str
     parameters: Mapping[str, Any]
     run: Callable[[dict[str, Any], ToolContext], str]
+    enum_match: str = "exact"
 
     def spec(self) -> dict[str, Any]:
         """The OpenAI function-tool spec: ``{"type": "function", "function": {...}}``."""

@@ -3,7 +3,7 @@
 A mock is the agent's world held fixed (ToolEval's "mock the world, not the
 agent's mind"): the model reasons live, the tool answers from canned responses
 chosen by the call's arguments. Each mock in ``Case.mocks`` is a mapping
-``{name, description, parameters, responses: [{when?, result? | error?}]}``.
+``{name, description, parameters, enum_match, responses: [{when?, result? | error?}]}``.
 
 Choosing a response: the responses with a ``when`` are tried in order, and the
 first whose ``when`` matches the arguments (runner.spec.matchers, partial)
@@ -12,7 +12,9 @@ without a fallback the call gets ``Error: no mock response for these arguments``
 A ``result`` string is returned as is, any other JSON value serialised
 (``json.dumps``); an ``error`` becomes an error result (``Error: <error>``).
 Arguments that violate ``parameters`` never reach the mock: the Toolbox refuses
-them with the schema violation, as it does for every tool.
+them with the schema violation, as it does for every tool; with ``enum_match:
+normalized`` a string is in an ``enum`` when it equals a member once both are
+normalised as BFCL does (``OPEN`` is in ``[open, closed]``).
 """
 
 from __future__ import annotations
@@ -75,9 +77,10 @@ class MockBehaviour:
 
 
 def mock_tool(spec: Mapping[str, Any]) -> Tool:
-    """One mock as a Tool; ``spec`` is a normalised ``Case.mocks`` item (every key present)."""
+    """One mock as a Tool; ``spec`` is a normalised ``Case.mocks`` item (every key present but
+    ``enum_match``, ``exact`` when left out)."""
     behaviour = MockBehaviour(tuple(MockResponse.parse(r) for r in spec["responses"]))
-    return Tool(spec["name"], spec["description"], spec["parameters"], behaviour)
+    return Tool(spec["name"], spec["description"], spec["parameters"], behaviour, spec.get("enum_match", "exact"))
 
 
 def mock_tools(mocks: Sequence[Mapping[str, Any]]) -> dict[str, Tool]:

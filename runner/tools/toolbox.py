@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
+import functools
 import importlib
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from runner.sandbox.started import CommandNotStarted
+from runner.spec.matchers import normalize
 from runner.spec.offered import expand, offered_tools
 from runner.text import cap_text, encodable
 from runner.tools.base import Tool, ToolContext, ToolError, ToolResult
 from runner.tools.registry import BUILTINS, Builtin
 
 if TYPE_CHECKING:  # the case loader imports the tool names, so no import cycle at run time
+    from jsonschema import Draft202012Validator
     from jsonschema.exceptions import ValidationError
 
     from runner.spec.case import Case
@@ -29,6 +32,31 @@ BUILTIN_TOOLS: dict[str, Tool] = {name: builtin_tool(row) for name, row in BUILT
 
 def _error(message: str, refused: bool = False) -> ToolResult:
     return ToolResult(cap_text(encodable(f"Error: {message}")), is_error=True, refused=refused)
+
+
+def _validator(tool: Tool) -> Draft202012Validator:
+    """The validator of ``tool``'s arguments: its ``parameters`` (draft 2020-12), each ``enum`` as its
+    ``enum_match`` says."""
+    from jsonschema import Draft202012Validator  # imported here: `list` and `validate` start faster without it
+
+    kind = _normalized_enums() if tool.enum_match == "normalized" else Draft202012Validator
+    return kind(tool.parameters)
+
+
+@functools.cache
+def _normalized_enums() -> type[Draft202012Validator]:
+    """Draft 2020-12 whose ``enum`` also takes a string equal to a string member once both are
+    normalised as BFCL's checker compares strings (``"OPEN"`` is in ``["open", "closed"]``)."""
+    from jsonschema import Draft202012Validator, validators
+
+    exact = Draft202012Validator.VALIDATORS["enum"]
+
+    def enum(checker: Any, members: Any, instance: Any, schema: Any) -> Iterator[Any]:
+        wanted = normalize(instance) if isinstance(instance, str) else None
+        if wanted is None or not any(isinstance(m, str) and normalize(m) == wanted for m in members):
+            yield from exact(checker, members, instance, schema)
+
+    return validators.extend(Draft202012Validator, {"enum": enum})
 
 
 def _describe(error: ValidationError) -> str:
@@ -53,11 +81,7 @@ class Toolbox:
         self.deny = frozenset(deny)
         self.context = context
         self.offered: list[str] = list(self.tools)
-        from jsonschema import (
-            Draft202012Validator,  # imported here: `list` and `validate` start faster without it
-        )
-
-        self._validators = {name: Draft202012Validator(tool.parameters) for name, tool in self.tools.items()}
+        self._validators = {name: _validator(tool) for name, tool in self.tools.items()}
 
     def specs(self) -> list[dict[str, Any]]:
         """The OpenAI function specs (``{"type": "function", "function": {...}}``) of the offered tools."""

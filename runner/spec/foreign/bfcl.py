@@ -9,7 +9,7 @@ without the trailing number: ``live_simple_3-2-0`` is ``live_simple``):
     function[]      -> mocks (name with dots as underscores, parameters as JSON Schema) and ``tools``
     question        -> system messages as ``system``, each user message a turn
     ground_truth    -> expect.trace.calls, one per expected call (runner.spec.foreign.bfclanswers)
-    irrelevance     -> expect.trace.max_calls: 0;  relevance (no answer key) -> min_calls: 1
+    irrelevance     -> expect.trace.max_calls: 0;  relevance (no answer key) -> min_attempts: 1
 
 The AST categories (simple, multiple, parallel, parallel_multiple and their live variants) are
 checked as BFCL's ``ast_checker`` checks them: ``exact_args`` and ``strict_types`` set, no call
@@ -21,7 +21,6 @@ Source of the formats: bfcl_eval/data/ and eval_checker/ast_eval/ast_checker.py
 from __future__ import annotations
 
 import functools
-import json
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -31,14 +30,14 @@ from typing import Any, TypeVar
 from runner.errors import CaseFileError, Location, UserErrors
 from runner.names import ID_PATTERN
 from runner.spec.foreign.bfclanswers import first_arguments, is_variable, param_spec
-from runner.spec.foreign.bfclschema import BadDoc, json_schema, json_type, placeholder, unlist, widen
+from runner.spec.foreign.bfclfile import IMPORTED, read_lines, refused_because
+from runner.spec.foreign.bfclschema import BadDoc, holds_enum, json_schema, json_type, placeholder, unlist, widen
 
 MOCK_RESULT = "ok"  # what every generated mock answers, so the model can finish its reply
 _NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")  # a tool name, as schemas/case.schema.json says
 _CATEGORY = re.compile(r"^(.+?)_\d+(?:-\d+)*$")  # BFCL's ids: category_N or category_N-N-N
 _TEMPLATE_MARK = re.compile(r"\{[{%#]")
 _T = TypeVar("_T")
-_UNSUPPORTED = ("java", "javascript", "multi_turn", "memory", "web_search", "format_sensitivity")
 
 
 @dataclass
@@ -75,24 +74,6 @@ def _attempt(bads: list[_Bad], make: Callable[[], _T]) -> _T | None:
         return None
 
 
-def read_lines(path: Path) -> tuple[list[tuple[int, Any]], list[CaseFileError]]:
-    """The JSON value of each non-blank line of ``path`` with its 1-based line number, and an error per
-    line that is not JSON, at its line and column. Raises UserErrors for a file that cannot be read."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as e:
-        raise UserErrors([CaseFileError(f"cannot read: {e}", Location(str(path)))]) from e
-    values, errors = [], []
-    for number, line in enumerate(text.splitlines(), 1):
-        if line.strip():
-            try:
-                values.append((number, json.loads(line)))
-            except json.JSONDecodeError as e:
-                errors.append(CaseFileError(f"not JSON: {e.msg}", Location(str(path), number, e.colno),
-                                            hint="each line of a BFCL file is one JSON object"))
-    return values, errors
-
-
 def import_bfcl(questions: Path, answers: Path | None, script: bool = False) -> Imported:
     """The cases of BFCL's ``questions`` file with the answer key ``answers`` (needed for every AST
     category; irrelevance and relevance entries have none); with ``script`` each case gets the
@@ -100,7 +81,8 @@ def import_bfcl(questions: Path, answers: Path | None, script: bool = False) -> 
 
     Raises UserErrors with every malformed line or entry at ``file:line`` and its key path (an entry's
     question, each function doc and its answer each give theirs): a line that is not JSON, a missing or mistyped key, an unsupported category or type, an AST entry
-    without an answer, an answer naming a function the entry does not define.
+    without an answer, an answer naming a function the entry does not define; or one error, why, for
+    a file BFCL names for a category tooltrial does not import (``BFCL_v4_memory.json``).
     """
     entries, errors = read_lines(questions)
     key: dict[str, tuple[int, Any]] = {}
@@ -135,10 +117,9 @@ def category_of(entry_id: str) -> str:
     if not found or not ID_PATTERN.fullmatch(entry_id):
         raise _Bad("id", f"{entry_id!r} is not a BFCL id", "BFCL ids are CATEGORY_N or CATEGORY_N-N-N, lowercase")
     category = found.group(1)
-    if any(part in category for part in _UNSUPPORTED):
-        raise _Bad("id", f"category {category!r} is not imported",
-                   "tooltrial imports BFCL's single-turn categories with JSON arguments: simple, multiple, parallel, "
-                   "parallel_multiple, irrelevance and their live variants")
+    why = refused_because(category)
+    if why is not None:
+        raise _Bad("id", f"category {category!r} is not imported: {why}", f"tooltrial imports {IMPORTED}")
     return category
 
 
@@ -171,7 +152,7 @@ def _case(entry: Any, key: Mapping[str, tuple[int, Any]], answers: Path | None, 
     elif "irrelevance" in category:
         trace, replies = {"max_calls": 0}, none_fits
     else:
-        trace = {"min_calls": 1}
+        trace = {"min_attempts": 1}  # BFCL counts any call as one, whatever the checks would say of it
         replies = _relevant_script(case["mocks"][0]) if case["mocks"] else none_fits
     case["expect"] = {"trace": trace}
     if script:  # a reply to each earlier user message, then the answer to the last
@@ -262,7 +243,8 @@ def _arg_spec(properties: Mapping[str, Any], param: str, values: list[Any]) -> A
 
 def _mock(name: str, doc: Mapping[str, Any], where: str, ground: list[dict[str, Any]] | None) -> dict[str, Any]:
     """The mock of one function doc: its parameters as JSON Schema, each widened to the types the answer
-    gives it where BFCL reads those as a variable (runner.spec.foreign.bfclanswers.is_variable)."""
+    gives it where BFCL reads those as a variable (runner.spec.foreign.bfclanswers.is_variable), and
+    ``enum_match: normalized`` where the schema holds an enum."""
     parameters = _need(doc.get("parameters", {"type": "dict", "properties": {}}), dict, f"{where}.parameters", "an object")
     try:
         schema = json_schema(parameters, f"{where}.parameters")
@@ -282,7 +264,10 @@ def _mock(name: str, doc: Mapping[str, Any], where: str, ground: list[dict[str, 
     mock: dict[str, Any] = {"name": name}
     if isinstance(doc.get("description"), str):
         mock["description"] = doc["description"]
-    return {**mock, "parameters": schema, "responses": [{"result": MOCK_RESULT}]}
+    mock["parameters"] = schema
+    if holds_enum(schema):  # BFCL compares strings normalised and checks no enum: "OPEN" passes for [open, closed]
+        mock["enum_match"] = "normalized"
+    return {**mock, "responses": [{"result": MOCK_RESULT}]}
 
 
 def _script(ground: list[dict[str, Any]], docs: Mapping[str, Any]) -> list[dict[str, Any]]:

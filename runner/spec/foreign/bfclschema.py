@@ -9,6 +9,7 @@ import json
 from typing import Any
 
 from runner.spec.foreign.bfclanswers import PYTHON_TYPES
+from runner.spec.matchers import normalize
 
 # BFCL's type names -> JSON Schema's (None: any value)
 TYPES: dict[str, str | None] = {"string": "string", "integer": "integer", "float": "number", "boolean": "boolean",
@@ -36,13 +37,31 @@ def widen(schema: dict[str, Any], kinds: set[str]) -> None:
 
 def unlist(schema: dict[str, Any], values: list[Any]) -> None:
     """Move ``schema``'s ``enum`` into its description when some acceptable answer in ``values`` is not
-    in it: BFCL never checks an enum, and the mock's schema would refuse the answer its key accepts.
-    The model still reads the choices; the answer is not added to them."""
+    in it, strings compared normalised (the mock's ``enum_match: normalized``): BFCL never checks an
+    enum, and the mock's schema would refuse the answer its key accepts. The model still reads the
+    choices; the answer is not added to them."""
     enum = schema.get("enum")
-    if isinstance(enum, list) and any(value not in enum for value in values):
+    if isinstance(enum, list) and any(not _in_enum(value, enum) for value in values):
         del schema["enum"]
         choices = "one of " + json.dumps(enum, ensure_ascii=False)
         schema["description"] = f"{schema['description']} ({choices})" if schema.get("description") else choices
+
+
+def _in_enum(value: Any, enum: list[Any]) -> bool:
+    """Whether ``value`` is a member of ``enum``, a string one once both are normalised (runner.spec.matchers.normalize)."""
+    if isinstance(value, str):
+        return any(isinstance(member, str) and normalize(member) == normalize(value) for member in enum)
+    return value in enum
+
+
+def holds_enum(schema: Any) -> bool:
+    """Whether the JSON Schema ``schema`` (as ``json_schema`` writes it) has an ``enum``, in itself or in
+    a property or ``items`` schema at any depth."""
+    if not isinstance(schema, dict):
+        return False
+    properties = schema.get("properties")
+    inner = [*(properties.values() if isinstance(properties, dict) else []), schema.get("items")]
+    return "enum" in schema or any(holds_enum(sub) for sub in inner)
 
 
 def json_type(value: Any) -> str:
