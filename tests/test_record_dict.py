@@ -9,8 +9,9 @@ import json
 from pathlib import Path
 from typing import Any
 
+from runner.kinds import ErrorKind
 from runner.output.load import record_from_dict
-from runner.run.record import RunRecord
+from runner.run.record import EarlierAttempt, RunRecord
 from runner.run.requests import JSON_KEY
 from tests.helpers import BUNDLED_ARGS, run_cli
 
@@ -29,7 +30,7 @@ def _asdict_form(record: RunRecord) -> dict:
     def form(value: Any) -> Any:
         return _keyed(value, dataclasses.asdict(value))
     return {**form(record), "judge_tokens": form(record.judge_tokens), "judge_cost": record.judge_cost,
-            "user_tokens": form(record.user_tokens), "user_cost": record.user_cost}
+            "user_tokens": form(record.user_tokens), "user_cost": record.user_cost, "attempt": len(record.earlier) + 1}
 
 
 def test_every_bundled_run_record_converts_as_asdict_does(tmp_path: Path) -> None:
@@ -50,4 +51,7 @@ def test_tuples_nested_dataclasses_and_odd_containers_convert_as_asdict_does() -
     record.changes = {"a.txt": "modified"}  # type: ignore[assignment]
     record.commands = [dataclasses.replace(c) for c in record.commands]
     record.final_reply = "\ud800 odd"
+    record.earlier = [EarlierAttempt(ErrorKind.SERVER_ERROR, "upstream is down", 1700000000.5, 0.25)]
     assert record.to_dict() == _asdict_form(record)
+    assert (record.to_dict()["attempt"], record.to_dict()["earlier"]) == (2, [
+        {"error_kind": "server_error", "cause": "upstream is down", "started": 1700000000.5, "duration": 0.25}])

@@ -86,6 +86,8 @@ def add(sub: argparse._SubParsersAction) -> None:
     run.add_argument("--output", choices=["text", "json"], default="text", help="text lines and tables, or the JSON report on stdout (lines and tables on stderr)")
     run.add_argument("--results", type=Path, metavar="DIR", help="write each run under DIR/<run-id>/ (default: results_dir in tooltrial.yml, else results/)")
     run.add_argument("--resume", type=Path, metavar="RESULTS", help="reuse the runs a results/<run-id> folder holds; run only the rest")
+    run.add_argument("--retry-errors", action="store_true", help="with --resume: run again, in their places, the runs "
+                     "that ended in an error not of the agent's making (provider, setup, judge...); each keeps its earlier attempts")
     add_outputs(run, RUN, only=_LISTED_FIRST)
     run.add_argument("--keep", action="store_true", help="keep each workspace and print its path")
     run.add_argument("--cache", type=Path, metavar="DIR", help="keep each live model reply in DIR and replay it when the "
@@ -193,7 +195,7 @@ def _request(args: argparse.Namespace, config: Config, cases: list[Case], arms: 
     return SuiteRequest(cases, arms, args.runs, options, results, outputs,
                         RunPrinter(console, len(arms) > 1, repeated, args.quiet), partial(resume_line, args.words),
                         as_json=args.output == "json", min_pass_rate=args.min_pass_rate, shard=shard, models=models,
-                        resume=args.resume, record=args.record)
+                        resume=args.resume, retry_errors=args.retry_errors, record=args.record)
 
 
 def command(args: argparse.Namespace) -> int:
@@ -201,6 +203,9 @@ def command(args: argparse.Namespace) -> int:
     2 when interrupted, 5 when no case is selected or the shard holds none of their runs."""
     if args.list:
         return listing.command(args)
+    if args.retry_errors and args.resume is None:
+        raise UserError("--retry-errors is for --resume: it runs again the errored runs of the folder --resume reuses",
+                        hint="add --resume RESULTS, the results/<run-id> folder whose errored runs to run again")
     _check_output_files(args)
     outputs = wanted_outputs(args, RUN, os.environ)
     cases = [s.case for s in selected(args)]

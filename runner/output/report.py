@@ -24,7 +24,7 @@ from runner.scoring.aggregate import Aggregate, Arm, Cell, Figures
 from runner.scoring.gates import Gate
 from runner.scoring.paired import Paired
 from runner.scoring.regression import Regression
-from runner.scoring.summary import Scored
+from runner.scoring.summary import Scored, retried_count
 from runner.sums import known_sum
 from runner.text import cap_text
 
@@ -54,8 +54,9 @@ def report_document(
     unfinished: Sequence[dict[str, Any]] = (),
 ) -> dict[str, Any]:
     """The report of one invocation: ``{schema_version, kind, tooltrial, **meta, exit_code,
-    [unfinished], overall, arms, cells, paired, comparisons, [cache], runs}``; ``cache``
-    (``cache_totals``) only when some run used a response cache. ``paired`` is the paired analysis of
+    [unfinished], overall, arms, cells, paired, comparisons, [retried], [cache], runs}``; ``retried`` (how many
+    runs ``run --retry-errors`` ran again, ``retried_count``) only when some were, ``cache`` (``cache_totals``)
+    only when some run used a response cache. ``paired`` is the paired analysis of
     exactly two arms (else None), ``comparisons`` every paired analysis (runner.scoring.pairs), each
     as ``paired_dict`` writes it: with two arms, ``[paired]``.
 
@@ -92,6 +93,7 @@ def report_head(
         "cells": CellDicts(model.cells, gate_of),
         "paired": paired_dict(model.paired),
         "comparisons": [paired_dict(p) for p in model.comparisons],
+        **({"retried": retried} if (retried := retried_count(runs)) else {}),
         **({"cache": used.to_dict()} if (used := cache_totals(runs)) else {}),
     }
 

@@ -78,6 +78,23 @@ class CacheUse:
         return dict(_plain(self))
 
 
+@dataclass(frozen=True)
+class EarlierAttempt:
+    """An earlier attempt of a run that ``run --resume RESULTS --retry-errors`` ran again because it ended in an
+    error not of the agent's making (runner.scoring.gates.is_infrastructure_error): its ``error_kind``, ``cause``,
+    ``started`` (epoch seconds, None when its record had none) and ``duration`` (seconds), as its record had them."""
+
+    error_kind: ErrorKind | None
+    cause: str | None
+    started: float | None
+    duration: float
+
+    @classmethod
+    def of(cls, record: RunRecord) -> EarlierAttempt:
+        """What ``record``, an errored run about to be run again, leaves of itself on the new record."""
+        return cls(record.error_kind, record.cause, record.started, record.duration)
+
+
 def arm_label(provider: str, prompt: str) -> str:
     """How output, reports and run files name an arm: ``provider · prompt``."""
     return f"{provider} · {prompt}"
@@ -133,6 +150,9 @@ class RunRecord:
             (runner.spec.agentspec; ``wire``: each request its endpoint answered, ``tools``: the names of the
             tools it offered its model; runner.run.external), None for the built-in loop; each of its invocations is in ``commands``
             (phase ``agent``), and ``steps`` and ``model_requests`` are rebuilt from its endpoint's wire.
+        earlier: the attempts of this run that ended in an error not of the agent's making and were run again
+            (``run --resume RESULTS --retry-errors``), oldest first (EarlierAttempt); empty for a run's first attempt.
+            The run file and the report write ``attempt`` beside it: this one's number, ``len(earlier) + 1``.
     """
 
     case: str
@@ -175,6 +195,7 @@ class RunRecord:
     user_stop: UserStop | None = None
     user_turns: list[UserTurn] = field(default_factory=list)
     agent: dict[str, Any] | None = None
+    earlier: list[EarlierAttempt] = field(default_factory=list)
 
     @property
     def names(self) -> list[str]:
@@ -217,11 +238,16 @@ class RunRecord:
     def arm(self) -> str:
         return arm_label(self.provider, self.prompt)
 
+    @property
+    def attempt(self) -> int:
+        """Which attempt of the run this is, 1-based: 1 plus its ``earlier`` attempts."""
+        return len(self.earlier) + 1
+
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict of every field (under its run-file key), with ``judge_tokens`` (Tokens) and ``judge_cost``
-        (USD), and the same of the simulated user, ``user_tokens`` and ``user_cost``."""
+        (USD), the same of the simulated user, ``user_tokens`` and ``user_cost``, and the ``attempt`` number."""
         return {**_plain(self), "judge_tokens": _plain(self.judge_tokens), "judge_cost": self.judge_cost,
-                "user_tokens": _plain(self.user_tokens), "user_cost": self.user_cost}
+                "user_tokens": _plain(self.user_tokens), "user_cost": self.user_cost, "attempt": self.attempt}
 
 
 _LEAVES = (str, int, float, bool, type(None))

@@ -11,6 +11,7 @@ HTML page's transcripts, OpenTelemetry spans) reads it back from its run file, o
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from runner.kinds import ErrorKind, FailureCause, Status
@@ -29,8 +30,8 @@ class RunSummary:
     1/0), counts (``calls``, ``redundant``, ``errors``), the agent's ``tokens`` and ``cost`` (USD), the
     judges' ``judge_tokens`` and ``judge_cost`` (USD), ``duration``, ``queued`` and ``rate_limited``
     (seconds), the ``failure`` cause, the ``trajectory_match``, the ``sandbox`` used, the response
-    ``cache``'s use and the flags ``prompt_overridden`` and ``truncated_reply``, and the ``arm`` label: each as
-    RunRecord has it (runner.run.record)."""
+    ``cache``'s use and the flags ``prompt_overridden`` and ``truncated_reply``, the ``arm`` label and the
+    ``attempt`` number (``run --retry-errors``): each as RunRecord has it (runner.run.record)."""
 
     case: str
     provider: str
@@ -58,6 +59,7 @@ class RunSummary:
     rate_limited: float
     cache: CacheUse | None
     arm: str
+    attempt: int
 
 
 Scored = RunRecord | RunSummary  # what the aggregation reads: a whole record or its summary
@@ -75,4 +77,11 @@ def summarize(record: RunRecord) -> RunSummary:
         duration=record.duration, failure=record.failure, trajectory_match=record.trajectory_match,
         sandbox=record.sandbox, prompt_overridden=record.prompt_overridden, truncated_reply=record.truncated_reply,
         queued=record.queued, rate_limited=record.rate_limited, cache=record.cache, arm=record.arm,
+        attempt=record.attempt,
     )
+
+
+def retried_count(records: Sequence[Scored]) -> int:
+    """How many of ``records`` (whole or summaries) are a later attempt of a run: one that ``run --resume RESULTS
+    --retry-errors`` ran again after an error not of the agent's making."""
+    return sum(r.attempt > 1 for r in records)

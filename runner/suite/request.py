@@ -47,6 +47,8 @@ class SuiteRequest:
         shard: what report.json records of the shard (runner.suite.shard.shard_summary); None: not sharded.
         models: each provider's label -> the model string it sends, for the outputs that say so.
         resume: the results folder whose runs of this plan are reused (``--resume``); None: run them all.
+        retry_errors: run again those of ``resume``'s runs that ended in an error not of the agent's making
+            (``--retry-errors``; runner.suite.session.run_live), rather than reuse them.
         record: the folder each run is written to as a replayable case (``--record``); None: none.
         again: the results folder -> the command line that runs what this invocation leaves unfinished.
     """
@@ -64,6 +66,7 @@ class SuiteRequest:
     shard: Mapping[str, Any] | None = None
     models: Mapping[str, str] = field(default_factory=dict)
     resume: Path | None = None
+    retry_errors: bool = False
     record: Path | None = None
 
 
@@ -81,7 +84,7 @@ def run_suite(request: SuiteRequest) -> int:
     providers, prompts = len({a.provider.name for a in request.arms}), len({a.prompt.name for a in request.arms})
     recorder = Recorder(request.record, request.cases, providers, prompts, request.repeats) if request.record else None
     done = run_live(request.cases, request.arms, request.options, request.repeats, request.printer, writer,
-                    streamed(request.outputs), earlier, recorder)
+                    streamed(request.outputs), earlier, recorder, request.retry_errors)
     del earlier  # the report needs only the runs' summaries and files
     cache = request.options.run.cache
     if cache is not None:

@@ -7,7 +7,8 @@ once once the runs handed to that thread are saved, loses none and the files sor
 in plan order for any ``-j``. A results folder that refuses a run (disk full)
 stops the suite as Ctrl-C does, with that run unfinished. ``--resume`` takes the
 runs an earlier results folder already holds for this plan, copies them into the
-new folder and runs the rest.
+new folder and runs the rest; with ``--retry-errors`` it runs again, in their places, those that ended
+in an error not of the agent's making, each new record keeping the earlier attempts.
 """
 
 from __future__ import annotations
@@ -25,7 +26,8 @@ from runner.output.spool import ItemSpool
 from runner.output.store import ResultsWriter
 from runner.run.events import Event, Listener, RunRef
 from runner.run.options import Arm
-from runner.run.record import RunRecord
+from runner.run.record import EarlierAttempt, RunRecord
+from runner.scoring.gates import is_infrastructure_error
 from runner.scoring.summary import RunSummary, summarize
 from runner.spec.case import Case
 from runner.suite.engine import Interrupted, RunKey, plan_keys, run_key, run_matrix
@@ -69,12 +71,15 @@ class _Saver:
 
     A run the results folder refuses (disk full, folder removed or made read-only) is kept in
     ``refused`` and stops the suite as Ctrl-C does: no run starts after it. It is not finished:
-    ``--resume`` runs it again.
+    ``--resume`` runs it again. A run of ``earlier`` (``--retry-errors``: run key -> the attempts its new record
+    keeps, oldest first) is given them before it is saved.
     """
 
     def __init__(self, writer: ResultsWriter, recorder: Recorder | None, number: dict[RunKey, int],
-                 cancel: threading.Event, pieces: Mapping[str, Piece]) -> None:
+                 cancel: threading.Event, pieces: Mapping[str, Piece],
+                 earlier: Mapping[RunKey, list[EarlierAttempt]]) -> None:
         self.writer, self.recorder, self.number, self.cancel, self.pieces = writer, recorder, number, cancel, pieces
+        self.earlier = earlier
         self.spool = ItemSpool()
         self.refused: set[RunKey] = set()
         self.reason: str | None = None
@@ -82,6 +87,8 @@ class _Saver:
 
     def __call__(self, record: RunRecord) -> None:
         key = run_key(record)
+        if key in self.earlier:
+            record.earlier = list(self.earlier[key])
         data = record.to_dict()  # once, for the run file and each streamed piece
         # each piece made before the write: a record one fails on becomes its internal error
         made = {name: make(record, data) for name, make in self.pieces.items()}
@@ -125,6 +132,7 @@ def run_live(
     pieces: Mapping[str, Piece],
     earlier: Sequence[RunRecord] = (),
     recorder: Recorder | None = None,
+    retry_errors: bool = False,
 ) -> LiveRun:
     """Run the matrix under the Ctrl-C handler.
 
@@ -132,7 +140,9 @@ def run_live(
     streamed output in ``pieces`` (output name -> the function that makes it from the record and its dict:
     runner.output.formats.streamed) made then and spooled.
     ``earlier`` are the records of the folder given to ``--resume``: those this plan
-    has are saved likewise and not run again. On a terminal each run's lines
+    has are saved likewise and not run again, but with ``retry_errors`` those that ended in an error not of the
+    agent's making (runner.scoring.gates.is_infrastructure_error: infrastructure, case data or internal), which
+    run again, each new record keeping the earlier attempts (RunRecord.earlier). On a terminal each run's lines
     appear as it ends, under a progress bar; elsewhere in plan order, so the output
     is the same for any ``-j``. A run that could not be saved is not shown. Only each run's summary
     stays in memory once it is saved and shown. ``options.run.listener``
@@ -144,14 +154,18 @@ def run_live(
         run = dataclasses.replace(run, listener=_Guarded(run.listener, run.cancel))
         options = dataclasses.replace(options, run=run)
     number = {key: place for place, key in enumerate(keys, start=1)}
-    reused = [record for record in earlier if run_key(record) in number]
-    save = _Saver(writer, recorder, number, run.cancel, pieces)
+    planned = [record for record in earlier if run_key(record) in number]
+    again = {run_key(r): [*r.earlier, EarlierAttempt.of(r)] for r in planned if retry_errors and is_infrastructure_error(r)}
+    reused = [record for record in planned if run_key(record) not in again]
+    save = _Saver(writer, recorder, number, run.cancel, pieces, again)
     for record in reused:
         save(record)
     if earlier:
-        other = "" if reused else (f": none of the {plural(len(earlier), 'run')} that folder holds is of this plan "
-                                   "(other cases, providers, prompts or --runs?)")
-        printer.console.print(Text(f"resuming: {len(reused)} of {len(keys)} runs are done already{other}"))
+        other = "" if planned else (f": none of the {plural(len(earlier), 'run')} that folder holds is of this plan "
+                                    "(other cases, providers, prompts or --runs?)")
+        retrying = (f"; retrying {plural(len(again), 'run')} that ended in an error not of the agent's making"
+                    if retry_errors and planned else "")
+        printer.console.print(Text(f"resuming: {len(reused)} of {len(keys)} runs are done already{retrying}{other}"))
     ordered = not printer.console.is_terminal
     def second_press() -> None:  # the process ends at once: the runs that finished are saved first
         run.sandbox.kill_all()

@@ -13,7 +13,7 @@ from rich.text import Text
 
 from runner.run.record import ERROR, FAIL, PASS, CommandRun, RunRecord
 from runner.scoring.gates import blame, is_infrastructure_error
-from runner.scoring.summary import Scored
+from runner.scoring.summary import Scored, retried_count
 from runner.spec.case import Case
 from runner.spec.discover import Sourced
 from runner.terminal.console import shown
@@ -89,13 +89,18 @@ class RunPrinter:
 
     def totals(self, records: Sequence[Scored], unfinished: int = 0) -> None:
         """``N/M passed``, with ``(K runs not finished: interrupted)`` when ``unfinished`` runs of the
-        plan did not finish (Ctrl-C, a results folder that refused a run); then, when some runs ended by an error not of the agent's making, how many
+        plan did not finish (Ctrl-C, a results folder that refused a run); then how many runs were run again by
+        ``--retry-errors`` (``K runs retried after ...``), when some were; then, when some runs ended by an error not of the agent's making, how many
         were not scored and whose doing they were (``note: K of M runs not scored, ended by errors not of
         the agent's making: infrastructure K``, one count per blame, most frequent first);
         then, when some runs' commands ran without bubblewrap, how many and why."""
         passed = sum(r.status == PASS for r in records)
         left = f" ({plural(unfinished, 'run')} not finished: interrupted)" if unfinished else ""
         self.console.print(Text(f"{passed}/{len(records)} passed{left}", style="bold"))
+        retried = retried_count(records)
+        if retried:
+            self.console.print(Text(f"{plural(retried, 'run')} retried after an error not of the agent's making "
+                                    "(--retry-errors; each keeps its earlier attempts)"))
         blames = Counter(str(blame(r)) for r in records if is_infrastructure_error(r))
         if blames:
             who = ", ".join(f"{name} {count}" for name, count in blames.most_common())
