@@ -11,6 +11,7 @@ from typing import Any
 from runner.checks.base import CheckResult
 from runner.kinds import ErrorKind, FailureCause, Status, UserStop
 from runner.providers.base import Usage
+from runner.run.provenance import Provenance
 from runner.run.requests import JSON_KEY, RequestStats, Tokens
 from runner.run.simuser import UserTurn
 from runner.run.trajectory import Step
@@ -133,6 +134,8 @@ class RunRecord:
             (runner.spec.agentspec; ``wire``: each request its endpoint answered, ``tools``: the names of the
             tools it offered its model; runner.run.external), None for the built-in loop; each of its invocations is in ``commands``
             (phase ``agent``), and ``steps`` and ``model_requests`` are rebuilt from its endpoint's wire.
+        provenance: fingerprints of what the run ran on (runner.run.provenance), None in records of earlier
+            versions or a run that stopped before its tools were offered.
     """
 
     case: str
@@ -175,6 +178,7 @@ class RunRecord:
     user_stop: UserStop | None = None
     user_turns: list[UserTurn] = field(default_factory=list)
     agent: dict[str, Any] | None = None
+    provenance: Provenance | None = None
 
     @property
     def names(self) -> list[str]:

@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from runner.kinds import ErrorKind, FailureCause, Status
+from runner.run.provenance import Provenance
 from runner.run.record import CacheUse, RunRecord
 from runner.run.requests import Tokens
 from runner.sandbox.command import Confinement
@@ -29,7 +30,8 @@ class RunSummary:
     1/0), counts (``calls``, ``redundant``, ``errors``), the agent's ``tokens`` and ``cost`` (USD), the
     judges' ``judge_tokens`` and ``judge_cost`` (USD), ``duration``, ``queued`` and ``rate_limited``
     (seconds), the ``failure`` cause, the ``trajectory_match``, the ``sandbox`` used, the response
-    ``cache``'s use and the flags ``prompt_overridden`` and ``truncated_reply``, and the ``arm`` label: each as
+    ``cache``'s use, the flags ``prompt_overridden`` and ``truncated_reply``, the ``provenance`` (fingerprints of
+    its inputs) and the ``arm`` label: each as
     RunRecord has it (runner.run.record)."""
 
     case: str
@@ -57,6 +59,7 @@ class RunSummary:
     queued: float
     rate_limited: float
     cache: CacheUse | None
+    provenance: Provenance | None
     arm: str
 
 
@@ -74,5 +77,6 @@ def summarize(record: RunRecord) -> RunSummary:
         judge_tokens=_NO_TOKENS if judge == _NO_TOKENS else judge, judge_cost=record.judge_cost,
         duration=record.duration, failure=record.failure, trajectory_match=record.trajectory_match,
         sandbox=record.sandbox, prompt_overridden=record.prompt_overridden, truncated_reply=record.truncated_reply,
-        queued=record.queued, rate_limited=record.rate_limited, cache=record.cache, arm=record.arm,
+        queued=record.queued, rate_limited=record.rate_limited, cache=record.cache,
+        provenance=record.provenance, arm=record.arm,
     )
