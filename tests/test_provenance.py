@@ -50,9 +50,10 @@ def _suite(tmp_path: Path, cases: str = CASES) -> Path:
     return tmp_path
 
 
-def _run(suite: Path, name: str) -> Path:
-    done = run_cli("run", str(suite / "cases" / "g.yml"), "-p", "scripted", "-P", str(suite / "a.j2"), "-P", str(suite / "b.j2"),
-                   "--sandbox", "none", "--results", str(suite / name))
+def _run(suite: Path, name: str, *prompts: str) -> Path:
+    chosen = [arg for prompt in prompts or ("a", "b") for arg in ("-P", str(suite / f"{prompt}.j2"))]
+    done = run_cli("run", str(suite / "cases" / "g.yml"), "-p", "scripted", *chosen, "--sandbox", "none",
+                   "--results", str(suite / name))
     assert done.returncode == 0, done.stdout + done.stderr
     (folder,) = (suite / name).iterdir()
     return folder
@@ -197,3 +198,33 @@ def test_arm_settings_are_compared_only_between_arms_of_one_label() -> None:
     renamed = [dataclasses.replace(r, provider="other") for r in after]
     assert regression(before, renamed).changed == []  # the only arms, matched though named apart: the model is compared
     assert regression(before, runs("g/x", "P", "a")).changed == []  # a run without provenance is not compared
+
+
+def test_resume_refuses_a_folder_whose_runs_were_made_from_other_inputs(tmp_path: Path) -> None:
+    suite = _suite(tmp_path)
+    first = _run(suite, "first")
+    (suite / "b.j2").write_text(PROMPT_B + " Be brief.")
+    done = run_cli("run", str(suite / "cases" / "g.yml"), "-p", "scripted", "-P", str(suite / "a.j2"), "-P",
+                   str(suite / "b.j2"), "--sandbox", "none", "--results", str(suite / "second"), "--resume", str(first))
+    assert done.returncode == 4
+    assert [line for line in done.stderr.splitlines() if line.startswith("error")] == [(f"error: --resume {first}: its runs of g/hello [scripted · b] were made "
+                                           "from other inputs: prompt b changed (run the suite afresh (without --resume), or put "
+                                            "back what changed)")]
+    assert not (suite / "second").exists()
+    (suite / "b.j2").write_text(PROMPT_B)
+    again = run_cli("run", str(suite / "cases" / "g.yml"), "-p", "scripted", "-P", str(suite / "a.j2"), "-P",
+                    str(suite / "b.j2"), "--sandbox", "none", "--results", str(suite / "second"), "--resume", str(first))
+    assert again.returncode == 0, again.stderr
+    assert "resuming: 4 of 4 runs are done already" in again.stdout + again.stderr
+
+
+def test_merge_refuses_runs_of_one_case_made_from_different_inputs(tmp_path: Path) -> None:
+    suite = _suite(tmp_path)
+    before = _run(suite, "before", "a")
+    (suite / "cases" / "g.yml").write_text(CASES.replace("response_contains: [hello]", "response_contains: [there]"))
+    after = _run(suite, "after", "b")
+    done = run_cli("merge", str(before), str(after), "-o", str(suite / "merged"))
+    assert done.returncode == 4
+    assert done.stderr.splitlines()[0] == (f"error: {before} and {after} hold runs of g/hello [scripted · b] made "
+                                           "from different inputs: case g/hello changed: expect only (merge results of the same "
+                                           "cases, prompts and settings; compare the two with 'tooltrial report A B')")

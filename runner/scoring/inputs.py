@@ -35,7 +35,7 @@ def input_changes(case: str, arm: str, before: Sequence[Scored], after: Sequence
     old, new = _first(before), _first(after)
     if old is None or new is None:
         return []
-    found = [InputChange(case, line) for line in _case_lines(case, old, new)]
+    found = [InputChange(case, line) for line in case_changes(case, old, new)]
     overridden = all(r.prompt_overridden for r in (*before, *after))  # the case's own system: a case part
     if old.prompt != new.prompt and not overridden:
         found.append(InputChange(arm, f"prompt {before[0].prompt} changed"))
@@ -48,7 +48,7 @@ def changed_cases(a: Sequence[Scored], b: Sequence[Scored]) -> list[str]:
     """The cases, in first-seen order, whose own inputs (the case, its fixture, its tools) differ between the runs
     ``a`` and ``b`` of two arms of one results folder, each case's side read from its first run with provenance."""
     first_a, first_b = _by_case(a), _by_case(b)
-    return [case for case, old in first_a.items() if case in first_b and _case_lines(case, old, first_b[case])]
+    return [case for case, old in first_a.items() if case in first_b and case_changes(case, old, first_b[case])]
 
 
 def _by_case(runs: Sequence[Scored]) -> dict[str, Provenance]:
@@ -63,8 +63,9 @@ def _first(runs: Sequence[Scored]) -> Provenance | None:
     return next((r.provenance for r in runs if r.provenance is not None), None)
 
 
-def _case_lines(case: str, old: Provenance, new: Provenance) -> list[str]:
-    """The case's own changes: its parts, its fixture tree, the tools it was offered."""
+def case_changes(case: str, old: Provenance, new: Provenance) -> list[str]:
+    """The lines naming what changed of the case ``case``'s own inputs from ``old`` to ``new``: its parts, its
+    fixture tree, the tools it was offered; [] when none did."""
     lines = []
     parts = [p for p in dict.fromkeys([*old.case_parts, *new.case_parts])
              if old.case_parts.get(p) != new.case_parts.get(p)]
