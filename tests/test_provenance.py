@@ -6,6 +6,8 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import sys
+from importlib.metadata import version
 from pathlib import Path
 
 from jsonschema import Draft202012Validator
@@ -78,7 +80,7 @@ def test_a_run_records_the_fingerprints_of_its_inputs_and_the_report_carries_the
     assert inputs["prompt"] == hashlib.sha256(json.dumps(PROMPT_A).encode()).hexdigest()  # the template's text, as canonical JSON
     assert inputs["model"] == "scripted" and inputs["params"] == {} and inputs["sandbox"] == "none"
     assert inputs["tooltrial"] == runner.__version__ and inputs["commit"] == checkout_commit()
-    assert inputs["litellm"] is None  # the scripted provider never imports it
+    assert inputs["litellm"] == (version("litellm") if "litellm" in sys.modules else None)  # never imported for it
     assert inputs["persona"] is None and inputs["rubric"] is None
     assert sorted(inputs["case_parts"]) == sorted(CASE_PARTS)
     assert inputs["case"] == digest(inputs["case_parts"])

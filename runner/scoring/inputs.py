@@ -2,7 +2,8 @@
 (runner.run.provenance), and what changed when they did not: ``case fix/x changed: expect only``,
 ``prompt terse changed``. The regression view leaves a changed cell out of the paired analysis.
 
-Compared: the case (by part), the fixture tree, the tools offered, and the arm's prompt template; for arms of
+Compared: the case (by part, but its ``script``: the scripted provider's replies are the model, whose change is
+what a regression run compares), the fixture tree, the tools offered, and the arm's prompt template; for arms of
 one label, the model, its request parameters and the sandbox too (where the two sides' only arms are matched
 though named apart, the model is what the comparison is of). tooltrial's and litellm's versions are not
 inputs: a regression run exists to see what a new version changed. A run without provenance (a record of an
@@ -16,6 +17,8 @@ from dataclasses import dataclass
 
 from runner.run.provenance import Provenance
 from runner.scoring.summary import Scored
+
+MODEL_PART = "script"  # the case part that is the scripted provider's replies: the model, not an input
 
 
 @dataclass(frozen=True)
@@ -68,7 +71,7 @@ def case_changes(case: str, old: Provenance, new: Provenance) -> list[str]:
     fixture tree, the tools it was offered; [] when none did."""
     lines = []
     parts = [p for p in dict.fromkeys([*old.case_parts, *new.case_parts])
-             if old.case_parts.get(p) != new.case_parts.get(p)]
+             if p != MODEL_PART and old.case_parts.get(p) != new.case_parts.get(p)]
     if parts:
         lines.append(f"case {case} changed: {parts[0]} only" if len(parts) == 1
                      else f"case {case} changed: {', '.join(parts)}")

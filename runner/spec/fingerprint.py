@@ -56,7 +56,7 @@ def canonical(value: Any) -> Any:
 def digest(value: Any) -> str:
     """The hex SHA-256 of ``value``'s canonical JSON (``canonical``; keys sorted, no spaces)."""
     text = json.dumps(canonical(value), sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-    return hashlib.sha256(text.encode()).hexdigest()
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()  # a lone surrogate is text a case may hold
 
 
 def case_parts(case: Case) -> dict[str, str]:
@@ -80,9 +80,9 @@ def fixture_digest(case: Case) -> str | None:
     whole = hashlib.sha256()
     for path in sorted(_entries(root)):
         info = path.lstat()
-        whole.update(f"{path.relative_to(root).as_posix()}\0{stat.S_IMODE(info.st_mode):o}\0".encode())
+        whole.update(os.fsencode(path.relative_to(root).as_posix()) + f"\0{stat.S_IMODE(info.st_mode):o}\0".encode())
         if stat.S_ISLNK(info.st_mode):
-            whole.update(b"link\0" + os.readlink(path).encode())
+            whole.update(b"link\0" + os.fsencode(os.readlink(path)))
         elif stat.S_ISREG(info.st_mode):
             whole.update(b"file\0" + _file_digest(path).encode())
         whole.update(b"\n")
