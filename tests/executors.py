@@ -7,7 +7,8 @@ import re
 from typing import Any
 
 TIMING = frozenset({"run_id", "started", "duration", "latency", "queued", "rate_limited", "ttft", "created",
-                    "finished", "generated", "wall", "duration_total", "duration_mean"})
+                    "finished", "generated", "wall", "duration_total", "duration_mean",
+                    "litellm"})  # and litellm's version: recorded where the process had imported it
 _VARYING = [(re.compile(r"/tmp/tooltrial-[A-Za-z0-9_]+"), "<workspace>"),
             (re.compile(r"\b[0-9a-f]{7,40}\b"), "<hash>"),
             (re.compile(r"Date: .*"), "Date: <date>"),

@@ -86,10 +86,13 @@ def run(case: Case, provider: ProviderSpec) -> RunRecord:
 
 
 def same_run(record: RunRecord) -> dict[str, Any]:
-    """What a replay must reproduce: everything but timings, call ids, the provider's name and the workspace."""
+    """What a replay must reproduce: everything but timings, call ids, the provider's name and the workspace, and of
+    its provenance the model (scripted), its parameters and the case (the recorded case holds the script)."""
     data = record.to_dict()
     for key in ("provider", "duration", "workspace", "latency", "started"):
         data.pop(key)
+    data["provenance"] = {k: v for k, v in data["provenance"].items()
+                          if k not in ("model", "params", "litellm", "case", "case_parts")}  # the model is scripted
     for step in data["steps"]:
         step.pop("duration")
         step.pop("started")

@@ -19,7 +19,8 @@ WRITE_CASE = """\
 
 # What differs between a streamed and a JSON run of the same conversation: times, how the reply came (a stream
 # tells no native finish reason), the invocation.
-VARIES = frozenset({"duration", "started", "latency", "ttft", "streamed", "native_finish_reason", "run_id"})
+VARIES = frozenset({"duration", "started", "latency", "ttft", "streamed", "native_finish_reason", "run_id",
+                    "provenance"})  # the request parameters say stream
 
 
 def run_case(tmp_path: Path, server: FakeServer, model: str, case: str = WRITE_CASE, stream: str = "",

@@ -40,6 +40,8 @@ def add(sub: argparse._SubParsersAction) -> None:
     report = sub.add_parser("report", help="show results on disk; two folders show what changed")
     report.add_argument("folders", nargs="+", type=Path, metavar="RESULTS", help="results/<run-id> folders (or results/ for the newest)")
     report.add_argument("--output", choices=["text", "json"], default="text", help="tables, or one JSON document on stdout")
+    report.add_argument("--allow-changed", action="store_true",
+                        help="with two folders, keep cases and arms whose inputs changed in the paired analysis")
     add_outputs(report, REPORT)
     report.add_argument("-q", "--quiet", action="store_true", help="print only the runs that did not pass, and the summary")
 
@@ -50,17 +52,20 @@ def command(args: argparse.Namespace) -> int:
     console = make_console(sys.stderr if as_json else None)
     check_output_files(args, REPORT)
     outputs = wanted_outputs(args, REPORT, os.environ)
-    return show_results(args.folders, as_json, console, sys.stdout, outputs, args.quiet).code
+    return show_results(args.folders, as_json, console, sys.stdout, outputs, args.quiet,
+                        allow_changed=args.allow_changed).code
 
 
 def show_results(folders: Sequence[Path], as_json: bool, console: Console, stdout: TextIO,
-                 outputs: Mapping[str, Any] | None = None, quiet: bool = False, gated: bool = False) -> Ending:
+                 outputs: Mapping[str, Any] | None = None, quiet: bool = False, gated: bool = False,
+                 allow_changed: bool = False) -> Ending:
     """Print one folder's run lines (its passing runs' left out when ``quiet``) or two folders' regression
     view, then end as ``run`` does (runner.output.finish.finish): write ``outputs`` (format name -> target:
     of one folder, or of the second with the regression), print the tables and the JSON document, the
     report's or the regression's. The exit code (``Ending.code``) is the gates' when ``gated``, else 0,
     and 2 when an output could not be written. Raises UserError for any other count of folders. Only each
-    run's summary stays in memory: what needs a whole record reads it back from its file."""
+    run's summary stays in memory: what needs a whole record reads it back from its file. Two folders' cells
+    whose inputs changed are left out of the paired analysis unless ``allow_changed`` (runner.scoring.regression)."""
     if len(folders) == 1:
         results = scan_results(folders[0])
         ending = _ending(results, gated)
@@ -72,7 +77,7 @@ def show_results(folders: Sequence[Path], as_json: bool, console: Console, stdou
     elif len(folders) == 2:
         before, after = scan_results(folders[0]), scan_results(folders[1])
         try:
-            change = regression(before.runs.summaries, after.runs.summaries)
+            change = regression(before.runs.summaries, after.runs.summaries, allow_changed)
         except UserError as e:
             raise _shards_hint(e, before, after) from None
         printer = None

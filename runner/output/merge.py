@@ -24,6 +24,7 @@ from runner.output.store import ResultsWriter
 from runner.run.record import RunRecord
 from runner.scoring.aggregate import aggregate
 from runner.scoring.gates import evaluate, exit_code
+from runner.scoring.inputs import case_changes, input_changes
 
 PREFER = ("first", "last")  # on a run two folders hold differently: the folder given first, or last, wins
 _NAMED = 3  # at most this many names in one message
@@ -46,8 +47,8 @@ def merge_results(folders: Sequence[Path], root: Path, prefer: str | None = None
     ``prefer`` (``first``, ``last`` or None) settles a run that two folders hold with different records.
     Raises UserError, before anything is written, for a folder without report.json (a run that did not
     finish), shards mixed with whole folders, shards of different suites or shard counts, missing
-    shards, shards that hold fewer runs than their suite plans, and runs held differently without
-    ``prefer``.
+    shards, shards that hold fewer runs than their suite plans, runs held differently without
+    ``prefer``, and runs of one case in one arm that ran on different inputs (runner.scoring.inputs).
     """
     parts = [read_results(folder) for folder in folders]
     for part in parts:
@@ -143,12 +144,33 @@ def _join(parts: Sequence[Results], prefer: str | None) -> tuple[list[RunRecord]
                 kept[key] = (record, part.path)
             else:
                 differ.append(f"{record.case} ({record.arm}, run {record.run}) in {where} and {part.path}")
+    _same_inputs(list(kept.values()))
     if differ:
         more = f" (and {len(differ) - 1} more)" if len(differ) > 1 else ""
         raise UserError(f"two folders hold run {differ[0]} with different records{more}",
                         hint="give each run's folder once, or say which wins: --prefer first (the folder given "
                              "first) or --prefer last")
     return [record for record, _ in kept.values()], overlapping
+
+
+def _same_inputs(kept: Sequence[tuple[RunRecord, Path]]) -> None:
+    """Raise UserError naming the first case whose runs, from two folders, ran on different inputs: its own (in any
+    arm), or its arm's (runner.scoring.inputs)."""
+    cells: dict[tuple[str, str], tuple[RunRecord, Path]] = {}
+    cases: dict[str, tuple[RunRecord, Path]] = {}
+    for record, where in kept:
+        if record.provenance is None:
+            continue
+        earlier, there = cells.setdefault((record.case, record.arm), (record, where))
+        found = [c.change for c in input_changes(record.case, record.arm, [earlier], [record], same_arm=True)]
+        if not found:
+            earlier, there = cases.setdefault(record.case, (record, where))
+            found = case_changes(record.case, earlier.provenance, record.provenance)  # type: ignore[arg-type]
+        if found:
+            raise UserError(f"{there} and {where} hold runs of {record.case} [{record.arm}] made from different "
+                            f"inputs: {'; '.join(found)}",
+                            hint="merge results of the same cases, prompts and settings; compare the two with "
+                                 "'tooltrial report A B'")
 
 
 def _unfinished(parts: Sequence[Results], records: Sequence[RunRecord]) -> list[dict[str, Any]]:

@@ -81,6 +81,7 @@ def report_head(
     """``report_document`` but ``runs``, from the runs' records or their summaries (runner.scoring.summary)."""
     gate_of = {(g.case, g.arm): g for g in gates}
     extra = {"unfinished": list(unfinished)} if unfinished else {}
+    provenances = arm_provenances(runs)
     return {
         "schema_version": SCHEMA_VERSION,
         "kind": REPORT_KIND,
@@ -89,13 +90,33 @@ def report_head(
         "exit_code": int(ExitCode.INTERRUPTED if unfinished else exit_code),
         **extra,
         "overall": figures_dict(model.overall),
-        "arms": [arm_dict(a) for a in model.arms],
+        "arms": [{**arm_dict(a), "provenance": provenances.get(a.label)} for a in model.arms],
         "cells": CellDicts(model.cells, gate_of),
         "paired": paired_dict(model.paired),
         "comparisons": [paired_dict(p) for p in model.comparisons],
         **({"retried": retried} if (retried := retried_count(runs)) else {}),
         **({"cache": used.to_dict()} if (used := cache_totals(runs)) else {}),
     }
+
+
+_ARM_INPUTS = ("tooltrial", "commit", "litellm", "model", "params", "sandbox")
+_CASE_INPUTS = ("case", "case_parts", "fixture", "tools", "persona", "rubric")
+
+
+def arm_provenances(runs: Iterable[Scored]) -> dict[str, dict[str, Any]]:
+    """Each arm label -> what its runs ran on (runner.run.provenance), from the first run with provenance:
+    ``{tooltrial, commit, litellm, model, params, sandbox, [prompt], cases: {case: {case, case_parts, fixture,
+    tools, persona, rubric}}}``; ``prompt`` from a run that rendered the arm's prompt (none when every case had
+    its own). Arms with no run with provenance are not keys."""
+    arms: dict[str, dict[str, Any]] = {}
+    for run in runs:
+        if (inputs := run.provenance) is None:
+            continue
+        arm = arms.setdefault(run.arm, {**{key: getattr(inputs, key) for key in _ARM_INPUTS}, "cases": {}})
+        if not run.prompt_overridden:
+            arm.setdefault("prompt", inputs.prompt)
+        arm["cases"].setdefault(run.case, {key: getattr(inputs, key) for key in _CASE_INPUTS})
+    return arms
 
 
 def report_text(head: dict[str, Any], items: Iterable[str]) -> Iterator[str]:
@@ -157,12 +178,13 @@ def cache_totals(records: Sequence[Scored]) -> CacheUse | None:
 def run_dict(record: RunRecord, data: dict[str, Any] | None = None) -> dict[str, Any]:
     """One run as a JSON-ready dict: the record's fields, ``names``/``calls``, and ``trace``
     (each tool call with its result cut to TRACE_RESULT_LIMIT characters) in place of ``steps``;
-    ``script`` (what ``--record`` writes) is left out, ``trace`` and ``model_requests`` tell it. A trace
+    ``script`` (what ``--record`` writes) is left out, ``trace`` and ``model_requests`` tell it, and so is
+    ``provenance``, which the report keeps once per arm (``arm_provenances``). A trace
     entry names the model request its call came from (``request``) and the call's full ``call_id``;
     ``commands`` keep TRACE_RESULT_LIMIT characters of each stream. ``data`` is ``record.to_dict()`` where
     the caller has made it already (the run file is written from it too); it is not changed."""
     data = {key: value for key, value in (record.to_dict() if data is None else data).items()
-            if key not in ("steps", "script")}
+            if key not in ("steps", "script", "provenance")}
     trace = [
         {"turn": s.turn, "request": s.request, "call_id": s.call_id, "status": s.status, "name": s.name,
          "arguments": s.arguments, "result": cap_text(s.result, TRACE_RESULT_LIMIT), "is_error": s.is_error,
@@ -181,7 +203,8 @@ def unfinished_list(left: Sequence[tuple[str, str, str, int]]) -> list[dict[str,
 
 
 def regression_document(regression: Regression, before: str, after: str) -> dict[str, Any]:
-    """The regression view of two results folders (paths ``before`` and ``after``)."""
+    """The regression view of two results folders (paths ``before`` and ``after``); ``changed`` lists each
+    change of inputs ``{name, change}``, ``left_out`` the ``case [arm]`` cells it kept from ``paired``."""
     return {
         "schema_version": SCHEMA_VERSION,
         "kind": REGRESSION_KIND,
@@ -193,6 +216,9 @@ def regression_document(regression: Regression, before: str, after: str) -> dict
         "only_before": regression.only_before,
         "only_after": regression.only_after,
         "paired": paired_dict(regression.paired),
+        "changed": [dataclasses.asdict(c) for c in regression.changed],
+        "left_out": regression.left_out,
+        "allow_changed": regression.allow_changed,
     }
 
 

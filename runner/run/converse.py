@@ -22,6 +22,7 @@ from runner.run.events import Event, Listener, RunRef, RunStarted
 from runner.run.external import run_external
 from runner.run.options import Arm, RunOptions
 from runner.run.prompts import context_for, system_prompt, turn_prompts, user_prompts
+from runner.run.provenance import provenance
 from runner.run.record import CacheUse, RunRecord
 from runner.run.requests import RequestStats, Tokens, request_stats
 from runner.run.simuser import UserSide, user_provider
@@ -64,6 +65,8 @@ def converse(job: Job, run: RunContext, workspace: Workspace, env: dict[str, str
     turns = user if user is not None else turn_prompts(case, context)
     record.prompt_overridden = case.system is not None  # runner.run.prompts.system_prompt: the case's own wins
     record.prompt_used = f"{case.full_id}.system" if record.prompt_overridden else arm.prompt.name
+    record.provenance = provenance(case, arm.prompt.source if case.system is None else case.system, toolbox.specs(),
+                                   arm.provider.cache_identity, arm.provider.name, run.sandbox.mode)
     provider, cached = _model(job, workspace)
     emit = None
     if job.options.listener is not None:

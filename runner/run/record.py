@@ -11,6 +11,7 @@ from typing import Any
 from runner.checks.base import CheckResult
 from runner.kinds import ErrorKind, FailureCause, Status, UserStop
 from runner.providers.base import Usage
+from runner.run.provenance import Provenance
 from runner.run.requests import JSON_KEY, RequestStats, Tokens
 from runner.run.simuser import UserTurn
 from runner.run.trajectory import Step
@@ -153,6 +154,8 @@ class RunRecord:
         earlier: the attempts of this run that ended in an error not of the agent's making and were run again
             (``run --resume RESULTS --retry-errors``), oldest first (EarlierAttempt); empty for a run's first attempt.
             The run file and the report write ``attempt`` beside it: this one's number, ``len(earlier) + 1``.
+        provenance: fingerprints of what the run ran on (runner.run.provenance), None in records of earlier
+            versions or a run that stopped before its tools were offered.
     """
 
     case: str
@@ -196,6 +199,7 @@ class RunRecord:
     user_turns: list[UserTurn] = field(default_factory=list)
     agent: dict[str, Any] | None = None
     earlier: list[EarlierAttempt] = field(default_factory=list)
+    provenance: Provenance | None = None
 
     @property
     def names(self) -> list[str]:

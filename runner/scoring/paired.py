@@ -51,7 +51,9 @@ class Paired:
     out because their case's own ``system`` prompt replaced the arms' prompts (runner.scoring.pairs
     leaves them out where the arms differ by prompt): both runs used the same prompt. ``factor`` names
     the dimension A and B differ in, and the one they share, where the comparison is one of several
-    (runner.scoring.pairs); None where the arm labels ``a`` and ``b`` name it alone.
+    (runner.scoring.pairs); None where the arm labels ``a`` and ``b`` name it alone. ``changed`` names the cases
+    whose inputs differ between the two arms' runs (runner.scoring.inputs), left out and counted in ``pairs``
+    of neither.
     """
 
     a: str
@@ -65,6 +67,7 @@ class Paired:
     flips: list[Flip]
     overridden: int = 0
     factor: Factor | None = None
+    changed: list[str] = field(default_factory=list)
 
     @property
     def title(self) -> str:
@@ -78,9 +81,10 @@ class Paired:
     @property
     def verdict(self) -> str:
         """One line: the pass-rate difference, the flips, the p-value and whether it is significant, then
-        how many pairs were left out for a case's own system prompt, if any."""
+        how many pairs were left out for a case's own system prompt, and which cases for changed inputs, if any."""
+        changed = f"; left out, their inputs differ between the arms: {', '.join(self.changed)}" if self.changed else ""
         return self._finding() + (f"; {self.overridden} pair{'s' if self.overridden > 1 else ''} left out: "
-                                  "the case's own system prompt replaced both prompts" if self.overridden else "")
+                                  "the case's own system prompt replaced both prompts" if self.overridden else "") + changed
 
     def _finding(self) -> str:
         if not self.pairs:
@@ -112,11 +116,13 @@ def overridden(records: Sequence[Scored]) -> set[tuple[str, int]]:
 
 
 def compare_pairs(a: str, a_runs: Outcomes, b: str, b_runs: Outcomes,
-                  left_out: Collection[tuple[str, int]] = (), factor: Factor | None = None) -> Paired:
+                  left_out: Collection[tuple[str, int]] = (), factor: Factor | None = None,
+                  changed: Sequence[str] = ()) -> Paired:
     """Pair the runs of A and B that share a (case, run index), neither of which is None; a pair in
-    ``left_out`` (see ``overridden``) is not compared but counted in ``Paired.overridden``. ``factor``
-    is kept as the Paired's."""
-    shared = [k for k in a_runs if k in b_runs and a_runs[k] is not None and b_runs[k] is not None]
+    ``left_out`` (see ``overridden``) is not compared but counted in ``Paired.overridden``, and a pair of a case
+    in ``changed`` is not compared at all. ``factor`` and ``changed`` are kept as the Paired's."""
+    shared = [k for k in a_runs if k in b_runs and a_runs[k] is not None and b_runs[k] is not None
+              and k[0] not in changed]
     keys = [k for k in shared if k not in left_out]
     flips: dict[str, list[int]] = {}
     for case, run in keys:
@@ -133,4 +139,5 @@ def compare_pairs(a: str, a_runs: Outcomes, b: str, b_runs: Outcomes,
         flips=[Flip(case, d, u) for case, (d, u) in flips.items()],
         overridden=len(shared) - len(keys),
         factor=factor,
+        changed=list(changed),
     )

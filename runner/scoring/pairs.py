@@ -6,7 +6,9 @@ comparison is of two arms that differ in exactly one dimension, so each verdict 
 the prompts within each provider, then the providers within each prompt (2 providers x 2 prompts give
 four comparisons; three prompts give three pairs per provider). Arms differing in more than one
 dimension are not compared. Where two arms differ by prompt, the runs whose case's own ``system``
-replaced both prompts compare nothing and are left out (``Paired.overridden``).
+replaced both prompts compare nothing and are left out (``Paired.overridden``), and so are the runs of a case
+whose inputs differ between the two arms (``Paired.changed``: a folder resumed or merged after the case was
+edited; runner.scoring.inputs).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from itertools import combinations
 
+from runner.scoring.inputs import changed_cases
 from runner.scoring.paired import Factor, Paired, compare_pairs, outcomes, overridden
 from runner.scoring.summary import Scored
 
@@ -43,4 +46,5 @@ def comparisons(records: Sequence[Scored]) -> list[Paired]:
 
 def _compare(by_arm: dict[str, list[Scored]], a: str, b: str, factor: Factor | None, differ_by_prompt: bool) -> Paired:
     own = overridden([*by_arm[a], *by_arm[b]]) if differ_by_prompt else set()
-    return compare_pairs(a, outcomes(by_arm[a]), b, outcomes(by_arm[b]), own, factor)
+    return compare_pairs(a, outcomes(by_arm[a]), b, outcomes(by_arm[b]), own, factor,
+                         changed_cases(by_arm[a], by_arm[b]))

@@ -9,15 +9,20 @@ pairs of runs: a case is listed under pass->fail with how many of its paired
 runs passed before and failed after (and under fail->pass with the reverse; a
 case whose runs flipped both ways is under both), so the counts of the lists
 add up to the paired verdict's.
+
+A cell whose inputs changed between the two (runner.scoring.inputs: the case, its fixture, the tools, the
+prompt, the arm's model and settings) is named with what changed, and left out of the paired analysis (and
+so of pass->fail and fail->pass) unless ``allow_changed``: its flips say nothing of the agent.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from runner.errors import UserError
 from runner.scoring.aggregate import Aggregate, Arm, aggregate
+from runner.scoring.inputs import InputChange, input_changes
 from runner.scoring.paired import Paired, compare_pairs, outcomes
 from runner.scoring.summary import Scored
 
@@ -43,7 +48,9 @@ class Regression:
     ``arms`` holds each matched arm of the aggregation (runner.scoring.aggregate)
     before and after, over the shared cells; ``pass_to_fail`` / ``fail_to_pass`` the cells with a
     paired run that flipped that way, in run order (their counts sum to ``paired``'s);
-    ``only_before`` / ``only_after`` list the ``case [arm]`` cells found on one side only.
+    ``only_before`` / ``only_after`` list the ``case [arm]`` cells found on one side only;
+    ``changed`` each change of inputs (runner.scoring.inputs), once each, in cell order, and ``left_out`` the
+    ``case [arm]`` cells they left out of ``paired`` (none when ``allow_changed``).
     """
 
     arms: list[tuple[Arm, Arm]]
@@ -52,13 +59,17 @@ class Regression:
     only_before: list[str]
     only_after: list[str]
     paired: Paired
+    changed: list[InputChange] = field(default_factory=list)
+    left_out: list[str] = field(default_factory=list)
+    allow_changed: bool = False
 
 
 Cells = dict[tuple[str, str], list[Scored]]  # (case, before's arm label) -> runs
 
 
-def regression(before: Sequence[Scored], after: Sequence[Scored]) -> Regression:
-    """Compare two sets of runs over the cells (case x matched arm) that both have.
+def regression(before: Sequence[Scored], after: Sequence[Scored], allow_changed: bool = False) -> Regression:
+    """Compare two sets of runs over the cells (case x matched arm) that both have; cells whose inputs changed
+    are left out of the paired analysis unless ``allow_changed``.
 
     Raises UserError when no arm can be matched or the matched arms share no case.
     """
@@ -72,7 +83,11 @@ def regression(before: Sequence[Scored], after: Sequence[Scored]) -> Regression:
     new = aggregate([r for key in common for r in new_cells[key]])
     old_rates, new_rates = _rates(old, same), _rates(new, to_old)
     label = (lambda case, arm: case) if len(matched) == 1 else (lambda case, arm: f"{case} [{arm}]")
-    paired = compare_pairs("before", _outcomes(old_cells, common, label), "after", _outcomes(new_cells, common, label))
+    named = {a: a == b for a, b in matched}
+    found = {key: input_changes(*key, old_cells[key], new_cells[key], named[key[1]]) for key in common}
+    left = [] if allow_changed else [key for key in common if found[key]]
+    kept = [key for key in common if key not in left]
+    paired = compare_pairs("before", _outcomes(old_cells, kept, label), "after", _outcomes(new_cells, kept, label))
     cell_of = {label(case, arm): (case, arm) for case, arm in common}
     changes = [CaseChange(case, arm, old_rates[(case, arm)], new_rates[(case, arm)], flip.pass_to_fail, flip.fail_to_pass)
                for flip in paired.flips for case, arm in [cell_of[flip.case]]]
@@ -83,6 +98,9 @@ def regression(before: Sequence[Scored], after: Sequence[Scored]) -> Regression:
         only_before=_unmatched(before, common, same),
         only_after=_unmatched(after, common, to_old),
         paired=paired,
+        changed=list(dict.fromkeys(change for key in common for change in found[key])),
+        left_out=[f"{case} [{arm}]" for case, arm in left],
+        allow_changed=allow_changed,
     )
 
 

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from runner.kinds import ErrorKind, FailureCause, Status
+from runner.run.provenance import Provenance
 from runner.run.record import CacheUse, RunRecord
 from runner.run.requests import Tokens
 from runner.sandbox.command import Confinement
@@ -30,8 +31,9 @@ class RunSummary:
     1/0), counts (``calls``, ``redundant``, ``errors``), the agent's ``tokens`` and ``cost`` (USD), the
     judges' ``judge_tokens`` and ``judge_cost`` (USD), ``duration``, ``queued`` and ``rate_limited``
     (seconds), the ``failure`` cause, the ``trajectory_match``, the ``sandbox`` used, the response
-    ``cache``'s use and the flags ``prompt_overridden`` and ``truncated_reply``, the ``arm`` label and the
-    ``attempt`` number (``run --retry-errors``): each as RunRecord has it (runner.run.record)."""
+    ``cache``'s use, the flags ``prompt_overridden`` and ``truncated_reply``, the ``provenance`` (fingerprints of
+    its inputs), the ``arm`` label and the ``attempt`` number (``run --retry-errors``): each as RunRecord has it
+    (runner.run.record)."""
 
     case: str
     provider: str
@@ -58,6 +60,7 @@ class RunSummary:
     queued: float
     rate_limited: float
     cache: CacheUse | None
+    provenance: Provenance | None
     arm: str
     attempt: int
 
@@ -76,8 +79,8 @@ def summarize(record: RunRecord) -> RunSummary:
         judge_tokens=_NO_TOKENS if judge == _NO_TOKENS else judge, judge_cost=record.judge_cost,
         duration=record.duration, failure=record.failure, trajectory_match=record.trajectory_match,
         sandbox=record.sandbox, prompt_overridden=record.prompt_overridden, truncated_reply=record.truncated_reply,
-        queued=record.queued, rate_limited=record.rate_limited, cache=record.cache, arm=record.arm,
-        attempt=record.attempt,
+        queued=record.queued, rate_limited=record.rate_limited, cache=record.cache,
+        provenance=record.provenance, arm=record.arm, attempt=record.attempt,
     )
 
 

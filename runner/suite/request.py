@@ -6,12 +6,13 @@ output written and the ending printed (runner.output.finish).
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from runner.errors import silence_output
+from runner.errors import UserError, silence_output
 from runner.output.finish import Conclusion, View, conclude, finish, utc_now
 from runner.output.formats import streamed
 from runner.output.load import read_results
@@ -20,6 +21,9 @@ from runner.output.report import cache_totals
 from runner.output.scan import saved_runs
 from runner.output.store import ResultsWriter
 from runner.run.options import Arm
+from runner.run.provenance import provenance
+from runner.run.record import RunRecord
+from runner.scoring.inputs import input_changes
 from runner.spec.case import Case
 from runner.suite.options import SuiteOptions
 from runner.suite.session import LiveRun, run_live
@@ -75,11 +79,14 @@ def run_suite(request: SuiteRequest) -> int:
     report.json and each output and print the ending (runner.output.finish.finish); return the exit code:
     the gates' (runner.scoring.gates.exit_code), 2 when interrupted or a result could not be written.
 
-    Raises UserError (exit 4) for a ``resume`` folder that cannot be read, a results folder that cannot be
+    Raises UserError (exit 4) for a ``resume`` folder that cannot be read or holds runs of this plan made
+    from other inputs (``_same_inputs``), a results folder that cannot be
     made, or ``record`` cases whose fixtures clash (runner.output.replay.Recorder). A closed output (``| head``) cuts the printing short, never a result: every output
     is written before anything is printed.
     """
     earlier = read_results(request.resume).records if request.resume else []
+    if request.resume:
+        _same_inputs(earlier, request.cases, request.arms, request.options.run.sandbox.mode, request.resume)
     writer, started = ResultsWriter(request.results), utc_now()
     providers, prompts = len({a.provider.name for a in request.arms}), len({a.prompt.name for a in request.arms})
     recorder = Recorder(request.record, request.cases, providers, prompts, request.repeats) if request.record else None
@@ -119,3 +126,25 @@ def _notes(done: LiveRun, recorder: Recorder | None, cache: Path | None) -> list
         notes.append(f"recorded {plural(recorder.recorded, 'run')} in {recorder.cases_dir}{left_out}; "
                      f"replay {them} offline with: tooltrial run {recorder.cases_dir} -p scripted")
     return notes
+
+
+def _same_inputs(earlier: Sequence[RunRecord], cases: Sequence[Case], arms: Sequence[Arm], sandbox: str,
+                 folder: Path) -> None:
+    """Raise UserError naming the first case (in an arm) of the plan whose runs in ``earlier`` were made from other
+    inputs than it would run on now (runner.scoring.inputs); the tools offered are not compared (a run knows them
+    once its toolbox is made)."""
+    case_of, arm_of = {c.full_id: c for c in cases}, {a.label: a for a in arms}
+    seen: set[tuple[str, str]] = set()
+    for record in earlier:
+        case, arm = case_of.get(record.case), arm_of.get(record.arm)
+        if case is None or arm is None or record.provenance is None or (record.case, record.arm) in seen:
+            continue
+        seen.add((record.case, record.arm))
+        now = provenance(case, arm.prompt.source if case.system is None else case.system, [],
+                         arm.provider.cache_identity, arm.provider.name, sandbox)
+        now = dataclasses.replace(now, tools=record.provenance.tools)
+        found = input_changes(record.case, record.arm, [record], [dataclasses.replace(record, provenance=now)], True)
+        if found:
+            raise UserError(f"--resume {folder}: its runs of {record.case} [{record.arm}] were made from other "
+                            f"inputs: {'; '.join(c.change for c in found)}",
+                            hint="run the suite afresh (without --resume), or put back what changed")

@@ -150,7 +150,8 @@ def print_failed_gates(console: Console, gates: Sequence[Gate]) -> None:
 def print_regression(console: Console, regression: Regression, before: str, after: str) -> None:
     """Per matched arm a before/after/change table, then the paired runs that went pass→fail and fail→pass
     (``pass→fail: 3 runs in 2 cases``, then each case with its count and pass rates), the cells one side
-    only ran, then the paired verdict, whose flip counts are the same runs'."""
+    only ran, the changes of inputs (runner.scoring.inputs), then the paired verdict, whose flip counts are the
+    same runs'."""
     console.print(shown(f"before: {before}\nafter:  {after}"))
     for old, new in regression.arms:
         k = _top_k([old, new])
@@ -181,6 +182,12 @@ def print_regression(console: Console, regression: Regression, before: str, afte
     for side, cells in (("only before", regression.only_before), ("only after", regression.only_after)):
         if cells:
             console.print(shown(f"{side} ({_many(len(cells), 'case')}, not compared): {', '.join(cells)}", style="dim"))
+    if regression.changed:
+        kept = "kept in the paired analysis: --allow-changed" if regression.allow_changed else \
+            f"{_many(len(regression.left_out), 'case')} left out of the paired analysis; --allow-changed keeps them"
+        console.print(shown(f"changed inputs ({kept}):", style="bold"))
+        for edit in regression.changed:
+            console.print(shown(f"  {edit.name}: {edit.change}"))
     console.print(shown(regression.paired.verdict))
 
 
