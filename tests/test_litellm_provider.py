@@ -433,7 +433,15 @@ def test_a_model_slower_than_the_run_timeout_ends_the_run_as_a_timeout(tmp_path:
     assert (record["status"], record["error_kind"], record["cause"]) == (
         "error", "timeout", "run timed out after 3s, waiting for the model local-openai (1 attempt)")
     assert record["duration"] < 9.0  # the reply came after 9 s; the run did not wait for it
-    assert requests == 1 and record["requests"] == 0
+    assert requests == 1 and record["requests"] == 1  # the request the deadline cut short was sent
+    (cut,) = record["model_requests"]
+    (attempt,) = cut["attempts"]
+    assert ({k: cut[k] for k in ("index", "finish_reason", "outcome")},
+            {k: attempt[k] for k in ("number", "error_kind", "status", "message", "wait", "error_code")}) == (
+        {"index": 0, "finish_reason": None, "outcome": None},
+        {"number": 1, "error_kind": "timeout", "status": None, "message": "cut short by the run's deadline",
+         "wait": None, "error_code": None})
+    assert 2.5 < attempt["duration"] < 9.0 and cut["latency"] == attempt["duration"]
     assert code == 1  # a timeout is the agent's: not an infrastructure error
 
 

@@ -107,7 +107,8 @@ class Attempt:
         number: 1 for the first try.
         duration: seconds the try took, its wait afterwards not included.
         error_kind: how it failed (runner.kinds.ErrorKind), None when it answered.
-        status: the provider's HTTP status; None when none came (no connection, a timeout).
+        status: the provider's HTTP status; None when none came (no connection, a timeout); 200 for an
+            error the provider sent in the body of an HTTP 200, and for a stream the run's deadline cut short.
         message: the failure's first line (at most 300 characters), None when it answered.
         wait: seconds waited after it before the next try, None when none followed; after a 429 with a
             rate limiter (runner.providers.ratelimit), the cool-down left when it came, waited out in the
@@ -116,6 +117,8 @@ class Attempt:
             ``retry-info`` (Gemini's RetryInfo), ``text`` (the message), ``backoff``.
         rate_limited: seconds it waited for its provider's rate limiter before it was sent (a cool-down
             after a 429, a place among the requests in flight); 0.0 in records of earlier versions.
+        error_code: the code of an error the provider sent under HTTP 200 (its body's ``error.code``, an
+            integer or a string, else the status litellm read from it); None otherwise.
     """
 
     number: int
@@ -126,6 +129,7 @@ class Attempt:
     wait: float | None = None
     wait_source: str | None = None
     rate_limited: float = 0.0
+    error_code: int | str | None = None
 
 
 class ProviderError(Exception):

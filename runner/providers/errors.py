@@ -4,7 +4,10 @@ litellm's exception class and ``status_code`` are not the provider's status (an 
 as a RateLimitError 429, an Anthropic 529 as a 500, a refused connection as a 500), so the kind is
 read from the ``httpx.HTTPStatusError`` in the exception's cause chain when there is one: its
 status, headers and body are what the provider sent. Without one (no HTTP answer at all) the
-chain's network or timeout error decides. See docs/providers.md, "Errors and retries".
+chain's network or timeout error decides. An error the provider sent in the body of an HTTP 200 (a JSON
+``{"error": {...}}``, an error event in a stream) is one litellm reports with a 4xx or 5xx of its own
+making: its status stays 200, the body's own code (``error.code``, else litellm's status for it) is
+``error_code``, and the kind is read from that code. See docs/providers.md, "Errors and retries".
 
 Whether a retry can help: the kinds in ``_RETRIED``, a body with Gemini's ``RetryInfo`` (quota or not);
 the provider's ``x-should-retry`` header, when sent, decides either way. A 429 that says the request
@@ -53,8 +56,11 @@ _DURATION = regex.compile(r"^(\d+(?:\.\d+)?)s$")
 @dataclass(frozen=True)
 class Failure:
     """One failed request, classified: ``kind``; ``status`` (the provider's HTTP status, None when it
-    sent none); ``retryable``; ``message`` (the error's first line); ``headers`` (lower-cased names)
-    and ``body`` (text) of the provider's error response, empty without one."""
+    sent none; 200 for an error sent in the body of an HTTP 200); ``retryable``; ``message`` (the error's
+    first line, with the body's own message when litellm's left it out); ``headers`` (lower-cased names)
+    and ``body`` (text) of the provider's error response, empty without one; ``error_code``, the code an
+    error sent under HTTP 200 gave (its ``error.code`` as sent, an integer or a string, else the status
+    litellm read from it), None for any other error."""
 
     kind: ErrorKind
     status: int | None
@@ -62,6 +68,7 @@ class Failure:
     message: str
     headers: Mapping[str, str] = field(default_factory=dict)
     body: str = ""
+    error_code: int | str | None = None
 
 
 def classify(error: BaseException) -> Failure:
@@ -73,8 +80,11 @@ def classify(error: BaseException) -> Failure:
     response = next((r for r in map(_http_response, chain) if r is not None), None)
     headers, body = _response_parts(response) if response is not None else ({}, "")
     status = response.status_code if response is not None else _status(error)
+    in_body = _in_body(chain, status) if response is None else None
     message = (str(error).strip().splitlines() or [type(error).__name__])[0]
-    text = f"{error} {body}".lower()
+    if in_body is not None and in_body[1] and in_body[1] not in message:
+        message = f"{message} {in_body[1]}"
+    text = f"{error} {body} {in_body[1] if in_body else ''}".lower()
     kind = _kind(error, chain, response is not None, status, text)
     asked = _retry_info(body) is not None
     if kind is ErrorKind.QUOTA_EXHAUSTED and asked and not _PER_DAY.search(text):
@@ -83,6 +93,8 @@ def classify(error: BaseException) -> Failure:
     if kind is ErrorKind.RATE_LIMIT and should == "false":
         kind = ErrorKind.BAD_REQUEST
     retryable = should == "true" if should in ("true", "false") else kind in _RETRIED or asked
+    if in_body is not None:
+        return Failure(kind, 200, retryable, message, headers, body, in_body[0])
     return Failure(kind, status if response is not None or kind not in _NO_ANSWER else None, retryable,
                    message, headers, body)
 
@@ -162,6 +174,24 @@ def _chain(error: BaseException) -> Iterator[BaseException]:
         for nxt in (one.__cause__, one.__context__, getattr(one, "original_exception", None)):
             if isinstance(nxt, BaseException):
                 todo.append(nxt)
+
+
+def _in_body(chain: list[BaseException], status: int | None) -> tuple[int | str | None, str] | None:
+    """The code and message of an error the provider sent in the body of an HTTP 200, None when the chain
+    holds none: litellm's bare ``Exception`` with ``status_code`` and ``message`` (a JSON body's ``error``),
+    the OpenAI client's plain ``APIError`` with the SSE event's ``body``, or litellm's
+    ``MidStreamFallbackError`` (an error after the stream began; its code is litellm's status)."""
+    for one in chain:
+        if type(one) is Exception and _status(one) is not None:
+            return _status(one), str(getattr(one, "message", "") or "")
+        body = getattr(one, "body", None)
+        if type(one).__name__ == "APIError" and isinstance(body, dict):
+            code = body.get("code")
+            return (code if isinstance(code, (int, str)) and not isinstance(code, bool) else status,
+                    str(body.get("message") or ""))
+    if any(type(one).__name__ == "MidStreamFallbackError" for one in chain):
+        return status, ""
+    return None
 
 
 def _http_response(error: BaseException) -> Any:

@@ -142,7 +142,7 @@ class LiteLLMProvider:
         try:
             response, raw, streamed = retry(self._send, messages, tools, deadline)
         except _CutShort as e:
-            raise retry.out_of_time(self.name) from e.__cause__
+            raise retry.out_of_time(self.name, e.sent, e.status) from e.__cause__
         except openai.OpenAIError as e:
             raise retry.gave_up(self.name, e) from e
         latency = time.monotonic() - started - sum(a.rate_limited for a in retry.attempts)
@@ -159,6 +159,8 @@ class LiteLLMProvider:
                                       unwrap=self.settings.unwrap_calls)
         except ProviderError as e:  # an answer with no reply in it
             raise ProviderError(f"{self.name}: {e}", ErrorKind.MALFORMED_RESPONSE, None, tuple(retry.attempts)) from e
+        if streamed is not None:  # litellm's assembled stream has only its own finish reason
+            parsed = replace(parsed, native_finish_reason=streamed.native_finish_reason)
         if not body.get("choices"):  # no choice at all: an empty reply, no message for the history
             return replace(parsed, ttft=streamed.ttft if streamed else None, streamed=streamed is not None,
                            attempts=tuple(retry.attempts))
@@ -183,7 +185,7 @@ class LiteLLMProvider:
         if deadline is not None:
             timeout = min(timeout, deadline - time.monotonic())
             if timeout <= 0:
-                raise _CutShort()
+                raise _CutShort(sent=False)
         bodies: list[Any] = []
 
         def capture(details: dict[str, Any]) -> None:  # litellm's per-request logger hook
@@ -199,10 +201,10 @@ class LiteLLMProvider:
                 return streamed.response, None, streamed
         except openai.APITimeoutError as e:
             if timeout < self.settings.timeout:
-                raise _CutShort() from e
+                raise _CutShort(sent=True) from e
             raise
         except PastDeadline as e:
-            raise _CutShort() from e
+            raise _CutShort(sent=True, status=200) from e
         return response, _json_object(bodies[-1] if bodies else None), None
 
     def request(
@@ -237,10 +239,16 @@ class LiteLLMProvider:
 
 
 class _CutShort(Exception):
-    """An attempt had no time left before the run's deadline, or the deadline cut it short.
+    """An attempt had no time left before the run's deadline (``sent`` False), or the deadline cut it short
+    (``sent`` True; ``status`` 200 when it was a stream that had begun, else None).
 
     Not an ``openai.OpenAIError``, so it is never retried.
     """
+
+    def __init__(self, sent: bool, status: int | None = None) -> None:
+        super().__init__()
+        self.sent = sent
+        self.status = status
 
 
 def _json_object(raw: Any) -> dict[str, Any] | None:

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 _MESSAGE_LIMIT = 300  # characters of a failure's message kept in an Attempt
+CUT_SHORT = "cut short by the run's deadline"  # the message of the Attempt the deadline cut short
 
 
 @dataclass(frozen=True)
@@ -76,6 +77,7 @@ class Retrier:
         self._deadline = deadline
         self._limiter = limiter
         self._cooldown: float | None = None  # the limiter's cool-down after the last try, when it was a 429
+        self._current: tuple[int, float, float] | None = None  # the try in flight: number, start, limiter wait
         stop: stop_base = tenacity.stop_after_attempt(policy.attempts)
         if deadline is not None:
             stop = stop | tenacity.stop_before_delay(max(0.0, deadline - time.monotonic()))
@@ -96,13 +98,24 @@ class Retrier:
         if self._deadline is not None and failure.retryable and tries < self.policy.attempts:
             return self.out_of_time(name)
         after = f" after {tries} attempts" if tries > 1 else ""
-        status = f" (HTTP {failure.status})" if failure.status is not None else ""
+        code = f", code {failure.error_code}" if failure.error_code is not None else ""
+        status = f" (HTTP {failure.status}{code})" if failure.status is not None else ""
         reason = first_line(failure.message, type(error).__name__)
         return ProviderError(f"{name}: {failure.kind}{status}{after}: {reason}", failure.kind, failure.status,
                              tuple(self.attempts))
 
-    def out_of_time(self, name: str) -> OutOfTime:
-        """The run's deadline came first: OutOfTime saying how many tries model ``name`` was given."""
+    def out_of_time(self, name: str, cut: bool = False, status: int | None = None) -> OutOfTime:
+        """The run's deadline came first: OutOfTime saying how many tries model ``name`` was given.
+
+        ``cut``: the deadline cut short the try in flight, one that was sent (not when none was sent, nor
+        when the deadline kept the next try from being made); that try is then the last Attempt, of kind
+        ``timeout``, its duration up to the cut, its ``status`` the HTTP status it got before the cut
+        (200 for a stream that had begun, None when no answer had come).
+        """
+        if cut and self._current is not None:
+            number, started, waited = self._current
+            self.attempts.append(Attempt(number, time.monotonic() - started, ErrorKind.TIMEOUT, status,
+                                         CUT_SHORT, rate_limited=waited))
         tries = max(1, len(self.attempts))
         return OutOfTime(f"waiting for the model {name} ({tries} attempt{'s' if tries > 1 else ''})",
                          attempts=tuple(self.attempts))
@@ -115,13 +128,15 @@ class Retrier:
         waited = permit.waited if permit else 0.0
         started = time.monotonic()
         number = len(self.attempts) + 1
+        self._current = (number, started, waited)
         try:
             result = fn(*args)
         except openai.OpenAIError as e:
             failure = classify(e)
             self._release(permit, error=e)
             self.attempts.append(Attempt(number, time.monotonic() - started, failure.kind, failure.status,
-                                         failure.message[:_MESSAGE_LIMIT], rate_limited=waited))
+                                         failure.message[:_MESSAGE_LIMIT], rate_limited=waited,
+                                         error_code=failure.error_code))
             raise
         except BaseException:
             self._release(permit)

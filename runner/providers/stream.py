@@ -7,6 +7,10 @@ OpenAI-compatible servers send none), and Ollama sends every call at index 0:
 each call gets an index and an id of its own first. The builder also makes up
 token counts when the provider sent none, so the usage recorded is the last one
 the provider sent in a chunk, from the stream wrapper's own list of them.
+
+litellm's chunks carry only its mapped finish reason, so the provider's own is read from each event as
+the provider sent it (``watch``): Anthropic ``message_delta.delta.stop_reason``, Gemini
+``candidates[0].finishReason``, OpenAI ``choices[0].finish_reason``, the last one sent.
 """
 
 from __future__ import annotations
@@ -26,12 +30,14 @@ class PastDeadline(Exception):
 class Streamed:
     """A whole streamed reply: ``response`` (litellm's ModelResponse), ``usage``, the last usage the
     provider reported in a chunk (litellm's ``Usage`` shape as a dict; None when it reported none:
-    the response's own usage is then litellm's estimate), and ``ttft``, the seconds from ``started``
-    to the first chunk with content, reasoning or a tool call (None when none came)."""
+    the response's own usage is then litellm's estimate), ``ttft``, the seconds from ``started``
+    to the first chunk with content, reasoning or a tool call (None when none came), and
+    ``native_finish_reason``, the last finish reason the provider itself sent (None when none came)."""
 
     response: Any
     usage: dict[str, Any] | None
     ttft: float | None
+    native_finish_reason: str | None = None
 
 
 def collect(wrapper: Any, build: Callable[[list[Any]], Any], started: float, deadline: float | None) -> Streamed:
@@ -44,6 +50,7 @@ def collect(wrapper: Any, build: Callable[[list[Any]], Any], started: float, dea
     """
     chunks: list[Any] = []
     ttft: float | None = None
+    native = watch(wrapper)
     for chunk in wrapper:
         if ttft is None and _has_payload(chunk):
             ttft = time.monotonic() - started
@@ -55,7 +62,67 @@ def collect(wrapper: Any, build: Callable[[list[Any]], Any], started: float, dea
     reported = [u for u in (_get(c, "usage") for c in getattr(wrapper, "chunks", None) or ()) if u is not None]
     usage = reported[-1] if reported else None  # the provider's running totals: the last is the whole reply's
     as_dict = usage.model_dump() if usage is not None and hasattr(usage, "model_dump") else usage
-    return Streamed(build(chunks), as_dict, ttft)
+    return Streamed(build(chunks), as_dict, ttft, native[-1] if native else None)
+
+
+def watch(wrapper: Any) -> list[str]:
+    """The list the provider's own finish reasons will be added to, in order, as ``wrapper`` (litellm's
+    CustomStreamWrapper, not yet read) reads its events: each event is seen where litellm's provider
+    iterator parses it (its ``chunk_parser``, given the event's JSON object) or, for the OpenAI client's
+    stream, as the chunk it yields. A stream opened only when first read (Gemini's) is watched once opened.
+    """
+    seen: list[str] = []
+    opener = getattr(wrapper, "make_call", None)
+    if getattr(wrapper, "completion_stream", None) is None and callable(opener):
+        def opened(**kwargs: Any) -> Any:
+            stream = opener(**kwargs)
+            _watch_stream(stream, seen)
+            return stream
+
+        wrapper.make_call = opened
+    else:
+        _watch_stream(wrapper.completion_stream, seen)
+    return seen
+
+
+def _watch_stream(stream: Any, seen: list[str]) -> None:
+    """Add each finish reason ``stream``'s events carry to ``seen``: through its ``chunk_parser`` where it
+    has one, else through the OpenAI client's ``Stream._iterator``."""
+    parse = getattr(stream, "chunk_parser", None)
+    if callable(parse):
+        def parser(chunk: Any) -> Any:
+            _note(_native_of(chunk), seen)
+            return parse(chunk=chunk)
+
+        stream.chunk_parser = parser
+    elif hasattr(stream, "_iterator"):
+        stream._iterator = _noting(stream._iterator, seen)
+
+
+def _noting(items: Any, seen: list[str]) -> Any:
+    for item in items:
+        _note(_native_of(item.model_dump() if hasattr(item, "model_dump") else item), seen)
+        yield item
+
+
+def _note(reason: str | None, seen: list[str]) -> None:
+    if reason is not None:
+        seen.append(reason)
+
+
+def _native_of(event: Any) -> str | None:
+    """The finish reason an event as the provider sent it carries: Anthropic ``message_delta``'s
+    ``delta.stop_reason``, Gemini's ``candidates[0].finishReason``, OpenAI's ``choices[0].finish_reason``."""
+    if not isinstance(event, dict):
+        return None
+    delta = event.get("delta")
+    if event.get("type") == "message_delta" and isinstance(delta, dict) and isinstance(delta.get("stop_reason"), str):
+        return str(delta["stop_reason"])
+    for key, field in (("candidates", "finishReason"), ("choices", "finish_reason")):
+        first = event.get(key)
+        if isinstance(first, list) and first and isinstance(first[0], dict) and isinstance(first[0].get(field), str):
+            return str(first[0][field])
+    return None
 
 
 def fill_missing_ids(chunks: list[Any]) -> None:
