@@ -82,12 +82,16 @@ def case_changes(case: str, old: Provenance, new: Provenance) -> list[str]:
     return lines
 
 
+_WHERE = frozenset({"api_base"})  # where the model is served (a local server's new port), not what it is asked
+
+
 def _arm_lines(old: Provenance, new: Provenance) -> list[str]:
     """The arm's settings that changed: model, request parameters, sandbox."""
     lines = []
     if old.model != new.model:
         lines.append(f"model changed: {old.model} → {new.model}")
-    keys = [k for k in dict.fromkeys([*old.params, *new.params]) if old.params.get(k) != new.params.get(k)]
+    keys = [k for k in dict.fromkeys([*old.params, *new.params])
+            if k not in _WHERE and old.params.get(k) != new.params.get(k)]
     if keys:
         lines.append(f"request parameters changed: {', '.join(keys)}")
     if old.sandbox != new.sandbox:
