@@ -14,6 +14,7 @@ from runner.providers.base import Usage
 from runner.run.requests import JSON_KEY, RequestStats, Tokens
 from runner.run.simuser import UserTurn
 from runner.run.trajectory import Step
+from runner.run.transcript import Cut
 from runner.sandbox.command import CommandResult, Confinement
 from runner.scoring.trajectorymatch import TrajectoryMatch
 from runner.sums import known_sum
@@ -133,6 +134,13 @@ class RunRecord:
             (runner.spec.agentspec; ``wire``: each request its endpoint answered, ``tools``: the names of the
             tools it offered its model; runner.run.external), None for the built-in loop; each of its invocations is in ``commands``
             (phase ``agent``), and ``steps`` and ``model_requests`` are rebuilt from its endpoint's wire.
+        messages: the conversation as sent (runner.run.transcript), each message once: the built-in loop's
+            history as it went to the provider (rendered system prompt, turns, the assistant messages as returned,
+            tool results as sent back); an external agent's requests' messages as it sent them, the history it
+            sends again kept once. Each of ``model_requests`` says which it carried (``messages: [start, end]``).
+        message_cuts: the texts of ``messages`` kept cut to their head and tail (runner.run.transcript.Cut:
+            over TEXT_LIMIT characters). tools: the tools offered, as sent, once (for an external agent,
+            those of its first request that offered any).
     """
 
     case: str
@@ -175,6 +183,9 @@ class RunRecord:
     user_stop: UserStop | None = None
     user_turns: list[UserTurn] = field(default_factory=list)
     agent: dict[str, Any] | None = None
+    messages: list[dict[str, Any]] = field(default_factory=list)
+    message_cuts: list[Cut] = field(default_factory=list)
+    tools: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def names(self) -> list[str]:
