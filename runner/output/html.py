@@ -69,10 +69,12 @@ def comparisons(head: dict[str, Any], records: Sequence[Scored]) -> list[dict[st
 
 
 def html_page(document: dict[str, Any], records: Sequence[RunRecord], regression: dict[str, Any] | None = None) -> str:
-    """The page for one report ``document`` (runner.output.report.report_document) of ``records``,
-    and for two results folders the ``regression`` document (runner.output.report.regression_document)."""
+    """The page for one report ``document`` (runner.output.report.report_document) of ``records`` (each run shown
+    from its record, with what each request first said; with no records, from the document's ``runs``), and for
+    two results folders the ``regression`` document (runner.output.report.regression_document)."""
     head = {key: value for key, value in document.items() if key != "runs"}
-    return "".join(page_parts(head, records, document.get("runs", []), regression))
+    runs = map(_shown, records) if records else document.get("runs", [])  # no records: the document's runs
+    return "".join(page_parts(head, records, runs, regression))
 
 
 def page_parts(head: dict[str, Any], summaries: Sequence[Scored], runs: Iterable[dict[str, Any]],
