@@ -69,7 +69,14 @@ def test_report_html_carries_report_json_figures(pages: Pages) -> None:
     summary = embedded(pages.run_page, "summary")
     for key in ("overall", "arms", "cells", "paired", "exit_code", "run_id", "started", "finished"):
         assert summary[key] == report[key], key
-    assert embedded(pages.run_page, "runs") == report["runs"]
+    runs = embedded(pages.run_page, "runs")
+    assert [{k: v for k, v in run.items() if k != "said"} for run in runs] == report["runs"]
+    said = {run["case"]: run["said"] for run in runs if run["prompt"] == "plain"}  # what each request first carried
+    assert said == {"web/lookup": [[{"role": "system", "text": "You are a helpful assistant."},
+                                    {"role": "user", "text": "What is the weather in Oslo?"}], []],
+                    "web/wrong": [[{"role": "system", "text": "You are a helpful assistant."},
+                                   {"role": "user", "text": "Write hello to out.txt"}], []],
+                    "web/broken": []}
     assert summary["regression"] is None
     assert summary["comparisons"] == [report["paired"]]  # two arms: the report's own paired analysis
     assert summary["overall"]["runs"] == 6 and summary["overall"]["passed"] == 4 and summary["overall"]["errored"] == 2

@@ -136,6 +136,8 @@ def test_a_runs_transcript_shows_after_clicking_it(browser: Any, pages: Pages) -
     checks = page.eval_on_selector_all("#transcript ul.checks li", "nodes => nodes.map(n => n.textContent)")
     assert checks == [f"pass {c['check']} {c['category']} {c['message']}" for c in runs[index]["checks"]]
     assert json.loads(page.text_content("#transcript pre.args")) == {"city": "Oslo"}
+    said = page.eval_on_selector_all("#transcript .said", "nodes => nodes.map(n => n.textContent)")
+    assert said == ["system promptYou are terse.", "userWhat is the weather in Oslo?"]  # the first lookup run: the second arm
     _shot(opened, "transcript")
     broken = next(i for i, r in enumerate(runs) if r["case"] == "web/broken")
     page.click(f"#run-list tr[data-index='{broken}'] a")

@@ -27,7 +27,7 @@ from runner.run.workspace import Workspace
 from runner.terminal.lines import RunPrinter
 from tests.helpers import ROOT, cli_output, private_mounts
 
-BIG = "x" * 20_000  # a reply this long makes a run file of about 60 KB (the reply, its script item, its request)
+BIG = "x" * 20_000  # a reply this long makes a run file of about 80 KB (the reply, its script item, its request, its message)
 
 
 def _big_cases(folder: Path, count: int) -> Path:
@@ -46,8 +46,8 @@ def _in_own_mounts(script: str, tmp_path: Path) -> subprocess.CompletedProcess[s
 def test_a_full_results_folder_keeps_what_it_took_and_resume_finishes(tmp_path: Path) -> None:
     cases, full, saved, report = _big_cases(tmp_path, 5), tmp_path / "full", tmp_path / "saved", tmp_path / "report.json"
     full.mkdir()
-    # 160 KiB: room for two run files, not a third; what the tmpfs held is copied out before it goes
-    done = _in_own_mounts(f"mount -t tmpfs -o size=160k tmpfs {full} && $PYTHON -m runner run {cases} -j 1 "
+    # 220 KiB: room for two run files, not a third; what the tmpfs held is copied out before it goes
+    done = _in_own_mounts(f"mount -t tmpfs -o size=220k tmpfs {full} && $PYTHON -m runner run {cases} -j 1 "
                           f"--results {full} --report {report}; code=$?; cp -a {full} {saved}; exit $code", tmp_path)
     assert done.returncode == ExitCode.INTERRUPTED, done.stderr
     (kept,) = saved.iterdir()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -89,6 +90,10 @@ def same_run(record: RunRecord) -> dict[str, Any]:
     """What a replay must reproduce: everything but timings, call ids, the provider's name and the workspace, and of
     its provenance the model (scripted), its parameters and the case (the recorded case holds the script)."""
     data = record.to_dict()
+    messages = re.sub(r"tooltrial-\w+", "tooltrial-X", json.dumps(data["messages"]))  # the workspace's name
+    for number, step in enumerate(record.steps):
+        messages = messages.replace(step.call_id, f"call-{number}")
+    data["messages"] = json.loads(messages)
     for key in ("provider", "duration", "workspace", "latency", "started"):
         data.pop(key)
     data["provenance"] = {k: v for k, v in data["provenance"].items()

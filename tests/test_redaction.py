@@ -143,6 +143,9 @@ def _assert_marked(out: Path, written: dict[str, bytes]) -> None:
     assert MARK in runs["judged"]["checks"][0]["message"] and runs["judged"]["final_reply"] == f"done {MARK}"
     assert runs["agent"]["commands"][0]["stdout"] == f"KEY={AGENT_MARK}\nyou said: ROW-agent {AGENT_MARK}\n"
     assert any("redacted in this run's record: TT_CANARY (" in w for w in runs["reply"]["warnings"])
+    assert runs["reply"]["messages"][-1]["content"] == f"the key was {MARK}"  # the conversation as sent, too
+    assert ENV_MARK in next(m for m in runs["tool"]["messages"] if m["role"] == "tool")["content"]
+    assert {"role": "user", "content": f"ROW-agent {AGENT_MARK}"} in runs["agent"]["messages"]
     for name in ("report.json", "report.html", "junit.xml", "summary.md", "otel.jsonl"):
         assert MARK.encode() in written[name], name
     assert MARK.encode() in written["stdout"] + written["stderr"]  # the terminal: where depends on --output

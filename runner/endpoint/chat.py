@@ -20,8 +20,9 @@ def read_chat(body: Any) -> WireRequest:
     body = body_object(body)
     options = body.get("stream_options")
     usage = isinstance(options, dict) and bool(options.get("include_usage"))
-    return WireRequest("chat", [dict(m) for m in body["messages"]], [dict(t) for t in body.get("tools") or []],
-                       bool(body.get("stream")), str(body.get("model", "")), include_usage=usage)
+    messages, tools = [dict(m) for m in body["messages"]], [dict(t) for t in body.get("tools") or []]
+    return WireRequest("chat", messages, tools, bool(body.get("stream")), str(body.get("model", "")),
+                       include_usage=usage, sent=body["messages"], sent_tools=body.get("tools") or [])
 
 
 def arguments_text(call: ToolCall) -> str:

@@ -42,8 +42,9 @@ def read_messages(body: Any) -> WireRequest:
     tools = [{"type": "function", "function": {"name": t["name"], "description": t.get("description", ""),
                                                 "parameters": t.get("input_schema") or {"type": "object"}}}
              for t in body.get("tools") or [] if isinstance(t, dict) and isinstance(t.get("name"), str)]
+    system_sent = [{"role": "system", "content": body["system"]}] if body.get("system") else []
     return WireRequest("messages", messages, tools, bool(body.get("stream")), str(body.get("model", "")),
-                       frozenset(failed))
+                       frozenset(failed), sent=system_sent + body["messages"], sent_tools=body.get("tools") or [])
 
 
 def _user(blocks: list[dict[str, Any]], failed: set[str]) -> list[dict[str, Any]]:

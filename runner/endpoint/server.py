@@ -29,6 +29,7 @@ from runner.kinds import ErrorKind, StopReason
 from runner.providers.base import Completion, OutOfTime, Provider, ProviderError, ToolCall, Usage
 from runner.providers.limits import TurnLimitExceeded
 from runner.run.events import CallDone, Event, RequestDone
+from runner.run.transcript import Transcript
 
 _STATUS = {ErrorKind.RATE_LIMIT: 429, ErrorKind.QUOTA_EXHAUSTED: 429, ErrorKind.AUTH: 401, ErrorKind.BAD_REQUEST: 400,
            ErrorKind.CONTEXT_OVERFLOW: 400, ErrorKind.SERVER_ERROR: 500, ErrorKind.PROVIDER_TIMEOUT: 504,
@@ -48,6 +49,9 @@ class Exchange:
         completion: the provider's reply, None when none was given (refused, failed).
         error: the message of an answer that was an error, else None.
         started: when it came, epoch seconds; duration: seconds to answer it.
+        messages: ``(start, end)``: the messages it carried are ``messages[start:end]`` of the endpoint's
+            ``transcript``; None when its body was not read.
+        asked: whether it went to the model (answered, or failed there), not refused before.
     """
 
     turn: int
@@ -58,6 +62,8 @@ class Exchange:
     error: str | None
     started: float
     duration: float
+    messages: tuple[int, int] | None = None
+    asked: bool = False
 
 
 class Endpoint:
@@ -69,8 +75,10 @@ class Endpoint:
     ``stop_message`` say why; every later request gets the same error. ``refused``: requests turned away for a missing or wrong key (401);
     ``unserved``: ``METHOD /path`` of each request to a route it does not serve (404), the first few. A request
     with the key to a route it serves is an Exchange whatever its body, one it could not read too (400, 411, 413).
-    ``tell``, when given (``run --live``), is told each request answered and each call whose result the
-    agent sent back (runner.run.events), in the thread that serves the request.
+    ``transcript`` holds each request's messages as the agent sent them (the history it sends again kept once)
+    and the tools of its first request that offered any; its ``spans`` are those of the requests that went to
+    the model. ``tell``, when given (``run --live``), is told each request answered and each call whose result
+    the agent sent back (runner.run.events), in the thread that serves the request.
     """
 
     def __init__(self, provider: Provider, deadline: float | None = None, model: str = "tooltrial",
@@ -90,6 +98,8 @@ class Endpoint:
         self._tell = tell
         self._pending: dict[str, tuple[ToolCall, float]] = {}  # call id -> (ToolCall, when its reply went), untold
         self._answered = 0
+        self.transcript = Transcript()
+        self._start = 0  # where the last request's messages start in the transcript
 
     def __enter__(self) -> Self:
         server = Server(("127.0.0.1", 0), Handler)
@@ -129,22 +139,29 @@ class Endpoint:
         request: WireRequest | None = None
         completion: Completion | None = None
         error: str | None = None
+        span: tuple[int, int] | None = None
+        asked = False
         with self._lock:
             try:
                 request = (read_chat if api == "chat" else read_messages)(parse_body(body))
+                span = self._carry(request)
                 self._tell_results(request)
                 if self.stop is not None:
                     raise _Refused(self._status, self.stop_message or self.stop)
+                asked = True
                 completion = self._complete(request)
             except (ValueError, WireError) as e:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
                 status, error = 400, f"{_UNREADABLE}{e}"
             except _Refused as e:
                 status, error = e.status, str(e)
+                asked = asked and self.stop is not StopReason.TURN_LIMIT  # the turn limit refuses before sending
             else:
                 status, error = 200, None
                 self._tell_reply(completion, time.monotonic() - clock)
             self.exchanges.append(Exchange(self.turn, api, status, request, completion, error, started,
-                                           time.monotonic() - clock))
+                                           time.monotonic() - clock, span, asked))
+            if asked and span is not None:
+                self.transcript.spans.append(span)
         if completion is None:
             return status, [_error_body(api, status, error or "")], False
         reply_id = f"{'chatcmpl-' if api == 'chat' else 'msg_'}tooltrial{len(self.exchanges)}"
@@ -155,6 +172,20 @@ class Endpoint:
             return 200, chunks, True
         reply = chat_reply(completion, model, reply_id) if api == "chat" else messages_reply(completion, model, reply_id)
         return 200, [json.dumps(reply).encode()], False
+
+    def _carry(self, request: WireRequest) -> tuple[int, int]:
+        """Put ``request``'s messages in the transcript; return their span. Where they begin with the messages
+        from the last request's start to the end of the transcript (the history sent again), only the new ones
+        are added; otherwise all of them, from the end."""
+        held, sent = self.transcript.messages, request.sent
+        start, kept = self._start, len(self.transcript.messages) - self._start
+        if len(sent) < kept or any(held[start + i] != sent[i] for i in range(kept)):
+            start, kept = len(held), 0
+        held.extend(dict(m) for m in sent[kept:])
+        if not self.transcript.tools:
+            self.transcript.tools = [dict(t) for t in request.sent_tools]
+        self._start = start
+        return start, start + len(sent)
 
     def _complete(self, request: WireRequest) -> Completion:
         """The provider's reply; a turn limit passed or a provider failure ends the run (``stop``) and

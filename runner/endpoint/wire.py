@@ -59,6 +59,9 @@ class WireRequest:
         failed_results: ids of the tool calls whose result the agent marked as an error
             (Anthropic ``tool_result`` with ``is_error``); the chat format has no such mark.
         include_usage: whether a chat stream ends with a usage chunk (``stream_options.include_usage``).
+        sent: the body's ``messages`` as the agent sent them; for Messages, its ``system`` first as
+            ``{role: system, content}`` (the content as sent: a string or blocks).
+        sent_tools: the body's ``tools`` as the agent sent them.
     """
 
     api: str
@@ -68,6 +71,8 @@ class WireRequest:
     model: str = ""
     failed_results: frozenset[str] = frozenset()
     include_usage: bool = False
+    sent: list[dict[str, Any]] = field(default_factory=list)
+    sent_tools: list[dict[str, Any]] = field(default_factory=list)
 
 
 def text_of(content: Any) -> str:

@@ -129,9 +129,12 @@ def _complaint(value: float, low: float, high: float) -> str:
 
 @functools.cache
 def _numbers(cls: type) -> tuple[tuple[str, float, float], ...]:
-    """A record dataclass's number fields with their ranges ``(name, low, high)``."""
+    """A record dataclass's number fields with their ranges ``(name, low, high)``: a number, or a number or None
+    (a list of numbers, such as a request's ``messages`` range, is not one)."""
     return tuple((name, 0, 1 if (cls, name) in _UNIT else _HIGHEST.get((cls, name), _LARGEST))
-                 for name, _, hint, _ in _shape(cls) if (cls, name) not in _SIGNED and _leaves(hint) & {int, float})
+                 for name, _, hint, _ in _shape(cls) if (cls, name) not in _SIGNED
+                 and set(typing.get_args(hint) if typing.get_origin(hint) in (typing.Union, types.UnionType)
+                         else (hint,)) & {int, float})
 
 
 _LARGEST = sys.float_info.max  # an infinity is above it; a NaN is not between any two numbers

@@ -69,10 +69,12 @@ def comparisons(head: dict[str, Any], records: Sequence[Scored]) -> list[dict[st
 
 
 def html_page(document: dict[str, Any], records: Sequence[RunRecord], regression: dict[str, Any] | None = None) -> str:
-    """The page for one report ``document`` (runner.output.report.report_document) of ``records``,
-    and for two results folders the ``regression`` document (runner.output.report.regression_document)."""
+    """The page for one report ``document`` (runner.output.report.report_document) of ``records`` (each run shown
+    from its record, with what each request first said; with no records, from the document's ``runs``), and for
+    two results folders the ``regression`` document (runner.output.report.regression_document)."""
     head = {key: value for key, value in document.items() if key != "runs"}
-    return "".join(page_parts(head, records, document.get("runs", []), regression))
+    runs = map(_shown, records) if records else document.get("runs", [])  # no records: the document's runs
+    return "".join(page_parts(head, records, runs, regression))
 
 
 def page_parts(head: dict[str, Any], summaries: Sequence[Scored], runs: Iterable[dict[str, Any]],
@@ -107,8 +109,28 @@ def page_parts(head: dict[str, Any], summaries: Sequence[Scored], runs: Iterable
 def write_page(path: Path, ending: Ending) -> None:
     """``--html``: the page of the finished runs (of ``report A B``, the second folder's with the regression
     view), the records read back one at a time. Raises OSError when it cannot be written."""
-    write_replace(path, page_parts(ending.document, ending.runs.summaries, map(run_dict, ending.runs.records()),
+    write_replace(path, page_parts(ending.document, ending.runs.summaries, map(_shown, ending.runs.records()),
                                    ending.change))
+
+
+def _shown(record: RunRecord) -> dict[str, Any]:
+    """A run as the page shows it: its ``run_dict`` and ``said``, per model request the system and user messages
+    it was the first to carry (``{role, text}``, text parts joined), which the transcript shows before it."""
+    said: list[list[dict[str, str]]] = []
+    seen = 0
+    for request in record.model_requests:
+        start, end = request.messages or (0, 0)
+        new = record.messages[max(start, seen):end] if end > seen else []
+        said.append([{"role": m["role"], "text": _text(m.get("content"))} for m in new if m.get("role") in ("system", "user")])
+        seen = max(seen, end)
+    return {**run_dict(record), "said": said}
+
+
+def _text(content: Any) -> str:
+    """A message's text: a string as is, a list of parts as their ``text`` joined, anything else as ``""``."""
+    if isinstance(content, list):
+        return "".join(p["text"] for p in content if isinstance(p, dict) and isinstance(p.get("text"), str))
+    return content if isinstance(content, str) else ""
 
 
 @cache

@@ -178,13 +178,14 @@ def cache_totals(records: Sequence[Scored]) -> CacheUse | None:
 def run_dict(record: RunRecord, data: dict[str, Any] | None = None) -> dict[str, Any]:
     """One run as a JSON-ready dict: the record's fields, ``names``/``calls``, and ``trace``
     (each tool call with its result cut to TRACE_RESULT_LIMIT characters) in place of ``steps``;
-    ``script`` (what ``--record`` writes) is left out, ``trace`` and ``model_requests`` tell it, and so is
-    ``provenance``, which the report keeps once per arm (``arm_provenances``). A trace
+    ``script`` (what ``--record`` writes) is left out, ``trace`` and ``model_requests`` tell it; so is
+    ``provenance``, which the report keeps once per arm (``arm_provenances``), and the conversation as sent
+    (``messages``, ``message_cuts``, ``tools``): the run file keeps it. A trace
     entry names the model request its call came from (``request``) and the call's full ``call_id``;
     ``commands`` keep TRACE_RESULT_LIMIT characters of each stream. ``data`` is ``record.to_dict()`` where
     the caller has made it already (the run file is written from it too); it is not changed."""
     data = {key: value for key, value in (record.to_dict() if data is None else data).items()
-            if key not in ("steps", "script", "provenance")}
+            if key not in ("steps", "script", "provenance", "messages", "message_cuts", "tools")}
     trace = [
         {"turn": s.turn, "request": s.request, "call_id": s.call_id, "status": s.status, "name": s.name,
          "arguments": s.arguments, "result": cap_text(s.result, TRACE_RESULT_LIMIT), "is_error": s.is_error,

@@ -15,7 +15,8 @@ class TurnLimitExceeded(Exception):
 class TurnLimited:
     """Wraps a provider; counts requests and keeps every completion, and in ``failed`` the tries of
     a request that failed for good; ``started`` holds when each request sent was first tried, epoch
-    seconds (one per completion, then one for the request that failed).
+    seconds (one per completion, then one for the request that failed), and ``carried`` how many messages
+    each carried (the first that many of the loop's append-only history, runner.run.agent).
 
     Request number ``max_turns + 1`` raises TurnLimitExceeded before it is sent.
     """
@@ -27,6 +28,7 @@ class TurnLimited:
         self.completions: list[Completion] = []
         self.failed: tuple[Attempt, ...] = ()
         self.started: list[float] = []
+        self.carried: list[int] = []
 
     @property
     def requests(self) -> int:
@@ -38,6 +40,7 @@ class TurnLimited:
         if self.requests >= self.max_turns:
             raise TurnLimitExceeded(f"turn limit {self.max_turns} exceeded")
         self.started.append(time.time())
+        self.carried.append(len(messages))
         try:
             completion = self.provider.complete(messages, tools, deadline)
         except ProviderError as e:

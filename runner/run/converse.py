@@ -27,6 +27,7 @@ from runner.run.record import CacheUse, RunRecord
 from runner.run.requests import RequestStats, Tokens, request_stats
 from runner.run.simuser import UserSide, user_provider
 from runner.run.trajectory import RunTimeout, Trajectory
+from runner.run.transcript import Transcript, bounded
 from runner.run.workspace import Workspace
 from runner.spec.case import Case
 from runner.sums import known_sum
@@ -74,11 +75,14 @@ def converse(job: Job, run: RunContext, workspace: Workspace, env: dict[str, str
         emit(RunStarted())
     if case.agent is not None:  # an external program instead of the loop (runner.run.external)
         record.agent = {"name": getattr(case.agent, "name", case.agent), "command": getattr(case.agent, "command", None)}
-        trajectory, record.agent["wire"], record.agent["tools"] = run_external(
+        trajectory, record.agent["wire"], record.agent["tools"], transcript = run_external(
             case, provider, turns, workspace.path, env, run, emit, job.secrets.add)
     else:
         trajectory = run_agent(provider, toolbox, system, turns, run, arm.provider.recover_text_calls, emit)
-    _account(record, provider, trajectory, cached is not None)
+        transcript = Transcript(trajectory.messages, toolbox.specs(), [(0, n) for n in provider.carried])
+    _account(record, provider, trajectory, cached is not None, transcript.spans)
+    record.messages, cuts = bounded(transcript.messages)
+    record.message_cuts, record.tools = cuts, transcript.tools
     if cached is not None:
         record.cache = CacheUse.of(record.model_requests)
         record.warnings.extend(dict.fromkeys(cached.warnings))  # each once
@@ -134,8 +138,10 @@ def _account_user(record: RunRecord, user: UserSide, trajectory: Trajectory) -> 
     record.user_stop = user.stop or (stops.get(trajectory.stop, UserStop.AGENT_ERROR) if trajectory.stop else None)
 
 
-def _account(record: RunRecord, provider: TurnLimited, trajectory: Trajectory, cached: bool) -> None:
-    """What the agent did (steps, final reply) and what its model requests cost and returned, on ``record``."""
+def _account(record: RunRecord, provider: TurnLimited, trajectory: Trajectory, cached: bool,
+             spans: list[tuple[int, int]]) -> None:
+    """What the agent did (steps, final reply) and what its model requests cost, carried (``spans``: each one's
+    ``(start, end)`` in the run's messages) and returned, on ``record``."""
     record.steps = list(trajectory.steps)
     record.final_reply = trajectory.final_reply
     record.truncated_reply = trajectory.final_reply_cut
@@ -144,13 +150,14 @@ def _account(record: RunRecord, provider: TurnLimited, trajectory: Trajectory, c
     failed = [RequestStats(latency=sum(a.duration for a in provider.failed), attempts=list(provider.failed), index=done,
                            turn=turns[done] if done < len(turns) else None,
                            started=sent[done] if done < len(sent) else None,
-                           cache="miss" if cached else None)] if provider.failed else []
+                           cache="miss" if cached else None,
+                           messages=list(spans[done]) if done < len(spans) else None)] if provider.failed else []
     record.script = [script_reply(c) for c in provider.completions]
     record.tokens = Tokens.of([c.usage for c in provider.completions])
     record.cost = known_sum(c.usage.cost for c in provider.completions if c.usage is not None)
     record.model_requests = [
         request_stats(i, c, turns[i] if i < len(turns) else None, trajectory.steps, trajectory.text_calls.get(i, ()),
-                      sent[i] if i < len(sent) else None)
+                      sent[i] if i < len(sent) else None, spans[i] if i < len(spans) else None)
         for i, c in enumerate(provider.completions)] + failed
     record.requests = sum(max(1, len(r.attempts)) for r in record.model_requests if r.cache != "hit")  # every try sent
     record.latency = known_sum(c.latency for c in provider.completions)

@@ -24,6 +24,7 @@ from runner.run.events import Event
 from runner.run.prompts import render_in_case
 from runner.run.record import COMMAND_OUTPUT_LIMIT, CommandRun
 from runner.run.trajectory import NextTurn, Trajectory
+from runner.run.transcript import Transcript
 from runner.sandbox.bounds import Access, Bounds
 from runner.sandbox.command import CommandResult, Sandbox
 from runner.sandbox.visible import HiddenFile, hidden_file, hidden_message, hidden_path
@@ -45,13 +46,16 @@ class _Halt(threading.Event):
 
 def run_external(case: Case, provider: Provider, turns: Sequence[str] | NextTurn, workspace: Path,
                  env: Mapping[str, str], run: RunContext, emit: Callable[[Event], None] | None = None,
-                 secret: Callable[[str, str], None] | None = None) -> tuple[Trajectory, list[dict[str, Any]], list[str]]:
+                 secret: Callable[[str, str], None] | None = None
+                 ) -> tuple[Trajectory, list[dict[str, Any]], list[str], Transcript]:
     """Run ``case.agent`` for each turn (or each turn a simulated user gives, from the replies so far) until
     the turns end or the run stops; return its trajectory rebuilt from the wire, and each request the
-    endpoint answered as ``{turn, api, stream, status, error, started, duration}`` (``api``: ``chat`` or
-    ``messages``; ``stream``: whether the agent asked for one, None when its body did not read; ``error``:
-    the message of an error answer, else None; ``started``: epoch seconds; ``duration``: seconds), and the
-    names of the tools it offered its model, in the order first offered.
+    endpoint answered as ``{turn, api, stream, status, error, started, duration, messages}`` (``api``: ``chat``
+    or ``messages``; ``stream``: whether the agent asked for one, None when its body did not read; ``error``:
+    the message of an error answer, else None; ``started``: epoch seconds; ``duration``: seconds;
+    ``messages``: ``[start, end]`` into the transcript's messages, None when its body did not read), the
+    names of the tools it offered its model, in the order first offered, and the transcript: its requests'
+    messages as it sent them (runner.endpoint.server.Endpoint.transcript).
 
     ``provider`` answers every request through the endpoint (already wrapped in the turn limit);
     ``env`` is the case's scrubbed environment, to which the agent's ``env`` and the endpoint's
@@ -99,11 +103,12 @@ def run_external(case: Case, provider: Provider, turns: Sequence[str] | NextTurn
             replies.append(turn_reply(endpoint.exchanges, index))
     run.warnings.extend(_endpoint_warnings(endpoint))
     wire = [{"turn": e.turn, "api": e.api, "stream": e.request.stream if e.request is not None else None,
-             "status": e.status, "error": e.error, "started": e.started, "duration": e.duration}
+             "status": e.status, "error": e.error, "started": e.started, "duration": e.duration,
+             "messages": list(e.messages) if e.messages is not None else None}
             for e in endpoint.exchanges]
     offered = list(dict.fromkeys(name for e in endpoint.exchanges if e.request is not None
                                  for name in tool_names(e.request.tools)))
-    return wire_trajectory(endpoint.exchanges, given, len(replies), stop, message), wire, offered
+    return wire_trajectory(endpoint.exchanges, given, len(replies), stop, message), wire, offered, endpoint.transcript
 
 
 def _endpoint_warnings(endpoint: Endpoint) -> list[str]:

@@ -15,6 +15,7 @@ from runner.run.provenance import Provenance
 from runner.run.requests import JSON_KEY, RequestStats, Tokens
 from runner.run.simuser import UserTurn
 from runner.run.trajectory import Step
+from runner.run.transcript import Cut
 from runner.sandbox.command import CommandResult, Confinement
 from runner.scoring.trajectorymatch import TrajectoryMatch
 from runner.sums import known_sum
@@ -156,6 +157,13 @@ class RunRecord:
             The run file and the report write ``attempt`` beside it: this one's number, ``len(earlier) + 1``.
         provenance: fingerprints of what the run ran on (runner.run.provenance), None in records of earlier
             versions or a run that stopped before its tools were offered.
+        messages: the conversation as sent (runner.run.transcript), each message once: the built-in loop's
+            history as it went to the provider (rendered system prompt, turns, the assistant messages as returned,
+            tool results as sent back); an external agent's requests' messages as it sent them, the history it
+            sends again kept once. Each of ``model_requests`` says which it carried (``messages: [start, end]``).
+        message_cuts: the texts of ``messages`` kept cut to their head and tail (runner.run.transcript.Cut:
+            over TEXT_LIMIT characters). tools: the tools offered, as sent, once (for an external agent,
+            those of its first request that offered any).
     """
 
     case: str
@@ -200,6 +208,9 @@ class RunRecord:
     agent: dict[str, Any] | None = None
     earlier: list[EarlierAttempt] = field(default_factory=list)
     provenance: Provenance | None = None
+    messages: list[dict[str, Any]] = field(default_factory=list)
+    message_cuts: list[Cut] = field(default_factory=list)
+    tools: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def names(self) -> list[str]:

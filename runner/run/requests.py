@@ -100,7 +100,9 @@ class RequestStats:
     ``started``, when its first try was sent, epoch seconds (None in records of earlier versions): it
     ended ``latency`` seconds later; ``cache``, with ``run --cache``: ``hit`` (replayed, nothing sent: no
     ``attempts``, ``latency`` the look-up's, tokens, cost and ``ttft`` those of the request that first
-    got the reply) or ``miss`` (sent; its reply then kept unless it failed), else None."""
+    got the reply) or ``miss`` (sent; its reply then kept unless it failed), else None; ``messages``, the
+    messages it carried as ``[start, end]``: the run record's ``messages[start:end]`` (None in records of
+    earlier versions)."""
 
     prompt_tokens: int | None = _count("prompt")
     completion_tokens: int | None = _count("completion")
@@ -125,13 +127,16 @@ class RequestStats:
     attempts: list[Attempt] = field(default_factory=list)
     started: float | None = None
     cache: str | None = None
+    messages: list[int] | None = None
 
 
 def request_stats(index: int, completion: Completion, turn: int | None, steps: Sequence[Step],
-                  text_calls: Sequence[ToolCall] = (), started: float | None = None) -> RequestStats:
+                  text_calls: Sequence[ToolCall] = (), started: float | None = None,
+                  messages: tuple[int, int] | None = None) -> RequestStats:
     """The record of model request ``index`` (0-based) whose reply is ``completion``, made in case turn
-    ``turn`` and sent at ``started`` (epoch seconds); ``steps`` are the run's, which say what became of
-    each of its calls; ``text_calls`` are those its reply wrote as text (runner.run.trajectory.Trajectory.text_calls)."""
+    ``turn`` and sent at ``started`` (epoch seconds) carrying the run's messages ``messages`` (``(start, end)``);
+    ``steps`` are the run's, which say what became of each of its calls; ``text_calls`` are those its reply
+    wrote as text (runner.run.trajectory.Trajectory.text_calls)."""
     usage = completion.usage or Usage()
     status = {s.call_id: s.status for s in steps if s.request == index}
     return RequestStats(
@@ -142,7 +147,7 @@ def request_stats(index: int, completion: Completion, turn: int | None, steps: S
         text=completion.content or None, reasoning=completion.reasoning or None,
         tool_calls=[{**_call(c), "status": status.get(c.id, "not_run")} for c in completion.tool_calls],
         text_calls=[{"name": c.name, "arguments": c.arguments} for c in text_calls], attempts=list(completion.attempts),
-        started=started, cache=completion.cache)
+        started=started, cache=completion.cache, messages=list(messages) if messages is not None else None)
 
 
 def _call(call: ToolCall) -> dict[str, Any]:

@@ -4,7 +4,8 @@ tools of its own (``read_file``, ``write_file``) that it runs itself in its work
 It reads its task from its last argument (or stdin when there is none), finds the model where
 tooltrial says (OPENAI_BASE_URL, OPENAI_API_KEY, TOOLTRIAL_MODEL), loops until a reply has no tool
 call, prints that reply and exits 0. ``AGENT_STREAM=1`` asks for streams, ``AGENT_STREAM=alternate``
-for every other reply (the first as JSON), so one run reads both with the SDK.
+for every other reply (the first as JSON), so one run reads both with the SDK. ``AGENT_LOG=FILE`` appends
+each request's messages and tools to FILE as a JSON line, as it sends them.
 """
 
 from __future__ import annotations
@@ -42,6 +43,9 @@ def run_tool(name: str, arguments: dict[str, Any]) -> str:
 def ask(client: OpenAI, messages: list[dict[str, Any]], stream: bool) -> dict[str, Any]:
     """One model request; the assistant message as a dict, a stream's deltas joined."""
     model = os.environ["TOOLTRIAL_MODEL"]
+    if os.environ.get("AGENT_LOG"):
+        with open(os.environ["AGENT_LOG"], "a") as log:
+            log.write(json.dumps({"messages": messages, "tools": TOOLS}) + "\n")
     if not stream:
         return client.chat.completions.create(model=model, messages=messages, tools=TOOLS).choices[0].message.model_dump(
             exclude_none=True)

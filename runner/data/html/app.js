@@ -369,6 +369,13 @@
     });
     return node;
   }
+  function saidBlock(r, q) {  // the system and user messages this request was the first to carry (none in older reports)
+    var said = r.said ? r.said[r.model_requests.indexOf(q)] || [] : [];
+    return said.map(function (m) {
+      return el("div", {class: "said " + m.role}, el("div", {class: "said-head"}, m.role === "system" ? "system prompt" : "user"),
+        folded(m.text, m.role));
+    });
+  }
   function turnsBlock(r) {
     var turns = {}, order = [];
     function bucket(t) { t = t === null || t === undefined ? 0 : t; if (!turns[t]) { turns[t] = {requests: [], loose: []}; order.push(t); } return turns[t]; }
@@ -380,7 +387,7 @@
     return [el("h4", null, "Transcript"), order.map(function (t) {
       var b = turns[t];
       return el("div", {class: "turn"}, el("h5", null, "turn " + (Number(t) + 1)),
-        b.requests.map(function (q) { return requestBlock(q, r.trace); }),
+        b.requests.map(function (q) { return [saidBlock(r, q), requestBlock(q, r.trace)]; }),
         b.loose.map(function (s) { return callBlock({name: s.name, arguments: s.arguments, status: s.status}, s); }));
     })];
   }
