@@ -6,6 +6,9 @@ read from the ``httpx.HTTPStatusError`` in the exception's cause chain when ther
 status, headers and body are what the provider sent. Without one (no HTTP answer at all) the
 chain's network or timeout error decides. See docs/providers.md, "Errors and retries".
 
+An HTML page sent with a success status (runner.providers.page's ``NotAReply``) is a
+``malformed_response`` with the page's own status, retried.
+
 Whether a retry can help: the kinds in ``_RETRIED``, a body with Gemini's ``RetryInfo`` (quota or not);
 the provider's ``x-should-retry`` header, when sent, decides either way. A 429 that says the request
 itself is over the limit (OpenAI's "Request too large ... Requested N") can never succeed: the context
@@ -70,10 +73,13 @@ def classify(error: BaseException) -> Failure:
     Never raises: an error of no known shape is ``provider_error``, not retried.
     """
     chain = list(_chain(error))
+    message = (str(error).strip().splitlines() or [type(error).__name__])[0]
+    page = next((e for e in chain if type(e).__name__ == "NotAReply"), None)  # runner.providers.page
+    if page is not None:  # a page where a reply should be: its own status, retried
+        return Failure(ErrorKind.MALFORMED_RESPONSE, _status(page), True, message)
     response = next((r for r in map(_http_response, chain) if r is not None), None)
     headers, body = _response_parts(response) if response is not None else ({}, "")
     status = response.status_code if response is not None else _status(error)
-    message = (str(error).strip().splitlines() or [type(error).__name__])[0]
     text = f"{error} {body}".lower()
     kind = _kind(error, chain, response is not None, status, text)
     asked = _retry_info(body) is not None

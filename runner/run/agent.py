@@ -36,6 +36,7 @@ class _Stopped(Exception):
 
 TRUNCATED_LIMIT = 2  # consecutive replies cut off at the output limit that stop the run
 EMPTY_RETRIES = 2  # re-requests of an empty or malformed-call reply before the run stops
+PAUSE_RETRIES = 3  # continuations of a turn the provider paused (pause_turn), in a row, before the run stops
 RECOVERED = "Results of the tool calls in your last message:\n\n"
 CUT_OFF = ("not run: your reply was cut off at the output limit (max_tokens), so this call may be incomplete. "
            "Send it again, shorter, or split the work.")
@@ -103,7 +104,7 @@ def _run_turn(
     tell: Callable[[Event], None],
 ) -> str:
     specs = toolbox.specs()
-    empty = truncated = 0  # replies in a row that were empty or malformed; cut off at the output limit
+    empty = truncated = paused = 0  # replies in a row that were empty or malformed; cut off; paused
     while True:
         _check_stop(run)
         completion = provider.complete(trajectory.messages, specs, run.deadline)
@@ -122,8 +123,15 @@ def _run_turn(
         empty = 0
         truncated = truncated + 1 if kind is ReplyKind.TRUNCATED else 0
         message = completion.message if completion.message is not None else _assistant_message(completion)
-        if message.get("content") or message.get("tool_calls"):  # litellm would drop or fill in an empty one
-            trajectory.messages.append(dict(message))
+        if message.get("content") or message.get("tool_calls") or kind is ReplyKind.PAUSED:  # litellm would drop
+            trajectory.messages.append(dict(message))  # or fill in an empty one; a paused one holds the server's work
+        if kind is ReplyKind.PAUSED:  # not final: its content goes back as it came and the provider goes on
+            paused += 1
+            if paused > PAUSE_RETRIES:
+                raise _Stopped(StopReason.TRUNCATED, f"{paused} replies in a row were paused by the provider "
+                                                     f"({completion.native_finish_reason}) and never finished")
+            continue
+        paused = 0
         if not completion.tool_calls and (kind is not ReplyKind.TRUNCATED or (completion.content or "").strip()):
             written = find_text_calls(completion.content, [s["function"]["name"] for s in specs])
             if written:
