@@ -9,6 +9,7 @@ keeps it. It becomes ``NotAReply``, an ``openai.APIError`` that runner.providers
 ``malformed_response`` with the page's own status and that runner.providers.retry retries.
 
 Imported only where a live request is made (runner.providers.litellm), as it imports the OpenAI client.
+An HTTP response is httpx's (the OpenAI client's and litellm's), known by its class, as in runner.providers.errors.
 """
 
 from __future__ import annotations
@@ -18,7 +19,6 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-import httpx
 import openai
 
 PAGE_TYPES = frozenset({"text/html", "application/xhtml+xml"})
@@ -33,7 +33,7 @@ class NotAReply(openai.APIError):
     its media type (``text/html``), ``title`` its ``<title>`` (else ``no title``); the message reads
     ``HTTP 200 text/html, not a reply: 502 Bad Gateway``."""
 
-    def __init__(self, response: httpx.Response, body: str) -> None:
+    def __init__(self, response: Any, body: str) -> None:
         self.status_code = response.status_code
         self.content_type = media_type(response)
         self.title = title_of(body)
@@ -41,14 +41,18 @@ class NotAReply(openai.APIError):
                          response.request, body=None)
 
 
-def media_type(response: httpx.Response) -> str:
+def media_type(response: Any) -> str:
     """The response's ``Content-Type`` without its parameters, lower-cased (``""`` when none)."""
     return response.headers.get("content-type", "").split(";")[0].strip().lower()
 
 
-def is_page(response: httpx.Response) -> bool:
-    """Whether ``response`` is an HTML page sent with a success status (2xx)."""
-    return response.is_success and media_type(response) in PAGE_TYPES
+def is_page(response: Any) -> bool:
+    """Whether ``response`` is an ``httpx.Response`` holding an HTML page sent with a success status (2xx)."""
+    return _is_response(response) and response.is_success and media_type(response) in PAGE_TYPES
+
+
+def _is_response(value: Any) -> bool:
+    return type(value).__name__ == "Response" and type(value).__module__.startswith("httpx")
 
 
 def title_of(body: str) -> str:
@@ -64,12 +68,12 @@ def check_stream(wrapper: Any) -> None:
     read) is a page: at most READ_LIMIT bytes of it are read for its title and the response is closed.
 
     The response is the ``httpx.Response`` the wrapper's ``completion_stream`` holds (the OpenAI client's
-    ``Stream.response``, litellm's Anthropic iterator's); a stream that holds none yet (litellm's Gemini
-    and Ollama routes open it on the first read) passes."""
+    ``Stream.response``, litellm's Anthropic and Ollama iterators'); a stream that holds none yet (litellm's
+    Gemini route opens it on the first read) passes."""
     stream = getattr(wrapper, "completion_stream", None)
     held = vars(stream).values() if hasattr(stream, "__dict__") else ()
-    response = next((value for value in held if isinstance(value, httpx.Response)), None)
-    if response is None or not is_page(response):
+    response = next((value for value in held if is_page(value)), None)
+    if response is None:
         return
     head = b""
     try:
@@ -90,14 +94,14 @@ def page_under(error: BaseException) -> NotAReply | None:
     for response in _responses(error):
         if is_page(response):
             try:
-                body = response.text
-            except httpx.ResponseNotRead:
+                body = str(response.text)
+            except RuntimeError:  # httpx.ResponseNotRead: a body nobody read
                 body = ""
             return NotAReply(response, body)
     return None
 
 
-def _responses(error: BaseException) -> Iterator[httpx.Response]:
+def _responses(error: BaseException) -> Iterator[Any]:
     seen: set[int] = set()
     todo = [error]
     while todo and len(seen) < _CHAIN_LIMIT:
@@ -110,7 +114,7 @@ def _responses(error: BaseException) -> Iterator[httpx.Response]:
             for value in trace.tb_frame.f_locals.values():
                 inner = vars(value).get("http_response") if hasattr(value, "__dict__") else None
                 for found in (value, inner):
-                    if isinstance(found, httpx.Response):
+                    if _is_response(found):
                         yield found
             trace = trace.tb_next
         todo += [e for e in (one.__cause__, one.__context__, getattr(one, "original_exception", None))

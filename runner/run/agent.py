@@ -1,9 +1,9 @@
 """The agent loop: turn -> model -> tool calls -> tool results -> ... -> reply.
 
 It records the whole trajectory. A stop (turn limit, provider failure, run
-timeout, cancellation by Ctrl-C, replies cut off at the output limit, empty or with a call the
-provider could not parse, again and again) ends the loop early; what happened up to then is kept and the stop
-is recorded on the trajectory, never raised to the caller.
+timeout, cancellation by Ctrl-C, replies cut off at the output limit, empty, with a call the
+provider could not parse or paused by the provider, again and again) ends the loop early; what
+happened up to then is kept and the stop is recorded on the trajectory, never raised to the caller.
 """
 
 from __future__ import annotations
@@ -123,8 +123,9 @@ def _run_turn(
         empty = 0
         truncated = truncated + 1 if kind is ReplyKind.TRUNCATED else 0
         message = completion.message if completion.message is not None else _assistant_message(completion)
-        if message.get("content") or message.get("tool_calls") or kind is ReplyKind.PAUSED:  # litellm would drop
-            trajectory.messages.append(dict(message))  # or fill in an empty one; a paused one holds the server's work
+        paused_work = kind is ReplyKind.PAUSED and len(message) > 1  # a paused reply's server tool use, text or not
+        if message.get("content") or message.get("tool_calls") or paused_work:  # litellm would drop or fill in an empty one
+            trajectory.messages.append(dict(message))
         if kind is ReplyKind.PAUSED:  # not final: its content goes back as it came and the provider goes on
             paused += 1
             if paused > PAUSE_RETRIES:
