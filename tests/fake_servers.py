@@ -35,9 +35,9 @@ class _Server(ThreadingHTTPServer):
 class Reply:
     """One queued HTTP response. ``body`` is JSON-encoded unless it is a str; ``delay`` is seconds before answering.
 
-    With ``chunks`` (already framed text: SSE events, NDJSON lines) the body is those, sent one by
-    one with ``Transfer-Encoding: chunked`` as ``content_type``, the way a streaming server sends them,
-    ``pause`` seconds apart.
+    The body is sent as ``content_type``. With ``chunks`` (already framed text: SSE events, NDJSON lines)
+    the body is those, sent one by one with ``Transfer-Encoding: chunked``, the way a streaming server
+    sends them, ``pause`` seconds apart.
     """
 
     body: Any = None
@@ -148,7 +148,7 @@ class FakeServer:
                 data = (reply.body if isinstance(reply.body, str) else json.dumps(reply.body)).encode()
                 try:
                     self.send_response(reply.status)
-                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Type", reply.content_type)
                     self.send_header("Content-Length", str(len(data)))
                     for name, value in reply.headers.items():
                         self.send_header(name, value)

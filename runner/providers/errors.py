@@ -9,6 +9,9 @@ chain's network or timeout error decides. An error the provider sent in the body
 making: its status stays 200, the body's own code (``error.code``, else litellm's status for it) is
 ``error_code``, and the kind is read from that code. See docs/providers.md, "Errors and retries".
 
+An HTML page sent with a success status (runner.providers.page's ``NotAReply``) is a
+``malformed_response`` with the page's own status, retried.
+
 Whether a retry can help: the kinds in ``_RETRIED``, a body with Gemini's ``RetryInfo`` (quota or not);
 the provider's ``x-should-retry`` header, when sent, decides either way. A 429 that says the request
 itself is over the limit (OpenAI's "Request too large ... Requested N") can never succeed: the context
@@ -77,11 +80,14 @@ def classify(error: BaseException) -> Failure:
     Never raises: an error of no known shape is ``provider_error``, not retried.
     """
     chain = list(_chain(error))
+    message = (str(error).strip().splitlines() or [type(error).__name__])[0]
+    page = next((e for e in chain if type(e).__name__ == "NotAReply"), None)  # runner.providers.page
+    if page is not None:  # a page where a reply should be: its own status, retried
+        return Failure(ErrorKind.MALFORMED_RESPONSE, _status(page), True, message)
     response = next((r for r in map(_http_response, chain) if r is not None), None)
     headers, body = _response_parts(response) if response is not None else ({}, "")
     status = response.status_code if response is not None else _status(error)
     in_body = _in_body(chain, status) if response is None else None
-    message = (str(error).strip().splitlines() or [type(error).__name__])[0]
     if in_body is not None and in_body[1] and in_body[1] not in message:
         message = f"{message} {in_body[1]}"
     text = f"{error} {body} {in_body[1] if in_body else ''}".lower()

@@ -159,8 +159,8 @@ class LiteLLMProvider:
                                       unwrap=self.settings.unwrap_calls)
         except ProviderError as e:  # an answer with no reply in it
             raise ProviderError(f"{self.name}: {e}", ErrorKind.MALFORMED_RESPONSE, None, tuple(retry.attempts)) from e
-        if streamed is not None:  # litellm's assembled stream has only its own finish reason
-            parsed = replace(parsed, native_finish_reason=streamed.native_finish_reason)
+        if streamed is not None:  # litellm's assembled stream has only its own finish reason, or a stop reason it kept
+            parsed = replace(parsed, native_finish_reason=streamed.native_finish_reason or parsed.native_finish_reason)
         if not body.get("choices"):  # no choice at all: an empty reply, no message for the history
             return replace(parsed, ttft=streamed.ttft if streamed else None, streamed=streamed is not None,
                            attempts=tuple(retry.attempts))
@@ -177,9 +177,12 @@ class LiteLLMProvider:
         reply streamed) and, for a stream, what else it told (usage reported, time to first token).
 
         Its timeout is ``settings.timeout`` or the time left before ``deadline``, whichever is
-        less (for a stream, per read); raises _CutShort when no time is left or the deadline cut it short.
+        less (for a stream, per read); raises _CutShort when no time is left or the deadline cut it short,
+        and NotAReply when the answer is an HTML page sent with a success status (runner.providers.page).
         """
         import openai
+
+        from runner.providers.page import NotAReply, check_stream, page_under
 
         timeout = self.settings.timeout
         if deadline is not None:
@@ -197,11 +200,19 @@ class LiteLLMProvider:
             with unlogged():
                 response = self._litellm.completion(**self.request(messages, tools, timeout), logger_fn=capture)
             if self.settings.stream:
+                check_stream(response)
                 streamed = collect(response, self._litellm.stream_chunk_builder, started, deadline)
                 return streamed.response, None, streamed
         except openai.APITimeoutError as e:
             if timeout < self.settings.timeout:
                 raise _CutShort(sent=True) from e
+            raise
+        except NotAReply:
+            raise
+        except openai.OpenAIError as e:
+            page = page_under(e)
+            if page is not None:
+                raise page from e
             raise
         except PastDeadline as e:
             raise _CutShort(sent=True, status=200) from e

@@ -64,10 +64,12 @@ def parse_completion(response: Any, *, latency: float = 0.0, usage: Usage | None
 class ReplyKind(StrEnum):
     """What a reply is to the agent loop (``ModelRequest.outcome``): an answer or calls to run
     (``reply``), one cut off at the output limit (``truncated``), one the provider blocked
-    (``filtered``), one with no text and no calls (``empty``), or a call the provider could not
-    parse (``malformed_call``, Gemini's ``MALFORMED_FUNCTION_CALL``...)."""
+    (``filtered``), one with no text and no calls (``empty``), a call the provider could not
+    parse (``malformed_call``, Gemini's ``MALFORMED_FUNCTION_CALL``...), or the first part of a
+    long turn the provider paused, to be continued (``paused``, Anthropic's ``pause_turn``)."""
 
     REPLY = "reply"
+    PAUSED = "paused"
     TRUNCATED = "truncated"
     MALFORMED_CALL = "malformed_call"
     FILTERED = "filtered"
@@ -78,13 +80,17 @@ class ReplyKind(StrEnum):
 MALFORMED_REASONS = frozenset({"MALFORMED_FUNCTION_CALL", "UNEXPECTED_TOOL_CALL", "TOO_MANY_TOOL_CALLS",
                                "MALFORMED_RESPONSE"})
 _TRUNCATED_REASONS = frozenset({"MAX_TOKENS", "max_tokens", "length"})
+PAUSE_TURN = "pause_turn"  # Anthropic's stop reason of a turn it paused (litellm reports finish reason "length")
 
 
 def reply_kind(completion: Completion) -> ReplyKind:
-    """The kind of ``completion``, first match: ``truncated`` (finish reason ``length``, or a native
-    ``MAX_TOKENS`` / ``max_tokens``, which litellm reports as ``tool_calls`` beside a call),
+    """The kind of ``completion``, first match: ``paused`` (native ``pause_turn``), ``truncated``
+    (finish reason ``length``, or a native ``MAX_TOKENS`` / ``max_tokens``, which litellm reports as
+    ``tool_calls`` beside a call),
     ``malformed_call`` (a native reason in MALFORMED_REASONS, with no call), ``filtered``
     (``content_filter``), ``empty`` (no text, no call), else ``reply``."""
+    if completion.native_finish_reason == PAUSE_TURN:
+        return ReplyKind.PAUSED
     if completion.finish_reason == "length" or completion.native_finish_reason in _TRUNCATED_REASONS:
         return ReplyKind.TRUNCATED
     if completion.native_finish_reason in MALFORMED_REASONS and not completion.tool_calls:
@@ -99,19 +105,21 @@ def reply_kind(completion: Completion) -> ReplyKind:
 def _native(choice: Mapping[str, Any] | None, raw: Mapping[str, Any] | None) -> str | None:
     """The provider's own finish reason: litellm's ``provider_specific_fields.native_finish_reason``
     (Gemini), else the raw body's Anthropic ``stop_reason``, Gemini ``candidates[0].finishReason`` or
-    OpenAI ``choices[0].finish_reason``; None when none says."""
+    OpenAI ``choices[0].finish_reason``, else the Anthropic ``stop_reason`` litellm keeps in the message's
+    ``provider_specific_fields`` (``pause_turn`` and ``refusal``, streamed too); None when none says."""
     fields = choice.get("provider_specific_fields") if choice is not None else None
     if isinstance(fields, Mapping) and isinstance(fields.get("native_finish_reason"), str):
         return str(fields["native_finish_reason"])
-    if not isinstance(raw, Mapping):
-        return None
-    if isinstance(raw.get("stop_reason"), str):
-        return str(raw["stop_reason"])
-    for key, field in (("candidates", "finishReason"), ("choices", "finish_reason")):
-        first = raw.get(key)
-        if isinstance(first, list) and first and isinstance(first[0], Mapping) and isinstance(first[0].get(field), str):
-            return str(first[0][field])
-    return None
+    if isinstance(raw, Mapping):
+        if isinstance(raw.get("stop_reason"), str):
+            return str(raw["stop_reason"])
+        for key, field in (("candidates", "finishReason"), ("choices", "finish_reason")):
+            first = raw.get(key)
+            if isinstance(first, list) and first and isinstance(first[0], Mapping) and isinstance(first[0].get(field), str):
+                return str(first[0][field])
+    message = choice.get("message") if choice is not None else None
+    kept = message.get("provider_specific_fields") if isinstance(message, Mapping) else None
+    return str(kept["stop_reason"]) if isinstance(kept, Mapping) and isinstance(kept.get("stop_reason"), str) else None
 
 
 def as_dict(response: Any) -> dict[str, Any]:

@@ -1,9 +1,9 @@
 """The agent loop: turn -> model -> tool calls -> tool results -> ... -> reply.
 
 It records the whole trajectory. A stop (turn limit, provider failure, run
-timeout, cancellation by Ctrl-C, replies cut off at the output limit, empty or with a call the
-provider could not parse, again and again) ends the loop early; what happened up to then is kept and the stop
-is recorded on the trajectory, never raised to the caller.
+timeout, cancellation by Ctrl-C, replies cut off at the output limit, empty, with a call the
+provider could not parse or paused by the provider, again and again) ends the loop early; what
+happened up to then is kept and the stop is recorded on the trajectory, never raised to the caller.
 """
 
 from __future__ import annotations
@@ -36,6 +36,7 @@ class _Stopped(Exception):
 
 TRUNCATED_LIMIT = 2  # consecutive replies cut off at the output limit that stop the run
 EMPTY_RETRIES = 2  # re-requests of an empty or malformed-call reply before the run stops
+PAUSE_RETRIES = 3  # continuations of a turn the provider paused (pause_turn), in a row, before the run stops
 RECOVERED = "Results of the tool calls in your last message:\n\n"
 CUT_OFF = ("not run: your reply was cut off at the output limit (max_tokens), so this call may be incomplete. "
            "Send it again, shorter, or split the work.")
@@ -103,7 +104,7 @@ def _run_turn(
     tell: Callable[[Event], None],
 ) -> str:
     specs = toolbox.specs()
-    empty = truncated = 0  # replies in a row that were empty or malformed; cut off at the output limit
+    empty = truncated = paused = 0  # replies in a row that were empty or malformed; cut off; paused
     while True:
         _check_stop(run)
         completion = provider.complete(trajectory.messages, specs, run.deadline)
@@ -122,8 +123,16 @@ def _run_turn(
         empty = 0
         truncated = truncated + 1 if kind is ReplyKind.TRUNCATED else 0
         message = completion.message if completion.message is not None else _assistant_message(completion)
-        if message.get("content") or message.get("tool_calls"):  # litellm would drop or fill in an empty one
+        paused_work = kind is ReplyKind.PAUSED and len(message) > 1  # a paused reply's server tool use, text or not
+        if message.get("content") or message.get("tool_calls") or paused_work:  # litellm would drop or fill in an empty one
             trajectory.messages.append(dict(message))
+        if kind is ReplyKind.PAUSED:  # not final: its content goes back as it came and the provider goes on
+            paused += 1
+            if paused > PAUSE_RETRIES:
+                raise _Stopped(StopReason.TRUNCATED, f"{paused} replies in a row were paused by the provider "
+                                                     f"({completion.native_finish_reason}) and never finished")
+            continue
+        paused = 0
         if not completion.tool_calls and (kind is not ReplyKind.TRUNCATED or (completion.content or "").strip()):
             written = find_text_calls(completion.content, [s["function"]["name"] for s in specs])
             if written:
