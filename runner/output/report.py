@@ -22,6 +22,7 @@ from runner.output.store import SCHEMA_VERSION, to_json, write_replace
 from runner.run.record import CacheUse, RunRecord
 from runner.scoring.aggregate import Aggregate, Arm, Cell, Figures
 from runner.scoring.gates import Gate
+from runner.scoring.inputs import arm_provenances
 from runner.scoring.paired import Paired
 from runner.scoring.regression import Regression
 from runner.scoring.summary import Scored, retried_count
@@ -99,26 +100,6 @@ def report_head(
     }
 
 
-_ARM_INPUTS = ("tooltrial", "commit", "litellm", "model", "params", "sandbox")
-_CASE_INPUTS = ("case", "case_parts", "fixture", "tools", "persona", "rubric")
-
-
-def arm_provenances(runs: Iterable[Scored]) -> dict[str, dict[str, Any]]:
-    """Each arm label -> what its runs ran on (runner.run.provenance), from the first run with provenance:
-    ``{tooltrial, commit, litellm, model, params, sandbox, [prompt], cases: {case: {case, case_parts, fixture,
-    tools, persona, rubric}}}``; ``prompt`` from a run that rendered the arm's prompt (none when every case had
-    its own). Arms with no run with provenance are not keys."""
-    arms: dict[str, dict[str, Any]] = {}
-    for run in runs:
-        if (inputs := run.provenance) is None:
-            continue
-        arm = arms.setdefault(run.arm, {**{key: getattr(inputs, key) for key in _ARM_INPUTS}, "cases": {}})
-        if not run.prompt_overridden:
-            arm.setdefault("prompt", inputs.prompt)
-        arm["cases"].setdefault(run.case, {key: getattr(inputs, key) for key in _CASE_INPUTS})
-    return arms
-
-
 def report_text(head: dict[str, Any], items: Iterable[str]) -> Iterator[str]:
     """The text ``to_json`` makes of the report document ``{**head, "runs": [run_dict(r) for r in
     records]}`` (``head`` from ``report_head``), piece by piece, given each run's item as ``run_item``
@@ -179,9 +160,9 @@ def run_dict(record: RunRecord, data: dict[str, Any] | None = None) -> dict[str,
     """One run as a JSON-ready dict: the record's fields, ``names``/``calls``, and ``trace``
     (each tool call with its result cut to TRACE_RESULT_LIMIT characters) in place of ``steps``;
     ``script`` (what ``--record`` writes) is left out, ``trace`` and ``model_requests`` tell it; so is
-    ``provenance``, which the report keeps once per arm (``arm_provenances``), and the conversation as sent
-    (``messages``, ``message_cuts``, ``tools``): the run file keeps it. A trace
-    entry names the model request its call came from (``request``) and the call's full ``call_id``;
+    ``provenance``, kept once per arm (``arm_provenances``), and the conversation as sent (``messages``,
+    ``message_cuts``, ``tools``), kept by the run file. A trace entry names the model request its call came
+    from (``request``) and the call's full ``call_id``;
     ``commands`` keep TRACE_RESULT_LIMIT characters of each stream. ``data`` is ``record.to_dict()`` where
     the caller has made it already (the run file is written from it too); it is not changed."""
     data = {key: value for key, value in (record.to_dict() if data is None else data).items()

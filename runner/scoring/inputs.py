@@ -12,8 +12,9 @@ earlier version, a run stopped before its tools were offered) is not compared.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from runner.run.provenance import Provenance
 from runner.scoring.summary import Scored
@@ -97,3 +98,23 @@ def _arm_lines(old: Provenance, new: Provenance) -> list[str]:
     if old.sandbox != new.sandbox:
         lines.append(f"sandbox changed: {old.sandbox} → {new.sandbox}")
     return lines
+
+
+_ARM_INPUTS = ("tooltrial", "commit", "litellm", "model", "params", "sandbox")
+_CASE_INPUTS = ("case", "case_parts", "fixture", "tools", "persona", "rubric")
+
+
+def arm_provenances(runs: Iterable[Scored]) -> dict[str, dict[str, Any]]:
+    """Each arm label -> what its runs ran on (runner.run.provenance), from the first run with provenance:
+    ``{tooltrial, commit, litellm, model, params, sandbox, [prompt], cases: {case: {case, case_parts, fixture,
+    tools, persona, rubric}}}``; ``prompt`` from a run that rendered the arm's prompt (none when every case had
+    its own). Arms with no run with provenance are not keys."""
+    arms: dict[str, dict[str, Any]] = {}
+    for run in runs:
+        if (inputs := run.provenance) is None:
+            continue
+        arm = arms.setdefault(run.arm, {**{key: getattr(inputs, key) for key in _ARM_INPUTS}, "cases": {}})
+        if not run.prompt_overridden:
+            arm.setdefault("prompt", inputs.prompt)
+        arm["cases"].setdefault(run.case, {key: getattr(inputs, key) for key in _CASE_INPUTS})
+    return arms
