@@ -131,3 +131,16 @@ def test_new_fits_the_skeleton_to_the_tools_the_file_s_defaults_offer(tmp_path: 
     assert (checked.returncode, checked.stderr, checked.stdout) == (0, "", "2 cases in 1 file are valid\n")
     ran = run_cli("run", "cases", "-c", "meetings/extra", "-p", "scripted", "--results", str(tmp_path / "r"), cwd=tmp_path)
     assert (ran.returncode, ran.stdout.splitlines()[:2]) == (0, ["PASS meetings/extra", "1/1 passed"])
+
+
+@pytest.mark.parametrize("given", ["cases/mine2.yml", "mine2.yaml"])
+def test_new_refuses_a_file_path_and_says_which_form_it_takes(tmp_path: Path, given: str) -> None:
+    """``tooltrial new cases/mine2.yml`` wrote a case of id ``mine2.yml`` into a new ``cases/cases.yml``."""
+    from tests.helpers import run_cli
+
+    done = run_cli("new", given, "--cases-dir", str(tmp_path / "cases"))
+    assert done.returncode == 4
+    assert done.stderr.splitlines() == [
+        (f"error: {given!r} is a file name, not GROUP/ID (give the case's group and id, e.g. 'tooltrial new "
+         f"mine/mine2' adds case mine2 to {tmp_path / 'cases' / 'mine.yml'})")]
+    assert not (tmp_path / "cases").exists()

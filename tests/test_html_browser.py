@@ -345,3 +345,25 @@ LONG_CASES = """\
   expect: {files: {out.txt: {contains: [hello]}}}
   script: [{content: I will not.}]
 """
+
+
+def test_the_regression_view_names_the_changed_inputs_it_left_out(browser: Any, tmp_path: Path) -> None:
+    """A prompt edited between two runs: the page says which arm changed and that it was left out, as
+    ``report A B`` prints it, not only "no paired runs"."""
+    prompt = tmp_path / "a.j2"
+    folders = []
+    for number, text in enumerate(("You are an agent.\n", "You are a careful agent.\n")):
+        prompt.write_text(text)
+        done = run_cli("run", str(ROOT / "cases" / "calc.yml"), "-P", str(prompt), "--results", str(tmp_path / f"r{number}"))
+        assert done.returncode == 0, done.stderr
+        folders.append(str(next((tmp_path / f"r{number}").iterdir())))
+    page_path = tmp_path / "regression.html"
+    assert run_cli("report", *folders, "--html", str(page_path)).returncode == 0
+    opened = _open(browser, page_path)
+    page = opened.page
+    headings = page.eval_on_selector_all("#regression h3", "nodes => nodes.map(n => n.textContent)")
+    assert "changed inputs: 1 change" in headings
+    assert _cells(page, "#regression table.changed-inputs") == [["scripted · a", "prompt a changed"]]
+    assert "--allow-changed keeps them" in page.text_content("#regression")
+    assert opened.errors == []
+    opened.page.close()

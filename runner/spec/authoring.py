@@ -71,6 +71,11 @@ def new_case(full_id: str, cases_dir: Path, fixture: str | None = None) -> Writt
     An unknown ``fixture`` gets an empty folder in ``../fixtures`` beside ``cases_dir``.
     """
     group, _, case_id = full_id.partition("/")
+    if full_id.endswith((".yml", ".yaml")):  # a file path, as `tooltrial new cases/mine.yml`: not a case's id
+        stem = Path(full_id).stem
+        raise UserError(f"{full_id!r} is a file name, not GROUP/ID",
+                        hint=f"give the case's group and id, e.g. 'tooltrial new mine/{stem}' adds case {stem} "
+                             f"to {cases_dir / 'mine.yml'}")
     if not ID_PATTERN.fullmatch(group) or not ID_PATTERN.fullmatch(case_id):
         hint = "use lowercase letters, digits, '.', '_' and '-', e.g. mine/count-todos"
         raise UserError(f"{full_id!r} is not GROUP/ID", hint=hint)

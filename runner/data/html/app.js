@@ -224,6 +224,13 @@
            changes("fail\u2192pass", r.fail_to_pass, "fail_to_pass", "fail-to-pass"));
     if (r.only_before.length) append(node, el("p", null, "only before: " + r.only_before.join(", ")));
     if (r.only_after.length) append(node, el("p", null, "only after: " + r.only_after.join(", ")));
+    if (r.changed && r.changed.length) {  // cells whose inputs changed between the folders: no regression of the agent
+      append(node, el("h3", null, "changed inputs: " + many(r.changed.length, "change")),
+        el("p", {class: "note"}, r.allow_changed ? "Kept in the paired analysis (--allow-changed)." :
+          "Left out of the paired analysis and of pass\u2192fail and fail\u2192pass" +
+          (r.left_out.length ? " (" + r.left_out.join(", ") + ")" : "") + "; --allow-changed keeps them."),
+        table(["changed", "what"], r.changed.map(function (c) { return [c.name, c.change]; }), "changed-inputs"));
+    }
     append(node, pairedBlock(r.paired));
     return node;
   }
