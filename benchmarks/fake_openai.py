@@ -66,7 +66,7 @@ def serve(delay: float, calls: int = len(_PLAN)) -> None:
             self.end_headers()
             self.wfile.write(data)
 
-        def do_GET(self) -> None:  # noqa: N802: the model list, which `tooltrial doctor` asks for
+        def do_GET(self) -> None:  # the model list, which `tooltrial doctor` asks for
             data = json.dumps({"object": "list", "data": [{"id": "gpt-4o-mini", "object": "model"}]}).encode()
             self.send_response(200 if self.path.rstrip("/").endswith("/models") else 404)
             self.send_header("Content-Type", "application/json")
