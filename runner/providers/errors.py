@@ -79,7 +79,7 @@ def classify(error: BaseException) -> Failure:
 
     Never raises: an error of no known shape is ``provider_error``, not retried.
     """
-    chain = list(_chain(error))
+    chain = list(causes(error))
     message = (str(error).strip().splitlines() or [type(error).__name__])[0]
     page = next((e for e in chain if type(e).__name__ == "NotAReply"), None)  # runner.providers.page
     if page is not None:  # a page where a reply should be: its own status, retried
@@ -166,7 +166,7 @@ def retry_hint(error: BaseException, failure: Failure, now: float | None = None)
     return None
 
 
-def _chain(error: BaseException) -> Iterator[BaseException]:
+def causes(error: BaseException) -> Iterator[BaseException]:
     """``error`` and what caused it (``__cause__``, ``__context__``, litellm's ``original_exception``),
     at most _CHAIN_LIMIT of them, each once."""
     seen: set[int] = set()
@@ -209,11 +209,15 @@ def _http_response(error: BaseException) -> Any:
 
 
 def _response_parts(response: Any) -> tuple[dict[str, str], str]:
+    return _headers_of(response), response_text(response)
+
+
+def response_text(response: Any) -> str:
+    """The body of an ``httpx.Response`` as text; ``""`` for a streamed one nobody read (its body is gone)."""
     try:
-        body = str(response.text)
-    except RuntimeError:  # httpx.ResponseNotRead: a streamed error response nobody read, its body is gone
-        body = ""
-    return _headers_of(response), body
+        return str(response.text)
+    except RuntimeError:  # httpx.ResponseNotRead
+        return ""
 
 
 def _headers_of(response: Any) -> dict[str, str]:

@@ -21,11 +21,12 @@ from typing import Any
 
 import openai
 
+from runner.providers.errors import causes, response_text
+
 PAGE_TYPES = frozenset({"text/html", "application/xhtml+xml"})
 READ_LIMIT = 65536  # bytes of a streamed page read for its title
 _TITLE = re.compile(r"<title[^>]*>(.*?)</title>", re.IGNORECASE | re.DOTALL)
 _TITLE_LIMIT = 200  # characters of a page's title kept in the message
-_CHAIN_LIMIT = 10
 
 
 class NotAReply(openai.APIError):
@@ -93,22 +94,12 @@ def page_under(error: BaseException) -> NotAReply | None:
     one as ``http_response``)."""
     for response in _responses(error):
         if is_page(response):
-            try:
-                body = str(response.text)
-            except RuntimeError:  # httpx.ResponseNotRead: a body nobody read
-                body = ""
-            return NotAReply(response, body)
+            return NotAReply(response, response_text(response))
     return None
 
 
 def _responses(error: BaseException) -> Iterator[Any]:
-    seen: set[int] = set()
-    todo = [error]
-    while todo and len(seen) < _CHAIN_LIMIT:
-        one = todo.pop(0)
-        if id(one) in seen:
-            continue
-        seen.add(id(one))
+    for one in causes(error):
         trace = one.__traceback__
         while trace is not None:
             for value in trace.tb_frame.f_locals.values():
@@ -117,5 +108,3 @@ def _responses(error: BaseException) -> Iterator[Any]:
                     if _is_response(found):
                         yield found
             trace = trace.tb_next
-        todo += [e for e in (one.__cause__, one.__context__, getattr(one, "original_exception", None))
-                 if isinstance(e, BaseException)]

@@ -73,8 +73,11 @@ def provenance(case: Case, prompt: str, tools: list[dict[str, Any]], identity: M
 
 def _litellm_version() -> str | None:
     """litellm's version when it is imported in this process, else None."""
-    if "litellm" not in sys.modules:
-        return None
+    return _installed_litellm() if "litellm" in sys.modules else None
+
+
+@functools.cache  # a scan of the installed packages' metadata: once a process, not once a run
+def _installed_litellm() -> str | None:
     from importlib.metadata import PackageNotFoundError, version
 
     try:
