@@ -25,7 +25,7 @@ from runner.providers.registry import PROVIDER_KINDS
 from tests.helpers import ROOT
 
 RUNNER = ROOT / "runner"
-SHARED = {"errors", "kinds", "names", "patterns", "redact", "resources", "sums", "text"}  # modules at runner/ every stage may call
+SHARED = {"errors", "kinds", "names", "patterns", "resources", "sums", "text"}  # modules at runner/ every stage may call
 PACKAGES = ("spec", "sandbox", "providers", "tools", "endpoint", "checks", "scoring", "terminal", "output", "run", "suite", "cli")
 MAY_CALL = {  # package -> the other packages whose behaviour it may call
     "spec": set(),

@@ -1,4 +1,4 @@
-"""runner.redact: which values are secrets, how they are replaced, and that scoring does not change.
+"""runner.providers.redact: which values are secrets, how they are replaced, and that scoring does not change.
 
 The attack through the CLI, every output format at once, is tests/test_redaction.py.
 """
@@ -13,8 +13,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from runner.kinds import ErrorKind
+from runner.providers.redact import MIN_LENGTH, RunSecrets, Secrets, marker
 from runner.providers.registry import resolve_provider
-from runner.redact import MIN_LENGTH, RunSecrets, Secrets, marker
 from runner.run.execute import execute
 from runner.run.options import Arm, RunOptions
 from runner.run.prompts import load_prompt

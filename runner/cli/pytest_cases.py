@@ -24,8 +24,8 @@ from runner.checks.judge import resolve_judges
 from runner.cli.pytest_plugin import SUITE
 from runner.errors import UserError, UserErrors
 from runner.providers.breaker import Breaker
+from runner.providers.redact import Secrets
 from runner.providers.registry import resolve_provider
-from runner.redact import Secrets
 from runner.run.execute import execute
 from runner.run.options import Arm, RunOptions
 from runner.run.prompts import load_prompts

@@ -30,8 +30,8 @@ from runner.names import SCRIPTED
 from runner.output.formats import RUN
 from runner.providers.cache import open_cache
 from runner.providers.kind import ProviderSpec
+from runner.providers.redact import Secrets
 from runner.providers.registry import kind_of, precheck, resolve_provider
-from runner.redact import Secrets
 from runner.run.options import Arm, RunOptions
 from runner.run.prompts import load_prompts, prompt_file
 from runner.run.simuser import resolve_users

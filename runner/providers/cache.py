@@ -219,7 +219,7 @@ class Cached:
     run number (1-based), ``workspace`` the run's folder. Each reply is marked ``cache="hit"`` (its
     latency the look-up's, no tries: nothing was sent) or ``"miss"``; ``warnings`` collects what
     went wrong with the folder (the run goes on). ProviderError from ``provider`` passes through,
-    nothing kept. ``kept``, when given, makes the copy of a reply that is kept (runner.redact: one scrubbed
+    nothing kept. ``kept``, when given, makes the copy of a reply that is kept (runner.providers.redact: one scrubbed
     of the run's secrets); the run gets the reply as it came."""
 
     def __init__(self, provider: Provider, cache: ResponseCache, identity: Mapping[str, Any], run: int,

@@ -21,9 +21,9 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from runner.providers.base import ProviderError
+from runner.providers.redact import Secrets
 from runner.providers.retry import RetryPolicy
 from runner.providers.settings import ModelSettings
-from runner.redact import Secrets
 
 PROBE_TIMEOUT = 2.5  # seconds for an endpoint to answer
 CALL_TIMEOUT = 60.0  # seconds for the one tool-call request (a local model may have to load first)
@@ -213,7 +213,7 @@ def _pulled(model: str, body: bytes, base: str, took: str) -> Finding:
 
 def _tool_call(name: str, settings: ModelSettings, verbose: bool) -> Finding:
     """One request with the ``ping`` tool, tried once: whether the reply calls it natively. What the server
-    said (an error, the reply) is told with the keys tooltrial knows redacted (runner.redact)."""
+    said (an error, the reply) is told with the keys tooltrial knows redacted (runner.providers.redact)."""
     from runner.providers.litellm import LiteLLMProvider
     from runner.providers.textcalls import find_text_calls
 

@@ -14,8 +14,8 @@ from runner.providers.breaker import Breaker, Guarded
 from runner.providers.cache import Cached
 from runner.providers.limits import TurnLimited
 from runner.providers.ratelimit import RateLimiter
+from runner.providers.redact import RunSecrets
 from runner.providers.scripted import script_reply
-from runner.redact import RunSecrets
 from runner.run.agent import run_agent
 from runner.run.context import RunContext
 from runner.run.events import Event, Listener, RunRef, RunStarted

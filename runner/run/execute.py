@@ -16,7 +16,7 @@ from runner.kinds import ErrorKind, FailureCause, StopReason
 from runner.providers.base import ProviderError
 from runner.providers.breaker import Breaker
 from runner.providers.ratelimit import RateLimiter
-from runner.redact import RunSecrets, Secrets
+from runner.providers.redact import RunSecrets, Secrets
 from runner.run.context import RunContext
 from runner.run.converse import Job, converse
 from runner.run.options import DEFAULT_RUN_TIMEOUT, Arm, RunOptions
@@ -45,7 +45,7 @@ def execute(case: Case, arm: Arm, options: RunOptions, number: int = 1, breaker:
     Never raises an Exception: whatever goes wrong, in the run or in tooltrial's own code
     around it (cleanup, scoring), is on the record, a bug as error kind ``internal``. The record, the events
     and the replies kept in the cache are scrubbed of ``options.secrets`` and the run's endpoint key
-    (runner.redact), once scored: a warning says how many values were replaced.
+    (runner.providers.redact), once scored: a warning says how many values were replaced.
     """
     record = RunRecord(case=case.full_id, provider=arm.provider.name, prompt=arm.prompt.name, run=number,
                        sandbox=options.sandbox.confinement, started=time.time())

@@ -18,7 +18,7 @@ from runner.endpoint.server import Endpoint
 from runner.errors import UserError
 from runner.kinds import StopReason
 from runner.providers.base import Provider
-from runner.redact import ENDPOINT_KEY
+from runner.providers.redact import ENDPOINT_KEY
 from runner.run.context import RunContext
 from runner.run.events import Event
 from runner.run.prompts import render_in_case
@@ -64,7 +64,7 @@ def run_external(case: Case, provider: Provider, turns: Sequence[str] | NextTurn
     stop is the endpoint's (turn limit, a provider failure), ``timeout`` at ``run.deadline``, ``cancelled``
     on ``run.cancel``, or ``agent_failed`` for a non-zero exit or the agent's own timeout (seconds).
     ``emit`` is told each request answered and each call whose result came back (runner.run.events, for
-    ``--live``); ``secret`` is told the endpoint's key (named runner.redact.ENDPOINT_KEY) before the agent
+    ``--live``); ``secret`` is told the endpoint's key (named runner.providers.redact.ENDPOINT_KEY) before the agent
     starts, to be scrubbed from the record. Raises UserError (a template error) for a command that does not
     render or an agent name never resolved, and HiddenFile, before it runs, for a command that names a file
     the sandbox hides (runner.sandbox.visible).

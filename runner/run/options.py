@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 from runner.providers.cache import ResponseCache
 from runner.providers.kind import ProviderSpec
-from runner.redact import Secrets
+from runner.providers.redact import Secrets
 from runner.run.events import Listener
 from runner.run.prompts import PromptTemplate
 from runner.run.record import arm_label
@@ -45,7 +45,7 @@ class RunOptions:
     (and starts no further one: runner.suite). ``listener``, when given, is told what each run does as it
     happens (runner.run.events), in the run's thread. ``cache``, when given (``run --cache``), keeps and
     replays the replies of every provider that has a ``cache_identity`` (runner.providers.cache).
-    ``secrets`` are the values every run's record, events and cached replies are scrubbed of (runner.redact).
+    ``secrets`` are the values every run's record, events and cached replies are scrubbed of (runner.providers.redact).
     """
 
     sandbox: Sandbox

@@ -23,7 +23,7 @@ from runner.providers.breaker import Breaker
 from runner.providers.cache import ResponseCache
 from runner.providers.kind import ProviderSpec
 from runner.providers.ratelimit import RateLimiter
-from runner.redact import Secrets
+from runner.providers.redact import Secrets
 from runner.run.events import Listener
 from runner.run.execute import execute
 from runner.run.options import Arm, RunOptions
@@ -55,7 +55,7 @@ class WorkerSetup:
     never probes, so never decides otherwise on a busy machine), and the suite's ``arms``, whose
     providers a process makes once. ``live`` says whether the parent listens to events (``--live``).
     ``key`` names the suite: a process builds one Runner per key (``run_task``); two setups are equal
-    when their keys are. ``secrets`` travel with it (runner.redact): a worker scrubs its records of them
+    when their keys are. ``secrets`` travel with it (runner.providers.redact): a worker scrubs its records of them
     and of the keys its own environment holds."""
 
     sandbox_mode: str
