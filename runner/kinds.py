@@ -159,5 +159,6 @@ class FailureCause(StrEnum):
     WRONG_ARGS = "wrong_args"
     EXCESSIVE_CALLS = "excessive_calls"
     OVER_BUDGET = "over_budget"
+    CHECK_FAILED = "check_failed"
     GOOD_PROCESS_BAD_OUTCOME = "good_process_bad_outcome"
     UNKNOWN = "unknown"

@@ -42,6 +42,18 @@ class CheckResult:
 
 
 @dataclass(frozen=True)
+class CheckCommand:
+    """An ``expect.check`` command to run in the workspace as verify's run: ``command`` (``bash -c``), ``env``
+    (more variables over the run's), ``readable`` (host folders it may read, read-only under bwrap) and
+    ``timeout`` (seconds; None: the run's command timeout), cut short at the run's deadline either way."""
+
+    command: str
+    env: Mapping[str, str] = field(default_factory=dict)
+    readable: tuple[str, ...] = ()
+    timeout: float | None = None
+
+
+@dataclass(frozen=True)
 class CheckContext:
     """What checks may look at after the agent finished.
 
@@ -49,6 +61,7 @@ class CheckContext:
     default judge (``--judge``), used by cases that name no model. ``tokens``
     and ``cost`` (USD) are the run's totals, None when no request reported them.
     ``deadline`` (``time.monotonic()``) is the end of the run's time, which bounds the checks too.
+    ``run_check`` runs an ``expect.check`` command (each kept on the record); None where no command may run.
     """
 
     case: Case
@@ -59,6 +72,7 @@ class CheckContext:
     tokens: int | None = None
     cost: float | None = None
     deadline: float | None = None
+    run_check: Callable[[CheckCommand], CommandResult] | None = None
 
 
 Check = Callable[[Any, CheckContext], list[CheckResult]]

@@ -17,6 +17,7 @@ from runner.checks.base import (
     CheckResult,
 )
 from runner.checks.budget import check_max_cost, check_max_tokens
+from runner.checks.command import check_commands
 from runner.checks.judge import check_judge
 from runner.checks.outcome import (
     check_files,
@@ -38,6 +39,7 @@ FUNCTIONS: dict[str, Check] = {
     "response_matches": check_response_matches,
     "trace": check_trace,
     "judge": check_judge,
+    "check": check_commands,
     "max_tokens": check_max_tokens,
     "max_cost": check_max_cost,
 }
@@ -46,8 +48,11 @@ __all__ = ["BUDGET", "CHECKS", "OUTCOME", "PROCESS", "CheckContext", "CheckResul
 
 
 def _stamped(name: str, category: Category) -> Check:
-    """The function of kind ``name``, its results stamped with ``category``, the table's for the kind."""
+    """The function of kind ``name``, its results stamped with ``category``, the table's for the kind (unless the
+    kind sets its results' own: ``own_category``)."""
     check = FUNCTIONS[name]
+    if KINDS[name].own_category:
+        return check
 
     def run(spec: object, ctx: CheckContext) -> list[CheckResult]:
         return [dataclasses.replace(result, category=category) for result in check(spec, ctx)]

@@ -42,6 +42,8 @@ class CheckKind:
         matcher_keys: where any ``{matches: PATTERN}`` argument matcher, at any depth, is compiled too.
         causes: result name -> the failure cause a failed result of that name points to; a failed
             result of no name here points to none of its own (good_process_bad_outcome or unknown).
+        own_category: its function sets each result's category (``check`` with ``process: true``), which the
+            registry then keeps; ``category`` is the default it sets.
     """
 
     name: str
@@ -51,6 +53,7 @@ class CheckKind:
     regex_keys: tuple[KeyPath, ...] = ()
     matcher_keys: tuple[KeyPath, ...] = ()
     causes: Mapping[str, Points] = field(default_factory=dict)
+    own_category: bool = False
 
 
 def _rows(*kinds: CheckKind) -> dict[str, CheckKind]:
@@ -87,6 +90,8 @@ KINDS: dict[str, CheckKind] = _rows(
         "trace.max_calls": Points(FailureCause.EXCESSIVE_CALLS),
     }),
     CheckKind("judge", Category.OUTCOME),
+    CheckKind("check", Category.OUTCOME, list_keys=(WHOLE,), own_category=True,
+              causes={"check": Points(FailureCause.CHECK_FAILED)}),
     CheckKind("max_tokens", Category.BUDGET, causes={"max_tokens": Points(FailureCause.OVER_BUDGET)}),
     CheckKind("max_cost", Category.BUDGET, causes={"max_cost": Points(FailureCause.OVER_BUDGET)}),
 )

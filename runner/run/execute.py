@@ -9,7 +9,7 @@ import dataclasses
 import time
 import traceback
 
-from runner.checks.base import CheckContext
+from runner.checks.base import CheckCommand, CheckContext
 from runner.checks.registry import run_checks
 from runner.errors import THREAD_REFUSED, MachineBusy, UserError, thread_refused
 from runner.kinds import ErrorKind, FailureCause, StopReason
@@ -25,7 +25,7 @@ from runner.run.simuser import UserSide
 from runner.run.trajectory import RunTimeout, Trajectory
 from runner.run.workspace import SetupError, SnapshotStopped, Workspace, WorkspaceError
 from runner.sandbox.bounds import Access, Bounds
-from runner.sandbox.command import CommandResult
+from runner.sandbox.command import CommandResult, budget
 from runner.sandbox.started import CommandNotStarted
 from runner.sandbox.visible import HiddenFile
 from runner.scoring.metrics import fill_metrics
@@ -165,8 +165,15 @@ def _check(job: Job, run: RunContext, workspace: Workspace, env: dict[str, str],
         run.commands.append(CommandRun.of("verify", command, done))
         return done
 
+    def run_check(check: CheckCommand) -> CommandResult:  # expect.check's, each kept on the record
+        bounds = Bounds(budget(check.timeout or run.command_timeout, run.deadline), COMMAND_OUTPUT_LIMIT, run.cancel)
+        access = Access(network=case.network, readable=check.readable)
+        done = run.sandbox.run(check.command, workspace.path, {**env, **check.env}, bounds, access, split=True)
+        run.commands.append(CommandRun.of("check", check.command, done))
+        return done
+
     context = CheckContext(case, workspace.path, trajectory, run_command, job.options.judges,
-                           record.tokens.total_tokens, record.cost, run.deadline)
+                           record.tokens.total_tokens, record.cost, run.deadline, run_check)
     record.checks = run_checks(context)
     broken = next((c for c in record.checks if c.error_kind), None)
     late = next((c for c in record.checks if c.error_kind == ErrorKind.TIMEOUT), None)  # a judge cut short

@@ -28,8 +28,8 @@ COMMAND_OUTPUT_LIMIT = 8192  # bytes of each stream a setup or verify command ke
 
 @dataclass(frozen=True)
 class CommandRun:
-    """One setup, agent or verify command as it ran: ``phase`` (``setup``, ``agent``: an external agent
-    program's invocation for one turn, or ``verify``), the ``command``,
+    """One setup, agent, verify or check command as it ran: ``phase`` (``setup``, ``agent``: an external agent
+    program's invocation for one turn, ``verify``, or ``check``: an ``expect.check`` command), the ``command``,
     its ``exit_code`` (None when it was killed for time), ``timed_out``, ``duration`` (seconds), and
     its ``stdout`` and ``stderr`` apart, each decoded as UTF-8 and capped at COMMAND_OUTPUT_LIMIT bytes
     (head and tail kept around a ``[... N bytes left out ...]`` line). The text is the command's:

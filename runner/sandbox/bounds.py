@@ -38,6 +38,8 @@ class Access:
             connections and bytes); elsewhere the host loopback is reachable anyway. None: no port is forwarded.
         visible: more folders of programs (an external agent's own) brought back read-only from hidden homes under
             bwrap, as ``PATH``'s are.
+        readable: more host folders (absolute) bound read-only at their own paths under bwrap, over the private
+            ``/tmp`` too: the files an ``expect.check`` command reads (runner.checks.command).
 
     Raises ValueError for a ``forward`` port outside 1-65535.
     """
@@ -45,6 +47,7 @@ class Access:
     network: bool = False
     forward: int | None = None
     visible: tuple[str, ...] = ()
+    readable: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if self.forward is not None and not 0 < self.forward < 65536:

@@ -135,6 +135,7 @@ class Sandbox:
         argv = ["bash", "-c", command] if isinstance(command, str) else list(command)
         if self.mode == "bwrap":
             view = self.view(env, access.visible, relayed=relay is not None)
+            view = HostView(view.hidden, (*view.exposed, *access.readable))
             helper = [] if relay is None else relay.prefix()
             confine = bwrap_argv(self.binary, cwd, cwd, access.network, view, seccomp_fd, self.hardened, status_fd)
             argv = [*confine, *helper, *argv]

@@ -124,10 +124,17 @@ def error_count(steps: Sequence[Step], status: Status) -> int:
 
 
 def outcome_score(checks: Sequence[CheckResult]) -> float | None:
-    """The fraction of outcome checks (verify, files, response_*) that passed; None without any
-    (no outcome check in the case, or the run ended before checks ran)."""
-    outcome = [c.passed for c in checks if c.category == OUTCOME]
+    """The mean credit of the outcome checks (verify, files, response_*, check): 1 for a pass, 0 for a fail, an
+    ``expect.check`` command's own ``score`` when it gave one; None without any (no outcome check in the case, or
+    the run ended before checks ran)."""
+    outcome = [credit(c) for c in checks if c.category == OUTCOME]
     return sum(outcome) / len(outcome) if outcome else None
+
+
+def credit(result: CheckResult) -> float:
+    """What ``result`` adds to its score: an ``expect.check`` command's partial credit (its ``score``) when it
+    gave one, else 1.0 for a pass and 0.0 for a fail."""
+    return result.score if result.check == "check" and result.score is not None else float(result.passed)
 
 
 
@@ -146,6 +153,7 @@ def process_score(case: Case, checks: Sequence[CheckResult], steps: Sequence[Ste
       passed; an ``avoid`` result about a tool that was not offered is neither credit nor blame (no
       avoided tool offered: no component);
     - with ``minimal_calls``, efficiency (``efficiency``) over the calls that ran (``Step.ran``: executed or recovered);
+    - and each ``expect.check`` command with ``process: true``, one component of its own (``credit``).
     - a turn that never finished: its checks never ran, so its trace gives one component, 0.
 
     A trace that wants calls (runner.spec.expect.TraceExpect.wants_calls) where none was counted scores 0 on
@@ -169,6 +177,7 @@ def process_score(case: Case, checks: Sequence[CheckResult], steps: Sequence[Ste
             if c.category == PROCESS and c.check.startswith(prefix + "trace."):
                 kinds.setdefault(c.check[len(prefix + "trace."):], []).append(c)
         parts += _components(trace, kinds, sum(s.ran for s in scope_steps), len(scope_steps), offered)
+    parts += [credit(c) for c in checks if c.category == PROCESS and c.check == "check"]
     return sum(parts) / len(parts) if parts else None
 
 
@@ -217,7 +226,7 @@ def failure_cause(case: Case, record: RunRecord) -> FailureCause | None:
        ``exact``, ``must_include``, ``order`` or ``args`` given, or ``min_calls`` / ``min_attempts`` /
        ``minimal_calls`` >= 1);
        ToolEval's do-nothing signature.
-    Causes 4 to 9 are those the failed results point to (runner.checks.table ``causes``), the first
+    Causes 4 to 10 are those the failed results point to (runner.checks.table ``causes``), the first
     in this order:
 
     4. ``called_forbidden``: a failed ``trace.avoid`` check, or a call to a tool in ``deny``.
@@ -231,10 +240,11 @@ def failure_cause(case: Case, record: RunRecord) -> FailureCause | None:
        (a failed ``trace.calls`` whose expected tool never ran is ``wrong_tool``).
     8. ``excessive_calls``: a failed ``trace.max_calls`` check.
     9. ``over_budget``: the run used more tokens or USD than ``expect.max_tokens`` / ``max_cost``.
-    10. ``good_process_bad_outcome``: every process check passed, some outcome check failed, and some call
+    10. ``check_failed``: a failed ``expect.check`` command (an outcome or a process check).
+    11. ``good_process_bad_outcome``: every process check passed, some outcome check failed, and some call
         got an answer; when every call got an error result instead (``_unanswered``) the cause is ``wrong_args``:
         the right tools, called so that none answered, which the process checks did not see.
-    11. ``unknown``: none of the above (e.g. a failed check of a kind this list does not know).
+    12. ``unknown``: none of the above (e.g. a failed check of a kind this list does not know).
 
     Source: ToolEval's mutually exclusive, first-match taxonomy (run_error, no_tools,
     called_forbidden, wrong_tool, missing_output, wrong_args, excessive_calls,
