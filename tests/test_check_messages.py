@@ -50,6 +50,7 @@ CASES = """\
             max_calls: 3, min_calls: 1, min_attempts: 1, order: [write_file], args: {write_file: {path: out.txt}},
             calls: [{name: write_file, args: {path: out.txt}}]}
     judge: {rubric: The greeting was written., threshold: 0.7}
+    check: test -f out.txt
     max_tokens: 1000000
     max_cost: 1.0
   script:
@@ -71,6 +72,7 @@ CASES = """\
             min_calls: 3, min_attempts: 3, order: [write_file, bash], args: {bash: {command: ls}},
             calls: [{name: bash, args: {command: ls}}]}
     judge: {rubric: The greeting was written., threshold: 0.7}
+    check: test -f out.txt
     max_tokens: 1000
     max_cost: 0.01
   script:
@@ -102,6 +104,7 @@ PASSING = [
     ("trace.args", True, 'call #1 of write_file matches {"path": "out.txt"}'),
     ("trace.calls", True, "1 expected call(s) paired one to one: #1 write_file = call #1"),
     ("judge", True, "judge score 0.90 reached 0.70: The greeting is there."),
+    ("check", True, "check test -f out.txt: passed"),
     ("max_tokens", True, "used 300,000 tokens, within the budget of 1,000,000"),
     ("max_cost", True, "cost $0.0900, within the budget of $1.0000"),
 ]
@@ -130,6 +133,7 @@ FAILING = [
     ("trace.calls", False, ('expected call #1 bash {"command": "ls"} found no partner: '
                             'nearest call #1 {"command": "echo hi"} (command: expected "ls", got "echo hi")')),
     ("judge", False, "judge score 0.20 is below 0.70: The reply gave up."),
+    ("check", False, "check test -f out.txt: failed (exit 1)"),
     ("max_tokens", False, "used 450,000 tokens, over the budget of 1,000"),
     ("max_cost", False, "cost $0.1350, over the budget of $0.0100"),
 ]

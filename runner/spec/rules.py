@@ -7,7 +7,7 @@ pipes, sockets, devices); every regex the check table names compiles
 the tools and parameters a case names (runner.spec.tracerules); ``files`` paths stay
 inside the workspace; mocks have unique names, a valid ``parameters`` schema
 (checked once per distinct schema), and responses that give exactly one of
-``result``/``error``, at most one of them without ``when``; no ``verify`` command is blank;
+``result``/``error``, at most one of them without ``when``; no ``verify`` or ``check`` command is blank;
 MCP servers as runner.spec.mcpservers says; a case gives ``turns`` or a
 simulated ``user`` (runner.spec.conversation); an inline ``agent`` as runner.spec.agentspec
 says, and for a case with an ``agent`` no rule about tool names (the agent's tools are its own).
@@ -76,12 +76,22 @@ def _rules(checked: Checked, defaults: Spot | None, fixtures: Path) -> list[Case
 
 
 def _verify_errors(case: dict[str, Any], spot: Spot, defaults: Spot | None) -> list[CaseFileError]:
-    """Each ``expect.verify`` command holds more than blanks: an empty command exits 0 in every
-    shell, so the check would pass whatever the agent did."""
-    verify = case["expect"].get("verify") if isinstance(case.get("expect"), dict) else None
-    hint = "write a shell command that exits 0 only when the task is done, or remove verify"
-    return [written(path, spot, defaults).error("empty verify command: it passes whatever the agent did", path, hint=hint)
-            for path, command in strings_at(verify, ["expect", "verify"]) if not command.strip()]
+    """Each ``expect.verify`` and ``expect.check`` command holds more than blanks: an empty command exits 0 in
+    every shell, so the check would pass whatever the agent did."""
+    expect = case["expect"] if isinstance(case.get("expect"), dict) else {}
+    check = expect.get("check")
+    items = check if isinstance(check, list) else [check]
+    commands = strings_at(expect.get("verify"), ["expect", "verify"]) + strings_at(check, ["expect", "check"]) + [
+        (["expect", "check", *([i] if isinstance(check, list) else []), "run"], item["run"])
+        for i, item in enumerate(items) if isinstance(item, dict) and isinstance(item.get("run"), str)]
+    errors = []
+    for path, command in commands:
+        if not command.strip():
+            kind = path[1]
+            hint = f"write a shell command that exits 0 only when the task is done, or remove {kind}"
+            errors.append(written(path, spot, defaults).error(f"empty {kind} command: it passes whatever the agent did",
+                                                              path, hint=hint))
+    return errors
 
 
 def _file_path_errors(case: dict[str, Any], spot: Spot, defaults: Spot | None) -> list[CaseFileError]:
