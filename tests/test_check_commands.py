@@ -79,12 +79,14 @@ def test_a_python_and_a_shell_check_decide_pass_fail_and_a_partial_score(tmp_pat
 
 def test_exit_status_alone_decides_and_a_process_check_counts_in_the_process_score(tmp_path: Path) -> None:
     checks = [{"run": "test -f out.txt", "name": "made", "process": True}, {"run": "exit 3", "name": "three"},
-              {"run": 'echo \'{"pass": true, "message": "said yes"}\'; exit 2', "name": "liar"}]
+              {"run": 'echo \'{"pass": true, "message": "said yes"}\'; exit 2', "name": "liar"},
+              {"run": "python3 -c '1/0'", "name": "crash"}]
     code, _, (run,) = _run(tmp_path, [_case("exits", checks)])
     assert code == 1
     assert _checks(run) == [(True, "process", "check made: passed", None),
                             (False, "outcome", "check three: failed (exit 3)", None),
-                            (False, "outcome", "check liar: said yes (exit 2)", None)]
+                            (False, "outcome", "check liar: said yes (exit 2)", None),
+                            (False, "outcome", "check crash: failed (exit 1): ZeroDivisionError: division by zero", None)]
     assert (run["process"], run["outcome"], run["failure"]) == (1.0, 0.0, "check_failed")
 
 

@@ -12,7 +12,8 @@ after the agent finished, named by environment variables:
 Exit 0 passes. The last line of stdout, when it starts with ``{``, is the verdict:
 ``{"pass": bool, "score": 0..1, "message": "..."}``, every key optional (``pass`` defaults to exit 0; a non-zero
 exit fails whatever it says). ``score`` is partial credit: the result's share of the outcome (or, with
-``process: true``, the process) score instead of 1 or 0.
+``process: true``, the process) score instead of 1 or 0. A failed command that gave no message is told by the last
+line of its stderr (a crashed script's exception).
 """
 
 from __future__ import annotations
@@ -97,6 +98,9 @@ def _one(item: Mapping[str, Any], env: dict[str, str], folder: str, ctx: CheckCo
     text = verdict.get("message") or ("passed" if passed else "failed")
     if done.exit_code != 0:
         text += f" (exit {done.exit_code})"
+    last = [line for line in (done.stderr or "").splitlines() if line.strip()][-1:]
+    if not passed and "message" not in verdict and last:  # a crashed script's error says why
+        text += ": " + _bounded(last[0])
     score = verdict.get("score")
     if score is not None:
         text += f" (score {score:.2f})"
@@ -133,7 +137,12 @@ def verdict_of(stdout: str) -> dict[str, Any]:
     if score is not None:
         verdict["score"] = float(score)
     if message:
-        words = " ".join(message.split())
-        verdict["message"] = words if len(words) <= MESSAGE_LIMIT else words[:MESSAGE_LIMIT] + "..."
+        verdict["message"] = _bounded(message)
     return verdict
+
+
+def _bounded(text: str) -> str:
+    """``text`` on one line, its white space collapsed, cut to MESSAGE_LIMIT characters."""
+    words = " ".join(text.split())
+    return words if len(words) <= MESSAGE_LIMIT else words[:MESSAGE_LIMIT] + "..."
 
