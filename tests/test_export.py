@@ -96,6 +96,8 @@ def test_status_case_and_provider_filters_choose_the_runs_and_o_writes_a_file(tm
     assert code == 4 and "invalid choice: 'passed'" in err
     code, _, err = cli_output(["export", str(tmp_path / "nowhere")])
     assert code == 4 and "Traceback" not in err
+    code, _, err = cli_output(["export", str(folder), "-o", str(tmp_path)])
+    assert (code, err) == (4, f"error: -o {tmp_path} is a folder (give a file path, e.g. {tmp_path / 'runs.jsonl'})\n")
 
 
 def test_a_cut_text_is_listed_on_the_line_and_no_cut_leaves_the_run_out(tmp_path: Path) -> None:

@@ -16,6 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from runner.providers import echo
 from runner.providers.history import provider_message
 from runner.providers.litellm import LiteLLMProvider, ModelSettings
 from runner.providers.parse import parse_tool_calls
@@ -159,6 +160,8 @@ def test_arguments_go_back_as_sent_when_they_are_an_object_else_as_an_empty_one(
     assert isinstance(json.loads(arguments), dict)  # the next request can always be converted
     if call.arguments is None:
         assert arguments == "{}"
+    elif call.repaired is not None:  # "null", a JSON string holding an object: the object they were taken for
+        assert arguments == json.dumps(call.arguments)
     elif sent.strip():
         assert arguments == sent  # byte for byte
     else:
@@ -249,3 +252,22 @@ def test_a_streamed_ollama_reasoning_reply_goes_back_in_ollamas_shape(tmp_path: 
                            "tool_calls": [{"function": {"name": "write_file", "arguments": HI}}]}
     assert not any("images" in m for m in messages)
     assert run["model_requests"][0]["reasoning"] == "I should write the file."
+
+
+def test_ollamas_messages_kept_are_bounded_and_a_body_of_another_shape_is_left_alone(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(echo, "KEPT", 2)
+    kept = echo.OllamaEcho()
+    entries = [{"role": "assistant", "content": f"reply {n}"} for n in range(3)]
+    for n, entry in enumerate(entries):
+        kept.keep(entry, {"message": {"role": "assistant", "content": f"reply {n}", "thinking": f"t{n}"}})
+    body = {"messages": [{"role": "user", "content": "hi", "images": []},
+                         *({"role": "assistant", "content": e["content"], "images": []} for e in entries)]}
+    kept.rewrite(body, [{"role": "user", "content": "hi"}, *entries])
+    assert body["messages"] == [{"role": "user", "content": "hi"},
+                                {"role": "assistant", "content": "reply 0"},  # pushed out: rebuilt
+                                {"role": "assistant", "content": "reply 1", "thinking": "t1"},
+                                {"role": "assistant", "content": "reply 2", "thinking": "t2"}]
+    other = {"messages": [{"role": "assistant", "content": "x", "images": []}]}
+    kept.rewrite(other, entries)  # not one wire message per history message: not litellm's Ollama body
+    assert other == {"messages": [{"role": "assistant", "content": "x", "images": []}]}
