@@ -15,7 +15,19 @@ from referencing import Registry, Resource
 
 from runner.run.transcript import TEXT_LIMIT
 from tests.fake_servers import OpenAIServer, openai_reply
+from tests.fake_wire import (
+    ANTHROPIC_MODEL,
+    GEMINI_MODEL,
+    AnthropicServer,
+    GeminiServer,
+    anthropic_reply,
+    gemini_reply,
+    text,
+    thinking,
+    tool_use,
+)
 from tests.helpers import ROOT, cli_output, run_cli
+from tests.wire_runs import run_case
 
 SCRIPTED = """\
 - id: greet
@@ -173,3 +185,34 @@ def test_an_external_agents_anthropic_messages_export_in_openai_chat_format(tmp_
         "name": "read_file", "description": "Read a text file.",
         "parameters": {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}}}
     assert (line["agent"], line["status"]) == ("msg", "pass")
+
+
+@pytest.mark.usefixtures("litellm_loaded")
+@pytest.mark.parametrize("kind", ["anthropic", "gemini"])
+def test_runs_of_other_providers_export_the_openai_chat_form_they_were_recorded_in(tmp_path: Path, kind: str) -> None:
+    """litellm takes the OpenAI chat form for every provider and the record keeps what it was given: the
+    assistant's calls as ``tool_calls``, its results as ``tool`` messages, the provider's own fields beside."""
+    hi = {"path": "out.txt", "content": "hi"}
+    if kind == "anthropic":
+        server, model = AnthropicServer(), f"anthropic/{ANTHROPIC_MODEL}"
+        server.push(anthropic_reply([thinking("Write it.", "SIG=="), tool_use("toolu_1", "write_file", hi)]),
+                    anthropic_reply([text("Done.")]))
+    else:
+        server, model = GeminiServer(), f"gemini/{GEMINI_MODEL}"
+        server.push(gemini_reply([{"functionCall": {"name": "write_file", "args": hi}}]), gemini_reply([{"text": "Done."}]))
+    with server:
+        code, err, _ = run_case(tmp_path, server, model)
+    assert code == 0, err
+    code, out, err = cli_output(["export", str(next((tmp_path / "try0" / "results").iterdir()))])
+    assert code == 0, err
+    (line,) = _lines(out)
+    system, user, assistant, result, final = line["messages"]
+    assert [m["role"] for m in (system, user, assistant, result, final)] == ["system", "user", "assistant", "tool",
+                                                                            "assistant"]
+    (call,) = assistant["tool_calls"]
+    assert (call["type"], call["function"]["name"], json.loads(call["function"]["arguments"])) == ("function",
+                                                                                                  "write_file", hi)
+    assert result["tool_call_id"] == call["id"] and final == {"role": "assistant", "content": "Done."}
+    if kind == "anthropic":
+        assert call["id"] == "toolu_1"
+        assert assistant["thinking_blocks"] == [thinking("Write it.", "SIG==")]
