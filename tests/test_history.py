@@ -10,16 +10,18 @@ from __future__ import annotations
 import copy
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from runner.providers import echo
 from runner.providers.history import provider_message
 from runner.providers.litellm import LiteLLMProvider, ModelSettings
 from runner.providers.parse import parse_tool_calls
 from runner.providers.retry import RetryPolicy
-from tests.fake_servers import OpenAIServer, openai_reply
+from tests.fake_servers import OllamaServer, OpenAIServer, ollama_reply, openai_reply
 from tests.fake_wire import (
     ANTHROPIC_MODEL,
     GEMINI_MODEL,
@@ -28,6 +30,8 @@ from tests.fake_wire import (
     anthropic_reply,
     anthropic_stream,
     gemini_reply,
+    ndjson,
+    ollama_stream,
     sse,
     text,
     thinking,
@@ -156,6 +160,8 @@ def test_arguments_go_back_as_sent_when_they_are_an_object_else_as_an_empty_one(
     assert isinstance(json.loads(arguments), dict)  # the next request can always be converted
     if call.arguments is None:
         assert arguments == "{}"
+    elif call.repaired is not None:  # "null", a JSON string holding an object: the object they were taken for
+        assert arguments == json.dumps(call.arguments)
     elif sent.strip():
         assert arguments == sent  # byte for byte
     else:
@@ -194,3 +200,74 @@ def test_an_openrouter_reasoning_reply_goes_back_as_the_server_sent_it(tmp_path:
     echoed = server.chats[1].body["messages"][2]
     assert echoed == {key: value for key, value in message.items() if value is not None}
     assert run["model_requests"][0]["reasoning"] == "I will write."
+
+
+def _ollama_thinking_call() -> dict[str, Any]:
+    """An Ollama reasoning reply's message, as a recent Ollama sends it: ``thinking``, an empty ``content``,
+    a call with Ollama's own id and ``index``, its arguments an object."""
+    return {"role": "assistant", "content": "", "thinking": "I should write the file.",
+            "tool_calls": [{"id": "call_x1", "function": {"index": 0, "name": "write_file", "arguments": HI}}]}
+
+
+def test_an_ollama_reasoning_reply_goes_back_as_ollama_sent_it(tmp_path: Path) -> None:
+    """litellm builds Ollama's messages afresh (``images: []`` on each, an id of its own on each call, Ollama's
+    ``index`` and id lost); tooltrial edits the body before it goes, so the echo is Ollama's message."""
+    sent = _ollama_thinking_call()
+    first = ollama_reply()
+    first.body["message"] = sent
+    with OllamaServer() as server:
+        server.push(first, ollama_reply("Done."))
+        code, err, (run,) = run_case(tmp_path, server, "ollama/qwen3")
+    assert code == 0, err
+    messages = server.chats[1].body["messages"]
+    assert json.dumps(messages[2]) == json.dumps(sent)  # byte for byte, key order too
+    assert [m["role"] for m in messages] == ["system", "user", "assistant", "tool"]
+    assert not any("images" in m for m in messages)
+    assert messages[3] == {"role": "tool", "content": "wrote 2 bytes to out.txt",
+                           "tool_call_id": run["steps"][0]["call_id"]}
+    # the record keeps the OpenAI chat shape litellm takes, the reasoning beside it
+    assert run["messages"][2] == {"role": "assistant", "reasoning_content": "I should write the file.", "tool_calls": [
+        {"function": {"arguments": json.dumps(HI), "name": "write_file"}, "id": run["steps"][0]["call_id"],
+         "type": "function"}]}
+    assert run["model_requests"][0]["reasoning"] == "I should write the file."
+    assert (run["status"], run["final_reply"]) == ("pass", "Done.")
+
+
+def test_a_streamed_ollama_reasoning_reply_goes_back_in_ollamas_shape(tmp_path: Path) -> None:
+    """A stream keeps no body: the echo is rebuilt in Ollama's shape from the history (content, thinking,
+    each call's name and arguments as an object), never litellm's ``images`` or made-up ids."""
+    head = {"model": "fake", "created_at": "2024-01-01T00:00:00Z", "done": False}
+    first = ndjson([{**head, "message": {"role": "assistant", "content": "", "thinking": "I should "}},
+                    {**head, "message": {"role": "assistant", "content": "", "thinking": "write the file."}},
+                    {**head, "message": {"role": "assistant", "content": "", "tool_calls": [
+                        {"function": {"name": "write_file", "arguments": HI}}]}},
+                    {**head, "message": {"role": "assistant", "content": ""}, "done": True, "done_reason": "stop",
+                     "prompt_eval_count": 10, "eval_count": 5}])
+    with OllamaServer() as server:
+        server.push(first, ollama_stream(ollama_reply("Done.")))
+        code, err, (run,) = run_case(tmp_path, server, "ollama/qwen3", stream="stream: true")
+    assert code == 0, err
+    messages = server.chats[1].body["messages"]
+    assert messages[2] == {"role": "assistant", "content": "", "thinking": "I should write the file.",
+                           "tool_calls": [{"function": {"name": "write_file", "arguments": HI}}]}
+    assert not any("images" in m for m in messages)
+    assert run["model_requests"][0]["reasoning"] == "I should write the file."
+
+
+def test_ollamas_messages_kept_are_bounded_and_a_body_of_another_shape_is_left_alone(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(echo, "KEPT", 2)
+    kept = echo.OllamaEcho()
+    entries = [{"role": "assistant", "content": f"reply {n}"} for n in range(3)]
+    for n, entry in enumerate(entries):
+        kept.keep(entry, {"message": {"role": "assistant", "content": f"reply {n}", "thinking": f"t{n}"}})
+    body = {"messages": [{"role": "user", "content": "hi", "images": []},
+                         *({"role": "assistant", "content": e["content"], "images": []} for e in entries)]}
+    kept.rewrite(body, [{"role": "user", "content": "hi"}, *entries])
+    assert body["messages"] == [{"role": "user", "content": "hi"},
+                                {"role": "assistant", "content": "reply 0"},  # pushed out: rebuilt
+                                {"role": "assistant", "content": "reply 1", "thinking": "t1"},
+                                {"role": "assistant", "content": "reply 2", "thinking": "t2"}]
+    other = {"messages": [{"role": "assistant", "content": "x", "images": []}]}
+    kept.rewrite(other, entries)  # not one wire message per history message: not litellm's Ollama body
+    assert other == {"messages": [{"role": "assistant", "content": "x", "images": []}]}

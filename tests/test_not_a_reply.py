@@ -17,9 +17,13 @@ from runner.providers.page import title_of
 from tests.fake_servers import FakeServer, OllamaServer, OpenAIServer, Reply, ollama_reply, openai_reply
 from tests.fake_wire import (
     ANTHROPIC_MODEL,
+    GEMINI_MODEL,
     AnthropicServer,
+    GeminiServer,
     anthropic_reply,
     anthropic_stream,
+    gemini_reply,
+    gemini_stream,
     ollama_stream,
     openai_stream,
     text,
@@ -49,6 +53,9 @@ KINDS: dict[str, Kind] = {
     "anthropic": (AnthropicServer, f"anthropic/{ANTHROPIC_MODEL}",
                   lambda: anthropic_reply([tool_use("toolu_1", "write_file", HI)]),
                   lambda: anthropic_reply([text("Wrote it.")]), anthropic_stream),
+    "gemini": (GeminiServer, f"gemini/{GEMINI_MODEL}",
+               lambda: gemini_reply([{"functionCall": {"name": "write_file", "args": HI}}]),
+               lambda: gemini_reply([{"text": "Wrote it."}]), gemini_stream),
     "ollama": (OllamaServer, "ollama_chat/fake", lambda: ollama_reply(tool_calls=[("write_file", HI)]),
                lambda: ollama_reply("Wrote it."), ollama_stream),
 }

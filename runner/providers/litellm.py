@@ -25,6 +25,7 @@ from urllib.parse import urlparse
 
 from runner.kinds import ErrorKind
 from runner.providers.base import Completion, ProviderError, Usage
+from runner.providers.echo import OllamaEcho
 from runner.providers.history import provider_message, reasoning_text
 from runner.providers.litellm_load import load_litellm, unlogged
 from runner.providers.parse import as_dict, parse_completion
@@ -125,6 +126,7 @@ class LiteLLMProvider:
         self.limiter = limiter
         self.name = name or settings.model
         self._litellm = load_litellm(verbose)
+        self._echo = OllamaEcho() if route(settings.model).startswith("ollama_chat/") else None
 
     def complete(
         self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], deadline: float | None = None
@@ -166,6 +168,8 @@ class LiteLLMProvider:
                            attempts=tuple(retry.attempts))
         message = body["choices"][0]["message"]  # parse_completion made sure there is one
         history = provider_message(message, parsed.tool_calls, _sent_message(raw))
+        if self._echo is not None:
+            self._echo.keep(history, raw)
         return replace(parsed, message=history, reasoning=reasoning_text(message),
                        ttft=streamed.ttft if streamed else None, streamed=streamed is not None,
                        attempts=tuple(retry.attempts))
@@ -192,6 +196,8 @@ class LiteLLMProvider:
         bodies: list[Any] = []
 
         def capture(details: dict[str, Any]) -> None:  # litellm's per-request logger hook
+            if details.get("log_event_type") == "pre_api_call" and self._echo is not None:  # the body, before it goes
+                self._echo.rewrite((details.get("additional_args") or {}).get("complete_input_dict"), messages)
             if details.get("log_event_type") == "post_api_call":
                 bodies.append(details.get("original_response"))
 

@@ -4,7 +4,7 @@ sends with a success status (``200 text/html <html><title>502 Bad Gateway</title
 The OpenAI client reads such a stream as one with no event (an empty reply) and such a body as
 text litellm cannot use (an error without the status or the content type). So a page is recognised
 from the HTTP response itself: a stream's before its first chunk is read (the ``response`` of the
-wrapper's ``completion_stream``), a body's from the failed request's traceback, the only place litellm
+wrapper's ``completion_stream``, or, where litellm opens the stream on the first read, as it opens), a body's from the failed request's traceback, the only place litellm
 keeps it. It becomes ``NotAReply``, an ``openai.APIError`` that runner.providers.errors classifies as
 ``malformed_response`` with the page's own status and that runner.providers.retry retries.
 
@@ -69,9 +69,23 @@ def check_stream(wrapper: Any) -> None:
     read) is a page: at most READ_LIMIT bytes of it are read for its title and the response is closed.
 
     The response is the ``httpx.Response`` the wrapper's ``completion_stream`` holds (the OpenAI client's
-    ``Stream.response``, litellm's Anthropic and Ollama iterators'); a stream that holds none yet (litellm's
-    Gemini route opens it on the first read) passes."""
+    ``Stream.response``, litellm's Anthropic, Ollama and Gemini iterators'). litellm's Gemini route opens
+    its stream on the first read (the wrapper's ``make_call``): there the same check is made as it opens,
+    and the NotAReply raised inside litellm's read is found again by ``page_under``."""
     stream = getattr(wrapper, "completion_stream", None)
+    make_call = getattr(wrapper, "make_call", None)
+    if stream is None and callable(make_call):
+        def opened(*args: Any, **kwargs: Any) -> Any:
+            _refuse_page(made := make_call(*args, **kwargs))
+            return made
+
+        wrapper.make_call = opened
+    else:
+        _refuse_page(stream)
+
+
+def _refuse_page(stream: Any) -> None:
+    """Raise NotAReply when ``stream`` (a stream object of the OpenAI client or litellm) holds a page."""
     held = vars(stream).values() if hasattr(stream, "__dict__") else ()
     response = next((value for value in held if is_page(value)), None)
     if response is None:
@@ -88,10 +102,14 @@ def check_stream(wrapper: Any) -> None:
 
 
 def page_under(error: BaseException) -> NotAReply | None:
-    """The NotAReply for ``error``, what litellm raised for a body it could not read, when the response
-    it read is a page; else None. The response is found among the local values of the frames the error
-    and its causes passed through (an ``httpx.Response``, or the OpenAI client's response wrapper holding
-    one as ``http_response``)."""
+    """The NotAReply for ``error``, what litellm raised: one among its causes (raised by ``check_stream``
+    inside litellm's first read of a stream, which litellm wrapped), else, for a body it could not read,
+    one made when the response it read is a page; else None. The response is found among the local values
+    of the frames the error and its causes passed through (an ``httpx.Response``, or the OpenAI client's
+    response wrapper holding one as ``http_response``)."""
+    raised = next((one for one in causes(error) if isinstance(one, NotAReply)), None)
+    if raised is not None:
+        return raised
     for response in _responses(error):
         if is_page(response):
             return NotAReply(response, response_text(response))
