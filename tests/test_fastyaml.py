@@ -29,7 +29,7 @@ def _slow(text: str) -> Any:
 @pytest.mark.parametrize(
     "text",
     ["a: 1\na: 2", "- &x 1\n- *x", "a: !!str 3", "%YAML 1.1\n---\na: 1", "a: 1\n---\nb: 2", "? [a]\n: 1",
-     "1: one", "a: 0x1F", "a: 1e3", "a: .inf", "a: 1_000", "a: 010", "a: 2024-01-01", "<<: {a: 1}", "a: [1,",
+     "1: one", "a: 0x1F", "a: 1.e5", "a: .inf", "a: 1_000", "a: 010", "a: 2024-01-01", "<<: {a: 1}", "a: [1,",
      "a:\tb", "a: ="],
 )  # fmt: skip
 def test_gives_up_on_what_only_the_round_trip_parser_reads_exactly(text: str) -> None:
@@ -45,6 +45,13 @@ def test_reads_plain_data_with_yaml_1_2_types_and_mapping_lines() -> None:
         {"id": "b"},
     ]
     assert [doc.lines[id(case)] for case in doc.data] == [1, 4]
+
+
+@pytest.mark.parametrize("scalar", ["1e3", "1E+3", "-2.5e10", "1.0e-09", "8.854e-12", "0e0", "+1.5E-2"])
+def test_a_fraction_with_an_exponent_is_read_on_the_fast_path_as_ruamel_reads_it(scalar: str) -> None:
+    doc = fast_load(f"k: {scalar}")
+    assert doc is not None
+    assert doc.data == _slow(f"k: {scalar}") == {"k": float(scalar)}
 
 
 @settings(max_examples=150, deadline=None)

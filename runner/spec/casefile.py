@@ -18,6 +18,7 @@ from runner.resources import bundled
 from runner.spec.case import Case, build_case
 from runner.spec.fastyaml import fast_load
 from runner.spec.foreign import replio
+from runner.spec.narrow import narrowed
 from runner.spec.positions import Spot, kind_of, position
 from runner.spec.rules import Checked, extra_rule_errors
 from runner.spec.schema import compiled, merged_errors, partial_errors, surely_valid
@@ -49,8 +50,9 @@ def read_file(path: Path, fixtures_dir: Path | None) -> tuple[list[Case], list[C
     """The cases of one file (a case file or a replio fixture) and its errors and warnings
     (CaseFileWarning), in file order; no cases unless it has no error, warnings or not.
 
-    A case file is read on the fast path (runner.spec.fastyaml) first; when that gives up or the
-    file has any error or warning, it is read again with positions, which every message needs.
+    A case file is read on the fast path (runner.spec.fastyaml) first; when that gives up, the
+    file is read again with positions, which every message needs; when the file has an error or
+    warning, just the cases it lies in are (runner.spec.narrow), or the whole file when it lies in none.
     """
     file = str(path)
     try:
@@ -61,10 +63,23 @@ def read_file(path: Path, fixtures_dir: Path | None) -> tuple[list[Case], list[C
     fast = fast_load(text) if ID_PATTERN.fullmatch(path.stem) else None
     if fast is not None and not replio.is_fixture(fast.data):
         checked, problems = check_file(Spot(file, fast.data, empty="(file)"), fast.data, fixtures)
-        if not problems:
-            resolved = fixtures.resolve()
-            lines = fast.lines
-            return [build_case(path, path.stem, lines[id(spot.node)], merged, resolved) for spot, merged in checked], []
+        errors: list[CaseFileError] = []
+        if problems:  # read again with positions: the problems' cases alone when they are the problems' only place
+            narrow = narrowed(text, fast, problems, lambda data: check_file(Spot(file, data, empty="(file)"), data, fixtures)[1])
+            if narrow is None:
+                return _read_positioned(path, text, fixtures)
+            errors = _read_positioned(path, narrow, fixtures)[1]
+            if any(not isinstance(e, CaseFileWarning) for e in errors):
+                return [], errors
+        resolved = fixtures.resolve()
+        lines = fast.lines
+        return [build_case(path, path.stem, lines[id(spot.node)], merged, resolved) for spot, merged in checked], errors
+    return _read_positioned(path, text, fixtures)
+
+
+def _read_positioned(path: Path, text: str, fixtures: Path) -> tuple[list[Case], list[CaseFileError]]:
+    """``read_file`` of ``text`` by the round-trip parser, which keeps every position."""
+    file = str(path)
     try:
         root = parse(text, file)
         data = to_plain(root, file)
@@ -135,7 +150,7 @@ def check_file(spot: Spot, data: Any, fixtures: Path) -> tuple[Checked, list[Cas
             errors.append(parts.spot.error("'id' cannot have a default", at=["id"], key=True, hint=hint))
     checked: Checked = []
     for case_spot, case in parts.cases:
-        merged = merge_defaults(copy.deepcopy(case), parts.defaults) if parts.defaults else dict(case)
+        merged = _merged(case, parts.defaults)
         # Without defaults the merged case is the case, and valid in full means valid in part too.
         if not (surely_valid(full, merged) and (not parts.defaults or surely_valid(partial, case))):
             errors += partial_errors(case, case_spot) + merged_errors(merged, case_spot, parts.spot)
@@ -210,6 +225,18 @@ CaseMapping = TypeVar("CaseMapping", bound=MutableMapping[str, Any])
 
 def _append(mapping: MutableMapping[str, Any], key: str, value: Any) -> None:
     mapping[key] = value
+
+
+def _merged(case: Mapping[str, Any], defaults: Mapping[str, Any]) -> dict[str, Any]:
+    """``merge_defaults`` of a copy of ``case``, copying only the mappings the merge writes into (a deep
+    copy of each case, its mocks' schemas and all, was most of the time a large file took to check)."""
+    merged = dict(case)
+    for key, value in defaults.items():
+        if key not in merged:
+            merged[key] = copy.deepcopy(value)
+        elif isinstance(value, Mapping) and isinstance(merged[key], Mapping):
+            merged[key] = _merged(merged[key], value)
+    return merged
 
 
 def merge_defaults(case: CaseMapping, defaults: Mapping[str, Any], add: Add = _append) -> CaseMapping:

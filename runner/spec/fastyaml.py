@@ -9,7 +9,7 @@ indicators on it (ruamel refuses some of those that libyaml takes), a
 document that is a scalar, a ``%YAML`` directive, several documents, an
 explicit tag, an anchor or alias, a key that is not text or is repeated, and any plain scalar
 that YAML 1.2 makes something other than text, ``true``/``false``, null, a
-decimal integer or a plain decimal fraction (``0x1F``, ``1e3``, ``.inf``,
+decimal integer or a plain decimal fraction, with or without an exponent (``0x1F``, ``.inf``, ``1_000``,
 ``2024-01-01``, ``<<``...), or that is an integer of more digits than Python
 converts or a fraction beyond a float's range (ruamel's path refuses those).
 """
@@ -30,7 +30,7 @@ from ruamel.yaml.resolver import implicit_resolvers
 _BOOLS = {"true": True, "True": True, "TRUE": True, "false": False, "False": False, "FALSE": False}
 _NULLS = frozenset(("", "~", "null", "Null", "NULL"))
 _INT = re.compile(r"[-+]?(?:0|[1-9][0-9]*)")
-_FLOAT = re.compile(r"[-+]?(?:0|[1-9][0-9]*)\.[0-9]+")
+_FLOAT = re.compile(r"[-+]?(?:0|[1-9][0-9]*)(?:\.[0-9]+(?:[eE][-+]?[0-9]+)?|[eE][-+]?[0-9]+)")
 _BLOCK_HEADER = re.compile(r"[|>][-+1-9]*[ ]*(?:\n|$)")
 _SCALAR, _SEQUENCE, _SEQUENCE_END = yaml.ScalarEvent, yaml.SequenceStartEvent, yaml.SequenceEndEvent
 _MAPPING, _MAPPING_END = yaml.MappingStartEvent, yaml.MappingEndEvent

@@ -96,7 +96,8 @@ def _dumper() -> type[yaml.CSafeDumper]:
     from ruamel.yaml.resolver import implicit_resolvers
 
     class Dumper(yaml.CSafeDumper):
-        pass
+        def ignore_aliases(self, data: Any) -> bool:
+            return True  # a value two entries share is written twice: anchors send the file off the fast path
 
     for versions, tag, regexp, first in implicit_resolvers:
         if (1, 2) in versions:
