@@ -60,7 +60,7 @@ ASSUMPTIONS = """
 assumptions:
   - the test is McNemar's on runs paired by case and run index; the runs needed are Connor's normal
     approximation (1987), and the exact test tooltrial reports is a little more cautious: at the planned
-    runs it finds a real difference about 0.77 of the time where 0.80 is asked
+    runs it finds a real difference 0.76 to 0.77 of the time where 0.80 is asked
   - the share of pairs whose arms disagree is as in the pilot (or --discordance), and at least the
     difference, since a difference needs at least that share of pairs to disagree
   - every pair is independent: where one case's runs tend to agree with each other, more cases help
