@@ -11,7 +11,7 @@ from pathlib import Path
 from jsonschema import Draft202012Validator
 
 from runner.output.store import ResultsWriter
-from runner.scoring.difference import newcombe_paired, paired_bootstrap
+from runner.scoring.difference import mean_difference, newcombe_paired
 from runner.scoring.power import detectable_difference, pairs_needed
 from runner.scoring.stats import mcnemar_exact, wilson
 from tests.helpers import GOOD, ROOT, run_cli
@@ -38,16 +38,19 @@ def test_newcombe_by_hand_on_a_two_pair_table() -> None:
     assert found.text("x", "y") == "y - x = +0.50 (-0.27 to +0.91)"
 
 
-def test_the_paired_bootstrap_is_seeded_and_near_the_normal_interval() -> None:
+def test_the_mean_difference_is_seeded_and_near_the_normal_interval() -> None:
     differences = [0.0, 1.0] * 100  # mean 0.5, standard error 0.5 / sqrt(200) = 0.0354
-    found = paired_bootstrap(differences)
-    assert found == paired_bootstrap(differences)
+    found = mean_difference(differences)
+    assert found == mean_difference(differences)
     assert found is not None and found.estimate == 0.5 and found.pairs == 200 and found.method == "bootstrap"
     assert abs(found.low - (0.5 - 1.96 * 0.5 / math.sqrt(200))) < 0.01
     assert abs(found.high - (0.5 + 1.96 * 0.5 / math.sqrt(200))) < 0.01
-    same = paired_bootstrap([0.25] * 7)
+    same = mean_difference([0.25] * 7)
     assert same is not None and (same.low, same.estimate, same.high) == (0.25, 0.25, 0.25)
-    assert paired_bootstrap([]) is None
+    assert mean_difference([]) is None
+    many = mean_difference([0.0, 1.0] * 300)  # 600 pairs: 0.5 +- 1.95996 * 0.50042 / sqrt(600), at once
+    assert many is not None and many.method == "normal"
+    assert (round(many.low, 4), round(many.high, 4)) == (0.46, 0.54)
 
 
 def test_runs_needed_and_the_smallest_detectable_difference_by_hand() -> None:

@@ -8,7 +8,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from runner.run.record import PASS
-from runner.scoring.difference import Difference, newcombe_paired, paired_bootstrap
+from runner.scoring.difference import Difference, mean_difference, newcombe_paired
 from runner.scoring.gates import is_infrastructure_error
 from runner.scoring.power import detectable_difference
 from runner.scoring.stats import mcnemar_exact
@@ -57,7 +57,7 @@ class Paired:
     whose inputs differ between the two arms' runs (runner.scoring.inputs), left out and counted in ``pairs``
     of neither. ``means`` holds B's mean outcome and process score minus A's (``{"outcome": Difference,
     "process": Difference}``) over the pairs where both runs have that score, with a paired bootstrap interval
-    (runner.scoring.difference); a score no pair has is absent.
+    (the normal interval above 500 pairs; runner.scoring.difference); a score no pair has is absent.
     """
 
     a: str
@@ -108,7 +108,8 @@ class Paired:
         else:
             can = "no pair disagreed: the power cannot be estimated"
         lines = [f"pass rate: {self.difference.text(self.a, self.b)}, exact McNemar p = {self.p_value:.3g}; {can}"]
-        return lines + [f"{name} mean: {d.text(self.a, self.b)}, paired bootstrap" for name, d in self.means.items()]
+        return lines + [f"{name} mean: {d.text(self.a, self.b)}, {'paired bootstrap' if d.method == 'bootstrap' else 'normal'}"
+                        for name, d in self.means.items()]
 
     @property
     def title(self) -> str:
@@ -198,7 +199,7 @@ def _means(keys: Sequence[tuple[str, int]], a_scores: Scores, b_scores: Scores) 
     found = {}
     for name in ("outcome", "process"):
         pairs = [(a_scores[k].get(name), b_scores[k].get(name)) for k in keys if k in a_scores and k in b_scores]
-        difference = paired_bootstrap([b - a for a, b in pairs if a is not None and b is not None])
+        difference = mean_difference([b - a for a, b in pairs if a is not None and b is not None])
         if difference is not None:
             found[name] = difference
     return found

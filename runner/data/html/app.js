@@ -207,7 +207,7 @@
     if (!p.difference) return null;
     var signed = function (v) { return (v >= 0 ? "+" : "") + v.toFixed(2); };
     var rows = [["pass rate", p.difference, "Newcombe (paired proportions)"]];
-    ["outcome", "process"].forEach(function (k) { if (p.means && p.means[k]) rows.push([k + " mean", p.means[k], "paired bootstrap"]); });
+    ["outcome", "process"].forEach(function (k) { if (p.means && p.means[k]) rows.push([k + " mean", p.means[k], p.means[k].method === "normal" ? "normal" : "paired bootstrap"]); });
     return el("div", null, table(["figure", "B \u2212 A", "95% interval", "pairs", "interval by"],
       rows.map(function (r) { return [r[0], signed(r[1].estimate), signed(r[1].low) + " to " + signed(r[1].high), r[1].pairs, r[2]]; }), "differences"),
       el("p", {class: "note"}, p.detectable == null ? "No difference is detectable with these pairs (none disagreed, or too few)."
