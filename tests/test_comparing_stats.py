@@ -12,7 +12,7 @@ from jsonschema import Draft202012Validator
 
 from runner.output.store import ResultsWriter
 from runner.scoring.difference import mean_difference, newcombe_paired
-from runner.scoring.power import detectable_difference, pairs_needed
+from runner.scoring.power import connor_pairs, detectable_difference, exact_power, pairs_needed
 from runner.scoring.stats import mcnemar_exact, wilson
 from tests.helpers import GOOD, ROOT, run_cli
 from tests.records import runs
@@ -55,10 +55,27 @@ def test_the_mean_difference_is_seeded_and_near_the_normal_interval() -> None:
 
 def test_runs_needed_and_the_smallest_detectable_difference_by_hand() -> None:
     # Connor 1987: (1.95996 sqrt(0.4) + 0.84162 sqrt(0.4 - 0.01))^2 / 0.01 = 1.76525^2 / 0.01 = 311.6
-    assert pairs_needed(0.1, 0.4) == 312
+    assert connor_pairs(0.1, 0.4) == 312
     assert abs(detectable_difference(312, 0.4) - 0.1) < 0.0005  # type: ignore[operator]
     assert detectable_difference(312, 0.0) is None  # no pair disagreed: nothing to go on
     assert detectable_difference(5, 0.4) is None  # too few pairs for any difference up to 0.4
+    # the exact test is more cautious: at Connor's 312 pairs it falls short, and 329 are needed
+    assert exact_power(312, 0.1, 0.4) < 0.8 <= exact_power(329, 0.1, 0.4)
+    assert pairs_needed(0.1, 0.4) == 329
+
+
+def test_the_exact_power_is_the_sum_over_every_table() -> None:
+    # 20 pairs: each (fail->pass a, pass->fail b, agreeing c) table's multinomial chance, where the test rejects
+    n, up, down = 20, 0.3, 0.0
+    found = sum(math.factorial(n) / (math.factorial(a) * math.factorial(b) * math.factorial(n - a - b))
+                * up ** a * down ** b * (1 - up - down) ** (n - a - b)
+                for a in range(n + 1) for b in range(n + 1 - a) if mcnemar_exact(b, a) < 0.05)
+    assert abs(exact_power(20, 0.3, 0.3) - found) < 1e-12
+    n, up, down = 30, 0.3, 0.1
+    found = sum(math.factorial(n) / (math.factorial(a) * math.factorial(b) * math.factorial(n - a - b))
+                * up ** a * down ** b * (1 - up - down) ** (n - a - b)
+                for a in range(n + 1) for b in range(n + 1 - a) if mcnemar_exact(b, a) < 0.05)
+    assert abs(exact_power(30, 0.2, 0.4) - found) < 1e-12
 
 
 def test_the_planned_runs_reach_the_power_in_2000_simulated_suites() -> None:
@@ -69,9 +86,9 @@ def test_the_planned_runs_reach_the_power_in_2000_simulated_suites() -> None:
         found = 0
         for _ in range(2000):
             draws = [rng.random() for _ in range(n)]
-            found += mcnemar_exact(sum(d >= up and d < up + down for d in draws), sum(d < up for d in draws)) < 0.05
-        # the exact test is a little more cautious than Connor's normal approximation: about 0.77 at 0.80
-        assert abs(found / 2000 - 0.8) < 0.05, (discordance, difference, n, found)
+            found += mcnemar_exact(sum(up <= d < up + down for d in draws), sum(d < up for d in draws)) < 0.05
+        # 2,000 suites: a standard error of 0.009 about the true power
+        assert abs(found / 2000 - 0.8) < 0.03, (discordance, difference, n, found)
 
 
 def _pilot(tmp_path: Path) -> Path:
@@ -107,12 +124,12 @@ def test_plan_prints_the_runs_and_cases_a_difference_needs(tmp_path: Path) -> No
         "plan: a difference of 0.1 in pass rate, two-sided alpha 0.05, power 0.8, 10 runs a case (the pilot: 10 runs a case)",
         "",
         "scripted · terse vs scripted · default: 20 pairs in the pilot, 40% of them disagreed",
-        "  needs 312 paired runs: 32 cases at 10 runs a case",  # Connor: 311.6 pairs, as by hand above
+        "  needs 329 paired runs: 33 cases at 10 runs a case (Connor's approximation: 312)",  # as by hand above
         "",
     ]
-    assert "assumptions:" in done.stdout and "Connor's normal" in done.stdout
+    assert "assumptions:" in done.stdout and "exact McNemar test" in done.stdout
     fewer = run_cli("plan", str(tmp_path / "results"), "--difference", "0.1", "--runs", "4", "--discordance", "0.2")
-    assert "  needs 155 paired runs: 39 cases at 4 runs a case" in fewer.stdout.splitlines()
+    assert "  needs 168 paired runs: 42 cases at 4 runs a case (Connor's approximation: 155)" in fewer.stdout.splitlines()
 
 
 def test_plan_from_a_scripted_run_with_two_prompts(tmp_path: Path) -> None:
@@ -131,8 +148,8 @@ def test_plan_from_a_scripted_run_with_two_prompts(tmp_path: Path) -> None:
     planned = run_cli("plan", str(folder), "--difference", "0.05")
     assert planned.stdout.splitlines()[2:4] == [
         "scripted · chatty vs scripted · terse: 6 pairs in the pilot, 0% of them disagreed; taken as 5%",
-        # (1.95996 sqrt(0.05) + 0.84162 sqrt(0.05 - 0.0025))^2 / 0.0025 = 0.62170^2 / 0.0025 = 154.6
-        "  needs 155 paired runs: 52 cases at 3 runs a case",
+        # Connor: (1.95996 sqrt(0.05) + 0.84162 sqrt(0.05 - 0.0025))^2 / 0.0025 = 0.62170^2 / 0.0025 = 154.6
+        "  needs 157 paired runs: 53 cases at 3 runs a case (Connor's approximation: 155)",
     ]
 
 
