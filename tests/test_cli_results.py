@@ -61,7 +61,12 @@ def test_two_prompts_with_repeats(tmp_path: Path) -> None:
     assert "12/12 passed" in lines
     assert "Runs per case: scripted · terse" in lines and "Comparison" in lines
     assert any(line.startswith("pass^3 ") for line in lines)
-    assert lines[-1] == "scripted · terse vs scripted · default: same result on all 6 paired runs: no difference"
+    verdict = lines.index("scripted · terse vs scripted · default: same result on all 6 paired runs: no difference")
+    assert lines[verdict + 1:] == [  # the differences with their intervals (tests/test_comparing_stats.py)
+        ("  pass rate: scripted · terse - scripted · default = +0.00 (-0.39 to +0.39), exact McNemar p = 1; "
+         "no pair disagreed: the power cannot be estimated"),
+        "  outcome mean: scripted · terse - scripted · default = +0.00 (+0.00 to +0.00), paired bootstrap",
+    ]
     (folder,) = results.iterdir()
     assert run_output(done).strip() == f"results: {folder}"
     run_files = sorted((folder / "runs").iterdir())

@@ -115,6 +115,8 @@ def test_summary_renders_the_report_figures(browser: Any, pages: Pages) -> None:
         ["web/wrong", "scripted · plain", "1", "100.0%", "0.0%"], ["web/wrong", f"scripted · {PROMPT_NAME}", "1", "100.0%", "0.0%"]]
     paired = _cells(page, "#comparison table.paired-summary")
     assert paired == [["scripted · plain", f"scripted · {PROMPT_NAME}", "1", "0", "0", "0", "0", "1", "1.000"]]  # web/wrong: both fail
+    differences = _cells(page, "#comparison table.differences")  # Newcombe's interval of one pair both failed: ±0.79
+    assert differences[0] == ["pass rate", "+0.00", "-0.79 to +0.79", "1", "Newcombe (paired proportions)"]
     _shot(opened, "summary")
     _clean(opened, pages.page)
 
@@ -246,7 +248,7 @@ def test_a_1400_pixel_window_shows_the_tables_of_a_wide_suite_without_sideways_s
     page.wait_for_selector("#cells table")
     widths = page.evaluate("""[['page', document.documentElement.scrollWidth, document.documentElement.clientWidth],
         ...[...document.querySelectorAll('.scroll')].map(d => [d.firstChild.id || d.firstChild.className, d.scrollWidth, d.clientWidth])]""")
-    assert [name for name, _, _ in widths] == ["page", "figures arms", "figures groups", "figures cells", *["paired-summary"] * 4, "run-list"]
+    assert [name for name, _, _ in widths] == ["page", "figures arms", "figures groups", "figures cells", *["paired-summary", "differences"] * 4, "run-list"]
     assert [[name, scroll <= client] for name, scroll, client in widths] == [[name, True] for name, _, _ in widths], widths
     _shot(opened, "wide", full=True)
     _clean(opened, page_path)

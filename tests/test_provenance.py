@@ -68,8 +68,10 @@ def _run_file(folder: Path, case: str, prompt: str) -> dict:
 
 
 def _tail(stdout: str) -> list[str]:
+    """The lines from ``changed inputs`` on, less the differences under the verdict (tests/test_comparing_stats.py)."""
     lines = stdout.splitlines()
-    return lines[next(i for i, line in enumerate(lines) if line.startswith("changed inputs")):]
+    tail = lines[next(i for i, line in enumerate(lines) if line.startswith("changed inputs")):]
+    return [line for line in tail if not line.startswith(("  pass rate: ", "  outcome mean: ", "  process mean: "))]
 
 
 def test_a_run_records_the_fingerprints_of_its_inputs_and_the_report_carries_them_per_arm(tmp_path: Path) -> None:

@@ -42,6 +42,8 @@ def test_regression_view_lists_flips_and_deltas(tmp_path: Path) -> None:
         "only after (1 case, not compared): g/new [scripted · a]",
         ("after vs before: +0 pts pass rate over 9 paired runs (2 fail→pass, 2 pass→fail); "
          "exact McNemar p = 1: not significant at 0.05, the difference may be chance"),
+        ("  pass rate: after - before = +0.00 (-0.38 to +0.38), exact McNemar p = 1; "
+         "too few pairs (9) to detect any difference (power 0.8)"),
     ]
     table = "\n".join(lines[2 : lines.index("pass→fail: 2 runs in 1 case")])
     assert ["pass", "rate", "67%", "67%"] in [line.split() for line in table.splitlines()]  # no change; shared cells only: g/gone and g/new left out
@@ -59,6 +61,8 @@ def test_regression_counts_the_runs_that_flipped_each_way_in_every_case(tmp_path
         "  g/a [scripted · x]: 1 run, pass rate 67% → 33%",  # its runs flipped both ways: under both
         ("after vs before: -22 pts pass rate over 9 paired runs (1 fail→pass, 3 pass→fail); "
          "exact McNemar p = 0.625: not significant at 0.05, the difference may be chance"),
+        ("  pass rate: after - before = -0.22 (-0.55 to +0.20), exact McNemar p = 0.625; "
+         "too few pairs (9) to detect any difference (power 0.8)"),
     ]
     document = json.loads(run_cli("report", str(before), str(after), "--output", "json").stdout)
     assert [(c["case"], c["pass_to_fail"], c["fail_to_pass"]) for c in document["pass_to_fail"]] == [
@@ -88,10 +92,12 @@ def test_one_folder_is_rendered_again(tmp_path: Path) -> None:
     assert "3/4 passed" in lines
     assert "scripted · x" in lines and any(line.startswith("group ") for line in lines)  # the summary tables, as run printed them
     assert "g/a      2        50% (9%–91%)    1.00    0.00        -        -  flaky" in lines
-    assert lines[-3:] == [
+    assert lines[lines.index("  g/a: 0 pass→fail, 1 fail→pass"):] == [
         "  g/a: 0 pass→fail, 1 fail→pass",
         ("scripted · y vs scripted · x: +50 pts pass rate over 2 paired runs (1 fail→pass, 0 pass→fail); "
          "exact McNemar p = 1: not significant at 0.05, the difference may be chance"),
+        ("  pass rate: scripted · y - scripted · x = +0.50 (-0.27 to +0.91), exact McNemar p = 1; "
+         "too few pairs (2) to detect any difference (power 0.8)"),
         "gate failed: g/a [scripted · x]: 1/2 passed, needs 100% (agent)",
     ]
     document = json.loads(run_cli("report", str(tmp_path), "--output", "json").stdout)
@@ -104,7 +110,10 @@ def test_two_providers_by_two_prompts_print_a_verdict_for_each_arm_pair_that_dif
                                         ("replay", "default"): "FF", ("replay", "terse"): "PP"}.items():
         for one in runs("g/a", pattern, prompt, provider=provider):
             writer.write_run(one)
-    lines = run_cli("report", str(writer.path)).stdout.splitlines()
+    printed = run_cli("report", str(writer.path)).stdout.splitlines()
+    assert ("  pass rate: scripted · terse - scripted · default = -0.50 (-0.91 to +0.27), exact McNemar p = 1; "
+            "too few pairs (2) to detect any difference (power 0.8)") in printed
+    lines = [line for line in printed if not line.startswith(("  pass rate: ", "  outcome mean: ", "  process mean: "))]
     chance = "exact McNemar p = {}: not significant at 0.05, the difference may be chance"
     assert lines[lines.index("  g/a: 1 pass→fail, 0 fail→pass") - 1:lines.index("gate failed: g/a [scripted · terse]: 1/2 passed, needs 100% (agent)")] == [
         "",

@@ -79,7 +79,11 @@ def test_two_arms_add_the_comparison(tmp_path: Path) -> None:
     assert text.startswith("## tooltrial: 4/4 runs passed\n")
     assert "| scripted · terse | **all** | 2 | 2 |" in text and "| scripted · chatty | good | 2 | 2 |" in text
     assert text.endswith("### Comparison\n\nscripted · chatty vs scripted · terse\\: same result on all 2 paired runs\\: "
-                         "no difference\n")
+                         "no difference\n\n- pass rate\\: scripted · chatty \\- scripted · terse \\= \\+0\\.00 \\(\\-0\\.66 to "
+                         "\\+0\\.66\\)\\, exact McNemar p \\= 1\\; no pair disagreed\\: the power cannot be estimated\n"
+                         "- outcome mean\\: scripted · chatty \\- scripted · terse \\= \\+0\\.00 \\(\\+0\\.00 to \\+0\\.00\\)\\, "
+                         "paired bootstrap\n- process mean\\: scripted · chatty \\- scripted · terse \\= \\+0\\.00 \\(\\+0\\.00 "
+                         "to \\+0\\.00\\)\\, paired bootstrap\n")
 
 
 def test_run_without_the_variable_writes_no_step_summary(tmp_path: Path) -> None:
@@ -136,6 +140,8 @@ Only before: g\\/gone \\[scripted · a\\]
 Only after: g\\/new \\[scripted · a\\]
 
 after vs before\\: \\+17 pts pass rate over 6 paired runs \\(2 fail→pass\\, 1 pass→fail\\)\\; exact McNemar p \\= 1\\: not significant at 0\\.05\\, the difference may be chance
+
+- pass rate\\: after \\- before \\= \\+0\\.17 \\(\\-0\\.36 to \\+0\\.60\\)\\, exact McNemar p \\= 1\\; too few pairs \\(6\\) to detect any difference \\(power 0\\.8\\)
 """
 
 
@@ -152,6 +158,8 @@ def test_four_arms_give_each_comparison_of_arms_that_differ_in_one_thing(tmp_pat
 
 prompt y vs x\\, provider p\\: \\-100 pts pass rate over 1 paired run \\(0 fail→pass\\, 1 pass→fail\\)\\; exact McNemar p \\= 1\\: not significant at 0\\.05\\, the difference may be chance
 
+- pass rate\\: p · y \\- p · x \\= \\-1\\.00 \\(\\-1\\.00 to \\+0\\.12\\)\\, exact McNemar p \\= 1\\; too few pairs \\(1\\) to detect any difference \\(power 0\\.8\\)
+
 Cases whose paired runs disagree \\(from p · x to p · y\\):
 
 | case | pass → fail | fail → pass |
@@ -160,9 +168,15 @@ Cases whose paired runs disagree \\(from p · x to p · y\\):
 
 prompt y vs x\\, provider q\\: same result on the 1 paired run\\: no difference
 
+- pass rate\\: q · y \\- q · x \\= \\+0\\.00 \\(\\-0\\.79 to \\+0\\.79\\)\\, exact McNemar p \\= 1\\; no pair disagreed\\: the power cannot be estimated
+
 provider q vs p\\, prompt x\\: same result on the 1 paired run\\: no difference
 
+- pass rate\\: q · x \\- p · x \\= \\+0\\.00 \\(\\-0\\.79 to \\+0\\.79\\)\\, exact McNemar p \\= 1\\; no pair disagreed\\: the power cannot be estimated
+
 provider q vs p\\, prompt y\\: \\+100 pts pass rate over 1 paired run \\(1 fail→pass\\, 0 pass→fail\\)\\; exact McNemar p \\= 1\\: not significant at 0\\.05\\, the difference may be chance
+
+- pass rate\\: q · y \\- p · y \\= \\+1\\.00 \\(\\-0\\.12 to \\+1\\.00\\)\\, exact McNemar p \\= 1\\; too few pairs \\(1\\) to detect any difference \\(power 0\\.8\\)
 
 Cases whose paired runs disagree \\(from p · y to q · y\\):
 

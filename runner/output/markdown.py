@@ -103,6 +103,7 @@ def summary_markdown(document: dict[str, Any], runs: Iterable[dict[str, Any]] | 
         lines += ["### Comparison", ""]
     for each in compared:
         lines += [md_text(each.get("verdict", "")), ""]
+        lines += _estimates(each)
         lines += _flips(each.get("flips") or [], each.get("a", ""), each.get("b", ""))
     return "\n".join(lines).rstrip("\n") + "\n"
 
@@ -137,8 +138,14 @@ def regression_markdown(document: dict[str, Any]) -> str:
             lines += [f"{title}: {shown}{more}", ""]
     paired = document.get("paired")
     if paired:
-        lines += [md_text(paired.get("verdict", "")), ""]
+        lines += [md_text(paired.get("verdict", "")), ""] + _estimates(paired)
     return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def _estimates(paired: dict[str, Any]) -> list[str]:
+    """Each difference with its interval as a list item (a report of an earlier version has none)."""
+    found = [f"- {md_text(line)}" for line in paired.get("estimates") or []]
+    return [*found, ""] if found else []
 
 
 def _flipped(changes: Sequence[dict[str, Any]], key: str) -> str:

@@ -21,6 +21,7 @@ from runner.errors import ExitCode
 from runner.output.store import SCHEMA_VERSION, to_json, write_replace
 from runner.run.record import CacheUse, RunRecord
 from runner.scoring.aggregate import Aggregate, Arm, Cell, Figures
+from runner.scoring.difference import Difference
 from runner.scoring.gates import Gate
 from runner.scoring.inputs import arm_provenances
 from runner.scoring.paired import Paired
@@ -237,8 +238,17 @@ def paired_dict(paired: Paired | None) -> dict[str, Any] | None:
     ``{name, a, b, fixed}`` (runner.scoring.paired.Factor) or None."""
     if paired is None:
         return None
+    difference, detectable = paired.difference, paired.detectable
     return {**dataclasses.asdict(paired), "p_value": rate(paired.p_value), "significant": paired.significant,
-            "verdict": paired.verdict}
+            "verdict": paired.verdict, "difference": None if difference is None else _difference(difference),
+            "means": {name: _difference(d) for name, d in paired.means.items()},
+            "discordance": rate(paired.discordance), "detectable": rate(detectable), "estimates": paired.estimates}
+
+
+def _difference(difference: Difference) -> dict[str, Any]:
+    """``{estimate, low, high, pairs, method}``, the three figures rounded as ``rate`` rounds."""
+    return {**dataclasses.asdict(difference),
+            **{name: round(getattr(difference, name), RATE_DIGITS) for name in ("estimate", "low", "high")}}
 
 
 def _ks(values: dict[int, float]) -> dict[str, float | None]:

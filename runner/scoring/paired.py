@@ -8,7 +8,9 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from runner.run.record import PASS
+from runner.scoring.difference import Difference, mean_difference, newcombe_paired
 from runner.scoring.gates import is_infrastructure_error
+from runner.scoring.power import detectable_difference
 from runner.scoring.stats import mcnemar_exact
 from runner.scoring.summary import Scored
 
@@ -53,7 +55,9 @@ class Paired:
     the dimension A and B differ in, and the one they share, where the comparison is one of several
     (runner.scoring.pairs); None where the arm labels ``a`` and ``b`` name it alone. ``changed`` names the cases
     whose inputs differ between the two arms' runs (runner.scoring.inputs), left out and counted in ``pairs``
-    of neither.
+    of neither. ``means`` holds B's mean outcome and process score minus A's (``{"outcome": Difference,
+    "process": Difference}``) over the pairs where both runs have that score, with a paired bootstrap interval
+    (the normal interval above 500 pairs; runner.scoring.difference); a score no pair has is absent.
     """
 
     a: str
@@ -68,6 +72,44 @@ class Paired:
     overridden: int = 0
     factor: Factor | None = None
     changed: list[str] = field(default_factory=list)
+    means: dict[str, Difference] = field(default_factory=dict)
+
+    @property
+    def difference(self) -> Difference | None:
+        """B's pass rate minus A's with Newcombe's 95% interval for paired proportions; None without pairs."""
+        if not self.pairs:
+            return None
+        both = self.a_passes - self.pass_to_fail
+        neither = self.pairs - both - self.pass_to_fail - self.fail_to_pass
+        return newcombe_paired(both, self.pass_to_fail, self.fail_to_pass, neither)
+
+    @property
+    def discordance(self) -> float | None:
+        """The share of pairs whose two runs disagree (0 to 1); None without pairs."""
+        return (self.pass_to_fail + self.fail_to_pass) / self.pairs if self.pairs else None
+
+    @property
+    def detectable(self) -> float | None:
+        """The smallest pass-rate difference these pairs detect (two-sided 0.05, power 0.8, at the observed
+        discordance; runner.scoring.power); None when no pair disagreed or no difference is detectable."""
+        return None if self.discordance is None else detectable_difference(self.pairs, self.discordance)
+
+    @property
+    def estimates(self) -> list[str]:
+        """One line per figure: ``pass rate: b - a = +0.08 (-0.03 to +0.19), exact McNemar p = 0.23``, then the
+        outcome and process means; the pass rate's line ends with the smallest detectable difference."""
+        if self.difference is None:
+            return []
+        detectable = self.detectable
+        if detectable is not None:
+            can = f"these {self.pairs} pairs detect a difference of ±{detectable:.2f} or more (power 0.8)"
+        elif self.pass_to_fail or self.fail_to_pass:
+            can = f"too few pairs ({self.pairs}) to detect any difference (power 0.8)"
+        else:
+            can = "no pair disagreed: the power cannot be estimated"
+        lines = [f"pass rate: {self.difference.text(self.a, self.b)}, exact McNemar p = {self.p_value:.3g}; {can}"]
+        return lines + [f"{name} mean: {d.text(self.a, self.b)}, {'paired bootstrap' if d.method == 'bootstrap' else 'normal'}"
+                        for name, d in self.means.items()]
 
     @property
     def title(self) -> str:
@@ -115,12 +157,21 @@ def overridden(records: Sequence[Scored]) -> set[tuple[str, int]]:
     return {(r.case, r.run) for r in records if r.prompt_overridden}
 
 
+Scores = Mapping[tuple[str, int], Mapping[str, float | None]]  # (case, run index) -> {"outcome": s, "process": s}
+
+
+def scores(records: Sequence[Scored]) -> dict[tuple[str, int], dict[str, float | None]]:
+    """(case, run index) -> the run's ``outcome`` and ``process`` scores (0 to 1, None where not scored)."""
+    return {(r.case, r.run): {"outcome": r.outcome, "process": r.process} for r in records}
+
+
 def compare_pairs(a: str, a_runs: Outcomes, b: str, b_runs: Outcomes,
                   left_out: Collection[tuple[str, int]] = (), factor: Factor | None = None,
-                  changed: Sequence[str] = ()) -> Paired:
+                  changed: Sequence[str] = (), a_scores: Scores | None = None, b_scores: Scores | None = None) -> Paired:
     """Pair the runs of A and B that share a (case, run index), neither of which is None; a pair in
     ``left_out`` (see ``overridden``) is not compared but counted in ``Paired.overridden``, and a pair of a case
-    in ``changed`` is not compared at all. ``factor`` and ``changed`` are kept as the Paired's."""
+    in ``changed`` is not compared at all. ``factor`` and ``changed`` are kept as the Paired's; with ``a_scores``
+    and ``b_scores`` (see ``scores``) the compared pairs' mean score differences are its ``means``."""
     shared = [k for k in a_runs if k in b_runs and a_runs[k] is not None and b_runs[k] is not None
               and k[0] not in changed]
     keys = [k for k in shared if k not in left_out]
@@ -140,4 +191,15 @@ def compare_pairs(a: str, a_runs: Outcomes, b: str, b_runs: Outcomes,
         overridden=len(shared) - len(keys),
         factor=factor,
         changed=list(changed),
+        means=_means(keys, a_scores, b_scores) if a_scores is not None and b_scores is not None else {},
     )
+
+
+def _means(keys: Sequence[tuple[str, int]], a_scores: Scores, b_scores: Scores) -> dict[str, Difference]:
+    found = {}
+    for name in ("outcome", "process"):
+        pairs = [(a_scores[k].get(name), b_scores[k].get(name)) for k in keys if k in a_scores and k in b_scores]
+        difference = mean_difference([b - a for a, b in pairs if a is not None and b is not None])
+        if difference is not None:
+            found[name] = difference
+    return found

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from itertools import combinations
 
 from runner.scoring.inputs import changed_cases
-from runner.scoring.paired import Factor, Paired, compare_pairs, outcomes, overridden
+from runner.scoring.paired import Factor, Paired, compare_pairs, outcomes, overridden, scores
 from runner.scoring.summary import Scored
 
 DIMENSIONS = ("prompt", "provider")  # the order comparisons are listed in: prompts within each provider first
@@ -47,4 +47,4 @@ def comparisons(records: Sequence[Scored]) -> list[Paired]:
 def _compare(by_arm: dict[str, list[Scored]], a: str, b: str, factor: Factor | None, differ_by_prompt: bool) -> Paired:
     own = overridden([*by_arm[a], *by_arm[b]]) if differ_by_prompt else set()
     return compare_pairs(a, outcomes(by_arm[a]), b, outcomes(by_arm[b]), own, factor,
-                         changed_cases(by_arm[a], by_arm[b]))
+                         changed_cases(by_arm[a], by_arm[b]), scores(by_arm[a]), scores(by_arm[b]))

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from runner.errors import UserError
 from runner.scoring.aggregate import Aggregate, Arm, aggregate
 from runner.scoring.inputs import InputChange, input_changes
-from runner.scoring.paired import Paired, compare_pairs, outcomes
+from runner.scoring.paired import Paired, compare_pairs, outcomes, scores
 from runner.scoring.summary import Scored
 
 
@@ -87,7 +87,8 @@ def regression(before: Sequence[Scored], after: Sequence[Scored], allow_changed:
     found = {key: input_changes(*key, old_cells[key], new_cells[key], named[key[1]]) for key in common}
     left = [] if allow_changed else [key for key in common if found[key]]
     kept = [key for key in common if key not in left]
-    paired = compare_pairs("before", _outcomes(old_cells, kept, label), "after", _outcomes(new_cells, kept, label))
+    paired = compare_pairs("before", _outcomes(old_cells, kept, label), "after", _outcomes(new_cells, kept, label),
+                           a_scores=_scores(old_cells, kept, label), b_scores=_scores(new_cells, kept, label))
     cell_of = {label(case, arm): (case, arm) for case, arm in common}
     changes = [CaseChange(case, arm, old_rates[(case, arm)], new_rates[(case, arm)], flip.pass_to_fail, flip.fail_to_pass)
                for flip in paired.flips for case, arm in [cell_of[flip.case]]]
@@ -148,3 +149,8 @@ def _outcomes(cells: Cells, common: list[tuple[str, str]], label) -> dict[tuple[
         for case, arm in common
         for (_, run), passed in outcomes(cells[(case, arm)]).items()
     }
+
+
+def _scores(cells: Cells, common: list[tuple[str, str]], label) -> dict[tuple[str, int], dict[str, float | None]]:
+    """(case label, run index) -> the run's outcome and process scores, as ``_outcomes`` keys them."""
+    return {(label(case, arm), run): found for case, arm in common for (_, run), found in scores(cells[(case, arm)]).items()}

@@ -129,11 +129,14 @@ def print_comparison(console: Console, model: Aggregate) -> None:
 
 
 def print_paired(console: Console, paired: Paired) -> None:
-    """The cases whose paired runs flipped, then the one-line verdict."""
+    """The cases whose paired runs flipped, the one-line verdict, then each difference with its interval
+    (``Paired.estimates``)."""
     for flip in paired.flips:
         console.print(shown(f"  {flip.case}: {flip.pass_to_fail} pass→fail, {flip.fail_to_pass} fail→pass"))
     style = "bold" if paired.significant else ""
     console.print(shown(paired.verdict, style=style))
+    for line in paired.estimates:
+        console.print(shown(f"  {line}"))
 
 
 def print_failed_gates(console: Console, gates: Sequence[Gate]) -> None:
@@ -189,6 +192,8 @@ def print_regression(console: Console, regression: Regression, before: str, afte
         for edit in regression.changed:
             console.print(shown(f"  {edit.name}: {edit.change}"))
     console.print(shown(regression.paired.verdict))
+    for line in regression.paired.estimates:
+        console.print(shown(f"  {line}"))
 
 
 def _many(count: int, noun: str) -> str:

@@ -199,8 +199,20 @@
     return el("div", {class: "paired"}, el("p", {class: "verdict"}, p.verdict),
       table(["A", "B", "pairs", "A passes", "B passes", "fixed (fail\u2192pass)", "broke (pass\u2192fail)", "same", "McNemar p"],
             [[p.a, p.b, p.pairs, p.a_passes, p.b_passes, p.fail_to_pass, p.pass_to_fail, same, num(p.p_value, 3)]], "paired-summary"),
+      differences(p),
       p.flips.length ? table(["case", "fixed (fail\u2192pass)", "broke (pass\u2192fail)"],
         p.flips.map(function (f) { return [f.case, f.fail_to_pass, f.pass_to_fail]; }), "flips") : el("p", null, "No case flipped."));
+  }
+  function differences(p) {  // B - A with its 95% interval, per figure; none in a report of an earlier version
+    if (!p.difference) return null;
+    var signed = function (v) { return (v >= 0 ? "+" : "") + v.toFixed(2); };
+    var rows = [["pass rate", p.difference, "Newcombe (paired proportions)"]];
+    ["outcome", "process"].forEach(function (k) { if (p.means && p.means[k]) rows.push([k + " mean", p.means[k], p.means[k].method === "normal" ? "normal" : "paired bootstrap"]); });
+    return el("div", null, table(["figure", "B \u2212 A", "95% interval", "pairs", "interval by"],
+      rows.map(function (r) { return [r[0], signed(r[1].estimate), signed(r[1].low) + " to " + signed(r[1].high), r[1].pairs, r[2]]; }), "differences"),
+      el("p", {class: "note"}, p.detectable == null ? "No difference is detectable with these pairs (none disagreed, or too few)."
+        : "Smallest difference in pass rate these " + p.pairs + " pairs detect: \u00b1" + p.detectable.toFixed(2) +
+          " (two-sided 0.05, power 0.8, at the observed " + Math.round(100 * p.discordance) + "% of pairs disagreeing)."));
   }
   function comparisonSection() {
     var node = section("comparison", "Paired comparison");
