@@ -8,11 +8,11 @@ import sys
 from collections.abc import Callable, Sequence
 
 from runner import __version__
-from runner.cli import cache, doctor, imports, listing, merge, new, report, run, schema, validate
+from runner.cli import cache, doctor, imports, listing, merge, new, report, rescore, run, schema, validate
 from runner.cli.options import Parser
 from runner.errors import ExitCode, UserError, did_you_mean, run_at_boundary
 
-SUBCOMMANDS = {"run": run, "list": listing, "validate": validate, "report": report, "merge": merge, "schema": schema, "new": new,
+SUBCOMMANDS = {"run": run, "list": listing, "validate": validate, "report": report, "rescore": rescore, "merge": merge, "schema": schema, "new": new,
                "import": imports, "doctor": doctor, "cache": cache}
 HANDLERS: dict[str, Callable[[argparse.Namespace], int]] = {name: module.command for name, module in SUBCOMMANDS.items()}
 
