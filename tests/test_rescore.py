@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -123,7 +124,8 @@ def test_saved_files_keep_text_bytes_and_hashes_and_restore_them(tmp_path: Path)
     (tmp_path / "a.txt").write_text("é\n", encoding="utf-8")
     (tmp_path / "b.bin").write_bytes(b"\xff\x00")
     (tmp_path / "link").symlink_to("a.txt")
-    kept = saved_files(tmp_path, ["b.bin", "a.txt", "link", "gone"])
+    (tmp_path / os.fsdecode(b"c\xfe")).write_text("x", encoding="utf-8")  # a name JSON keys cannot hold
+    kept = saved_files(tmp_path, ["b.bin", "a.txt", "link", "gone", os.fsdecode(b"c\xfe")])
     assert kept == {"a.txt": SavedFile(3, _sha("é\n"), text="é\n"),
                     "b.bin": SavedFile(2, hashlib.sha256(b"\xff\x00").hexdigest(), base64="/wA=")}
     (tmp_path / "ws").mkdir()

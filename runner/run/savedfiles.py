@@ -45,10 +45,11 @@ class SavedFile:
 
 def saved_files(root: Path, paths: Iterable[str]) -> dict[str, SavedFile]:
     """Each of ``paths`` (relative posix paths under the folder ``root``) that is a regular file -> its SavedFile,
-    in path order; a path that is gone, a link or not a regular file is left out. Never follows a link."""
+    in path order; a path that is gone, a link or not a regular file is left out, and so is one whose name is not
+    UTF-8 (a JSON key the results' schema check cannot read). Never follows a link."""
     kept: dict[str, SavedFile] = {}
     left = RUN_LIMIT
-    for name in sorted(paths):
+    for name in sorted(filter(_utf8, paths)):
         data, size = _read(root, name)
         if data is None:
             continue
@@ -62,6 +63,14 @@ def saved_files(root: Path, paths: Iterable[str]) -> dict[str, SavedFile]:
         except UnicodeDecodeError:
             kept[name] = SavedFile(size, digest, base64=base64.b64encode(data).decode("ascii"))
     return kept
+
+
+def _utf8(name: str) -> bool:
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:  # os.fsdecode's surrogates for bytes that are not UTF-8
+        return False
+    return True
 
 
 def _read(root: Path, name: str) -> tuple[bytes | None, int]:
