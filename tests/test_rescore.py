@@ -14,7 +14,7 @@ import pytest
 
 from runner.run import savedfiles
 from runner.run.savedfiles import SavedFile, restore, saved_files
-from tests.fake_servers import OpenAIServer, openai_reply
+from tests.fake_servers import OpenAIServer, Reply, openai_reply
 from tests.helpers import config, run_cli
 
 pytestmark = pytest.mark.usefixtures("litellm_loaded")
@@ -38,23 +38,26 @@ def _case_file(tmp_path: Path, expect: str, turns: str = "[Write the note]") -> 
     return path
 
 
-def _run(tmp_path: Path, server: OpenAIServer, expect: str) -> Path:
-    """One run of rs/note through the server: write note.txt, then reply; its results folder."""
+def _run(tmp_path: Path, server: OpenAIServer, expect: str, *judged: Reply) -> Path:
+    """One run of rs/note through the server: write note.txt, then reply (then the ``judged`` replies); its
+    results folder."""
     server.push(openai_reply(None, [("write_file", {"path": "note.txt", "content": NOTE})]),
-                openai_reply("done: the note is written"))
+                openai_reply("done: the note is written"), *judged)
     done = run_cli("run", str(_case_file(tmp_path, expect)), "-p", "local-openai", "--sandbox", "none",
                    "--config", str(config(tmp_path, server.api_base)), "--results", str(tmp_path / "results"))
-    assert len(server.chats) == 2, done.stderr
+    assert len(server.chats) == 2 + len(judged), done.stderr
     (folder,) = (tmp_path / "results").iterdir()
     return folder
 
 
 def _rescore(tmp_path: Path, source: Path, *more: str) -> tuple[Any, dict[str, Any], dict[str, Any]]:
     """``rescore SOURCE CASES -o OUT``: the finished call, the new report and its one run file."""
-    done = run_cli("rescore", str(source), str(tmp_path / "cases" / "rs.yml"), "-o", str(tmp_path / "out"), *more)
-    if not (tmp_path / "out").exists():
+    out = tmp_path / "out"
+    made = set(out.iterdir()) if out.exists() else set()
+    done = run_cli("rescore", str(source), str(tmp_path / "cases" / "rs.yml"), "-o", str(out), *more)
+    if not out.exists():
         return done, {}, {}
-    (folder,) = (tmp_path / "out").iterdir()
+    (folder,) = set(out.iterdir()) - made
     report = json.loads((folder / "report.json").read_text(encoding="utf-8"))
     (run_file,) = (folder / "runs").iterdir()
     return done, report, json.loads(run_file.read_text(encoding="utf-8"))
@@ -134,3 +137,52 @@ def test_saved_files_keep_text_bytes_and_hashes_and_restore_them(tmp_path: Path)
     assert unkept == ["../out.txt"]
     assert (tmp_path / "ws" / "b.bin").read_bytes() == b"\xff\x00"
     assert sorted(p.name for p in (tmp_path / "ws").iterdir()) == ["a.txt", "b.bin"]
+
+
+JUDGED = "judge: {{rubric: The reply says the note is written., model: local-openai, threshold: {threshold}}}"
+
+
+def test_a_judge_is_kept_unless_asked_again_with_judge(tmp_path: Path) -> None:
+    verdict = openai_reply('{"score": 0.9, "reasoning": "it says so"}')
+    with OpenAIServer() as server:
+        source = _run(tmp_path, server, JUDGED.format(threshold=0.5), verdict)
+        _case_file(tmp_path, JUDGED.format(threshold=0.95))
+        done, report, run = _rescore(tmp_path, source)
+        assert len(server.requests) == 3  # the judge's result kept: no request
+        assert report["rescored"]["changed"] == [] and run["status"] == "pass", done.stderr
+        assert [c["message"] for c in run["checks"]] == ["judge score 0.90 reached 0.50: it says so"]
+        server.push(verdict)
+        done, report, run = _rescore(tmp_path, source, "--judge", "--config", str(tmp_path / "tooltrial.yml"))
+        assert len(server.requests) == 4  # the judge only
+        assert "The reply says the note is written." in json.dumps(server.chats[-1].body)
+    assert run["status"] == "fail" and done.returncode == 1
+    assert report["rescored"]["changed"][0]["checks"] == [
+        {"check": "judge", "before": "pass", "after": "fail", "message": "judge score 0.90 is below 0.95: it says so"}]
+
+
+TURNS = """\
+cases:
+  - id: note
+    turns:
+      - {{content: Write the note, expect: {{response_contains: [{first}]}}}}
+      - {{content: And then?, expect: {{response_contains: [second]}}}}
+"""
+
+
+def test_per_turn_checks_read_each_turn_reply_from_the_saved_messages(tmp_path: Path) -> None:
+    case = tmp_path / "cases" / "rs.yml"
+    case.parent.mkdir()
+    case.write_text(TURNS.format(first="first"), encoding="utf-8")
+    with OpenAIServer() as server:
+        server.push(openai_reply(None, [("write_file", {"path": "note.txt", "content": NOTE})]),
+                    openai_reply("first turn done"), openai_reply("second turn done"))
+        run_cli("run", str(case), "-p", "local-openai", "--config", str(config(tmp_path, server.api_base)),
+                "--results", str(tmp_path / "results"))
+        (source,) = (tmp_path / "results").iterdir()
+        case.write_text(TURNS.format(first="second"), encoding="utf-8")
+        done, report, run = _rescore(tmp_path, source)
+        assert len(server.requests) == 3
+    assert [(c["check"], c["passed"], c["message"]) for c in run["checks"]] == [
+        ("turns[0].response_contains", False, 'turn 1: response missing "second"'),
+        ("turns[1].response_contains", True, 'turn 2: response contains "second"')]
+    assert report["rescored"]["changed"][0]["before"] == "pass" and done.returncode == 1
