@@ -186,3 +186,31 @@ def test_per_turn_checks_read_each_turn_reply_from_the_saved_messages(tmp_path: 
         ("turns[0].response_contains", False, 'turn 1: response missing "second"'),
         ("turns[1].response_contains", True, 'turn 2: response contains "second"')]
     assert report["rescored"]["changed"][0]["before"] == "pass" and done.returncode == 1
+
+
+def test_the_rescored_folder_takes_every_output_and_reads_back(tmp_path: Path) -> None:
+    with OpenAIServer() as server:
+        source = _run(tmp_path, server, "response_contains: [done]")
+        _case_file(tmp_path, "response_contains: [finished]")
+        html, junit, summary = tmp_path / "r.html", tmp_path / "j.xml", tmp_path / "s.md"
+        done, report, _ = _rescore(tmp_path, source, "--html", str(html), "--junit", str(junit),
+                                   "--summary-md", str(summary), "--output", "json")
+        assert len(server.requests) == 2
+    assert done.returncode == 1 and json.loads(done.stdout)["rescored"] == report["rescored"]
+    assert "finished" in html.read_text(encoding="utf-8")  # the failed check's needle, in the page's data
+    assert '<testcase classname="rs" name="note"' in junit.read_text(encoding="utf-8")
+    assert "0/1" in summary.read_text(encoding="utf-8")
+    (folder,) = (tmp_path / "out").iterdir()
+    shown = run_cli("report", str(folder), "--output", "json")
+    assert shown.returncode == 0 and json.loads(shown.stdout)["rescored"]["source"] == str(source)
+
+
+def test_a_run_without_provenance_is_refused(tmp_path: Path) -> None:
+    with OpenAIServer() as server:
+        source = _run(tmp_path, server, "response_contains: [done]")
+    (path,) = (source / "runs").iterdir()
+    data = json.loads(path.read_text(encoding="utf-8"))
+    path.write_text(json.dumps({**data, "provenance": None}), encoding="utf-8")
+    done, _, _ = _rescore(tmp_path, source)
+    assert done.returncode == 4
+    assert f"{tmp_path / 'cases' / 'rs.yml'}:2: case rs/note: its run in {source} kept no fingerprints" in done.stderr

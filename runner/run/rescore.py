@@ -23,7 +23,7 @@ from runner.providers.kind import ProviderSpec
 from runner.run.agent import RECOVERED
 from runner.run.context import RunContext
 from runner.run.execute import settle
-from runner.run.options import DEFAULT_RUN_TIMEOUT
+from runner.run.options import DEFAULT_COMMAND_TIMEOUT, DEFAULT_RUN_TIMEOUT
 from runner.run.provenance import Provenance
 from runner.run.record import COMMAND_OUTPUT_LIMIT, CommandRun, RunRecord
 from runner.run.savedfiles import restore
@@ -76,7 +76,7 @@ def rescore(case: Case, record: RunRecord, how: Rescoring) -> RunRecord:
     else:
         if how.sandbox is None:
             raise ValueError("a rescore with file or verify checks needs a sandbox")
-        run = RunContext(how.sandbox, timeout, started + timeout, case.command_timeout or timeout, how.cancel, [],
+        run = RunContext(how.sandbox, timeout, started + timeout, case.command_timeout or DEFAULT_COMMAND_TIMEOUT, how.cancel, [],
                          new.warnings)
         try:
             workspace = Workspace.create(case)
