@@ -170,7 +170,7 @@ def test_tooltrial_alone_prints_its_usage_and_subcommands(suite: Path) -> None:
     assert (done.returncode, done.stdout) == (ExitCode.USAGE, "")
     lines = done.stderr.splitlines()
     usage = " ".join(line.strip() for line in lines[:lines.index("")])  # argparse wraps it at 80 columns
-    assert usage == "usage: tooltrial [-h] [--version] {run,list,validate,report,merge,schema,new,import,doctor,cache} ..."
-    below = lines[lines.index("  {run,list,validate,report,merge,schema,new,import,doctor,cache}") + 1:]
-    assert [line.split()[0] for line in below if line[4:5].strip()][:10] == [  # not a wrapped help line
-        "run", "list", "validate", "report", "merge", "schema", "new", "import", "doctor", "cache"]
+    assert usage == "usage: tooltrial [-h] [--version] {run,list,validate,report,rescore,merge,schema,new,import,doctor,cache} ..."
+    below = lines[lines.index("  {run,list,validate,report,rescore,merge,schema,new,import,doctor,cache}") + 1:]
+    assert [line.split()[0] for line in below if line[4:5].strip()][:11] == [  # not a wrapped help line
+        "run", "list", "validate", "report", "rescore", "merge", "schema", "new", "import", "doctor", "cache"]
