@@ -151,6 +151,8 @@ def test_a_judge_is_kept_unless_asked_again_with_judge(tmp_path: Path) -> None:
         assert len(server.requests) == 3  # the judge's result kept: no request
         assert report["rescored"]["changed"] == [] and run["status"] == "pass", done.stderr
         assert [c["message"] for c in run["checks"]] == ["judge score 0.90 reached 0.50: it says so"]
+        assert run["warnings"][-1] == ("expect.judge changed since the run, and its result is kept as the run's judge "
+                                       "gave it; rescore with --judge to ask again")
         server.push(verdict)
         done, report, run = _rescore(tmp_path, source, "--judge", "--config", str(tmp_path / "tooltrial.yml"))
         assert len(server.requests) == 4  # the judge only

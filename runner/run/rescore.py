@@ -31,6 +31,7 @@ from runner.run.trajectory import Trajectory
 from runner.run.workspace import SetupError, Workspace, WorkspaceError
 from runner.sandbox.bounds import Access, Bounds
 from runner.sandbox.command import CommandResult, Sandbox
+from runner.sandbox.visible import HiddenFile
 from runner.scoring.inputs import changed_parts
 from runner.scoring.metrics import fill_metrics
 from runner.spec.case import Case
@@ -86,7 +87,7 @@ def rescore(case: Case, record: RunRecord, how: Rescoring) -> RunRecord:
             workspace.run_setup(case, run)
             unkept = restore(workspace.path, record.changes, record.files)
             new.checks = _checked(checked, record, workspace, run, unkept, new.commands, how.judges)
-        except SetupError as e:
+        except (SetupError, HiddenFile) as e:
             return _failed(new, case, f"{UNKEPT}: the workspace could not be rebuilt: {e}")
         finally:
             new.warnings.extend(workspace.cleanup())
@@ -94,6 +95,9 @@ def rescore(case: Case, record: RunRecord, how: Rescoring) -> RunRecord:
         new.checks = _with_judges(new.checks, record)
         if not any(c.check == "judge" for c in record.checks):
             new.warnings.append("expect.judge was not asked: the run has no judge result to keep; rescore with --judge")
+        elif record.provenance is not None and record.provenance.case_parts.get(JUDGE_PART) != case_parts(case)[JUDGE_PART]:
+            new.warnings.append("expect.judge changed since the run, and its result is kept as the run's judge gave it; "
+                                "rescore with --judge to ask again")
     settle(new)
     fill_metrics(case, new)
     return new
