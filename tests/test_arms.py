@@ -156,7 +156,7 @@ def test_a_case_pattern_without_a_group_says_that_c_matches_group_and_id(suite: 
     (["run", "--foo"], "error: unrecognized arguments: --foo (see 'tooltrial run --help')"),
     (["list", "cases", "--bar=1"], "error: unrecognized arguments: --bar=1 (see 'tooltrial list --help')"),
     (["runn", "cases"], "error: unknown command 'runn' (did you mean 'run'? see 'tooltrial --help')"),
-    (["xyzzy"], ("error: unknown command 'xyzzy' (choose from run, list, validate, report, merge, schema, new, import, doctor, cache; "
+    (["xyzzy"], ("error: unknown command 'xyzzy' (choose from run, list, validate, report, rescore, merge, schema, new, import, doctor, cache; "
                  "see 'tooltrial --help')")),
 ])
 def test_usage_errors_point_at_the_help_of_the_subcommand_they_were_given_to(suite: Path, argv: list[str],
