@@ -162,12 +162,12 @@ def run_dict(record: RunRecord, data: dict[str, Any] | None = None) -> dict[str,
     (each tool call with its result cut to TRACE_RESULT_LIMIT characters) in place of ``steps``;
     ``script`` (what ``--record`` writes) is left out, ``trace`` and ``model_requests`` tell it; so is
     ``provenance``, kept once per arm (``arm_provenances``), and the conversation as sent (``messages``,
-    ``message_cuts``, ``tools``), kept by the run file. A trace entry names the model request its call came
+    ``message_cuts``, ``tools``) and the files' contents (``files``), kept by the run file. A trace entry names the model request its call came
     from (``request``) and the call's full ``call_id``;
     ``commands`` keep TRACE_RESULT_LIMIT characters of each stream. ``data`` is ``record.to_dict()`` where
     the caller has made it already (the run file is written from it too); it is not changed."""
     data = {key: value for key, value in (record.to_dict() if data is None else data).items()
-            if key not in ("steps", "script", "provenance", "messages", "message_cuts", "tools")}
+            if key not in ("steps", "script", "provenance", "messages", "message_cuts", "tools", "files")}
     trace = [
         {"turn": s.turn, "request": s.request, "call_id": s.call_id, "status": s.status, "name": s.name,
          "arguments": s.arguments, "result": cap_text(s.result, TRACE_RESULT_LIMIT), "is_error": s.is_error,

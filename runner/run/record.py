@@ -13,6 +13,7 @@ from runner.kinds import ErrorKind, FailureCause, Status, UserStop
 from runner.providers.base import Usage
 from runner.run.provenance import Provenance
 from runner.run.requests import JSON_KEY, RequestStats, Tokens
+from runner.run.savedfiles import SavedFile
 from runner.run.simuser import UserTurn
 from runner.run.trajectory import Step
 from runner.run.transcript import Cut
@@ -120,7 +121,8 @@ class RunRecord:
         latency: seconds spent waiting on the model, summed over requests (None before any request).
         model_requests: per-request tokens, cost, latency, finish reason and tries, in order; a request
             that failed for good is the last, with no finish reason.
-        changes: workspace paths ``{"added": [...], "changed": [...], "deleted": [...]}``.
+        changes: workspace paths ``{"added": [...], "changed": [...], "deleted": [...]}``; files: the added and changed
+            ones' final contents, bounded (runner.run.savedfiles.SavedFile), for ``tooltrial rescore``; {} in older records.
         outcome, process: scores in [0, 1] (runner.scoring), None when the case has no such checks.
         accuracy: 1/0 against ``expect.trace.expected``, None without it.
         trajectory_match: the calls scored against the case's reference list (``expect.trace.calls``,
@@ -183,6 +185,7 @@ class RunRecord:
     model_requests: list[RequestStats] = field(default_factory=list)
     duration: float = 0.0
     changes: dict[str, list[str]] = field(default_factory=dict)
+    files: dict[str, SavedFile] = field(default_factory=dict)
     workspace: str | None = None
     outcome: float | None = None
     process: float | None = None

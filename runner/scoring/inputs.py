@@ -12,7 +12,7 @@ earlier version, a run stopped before its tools were offered) is not compared.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -71,8 +71,7 @@ def case_changes(case: str, old: Provenance, new: Provenance) -> list[str]:
     """The lines naming what changed of the case ``case``'s own inputs from ``old`` to ``new``: its parts, its
     fixture tree, the tools it was offered; [] when none did."""
     lines = []
-    parts = [p for p in dict.fromkeys([*old.case_parts, *new.case_parts])
-             if p != MODEL_PART and old.case_parts.get(p) != new.case_parts.get(p)]
+    parts = changed_parts(old, new, {MODEL_PART})
     if parts:
         lines.append(f"case {case} changed: {parts[0]} only" if len(parts) == 1
                      else f"case {case} changed: {', '.join(parts)}")
@@ -81,6 +80,13 @@ def case_changes(case: str, old: Provenance, new: Provenance) -> list[str]:
     if old.tools != new.tools and "tools" not in parts:
         lines.append(f"case {case}: tools offered changed")
     return lines
+
+
+def changed_parts(old: Provenance, new: Provenance, ignored: Collection[str] = ()) -> list[str]:
+    """The parts of the case (runner.spec.fingerprint.case_parts) whose fingerprints differ from ``old`` to ``new``,
+    in the order ``old`` lists them, but those ``ignored``."""
+    return [p for p in dict.fromkeys([*old.case_parts, *new.case_parts])
+            if p not in ignored and old.case_parts.get(p) != new.case_parts.get(p)]
 
 
 _WHERE = frozenset({"api_base"})  # where the model is served (a local server's new port), not what it is asked
