@@ -172,5 +172,5 @@ def test_tooltrial_alone_prints_its_usage_and_subcommands(suite: Path) -> None:
     usage = " ".join(line.strip() for line in lines[:lines.index("")])  # argparse wraps it at 80 columns
     assert usage == "usage: tooltrial [-h] [--version] {run,list,validate,report,rescore,merge,export,plan,schema,new,import,doctor,cache} ..."
     below = lines[lines.index("  {run,list,validate,report,rescore,merge,export,plan,schema,new,import,doctor,cache}") + 1:]
-    assert [line.split()[0] for line in below if line[4:5].strip()][:11] == [  # not a wrapped help line
+    assert [line.split()[0] for line in below if line[4:5].strip()][:13] == [  # not a wrapped help line
         "run", "list", "validate", "report", "rescore", "merge", "export", "plan", "schema", "new", "import", "doctor", "cache"]
