@@ -11,6 +11,7 @@ be written to the same rules, so tooltrial never writes a file it would refuse t
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import enum
 import functools
@@ -19,7 +20,7 @@ import math
 import sys
 import types
 import typing
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 from runner.checks.base import CheckResult
@@ -85,16 +86,116 @@ def _spelled(value: float) -> str:
 
 
 def record_from_dict(data: dict[str, Any]) -> RunRecord:
-    """The RunRecord of a run file's document, nested records (checks, steps, tokens...) rebuilt
-    from their type hints; keys RunRecord does not have are ignored. Raises Malformed for a
-    value of another type than its hint, a number out of its range (module docstring), or a missing
-    field that has no default.
+    """The RunRecord of a run file's document, nested records (checks, steps, tokens...) built by pydantic
+    from RunRecord's dataclasses and their type hints, each value held to its JSON type (``strict``: no
+    ``"3"`` for 3, no ``true`` for 1) and then each number to its range (module docstring); keys
+    RunRecord does not have (``schema_version``, ``attempt``...) are ignored. Raises Malformed, naming the
+    key path, for a value of another type than its hint, a number out of its range, or a missing field
+    that has no default.
 
     A document without ``commands`` was written before run numbers became 1-based: its ``run`` is
     read one up, so old and new records of a plan have the same keys (``--resume``, pairing)."""
-    if "commands" not in data and isinstance(data.get("run"), int) and not isinstance(data["run"], bool):
-        data = {**data, "run": data["run"] + 1}
-    return _converter(RunRecord)(data, [])
+    from pydantic import ValidationError
+
+    try:
+        record: RunRecord = _validator().validate_python(data)
+    except ValidationError as e:
+        raise _malformed(e.errors(include_url=False), data) from None
+    if "commands" not in data:
+        record.run += 1
+    fault = out_of_range(record)
+    if fault is not None:
+        raise Malformed(*fault)
+    return record
+
+
+_LEAF_TYPES = frozenset({"int", "float", "str", "bool", "list", "dict"})  # pydantic-core schema types held strict
+
+
+@functools.cache
+def _validator() -> Any:
+    """pydantic's validator of RunRecord (a pydantic_core SchemaValidator), made on first need (importing
+    pydantic and building it take about 0.1 s, which ``tooltrial run`` does not pay unless it reads a run
+    file back). Its JSON types are strict but its records are not: pydantic's own ``strict`` would take
+    a dataclass only as an instance, never as the object of a parsed file. Each field's run-file key is
+    its ``alias`` (runner.run.requests.JSON_KEY)."""
+    from pydantic import TypeAdapter
+    from pydantic_core import SchemaValidator
+
+    return SchemaValidator(_strict(copy.deepcopy(TypeAdapter(RunRecord).core_schema)))
+
+
+def _strict(schema: Any) -> Any:
+    """``schema`` (pydantic-core's core schema, nested dicts and lists) with each JSON type in it strict, and
+    each float an integer or a float, so an integer in the file stays one (pydantic's float makes it a float,
+    which the file would then hold as ``3.0``)."""
+    if isinstance(schema, dict):
+        if schema.get("type") == "float":
+            number = {**schema, "strict": True}
+            schema.clear()
+            schema.update(type="union", mode="left_to_right", choices=[{"type": "int", "strict": True}, number])
+            return schema
+        if schema.get("type") in _LEAF_TYPES:
+            schema["strict"] = True
+        for part in schema.values():
+            _strict(part)
+    elif isinstance(schema, list):
+        for part in schema:
+            _strict(part)
+    return schema
+
+
+def _malformed(errors: list[Any], data: Any) -> Malformed:
+    """The first of pydantic's ``errors`` (a missing key first, as a reader looks for it) in tooltrial's words, at
+    its key path in ``data`` (pydantic's ``loc`` holds a union member's name too, which ``data`` has not)."""
+    error = next((e for e in errors if e["type"] == "missing"), errors[0])
+    loc = list(error["loc"])
+    if error["type"] == "missing":
+        return Malformed(_keys(loc[:-1], data), f"missing required key {loc[-1]!r}")
+    where, value = _keys(loc, data), error["input"]
+    hint = _hint_at(where)
+    kinds = typing.get_args(hint) if typing.get_origin(hint) in (typing.Union, types.UnionType) else (hint,)
+    member = next((k for k in kinds if isinstance(k, type) and issubclass(k, enum.StrEnum)), None)
+    if error["type"] == "enum" and member is not None:
+        return Malformed(where, f"{value!r} is not one of {', '.join(repr(m.value) for m in member)}")
+    if error["type"].endswith("_type"):
+        return Malformed(where, f"expected {' or '.join(map(_noun, kinds))}, got {json_kind(value)}")
+    return Malformed(where, str(error["msg"]))
+
+
+def _keys(loc: list[str | int], data: Any) -> list[str | int]:
+    """The steps of ``loc`` that are keys or indexes of ``data``, in turn."""
+    where: list[str | int] = []
+    for step in loc:
+        if isinstance(data, dict) and step in data or isinstance(data, list) and isinstance(step, int) and step < len(data):
+            where.append(step)
+            data = data[step]  # type: ignore[index]
+    return where
+
+
+def _hint_at(where: list[str | int]) -> Any:
+    """The type hint of the value at key path ``where`` of a run document (Any where free JSON holds it)."""
+    hint: Any = RunRecord
+    for step in where:
+        kinds = typing.get_args(hint) if typing.get_origin(hint) in (typing.Union, types.UnionType) else (hint,)
+        hint = next((k for k in kinds if typing.get_origin(k) in (list, dict) or dataclasses.is_dataclass(k)), Any)
+        if dataclasses.is_dataclass(hint):
+            hint = next((one for _, key, one, _ in _shape(hint) if key == step), Any)  # type: ignore[arg-type]
+        elif typing.get_origin(hint) is list:
+            hint = typing.get_args(hint)[0]
+        elif typing.get_origin(hint) is dict:
+            hint = typing.get_args(hint)[1]
+    return hint
+
+
+def _noun(hint: Any) -> str:
+    """How a message names a value of ``hint``: ``an integer``, ``an object`` (a record), ``a string`` (a kind)..."""
+    kind = typing.get_origin(hint) or hint
+    if dataclasses.is_dataclass(kind) or kind is dict:
+        return "an object"
+    if isinstance(kind, type) and issubclass(kind, enum.StrEnum):
+        return "a string"
+    return NOUNS.get(_KINDS.get(kind, ""), "any value")
 
 
 def out_of_range(record: RunRecord) -> tuple[list[str | int], str] | None:
@@ -166,120 +267,12 @@ def _shape(cls: type) -> tuple[tuple[str, str, Any, bool], ...]:
                  for f in dataclasses.fields(cls))
 
 
-Convert = Callable[[Any, list[str | int]], Any]  # (parsed JSON, its key path) -> the value as its hint says
-
-
-@functools.cache
-def _converter(hint: Any) -> Convert:
-    """The function that turns a parsed JSON value into ``hint``'s type (dataclasses from objects, inside
-    lists, mappings and optionals too), raising Malformed at the value's key path for a value not of the
-    hinted type; made once per hint: telling the hint's kind apart (``typing.get_origin``, dataclass,
-    enum) costs more than the conversion itself, were it done for every value of every record. Nested
-    hints' converters are made first (no record dataclass refers to itself, which would recurse here).
-    A dataclass's number fields are held to their ranges (_numbers) as they are converted."""
-    origin, args = typing.get_origin(hint), typing.get_args(hint)
-    if origin in (typing.Union, types.UnionType):
-        kinds = [(_fitter(typing.get_origin(one) or one), _converter(one)) for one in args]
-        expected = f"expected {' or '.join(map(_noun, args))}"
-
-        def union(value: Any, where: list[str | int]) -> Any:
-            for fits, convert in kinds:
-                if fits(value):
-                    return convert(value, where)
-            raise Malformed(where, f"{expected}, got {json_kind(value)}")
-        return union
-    fits, expected = _fitter(origin or hint), f"expected {_noun(hint)}"
-
-    def checked(convert: Convert) -> Convert:
-        def fitting(value: Any, where: list[str | int]) -> Any:
-            if not fits(value):
-                raise Malformed(where, f"{expected}, got {json_kind(value)}")
-            return convert(value, where)
-        return fitting
-
-    if dataclasses.is_dataclass(hint):
-        ranges = {name: (low, high) for name, low, high in _numbers(hint)}  # type: ignore[arg-type]
-        fields = [(name, key, _number(one, *ranges[name]) if name in ranges else _converter(one), required)
-                  for name, key, one, required in _shape(hint)]  # type: ignore[arg-type]
-
-        def build(data: dict[str, Any], where: list[str | int]) -> Any:
-            for _, key, _, required in fields:
-                if required and key not in data:
-                    raise Malformed(where, f"missing required key {key!r}")
-            return hint(**{name: convert(data[key], [*where, key])  # type: ignore[operator]
-                           for name, key, convert, _ in fields if key in data})
-        return checked(build)
-    if isinstance(hint, type) and issubclass(hint, enum.StrEnum):  # runner.kinds: Status, ErrorKind...
-        members = ", ".join(repr(m.value) for m in hint)
-
-        def member(value: Any, where: list[str | int]) -> Any:
-            try:
-                return hint(value)
-            except ValueError as e:
-                raise Malformed(where, f"{value!r} is not one of {members}") from e
-        return checked(member)
-    if origin is list:
-        item_of = _converter(args[0])
-
-        def items(value: Any, where: list[str | int]) -> Any:
-            return [item_of(item, [*where, i]) for i, item in enumerate(value)]
-        return checked(items)
-    if origin is dict:
-        entry_of = _converter(args[1])
-
-        def entries(value: Any, where: list[str | int]) -> Any:
-            return {key: entry_of(item, [*where, key]) for key, item in value.items()}
-        return checked(entries)
-    return checked(lambda value, where: value)
-
-
-@functools.cache
-def _number(hint: Any, low: float, high: float) -> Convert:
-    """The converter of a number field (``int``, ``float``, either or None) from ``low`` to ``high``: one test
-    of type and range where the union's converter took three calls, so checking the range costs nothing."""
-    kinds = _leaves(hint)
-    numbers = (int, float) if float in kinds else int
-    nullable = type(None) in kinds
-    expected = f"expected {' or '.join(map(_noun, typing.get_args(hint) or (hint,)))}"
-
-    def number(value: Any, where: list[str | int]) -> Any:
-        if isinstance(value, numbers) and not isinstance(value, bool):
-            if low <= value <= high:
-                return value
-            raise Malformed(where, _complaint(value, low, high))
-        if value is None and nullable:
-            return None
-        raise Malformed(where, f"{expected}, got {json_kind(value)}")
-    return number
-
-
 _KINDS: dict[Any, str] = {bool: "boolean", int: "integer", float: "number", str: "string", type(None): "null",
                           list: "array", dict: "object"}
 NOUNS = {"boolean": "a boolean", "integer": "an integer", "number": "a number", "string": "a string",
          "null": "null", "array": "an array", "object": "an object"}
 
 
-@functools.cache
-def _fitter(kind: Any) -> Callable[[Any], bool]:
-    """Whether a value is of ``kind`` (a dataclass or a JSON type: an int is a number, a bool no integer),
-    as a test told apart once per kind."""
-    if dataclasses.is_dataclass(kind):
-        return lambda value: isinstance(value, dict)
-    if isinstance(kind, type) and issubclass(kind, enum.StrEnum):
-        return lambda value: isinstance(value, str)
-    if kind in (int, float):
-        numbers = (int, float) if kind is float else int
-        return lambda value: isinstance(value, numbers) and not isinstance(value, bool)
-    if kind in _KINDS:
-        return lambda value: isinstance(value, kind)
-    return lambda value: True
-
-
-def _noun(hint: Any) -> str:
-    kind = typing.get_origin(hint) or hint
-    return "an object" if dataclasses.is_dataclass(kind) else NOUNS.get(_KINDS.get(kind, ""), str(hint))
-
-
 def json_kind(value: Any) -> str:
-    """What a parsed JSON value is, in JSON's words: ``a string``, ``an array``, ``null``..."""
-    return next(NOUNS[name] for kind, name in _KINDS.items() if _fitter(kind)(value))
+    """What a parsed JSON value is, in JSON's words: ``a string``, ``an array``, ``null``... (a bool is no integer)."""
+    return next(NOUNS[name] for kind, name in _KINDS.items() if isinstance(value, kind))
