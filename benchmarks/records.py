@@ -1,17 +1,19 @@
-"""Figure (o): the run file of a 30-request run, its size and write time with and without the conversation
-(``messages``, ``message_cuts``, ``tools``), and its decode time per record by msgspec against a plain
-``orjson.loads`` of the same bytes (the floor)."""
+"""Figure (o): the run file of a 30-request run, its size and write time (ResultsWriter.write_run: range check,
+``to_dict``, orjson, the atomic write) with and without the conversation record (``messages``, ``message_cuts``,
+``tools``), and its decode time per record by pydantic (runner.output.decode.record_from_dict) against a plain
+``orjson.loads`` of the same bytes, the floor."""
 
 from __future__ import annotations
 
 import dataclasses
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import orjson
 
 from runner.output.decode import record_from_dict
-from runner.output.store import SCHEMA_VERSION, to_json
+from runner.output.store import ResultsWriter
 from runner.providers.registry import resolve_provider
 from runner.run.options import Arm, RunOptions
 from runner.run.prompts import load_prompt
@@ -22,6 +24,7 @@ from runner.suite.engine import run_matrix
 from runner.suite.options import SuiteOptions
 
 REQUESTS = 30
+CONVERSATION = ("messages", "message_cuts", "tools")  # the keys of the conversation record
 _CALL = ('    - tool_calls: [{{name: write_file, arguments: {{path: "notes/n{i:02d}.txt", content: "{text}"}}}},'
          ' {{name: read_file, arguments: {{path: "notes/n{i:02d}.txt"}}}}]\n')
 LONG_CASE = """\
@@ -55,13 +58,13 @@ def long_record(folder: Path, sandbox: Sandbox) -> RunRecord:
     return record
 
 
-def _per_call(times: int, work: object) -> float:
-    """The best seconds per call of ``work`` (a callable of no arguments) over ``times`` calls, in 5 rounds."""
+def _per_call(times: int, work: Callable[[], object]) -> float:
+    """The best seconds per call of ``work`` over ``times`` calls, in 5 rounds."""
     best = float("inf")
     for _ in range(5):
         started = time.perf_counter()
         for _ in range(times):
-            work()  # type: ignore[operator]
+            work()
         best = min(best, (time.perf_counter() - started) / times)
     return best
 
@@ -69,19 +72,20 @@ def _per_call(times: int, work: object) -> float:
 def figure_o(folder: Path, sandbox: Sandbox) -> None:
     """Print (o): the run file of a 30-request run before and after the conversation record, and its decoding."""
     record = long_record(folder, sandbox)
-    before = dataclasses.replace(record, messages=[], message_cuts=[], tools=[])
-    written = {}
-    for name, one in (("before", before), ("after", record)):
-        document = {"schema_version": SCHEMA_VERSION, "run_id": "bench", **one.to_dict()}
-        if name == "before":
-            for key in ("messages", "message_cuts", "tools"):
-                document.pop(key)
-        seconds = _per_call(50, lambda: (folder / "o.json").write_text(to_json(document), encoding="utf-8"))
-        written[name] = to_json(document).encode()
+    writer = ResultsWriter(folder / "o")
+    without = dataclasses.replace(record, messages=[], message_cuts=[], tools=[])
+
+    def before() -> Path:  # as tooltrial wrote it before it kept the conversation: no such keys at all
+        data = {key: value for key, value in without.to_dict().items() if key not in CONVERSATION}
+        return writer.write_run(without, data=data)
+
+    for name, write in (("before", before), ("after", lambda: writer.write_run(record))):
+        seconds = _per_call(50, write)
+        size = write().stat().st_size
         print(f"(o) run file of a {REQUESTS}-request run, {name} the conversation record"
-              f" ({len(record.messages)} messages): {len(written[name]):,} bytes, {seconds * 1000:.2f} ms to encode and write")
-    data = written["after"]
-    floor = _per_call(200, lambda: orjson.loads(data))
-    decode = _per_call(200, lambda: record_from_dict(orjson.loads(data)))
-    print(f"(o) decoding it (orjson.loads + msgspec): {decode * 1000:.3f} ms/record; orjson.loads alone"
-          f" {floor * 1000:.3f} ms ({decode / floor:.1f}x the floor)")
+              f" ({len(record.messages)} messages): {size:,} bytes, {seconds * 1000:.2f} ms to write")
+    text = writer.write_run(record).read_bytes()
+    floor = _per_call(200, lambda: orjson.loads(text))
+    decode = _per_call(200, lambda: record_from_dict(orjson.loads(text)))
+    print(f"(o) decoding it (orjson.loads, then pydantic): {decode * 1000:.2f} ms/record; orjson.loads alone"
+          f" {floor * 1000:.2f} ms ({decode / floor:.1f}x the floor)")

@@ -11,9 +11,7 @@ be written to the same rules, so tooltrial never writes a file it would refuse t
 
 from __future__ import annotations
 
-import copy
 import dataclasses
-import enum
 import functools
 import json
 import math
@@ -55,7 +53,7 @@ def read_json(text: str) -> Any:
     except _NotJson:
         data = json.loads(text)
         where, value = next(_not_finite(data, []))
-        raise Malformed(where, f"expected a finite number, got {_spelled(value)}") from None
+        raise Malformed(where, f"expected a finite number, got {spelled(value)}") from None
 
 
 class _NotJson(ValueError):
@@ -80,122 +78,25 @@ def _not_finite(value: Any, where: list[str | int]) -> Iterator[tuple[list[str |
             stack += reversed([(item, [*where, i]) for i, item in enumerate(value)])
 
 
-def _spelled(value: float) -> str:
+def spelled(value: float) -> str:
     """A float that is not finite as Python's json spells it: ``NaN``, ``Infinity``, ``-Infinity``."""
     return "NaN" if math.isnan(value) else "Infinity" if value > 0 else "-Infinity"
 
 
 def record_from_dict(data: dict[str, Any]) -> RunRecord:
     """The RunRecord of a run file's document, nested records (checks, steps, tokens...) built by pydantic
-    from RunRecord's dataclasses and their type hints, each value held to its JSON type (``strict``: no
-    ``"3"`` for 3, no ``true`` for 1) and then each number to its range (module docstring); keys
-    RunRecord does not have (``schema_version``, ``attempt``...) are ignored. Raises Malformed, naming the
-    key path, for a value of another type than its hint, a number out of its range, or a missing field
-    that has no default.
+    from RunRecord's dataclasses and their type hints (runner.output.typed), each value held to its JSON type
+    (no ``"3"`` for 3, no ``true`` for 1) and each number to its range (module docstring); keys RunRecord
+    does not have (``schema_version``, ``attempt``...) are ignored. Raises Malformed, naming the key path,
+    for a value of another type than its hint, a number out of its range, or a missing field that has no default.
 
     A document without ``commands`` was written before run numbers became 1-based: its ``run`` is
     read one up, so old and new records of a plan have the same keys (``--resume``, pairing)."""
-    from pydantic import ValidationError
+    from runner.output.typed import typed_record  # pydantic, imported when a run file is first read back
 
-    try:
-        record: RunRecord = _validator().validate_python(data)
-    except ValidationError as e:
-        raise _malformed(e.errors(include_url=False), data) from None
-    if "commands" not in data:
-        record.run += 1
-    fault = out_of_range(record)
-    if fault is not None:
-        raise Malformed(*fault)
-    return record
-
-
-_LEAF_TYPES = frozenset({"int", "float", "str", "bool", "list", "dict"})  # pydantic-core schema types held strict
-
-
-@functools.cache
-def _validator() -> Any:
-    """pydantic's validator of RunRecord (a pydantic_core SchemaValidator), made on first need (importing
-    pydantic and building it take about 0.1 s, which ``tooltrial run`` does not pay unless it reads a run
-    file back). Its JSON types are strict but its records are not: pydantic's own ``strict`` would take
-    a dataclass only as an instance, never as the object of a parsed file. Each field's run-file key is
-    its ``alias`` (runner.run.requests.JSON_KEY)."""
-    from pydantic import TypeAdapter
-    from pydantic_core import SchemaValidator
-
-    return SchemaValidator(_strict(copy.deepcopy(TypeAdapter(RunRecord).core_schema)))
-
-
-def _strict(schema: Any) -> Any:
-    """``schema`` (pydantic-core's core schema, nested dicts and lists) with each JSON type in it strict, and
-    each float an integer or a float, so an integer in the file stays one (pydantic's float makes it a float,
-    which the file would then hold as ``3.0``)."""
-    if isinstance(schema, dict):
-        if schema.get("type") == "float":
-            number = {**schema, "strict": True}
-            schema.clear()
-            schema.update(type="union", mode="left_to_right", choices=[{"type": "int", "strict": True}, number])
-            return schema
-        if schema.get("type") in _LEAF_TYPES:
-            schema["strict"] = True
-        for part in schema.values():
-            _strict(part)
-    elif isinstance(schema, list):
-        for part in schema:
-            _strict(part)
-    return schema
-
-
-def _malformed(errors: list[Any], data: Any) -> Malformed:
-    """The first of pydantic's ``errors`` (a missing key first, as a reader looks for it) in tooltrial's words, at
-    its key path in ``data`` (pydantic's ``loc`` holds a union member's name too, which ``data`` has not)."""
-    error = next((e for e in errors if e["type"] == "missing"), errors[0])
-    loc = list(error["loc"])
-    if error["type"] == "missing":
-        return Malformed(_keys(loc[:-1], data), f"missing required key {loc[-1]!r}")
-    where, value = _keys(loc, data), error["input"]
-    hint = _hint_at(where)
-    kinds = typing.get_args(hint) if typing.get_origin(hint) in (typing.Union, types.UnionType) else (hint,)
-    member = next((k for k in kinds if isinstance(k, type) and issubclass(k, enum.StrEnum)), None)
-    if error["type"] == "enum" and member is not None:
-        return Malformed(where, f"{value!r} is not one of {', '.join(repr(m.value) for m in member)}")
-    if error["type"].endswith("_type"):
-        return Malformed(where, f"expected {' or '.join(map(_noun, kinds))}, got {json_kind(value)}")
-    return Malformed(where, str(error["msg"]))
-
-
-def _keys(loc: list[str | int], data: Any) -> list[str | int]:
-    """The steps of ``loc`` that are keys or indexes of ``data``, in turn."""
-    where: list[str | int] = []
-    for step in loc:
-        if isinstance(data, dict) and step in data or isinstance(data, list) and isinstance(step, int) and step < len(data):
-            where.append(step)
-            data = data[step]  # type: ignore[index]
-    return where
-
-
-def _hint_at(where: list[str | int]) -> Any:
-    """The type hint of the value at key path ``where`` of a run document (Any where free JSON holds it)."""
-    hint: Any = RunRecord
-    for step in where:
-        kinds = typing.get_args(hint) if typing.get_origin(hint) in (typing.Union, types.UnionType) else (hint,)
-        hint = next((k for k in kinds if typing.get_origin(k) in (list, dict) or dataclasses.is_dataclass(k)), Any)
-        if dataclasses.is_dataclass(hint):
-            hint = next((one for _, key, one, _ in _shape(hint) if key == step), Any)  # type: ignore[arg-type]
-        elif typing.get_origin(hint) is list:
-            hint = typing.get_args(hint)[0]
-        elif typing.get_origin(hint) is dict:
-            hint = typing.get_args(hint)[1]
-    return hint
-
-
-def _noun(hint: Any) -> str:
-    """How a message names a value of ``hint``: ``an integer``, ``an object`` (a record), ``a string`` (a kind)..."""
-    kind = typing.get_origin(hint) or hint
-    if dataclasses.is_dataclass(kind) or kind is dict:
-        return "an object"
-    if isinstance(kind, type) and issubclass(kind, enum.StrEnum):
-        return "a string"
-    return NOUNS.get(_KINDS.get(kind, ""), "any value")
+    if "commands" not in data and isinstance(data.get("run"), int) and not isinstance(data["run"], bool):
+        data = {**data, "run": data["run"] + 1}
+    return typed_record(data)
 
 
 def out_of_range(record: RunRecord) -> tuple[list[str | int], str] | None:
@@ -208,7 +109,7 @@ def _faults(record: Any, where: list[str | int]) -> Iterator[tuple[list[str | in
     """Each number of ``record`` out of its range, its nested records' too, in field order."""
     cls: type = type(record)
     keys = {f.name: f.metadata.get(JSON_KEY, f.name) for f in dataclasses.fields(record)}
-    for name, low, high in _numbers(cls):
+    for name, low, high in number_ranges(cls):
         value = getattr(record, name)
         if value is not None and not low <= value <= high:
             yield [*where, keys[name]], _complaint(value, low, high)
@@ -224,27 +125,27 @@ def _faults(record: Any, where: list[str | int]) -> Iterator[tuple[list[str | in
 def _complaint(value: float, low: float, high: float) -> str:
     """What is wrong with ``value``, a number that is not from ``low`` to ``high``."""
     if isinstance(value, float) and not math.isfinite(value):
-        return f"expected a finite number, got {_spelled(value)}"
+        return f"expected a finite number, got {spelled(value)}"
     return f"must be at least {low}, got {value!r}" if value < low else f"must be at most {high}, got {value!r}"
 
 
 @functools.cache
-def _numbers(cls: type) -> tuple[tuple[str, float, float], ...]:
+def number_ranges(cls: type) -> tuple[tuple[str, float, float], ...]:
     """A record dataclass's number fields with their ranges ``(name, low, high)``: a number, or a number or None
     (a list of numbers, such as a request's ``messages`` range, is not one)."""
-    return tuple((name, 0, 1 if (cls, name) in _UNIT else _HIGHEST.get((cls, name), _LARGEST))
-                 for name, _, hint, _ in _shape(cls) if (cls, name) not in _SIGNED
+    return tuple((name, 0, 1 if (cls, name) in _UNIT else _HIGHEST.get((cls, name), LARGEST))
+                 for name, _, hint, _ in shape(cls) if (cls, name) not in _SIGNED
                  and set(typing.get_args(hint) if typing.get_origin(hint) in (typing.Union, types.UnionType)
                          else (hint,)) & {int, float})
 
 
-_LARGEST = sys.float_info.max  # an infinity is above it; a NaN is not between any two numbers
+LARGEST = sys.float_info.max  # an infinity is above it; a NaN is not between any two numbers
 
 
 @functools.cache
 def _nested(cls: type) -> tuple[str, ...]:
     """A record dataclass's fields that hold record dataclasses: one, a list of them, or None."""
-    return tuple(name for name, _, hint, _ in _shape(cls) if any(dataclasses.is_dataclass(k) for k in _leaves(hint)))
+    return tuple(name for name, _, hint, _ in shape(cls) if any(dataclasses.is_dataclass(k) for k in _leaves(hint)))
 
 
 def _leaves(hint: Any) -> set[Any]:
@@ -257,7 +158,7 @@ def _leaves(hint: Any) -> set[Any]:
 
 
 @functools.cache
-def _shape(cls: type) -> tuple[tuple[str, str, Any, bool], ...]:
+def shape(cls: type) -> tuple[tuple[str, str, Any, bool], ...]:
     """A record dataclass's fields as ``(name, key in the run file, type hint, required)``, found once a process
     (``get_type_hints`` evaluates every annotation: most of the time of reading a run file back, were
     it done each time)."""
@@ -267,7 +168,7 @@ def _shape(cls: type) -> tuple[tuple[str, str, Any, bool], ...]:
                  for f in dataclasses.fields(cls))
 
 
-_KINDS: dict[Any, str] = {bool: "boolean", int: "integer", float: "number", str: "string", type(None): "null",
+KINDS: dict[Any, str] = {bool: "boolean", int: "integer", float: "number", str: "string", type(None): "null",
                           list: "array", dict: "object"}
 NOUNS = {"boolean": "a boolean", "integer": "an integer", "number": "a number", "string": "a string",
          "null": "null", "array": "an array", "object": "an object"}
@@ -275,4 +176,4 @@ NOUNS = {"boolean": "a boolean", "integer": "an integer", "number": "a number", 
 
 def json_kind(value: Any) -> str:
     """What a parsed JSON value is, in JSON's words: ``a string``, ``an array``, ``null``... (a bool is no integer)."""
-    return next(NOUNS[name] for kind, name in _KINDS.items() if isinstance(value, kind))
+    return next(NOUNS[name] for kind, name in KINDS.items() if isinstance(value, kind))

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from runner.run.record import PASS
 from runner.scoring.gates import is_infrastructure_error
 from runner.scoring.stats import mcnemar_exact
-from runner.scoring.summary import Scored
+from runner.scoring.summary import RunSummary
 
 ALPHA = 0.05  # significance level of the paired verdict
 
@@ -105,12 +105,12 @@ class Paired:
 Outcomes = Mapping[tuple[str, int], bool | None]  # (case, run index) -> passed; None: infrastructure error
 
 
-def outcomes(records: Sequence[Scored]) -> dict[tuple[str, int], bool | None]:
+def outcomes(records: Sequence[RunSummary]) -> dict[tuple[str, int], bool | None]:
     """(case, run index) -> passed, or None for an infrastructure error."""
     return {(r.case, r.run): None if is_infrastructure_error(r) else r.status == PASS for r in records}
 
 
-def overridden(records: Sequence[Scored]) -> set[tuple[str, int]]:
+def overridden(records: Sequence[RunSummary]) -> set[tuple[str, int]]:
     """The (case, run index) of every run whose case's own ``system`` prompt replaced its arm's."""
     return {(r.case, r.run) for r in records if r.prompt_overridden}
 

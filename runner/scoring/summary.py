@@ -65,9 +65,6 @@ class RunSummary:
     attempt: int
 
 
-Scored = RunRecord | RunSummary  # what the aggregation reads: a whole record or its summary
-
-
 def summarize(record: RunRecord) -> RunSummary:
     """The RunSummary of ``record``; token counts that report nothing share one ``Tokens()``."""
     judge = record.judge_tokens
@@ -84,7 +81,7 @@ def summarize(record: RunRecord) -> RunSummary:
     )
 
 
-def retried_count(records: Sequence[Scored]) -> int:
+def retried_count(records: Sequence[RunSummary]) -> int:
     """How many of ``records`` (whole or summaries) are a later attempt of a run: one that ``run --resume RESULTS
     --retry-errors`` ran again after an error not of the agent's making."""
     return sum(r.attempt > 1 for r in records)
