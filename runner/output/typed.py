@@ -101,9 +101,9 @@ def _malformed(errors: list[Any], data: Any) -> Malformed:
     hint = _hint_at(where)
     kinds = typing.get_args(hint) if typing.get_origin(hint) in (typing.Union, types.UnionType) else (hint,)
     member = next((k for k in kinds if isinstance(k, type) and issubclass(k, enum.StrEnum)), None)
-    if error["type"] == "enum" and member is not None:
+    if error["type"] == "enum" and member is not None and isinstance(value, str):
         return Malformed(where, f"{value!r} is not one of {', '.join(repr(m.value) for m in member)}")
-    if error["type"].endswith("_type"):
+    if error["type"].endswith("_type") or error["type"] == "enum":
         return Malformed(where, f"expected {' or '.join(map(_noun, kinds))}, got {json_kind(value)}")
     return Malformed(where, str(error["msg"]))
 
