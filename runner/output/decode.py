@@ -1,6 +1,6 @@
-"""A run file's JSON as a RunRecord: every value converted as its field's type hint says and every
-number held to its range, by a converter made once per hint; a value that does not fit raises
-Malformed naming its key path (runner.output.load adds the file).
+"""A run file's JSON as a RunRecord, and the rules it is held to: every value of the type its field's hint
+says and every number in its range, checked by pydantic (runner.output.typed, imported when a run file is
+first read back); a value that does not fit raises Malformed naming its key path (runner.output.load adds the file).
 
 The ranges: a score or rate (``outcome``, ``process``, ``accuracy``, a check's ``score``, the
 trajectory-match figures) is from 0 to 1; ``run`` is at most 10,000 (it names the file written); every
