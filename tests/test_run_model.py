@@ -59,9 +59,9 @@ def test_a_run_file_of_a_newer_schema_version_is_refused_with_the_advice_to_upgr
     newer = _copy(finished, tmp_path / "newer", lambda d: {**d, "schema_version": SCHEMA_VERSION + 1})
     capsys.readouterr()
     assert main(["report", str(tmp_path / "newer")]) == 4
-    assert capsys.readouterr() == ("", f"error: {newer}: schema_version 3 is newer than this tooltrial reads (up to 2): "
-                                       "a newer tooltrial wrote it (upgrade tooltrial (pip install --upgrade tooltrial)"
-                                       " to read it)\n")
+    assert capsys.readouterr() == ("", (f"error: {newer}: schema_version 3 is newer than this tooltrial reads (up to 2):"
+                                        " a newer tooltrial wrote it (upgrade tooltrial to read it: pip install --upgrade"
+                                        " tooltrial)\n"))
     _copy(finished, tmp_path / "odd", lambda d: {**d, "schema_version": "2"})
     assert main(["report", str(tmp_path / "odd")]) == 4
     assert "schema_version '2' is not one this tooltrial reads (1 to 2)" in capsys.readouterr().err

@@ -106,7 +106,7 @@ def checked(path: Path, data: Any, kind: str) -> dict[str, Any]:
     version = data.get("schema_version")
     if isinstance(version, int) and not isinstance(version, bool) and version > SCHEMA_VERSION:
         raise UserError(f"{path}: schema_version {version} is newer than this tooltrial reads (up to {SCHEMA_VERSION}):"
-                        " a newer tooltrial wrote it", hint="upgrade tooltrial (pip install --upgrade tooltrial) to read it")
+                        " a newer tooltrial wrote it", hint="upgrade tooltrial to read it: pip install --upgrade tooltrial")
     if not isinstance(version, int) or isinstance(version, bool) or version < 1:
         raise UserError(f"{path}: schema_version {version!r} is not one this tooltrial reads (1 to {SCHEMA_VERSION})",
                         hint=NOT_OURS)
