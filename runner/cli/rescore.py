@@ -33,6 +33,7 @@ from runner.sandbox.choose import choose_sandbox
 from runner.sandbox.command import Sandbox
 from runner.scoring.aggregate import aggregate
 from runner.scoring.gates import evaluate, exit_code
+from runner.scoring.summary import summarize
 from runner.scoring.verdicts import VerdictChange, verdict_change
 from runner.spec.case import Case
 from runner.spec.config import load_config
@@ -134,7 +135,7 @@ def _write(source: Results, records: Sequence[RunRecord], changes: Sequence[Verd
     ``rescored: {source, changed}`` and each case's gate threshold as the source's report recorded it."""
     report = source.report or {}
     thresholds = {c["case"]: c["gate"]["threshold"] for c in report.get("cells", []) if c.get("gate")}
-    model = aggregate(records)
+    model = aggregate([summarize(r) for r in records])
     gates = evaluate(model.cells, thresholds)
     writer = ResultsWriter(root)
     for number, record in enumerate(records, start=1):

@@ -25,6 +25,7 @@ from runner.run.record import RunRecord
 from runner.scoring.aggregate import aggregate
 from runner.scoring.gates import evaluate, exit_code
 from runner.scoring.inputs import case_changes, input_changes
+from runner.scoring.summary import summarize
 
 PREFER = ("first", "last")  # on a run two folders hold differently: the folder given first, or last, wins
 _NAMED = 3  # at most this many names in one message
@@ -65,7 +66,7 @@ def merge_results(folders: Sequence[Path], root: Path, prefer: str | None = None
             raise UserError(f"the shards hold {len(records)} runs and {len(unfinished)} unfinished of the "
                             f"{suite['planned']} their suite plans", hint="a run file was removed from a shard's "
                             "runs/ folder: restore it, or run that shard again")
-    model = aggregate(records)
+    model = aggregate([summarize(r) for r in records])
     gates = evaluate(model.cells, _thresholds(parts))
     writer = ResultsWriter(root)
     for number, record in enumerate(records, start=1):
@@ -162,7 +163,7 @@ def _same_inputs(kept: Sequence[tuple[RunRecord, Path]]) -> None:
         if record.provenance is None:
             continue
         earlier, there = cells.setdefault((record.case, record.arm), (record, where))
-        found = [c.change for c in input_changes(record.case, record.arm, [earlier], [record], same_arm=True)]
+        found = [c.change for c in input_changes(record.case, record.arm, [summarize(earlier)], [summarize(record)], same_arm=True)]
         if not found:
             earlier, there = cases.setdefault(record.case, (record, where))
             found = case_changes(record.case, earlier.provenance, record.provenance)  # type: ignore[arg-type]

@@ -26,7 +26,7 @@ from runner.scoring.gates import Gate
 from runner.scoring.inputs import arm_provenances
 from runner.scoring.paired import Paired
 from runner.scoring.regression import Regression
-from runner.scoring.summary import Scored, retried_count
+from runner.scoring.summary import RunSummary, retried_count, summarize
 from runner.sums import known_sum
 from runner.text import cap_text
 
@@ -68,14 +68,14 @@ def report_document(
     exit code is 2 whatever ``exit_code`` says. ``report_head`` and ``report_text`` make the same
     document without holding every run.
     """
-    head = report_head(model, gates, records, exit_code, meta, unfinished)
+    head = report_head(model, gates, [summarize(r) for r in records], exit_code, meta, unfinished)
     return {**head, "cells": list(head["cells"]), "runs": [run_dict(r) for r in records]}
 
 
 def report_head(
     model: Aggregate,
     gates: Sequence[Gate],
-    runs: Sequence[Scored],
+    runs: Sequence[RunSummary],
     exit_code: int,
     meta: dict[str, Any],
     unfinished: Sequence[dict[str, Any]] = (),
@@ -147,7 +147,7 @@ def _nested(value: Any, indent: str) -> str:
     return to_json(value)[:-1].replace("\n", indent)
 
 
-def cache_totals(records: Sequence[Scored]) -> CacheUse | None:
+def cache_totals(records: Sequence[RunSummary]) -> CacheUse | None:
     """The response cache's use summed over the runs that had one (runner.run.record.CacheUse: hits,
     misses, and the tokens and USD the hits' replies first cost); None when none had one."""
     used = [r.cache for r in records if r.cache is not None]

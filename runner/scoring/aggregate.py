@@ -28,7 +28,7 @@ from runner.scoring.gates import blame, is_infrastructure_error
 from runner.scoring.paired import Paired
 from runner.scoring.pairs import comparisons
 from runner.scoring.stats import is_flaky, mean_std, pass_at_k, pass_hat_k, wilson
-from runner.scoring.summary import Scored
+from runner.scoring.summary import RunSummary
 from runner.scoring.trajectorymatch import TrajectoryMatch
 from runner.sums import known_mean, known_sum
 
@@ -130,7 +130,7 @@ class Figures:
         return self.runs - self.infra_errors
 
 
-def figures(records: Sequence[Scored]) -> Figures:
+def figures(records: Sequence[RunSummary]) -> Figures:
     """The Figures of ``records``; of no records (or none scored), counts are 0 and means and
     ``pass_rate`` None, the interval (0.0, 1.0)."""
     n, passed = len(records), sum(r.status == PASS for r in records)
@@ -239,11 +239,11 @@ class Aggregate:
         raise KeyError(label)
 
 
-def aggregate(records: Sequence[Scored]) -> Aggregate:
+def aggregate(records: Sequence[RunSummary]) -> Aggregate:
     """Aggregate ``records`` (any order) into cells, arms with their groups, the overall figures
     and the paired analyses of the arms."""
-    by_cell: dict[tuple[str, str], list[Scored]] = defaultdict(list)
-    by_arm: dict[str, list[Scored]] = defaultdict(list)
+    by_cell: dict[tuple[str, str], list[RunSummary]] = defaultdict(list)
+    by_arm: dict[str, list[RunSummary]] = defaultdict(list)
     for record in records:
         by_cell[(record.case, record.arm)].append(record)
         by_arm[record.arm].append(record)
@@ -252,7 +252,7 @@ def aggregate(records: Sequence[Scored]) -> Aggregate:
     return Aggregate(figures(records), arms, cells, comparisons(records))
 
 
-def _cell(case: str, arm: str, runs: list[Scored]) -> Cell:
+def _cell(case: str, arm: str, runs: list[RunSummary]) -> Cell:
     f = figures(runs)
     ks = range(1, f.scored + 1)
     return Cell(
@@ -263,8 +263,8 @@ def _cell(case: str, arm: str, runs: list[Scored]) -> Cell:
     )
 
 
-def _arm(runs: list[Scored], cells: list[Cell]) -> Arm:
-    groups: dict[str, list[Scored]] = {}
+def _arm(runs: list[RunSummary], cells: list[Cell]) -> Arm:
+    groups: dict[str, list[RunSummary]] = {}
     for record in runs:
         groups.setdefault(record.case.split("/", 1)[0], []).append(record)
     scored = [c for c in cells if c.figures.scored]

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from runner.run.provenance import Provenance
-from runner.scoring.summary import Scored
+from runner.scoring.summary import RunSummary
 
 MODEL_PART = "script"  # the case part that is the scripted provider's replies: the model, not an input
 
@@ -31,7 +31,7 @@ class InputChange:
     change: str
 
 
-def input_changes(case: str, arm: str, before: Sequence[Scored], after: Sequence[Scored],
+def input_changes(case: str, arm: str, before: Sequence[RunSummary], after: Sequence[RunSummary],
             same_arm: bool) -> list[InputChange]:
     """What changed between the runs of the cell (``case`` in arm ``arm``, as before names it) ``before`` and
     ``after``, each side read from its first run with provenance; [] when either has none, or nothing changed.
@@ -48,14 +48,14 @@ def input_changes(case: str, arm: str, before: Sequence[Scored], after: Sequence
     return found
 
 
-def changed_cases(a: Sequence[Scored], b: Sequence[Scored]) -> list[str]:
+def changed_cases(a: Sequence[RunSummary], b: Sequence[RunSummary]) -> list[str]:
     """The cases, in first-seen order, whose own inputs (the case, its fixture, its tools) differ between the runs
     ``a`` and ``b`` of two arms of one results folder, each case's side read from its first run with provenance."""
     first_a, first_b = _by_case(a), _by_case(b)
     return [case for case, old in first_a.items() if case in first_b and case_changes(case, old, first_b[case])]
 
 
-def _by_case(runs: Sequence[Scored]) -> dict[str, Provenance]:
+def _by_case(runs: Sequence[RunSummary]) -> dict[str, Provenance]:
     found: dict[str, Provenance] = {}
     for run in runs:
         if run.provenance is not None:
@@ -63,7 +63,7 @@ def _by_case(runs: Sequence[Scored]) -> dict[str, Provenance]:
     return found
 
 
-def _first(runs: Sequence[Scored]) -> Provenance | None:
+def _first(runs: Sequence[RunSummary]) -> Provenance | None:
     return next((r.provenance for r in runs if r.provenance is not None), None)
 
 
@@ -110,7 +110,7 @@ _ARM_INPUTS = ("tooltrial", "commit", "litellm", "model", "params", "sandbox")
 _CASE_INPUTS = ("case", "case_parts", "fixture", "tools", "persona", "rubric")
 
 
-def arm_provenances(runs: Iterable[Scored]) -> dict[str, dict[str, Any]]:
+def arm_provenances(runs: Iterable[RunSummary]) -> dict[str, dict[str, Any]]:
     """Each arm label -> what its runs ran on (runner.run.provenance), from the first run with provenance:
     ``{tooltrial, commit, litellm, model, params, sandbox, [prompt], cases: {case: {case, case_parts, fixture,
     tools, persona, rubric}}}``; ``prompt`` from a run that rendered the arm's prompt (none when every case had

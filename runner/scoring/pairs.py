@@ -19,15 +19,15 @@ from itertools import combinations
 
 from runner.scoring.inputs import changed_cases
 from runner.scoring.paired import Factor, Paired, compare_pairs, outcomes, overridden, scores
-from runner.scoring.summary import Scored
+from runner.scoring.summary import RunSummary
 
 DIMENSIONS = ("prompt", "provider")  # the order comparisons are listed in: prompts within each provider first
 
 
-def comparisons(records: Sequence[Scored]) -> list[Paired]:
+def comparisons(records: Sequence[RunSummary]) -> list[Paired]:
     """The paired analysis of every two arms of ``records`` the module docstring names, A the arm seen
     first; [] with fewer than two arms. Arms are ``RunRecord.arm`` labels, taken in first-seen order."""
-    by_arm: dict[str, list[Scored]] = defaultdict(list)
+    by_arm: dict[str, list[RunSummary]] = defaultdict(list)
     for record in records:
         by_arm[record.arm].append(record)
     values = {label: {name: getattr(runs[0], name) for name in DIMENSIONS} for label, runs in by_arm.items()}
@@ -44,7 +44,7 @@ def comparisons(records: Sequence[Scored]) -> list[Paired]:
     return found
 
 
-def _compare(by_arm: dict[str, list[Scored]], a: str, b: str, factor: Factor | None, differ_by_prompt: bool) -> Paired:
+def _compare(by_arm: dict[str, list[RunSummary]], a: str, b: str, factor: Factor | None, differ_by_prompt: bool) -> Paired:
     own = overridden([*by_arm[a], *by_arm[b]]) if differ_by_prompt else set()
     return compare_pairs(a, outcomes(by_arm[a]), b, outcomes(by_arm[b]), own, factor,
                          changed_cases(by_arm[a], by_arm[b]), scores(by_arm[a]), scores(by_arm[b]))

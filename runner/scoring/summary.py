@@ -4,9 +4,10 @@ A suite's records go to the results folder as each run ends (runner.suite.sessio
 summaries stay in memory, so memory grows by a few hundred bytes a run however much a run said or
 did; every reader that needs a whole record (run lines, the report's ``runs``, JUnit's failures, the
 HTML page's transcripts, OpenTelemetry spans) reads it back from its run file, one at a time
-(runner.output.runfiles). A ``RunSummary`` has every attribute the aggregation (runner.scoring
-.aggregate), the gates, the paired analysis, the regression view and the pass count read of a
-``RunRecord``, under the same names, so each of them takes either.
+(runner.output.scan). A ``RunSummary`` is the one projection of the run record that the aggregation
+(runner.scoring.aggregate), the gates, the paired analysis, the regression view and the pass count take,
+its attributes named as RunRecord's: they take a summary alone, and a caller holding a whole record
+summarizes it first (``summarize``).
 """
 
 from __future__ import annotations
@@ -65,9 +66,6 @@ class RunSummary:
     attempt: int
 
 
-Scored = RunRecord | RunSummary  # what the aggregation reads: a whole record or its summary
-
-
 def summarize(record: RunRecord) -> RunSummary:
     """The RunSummary of ``record``; token counts that report nothing share one ``Tokens()``."""
     judge = record.judge_tokens
@@ -84,7 +82,7 @@ def summarize(record: RunRecord) -> RunSummary:
     )
 
 
-def retried_count(records: Sequence[Scored]) -> int:
-    """How many of ``records`` (whole or summaries) are a later attempt of a run: one that ``run --resume RESULTS
+def retried_count(records: Sequence[RunSummary]) -> int:
+    """How many of ``records`` are a later attempt of a run: one that ``run --resume RESULTS
     --retry-errors`` ran again after an error not of the agent's making."""
     return sum(r.attempt > 1 for r in records)

@@ -23,7 +23,7 @@ from runner.run.prompts import (
     user_prompts,
 )
 from runner.run.record import RunRecord
-from runner.scoring.summary import Scored
+from runner.scoring.summary import RunSummary
 from runner.spec.case import Case
 from runner.suite.executors import choose_executor
 from runner.suite.options import SuiteOptions
@@ -176,8 +176,8 @@ def plan_keys(cases: Sequence[Case], arms: Sequence[Arm], repeats: int = 1, shar
     return [(case.full_id, arm.provider.name, arm.prompt.name, run) for case, arm, run in _plan(cases, arms, repeats, shard)]
 
 
-def run_key(record: Scored) -> RunKey:
-    """What identifies a run in a matrix: ``(case full id, provider name, prompt name, run number)``."""
+def run_key(record: RunRecord | RunSummary) -> RunKey:
+    """What identifies a run in a matrix, a record or its summary: ``(case full id, provider name, prompt name, run number)``."""
     return record.case, record.provider, record.prompt, record.run
 
 

@@ -24,6 +24,7 @@ from runner.run.options import Arm
 from runner.run.provenance import provenance
 from runner.run.record import RunRecord
 from runner.scoring.inputs import input_changes
+from runner.scoring.summary import summarize
 from runner.spec.case import Case
 from runner.suite.options import SuiteOptions
 from runner.suite.session import LiveRun, run_live
@@ -143,7 +144,8 @@ def _same_inputs(earlier: Sequence[RunRecord], cases: Sequence[Case], arms: Sequ
         now = provenance(case, arm.prompt.source if case.system is None else case.system, [],
                          arm.provider.cache_identity, arm.provider.name, sandbox)
         now = dataclasses.replace(now, tools=record.provenance.tools)
-        found = input_changes(record.case, record.arm, [record], [dataclasses.replace(record, provenance=now)], True)
+        summary = summarize(record)
+        found = input_changes(record.case, record.arm, [summary], [dataclasses.replace(summary, provenance=now)], True)
         if found:
             raise UserError(f"--resume {folder}: its runs of {record.case} [{record.arm}] were made from other "
                             f"inputs: {'; '.join(c.change for c in found)}",
