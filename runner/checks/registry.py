@@ -17,6 +17,7 @@ from runner.checks.base import (
     CheckResult,
 )
 from runner.checks.budget import check_max_cost, check_max_tokens
+from runner.checks.jsonreply import check_response_json
 from runner.checks.judge import check_judge
 from runner.checks.outcome import (
     check_files,
@@ -36,6 +37,7 @@ FUNCTIONS: dict[str, Check] = {
     "response_contains": check_response_contains,
     "response_not_contains": check_response_not_contains,
     "response_matches": check_response_matches,
+    "response_json": check_response_json,
     "trace": check_trace,
     "judge": check_judge,
     "max_tokens": check_max_tokens,
