@@ -126,3 +126,16 @@ def test_a_data_file_two_cases_name_is_read_once(tmp_path: Path, monkeypatch: py
     path = _write(tmp_path, {"w.yml": case, "d.csv": "x\n1\n2\n"})
     _code, out, _ = cli_output(["list", str(path)])
     assert (out.split()[:4], calls) == (["w/a-1", "w/a-2", "w/b-1", "w/b-2"], [str(tmp_path / "d.csv")])
+
+
+def test_run_record_writes_each_expanded_case_which_replays(tmp_path: Path) -> None:
+    path = _write(tmp_path, {"math.yml": SUMS, "sums.csv": "name,a,b,total,reply\none,1,1,2,2\ntwo,1,2,3,3\n"})
+    code, _, err = cli_output(["run", str(path), "--record", str(tmp_path / "rec"), "--results", str(tmp_path / "r")])
+    assert code == 0, err
+    from runner.spec.casefile import load_file
+
+    one, two = load_file(tmp_path / "rec/cases/math.yml")
+    assert (one.id, dict(two.vars), dict(two.files), two.expect.response_contains) == (
+        "one", {"name": "two", "a": "1", "b": "2", "total": "3", "reply": "3"}, {"two.txt": "a=1"}, ("3",))
+    code, out, _ = cli_output(["run", str(tmp_path / "rec/cases"), "-p", "scripted", "--results", str(tmp_path / "r2")])
+    assert (code, out.splitlines()[:3]) == (0, ["PASS math/one", "PASS math/two", "2/2 passed"])

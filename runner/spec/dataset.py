@@ -116,6 +116,14 @@ def first_of_each(errors: list[CaseFileError]) -> list[CaseFileError]:
     return kept
 
 
+def expanded_case(case: dict[str, Any], case_id: str, values: Mapping[str, Any]) -> dict[str, Any]:
+    """The case mapping ``case`` (naming a dataset or matrix, already valid) expands into with the case
+    id ``case_id`` and the variables ``values`` (its ``vars`` and the row's, as the expanded Case has
+    them): what ``run --record`` writes for an expanded case."""
+    template = {key: value for key, value in case.items() if key not in DATA_KEYS}
+    return _one(template, case_id, Row(dict(values), "row", Location(case_id)), {})[0]
+
+
 def _one(template: dict[str, Any], case_id: str, row: Row, compiled: dict[str, jinja2.Template]) -> tuple[dict[str, Any], list[CaseFileError]]:
     """The case ``row`` makes of ``template``: its id, its vars, its rendered parts."""
     names = {**template.get("vars", {}), **row.values}
