@@ -139,3 +139,9 @@ def test_run_record_writes_each_expanded_case_which_replays(tmp_path: Path) -> N
         "one", {"name": "two", "a": "1", "b": "2", "total": "3", "reply": "3"}, {"two.txt": "a=1"}, ("3",))
     code, out, _ = cli_output(["run", str(tmp_path / "rec/cases"), "-p", "scripted", "--results", str(tmp_path / "r2")])
     assert (code, out.splitlines()[:3]) == (0, ["PASS math/one", "PASS math/two", "2/2 passed"])
+
+
+def test_a_turn_every_row_fails_to_render_is_reported_once(tmp_path: Path) -> None:
+    path = _write(tmp_path, {"w.yml": "- id: w\n  dataset: d.csv\n  turns: ['Say {{ wrod }}']\n", "d.csv": "word\na\nb\nc\n"})
+    code, _, err = cli_output(["validate", str(path)])
+    assert (code, err.splitlines()) == (4, [f"error: {path}:3:11: w/w-1.turns[0]: 'wrod' is undefined (did you mean 'word'?)"])
