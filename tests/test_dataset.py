@@ -145,3 +145,12 @@ def test_a_turn_every_row_fails_to_render_is_reported_once(tmp_path: Path) -> No
     path = _write(tmp_path, {"w.yml": "- id: w\n  dataset: d.csv\n  turns: ['Say {{ wrod }}']\n", "d.csv": "word\na\nb\nc\n"})
     code, _, err = cli_output(["validate", str(path)])
     assert (code, err.splitlines()) == (4, [f"error: {path}:3:11: w/w-1.turns[0]: 'wrod' is undefined (did you mean 'word'?)"])
+
+
+def test_crlf_lines_and_a_quoted_line_break_keep_the_rows_lines(tmp_path: Path) -> None:
+    case = "- id: a\n  dataset: d.csv\n  turns: ['{{ x }}']\n- id: b\n  dataset: d.jsonl\n  turns: ['{{ x }}']\n"
+    path = _write(tmp_path, {"w.yml": case, "d.csv": 'x,y\r\n"two\r\nlines",1\r\n3\r\n', "d.jsonl": '{"x": "a\u2028b"}\n[]\n'})
+    code, _, err = cli_output(["validate", str(path)])
+    assert (code, err.splitlines()) == (4, [
+        f"error: {tmp_path / 'd.jsonl'}:2: row 2: expected a JSON object, got a list",
+        f"error: {tmp_path / 'd.csv'}:4:2: row 2: 1 field where the header names 2 (write every column, an empty one as ,,)"])

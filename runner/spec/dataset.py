@@ -27,6 +27,7 @@ from runner.errors import CaseFileError, Location, did_you_mean
 from runner.names import ID_PATTERN
 from runner.spec.positions import Spot, kind_of, position
 from runner.spec.source import parse, to_plain
+from runner.text import plural
 
 DATA_KEYS = ("dataset", "matrix")
 RENDERED = ("files", "expect", "script")  # rendered at load time; turns and system render at run time
@@ -199,7 +200,7 @@ def _dataset_rows(spot: Spot, dataset: str | dict[str, Any], datasets: dict[Path
 
 def _csv_rows(text: str, file: str) -> Rows:
     """A CSV file's rows: the first row names the columns; blank lines are skipped."""
-    lines = text.splitlines()
+    lines = [line.rstrip("\r\n") for line in io.StringIO(text, newline="")]  # the lines the reader counts
     reader = csv.reader(io.StringIO(text, newline=""))
     header = next(reader, None)
     if header is None:
@@ -217,7 +218,7 @@ def _csv_rows(text: str, file: str) -> Rows:
             more = len(fields) > len(header)
             column = _starts(lines[line - 1])[len(header)] if more else len(lines[line - 1]) + 1
             hint = 'quote a field that holds a comma: "a, b"' if more else "write every column, an empty one as ,,"
-            errors.append(CaseFileError(f"{len(fields)} fields where the header names {len(header)}",
+            errors.append(CaseFileError(f"{plural(len(fields), 'field')} where the header names {len(header)}",
                                         Location(file, line, column), row.label, hint))
         else:
             rows.append(row)
@@ -239,7 +240,7 @@ def _jsonl_rows(text: str, file: str) -> Rows:
     """A JSON lines file's rows: one JSON object a line; blank lines are skipped."""
     rows: list[Row] = []
     errors: list[CaseFileError] = []
-    for line, content in enumerate(text.splitlines(), 1):
+    for line, content in enumerate(text.split("\n"), 1):  # JSON text may hold U+2028, which splitlines splits at
         if not content.strip():
             continue
         label = f"row {len(rows) + len(errors) + 1}"
