@@ -45,8 +45,8 @@
     median of 100 interleaved tries (benchmarks/commands.py).
 (o) A case naming a 10,000-row CSV dataset, its turn, files and expect rendered from each row:
     ``list`` and ``validate`` of it in this process, wall-clock and CPU time, best of 3
-    (benchmarks/dataset_cases.py). Measured: list 1.52 s CPU, validate 1.86 s CPU (about 150 to 190 us a
-    row; 3.9 and 4.2 s wall on a busy 2-core machine).
+    (benchmarks/dataset_cases.py). Measured on a busy 2-core machine, two passes: list 1.52 to 1.75 s CPU
+    (1.9 to 3.9 s wall), validate 1.86 to 2.16 s CPU (3.1 to 4.2 s wall): about 150 to 220 us a row.
 """
 
 from __future__ import annotations
