@@ -41,6 +41,7 @@ from runner.output.store import write_replace
 from runner.run.record import RunRecord
 from runner.spec.case import Case
 from runner.spec.casefile import merge_defaults
+from runner.spec.dataset import expanded_case
 from runner.spec.fixture import FixtureError, copy_fixture
 from runner.spec.foreign import replio
 from runner.spec.source import parse, to_plain
@@ -134,8 +135,14 @@ def _case_mapping(case: Case) -> CommentedMap:
         return CommentedMap(replio.to_case_mapping(plain, case.source.stem))
     wrapped = isinstance(root, CommentedMap)  # {defaults, cases}, else a list of cases
     defaults, items = (root.get("defaults") or CommentedMap(), root["cases"]) if wrapped else (CommentedMap(), root)
-    node = next(item for item in items if isinstance(item, CommentedMap) and item.get("id") == case.id)
-    return _uncommented(_merge(copy.deepcopy(node), defaults))
+    mappings = [item for item in items if isinstance(item, CommentedMap)]
+    node = next((item for item in mappings if item.get("id") == case.id), None)
+    if node is not None:
+        return _uncommented(_merge(copy.deepcopy(node), defaults))
+    # A case expanded from a dataset or matrix (runner.spec.dataset): the mapping written at its line.
+    written = next(item for item in mappings if item.lc.line + 1 == case.line)
+    merged = to_plain(_merge(copy.deepcopy(written), defaults), file)
+    return CommentedMap(expanded_case(merged, case.id, case.vars))
 
 
 def _merge(case: CommentedMap, defaults: CommentedMap) -> CommentedMap:

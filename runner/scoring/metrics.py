@@ -235,7 +235,7 @@ def failure_cause(case: Case, record: RunRecord) -> FailureCause | None:
        ``trace.min_attempts`` check.
     6. ``missing_output``: what the case checks was never produced: a file that must exist
        does not (``files.exists``), or the final reply is empty and a ``response_contains``,
-       ``response_matches`` or ``response_not_contains`` check failed.
+       ``response_matches``, ``response_not_contains`` or ``response_json`` check failed.
     7. ``wrong_args``: the right tools, wrong arguments: a failed ``trace.args`` or ``trace.calls`` check
        (a failed ``trace.calls`` whose expected tool never ran is ``wrong_tool``).
     8. ``excessive_calls``: a failed ``trace.max_calls`` check.

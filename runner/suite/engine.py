@@ -64,7 +64,7 @@ def preflight(cases: Sequence[Case], arms: Sequence[Arm]) -> None:
     template rendered on its own so one error does not hide the next.
     """
     errors: list[UserError] = []
-    seen: set[str] = set()
+    seen: set[tuple[str, str, str]] = set()  # the cases one dataset case expands into share its templates: once each
     for case in cases:
         for arm in arms:
             context = context_for(case, [], "/workspace")
@@ -75,8 +75,9 @@ def preflight(cases: Sequence[Case], arms: Sequence[Arm]) -> None:
                 try:
                     render()
                 except UserError as e:
-                    if e.render() not in seen:
-                        seen.add(e.render())
+                    said = (str(e.location), e.message, e.hint)
+                    if said not in seen:
+                        seen.add(said)
                         errors.append(e)
     if errors:
         raise UserErrors(errors)
