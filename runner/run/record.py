@@ -97,14 +97,16 @@ class EarlierAttempt:
         return cls(record.error_kind, record.cause, record.started, record.duration)
 
 
-def arm_label(provider: str, prompt: str) -> str:
-    """How output, reports and run files name an arm: ``provider · prompt``."""
-    return f"{provider} · {prompt}"
+def arm_label(provider: str, prompt: str, tool_defs: str | None = None) -> str:
+    """How output, reports and run files name an arm: ``provider · prompt``, ``provider · prompt · tools`` with
+    a tool-definition file (``-T``)."""
+    return f"{provider} · {prompt}" if tool_defs is None else f"{provider} · {prompt} · {tool_defs}"
 
 
 @dataclass
 class RunRecord:
-    """One run of one case in one arm (provider x prompt).
+    """One run of one case in one arm (provider x prompt, x tool definitions with ``-T``: ``tool_defs`` names
+    them, None without; runner.spec.tooldefs).
 
     Attributes:
         run: the run's number among the case's repeats in its arm, 1-based (0-based in run files
@@ -211,6 +213,7 @@ class RunRecord:
     messages: list[dict[str, Any]] = field(default_factory=list)
     message_cuts: list[Cut] = field(default_factory=list)
     tools: list[dict[str, Any]] = field(default_factory=list)
+    tool_defs: str | None = None
 
     @property
     def names(self) -> list[str]:
@@ -251,7 +254,7 @@ class RunRecord:
 
     @property
     def arm(self) -> str:
-        return arm_label(self.provider, self.prompt)
+        return arm_label(self.provider, self.prompt, self.tool_defs)
 
     @property
     def attempt(self) -> int:
