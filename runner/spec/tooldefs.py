@@ -119,12 +119,13 @@ def offer_errors(defs: ToolDefs, offered: Mapping[str, Mapping[str, Any] | None]
     """What of ``defs`` names no tool or parameter of those a case (full id ``case``) offers: ``offered`` maps
     each name the case offers (an MCP server's ``SERVER__*`` pattern for its tools) to its parameter schema
     (None where unknown before it runs). Each error is positioned in the file, with a did-you-mean."""
-    errors = [defs.error(f"tool {name!r} is not offered by case {case}", ("offer", i), did_you_mean(name, offered))
+    listed = f"it offers: {', '.join(offered)}"
+    errors = [defs.error(f"tool {name!r} is not offered by case {case}", ("offer", i), did_you_mean(name, offered, listed))
               for i, name in enumerate(defs.offer or ()) if not offers(offered, name)]
     for name, tool in defs.tools.items():
         if not offers(offered, name):
             errors.append(defs.error(f"tool {name!r} is not offered by case {case}", ("tools", name),
-                                     did_you_mean(name, offered, f"it offers: {', '.join(offered)}")))
+                                     did_you_mean(name, offered, listed)))
             continue
         known = (offered.get(name) or {}).get("properties")
         if not isinstance(known, Mapping):

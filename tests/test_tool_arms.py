@@ -1,0 +1,178 @@
+"""Tool-definition arms (``run -T FILE``): each file an arm whose model requests carry exactly its tool
+definitions (over the loopback OpenAI server, as an alias), a renamed parameter mapped back so the tool and the
+trace checks see its own name, the arm named and fingerprinted in the run files, report.json and the HTML page;
+``validate -T`` holding a file to the tools a case offers, with positions and did-you-mean."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from runner.spec.fingerprint import digest
+from runner.spec.source import parse, to_plain
+from runner.tools.registry import BUILTINS
+from tests.fake_servers import OpenAIServer, Received, Reply, openai_reply
+from tests.helpers import ROOT, cli_output
+from tests.html_pages import embedded
+
+CASE = """\
+- id: write-hi
+  turns: [Write hi to out.txt]
+  tools: [read_file, write_file]
+  expect:
+    files: {out.txt: {equals: hi}}
+    trace: {args: {write_file: {path: out.txt}}}
+"""
+
+RENAMED = """\
+name: renamed
+tools:
+  write_file:
+    description: Create or replace one file of the workspace with the text given.
+    parameters:
+      path:
+        name: file_path
+        description: Where to write, relative to the workspace.
+      content: {description: The whole new text of the file.}
+"""
+
+ONLY_WRITE = """\
+offer: [write_file]
+tools:
+  write_file:
+    required: [path]
+"""
+
+
+def _responder(received: Received) -> Reply:
+    """A write of ``hi`` by the name the request shows write_file's path under, then a reply."""
+    body = received.body or {}
+    if any(m.get("role") == "assistant" for m in body.get("messages", [])):
+        return openai_reply("Done.")
+    write = next(t["function"] for t in body["tools"] if t["function"]["name"] == "write_file")
+    key = "file_path" if "file_path" in write["parameters"]["properties"] else "path"
+    return openai_reply(None, tool_calls=[("write_file", {key: "out.txt", "content": "hi"})])
+
+
+def _shown(name: str) -> dict[str, Any]:
+    row = BUILTINS[name]
+    return {"type": "function", "function": {"name": name, "description": row.description,
+                                             "parameters": copy.deepcopy(dict(row.parameters))}}
+
+
+def _expected() -> dict[str, list[dict[str, Any]]]:
+    """Each arm's tool definitions, as the server must have received them."""
+    renamed = _shown("write_file")
+    function = renamed["function"]
+    function["description"] = "Create or replace one file of the workspace with the text given."
+    props = function["parameters"]["properties"]
+    props["path"]["description"] = "Where to write, relative to the workspace."
+    props["content"]["description"] = "The whole new text of the file."
+    function["parameters"]["properties"] = {"file_path": props["path"], "content": props["content"]}
+    function["parameters"]["required"] = ["file_path", "content"]
+    only = _shown("write_file")
+    only["function"]["parameters"]["required"] = ["path"]
+    return {"renamed": [_shown("read_file"), renamed], "only-write": [only]}
+
+
+@pytest.mark.usefixtures("litellm_loaded")
+def test_each_arms_requests_carry_exactly_its_tool_definitions_and_the_record_names_and_fingerprints_it(
+        tmp_path: Path) -> None:
+    (tmp_path / "case.yml").write_text(CASE, encoding="utf-8")
+    (tmp_path / "renamed.yml").write_text(RENAMED, encoding="utf-8")
+    (tmp_path / "only-write.yml").write_text(ONLY_WRITE, encoding="utf-8")
+    with OpenAIServer(responder=_responder) as server:
+        (tmp_path / "tooltrial.yml").write_text(
+            f"providers:\n  fake:\n    model: openai/fake\n    api_base: {server.api_base}\n    timeout: 10\n",
+            encoding="utf-8")
+        code, _, err = cli_output([
+            "run", str(tmp_path / "case.yml"), "-p", "fake", "--config", str(tmp_path / "tooltrial.yml"),
+            "-T", str(tmp_path / "renamed.yml"), "-T", str(tmp_path / "only-write.yml"), "-j", "1",
+            "--results", str(tmp_path / "results"), "--sandbox", "none", "--html", str(tmp_path / "r.html")])
+        bodies = [chat.body for chat in server.chats]
+    assert code == 0, err
+    expected = _expected()
+    # -j 1: the arm "renamed" runs first, its two requests, then "only-write"'s two
+    assert [body["tools"] for body in bodies] == [expected["renamed"]] * 2 + [expected["only-write"]] * 2
+    (results,) = (tmp_path / "results").iterdir()
+    runs = sorted((json.loads(p.read_text(encoding="utf-8")) for p in (results / "runs").iterdir()),
+                  key=lambda run: list(expected).index(run["tool_defs"]))
+    fingerprints = {name: digest(to_plain(parse((tmp_path / f"{name}.yml").read_text(encoding="utf-8"), name), name))
+                    for name in expected}
+    assert [(r["tool_defs"], r["status"], r["tools"], r["provenance"]["tool_defs"]) for r in runs] == [
+        (name, "pass", expected[name], fingerprints[name]) for name in ("renamed", "only-write")]
+    # the model wrote file_path; the tool and the trace check (args: {path: ...}) saw the tool's own name
+    assert runs[0]["steps"][0]["arguments"] == {"path": "out.txt", "content": "hi"}
+    sent = runs[0]["messages"][2]["tool_calls"][0]["function"]["arguments"]
+    assert json.loads(sent) == {"file_path": "out.txt", "content": "hi"}
+    assert [c["passed"] for c in runs[0]["checks"]] == [True, True]
+    report = json.loads((results / "report.json").read_text(encoding="utf-8"))
+    assert [(a["arm"], a["tool_defs"], a["provenance"]["tool_defs"]) for a in report["arms"]] == [
+        ("fake · default · renamed", "renamed", fingerprints["renamed"]),
+        ("fake · default · only-write", "only-write", fingerprints["only-write"])]
+    (paired,) = report["comparisons"]
+    assert (paired["a"], paired["b"]) == ("fake · default · renamed", "fake · default · only-write")
+    assert paired["changed"] == []  # the tools offered differ by design: no case is left out as changed
+    shown = embedded(tmp_path / "r.html", "summary")
+    assert isinstance(shown, dict)
+    assert [(a["arm"], a["tool_defs"], a["provenance"]["tool_defs"]) for a in shown["arms"]] == [
+        (a["arm"], a["tool_defs"], a["provenance"]["tool_defs"]) for a in report["arms"]]
+
+
+def test_scripted_arms_of_prompts_and_tool_definitions_compare_one_factor_at_a_time(tmp_path: Path) -> None:
+    examples = ROOT / "examples" / "tool-descriptions"
+    code, out, err = cli_output(["run", str(ROOT / "cases" / "fs.yml"), "-p", "scripted", "-P", "terse", "-P", "default",
+                                 "-T", str(examples / "terse.yml"), "-T", str(examples / "guided.yml"),
+                                 "--results", str(tmp_path), "--sandbox", "none", "-q"])
+    assert code == 0, err
+    (results,) = tmp_path.iterdir()
+    report = json.loads((results / "report.json").read_text(encoding="utf-8"))
+    assert [a["arm"] for a in report["arms"]] == [
+        "scripted · terse · terse", "scripted · terse · guided", "scripted · default · terse", "scripted · default · guided"]
+    assert [c["factor"] for c in report["comparisons"]] == [
+        {"name": "prompt", "a": "terse", "b": "default", "fixed": {"tools": "terse", "provider": "scripted"}},
+        {"name": "prompt", "a": "terse", "b": "default", "fixed": {"tools": "guided", "provider": "scripted"}},
+        {"name": "tools", "a": "terse", "b": "guided", "fixed": {"prompt": "terse", "provider": "scripted"}},
+        {"name": "tools", "a": "terse", "b": "guided", "fixed": {"prompt": "default", "provider": "scripted"}}]
+    assert "tools guided vs terse, prompt terse, provider scripted" in out + err
+
+
+def test_validate_names_an_unknown_tool_or_parameter_where_the_file_writes_it(tmp_path: Path) -> None:
+    (tmp_path / "case.yml").write_text(CASE, encoding="utf-8")
+    (tmp_path / "t.yml").write_text(
+        "tools:\n  write_fle:\n    description: x\n  write_file:\n    parameters:\n      pth: {name: where}\n"
+        "    required: [content, pth]\noffer: [read_file, bsh]\n", encoding="utf-8")
+    code, out, err = cli_output(["validate", str(tmp_path / "case.yml"), "-T", str(tmp_path / "t.yml")])
+    t = tmp_path / "t.yml"
+    assert (code, out) == (4, "")
+    assert err.splitlines() == [
+        f"error: {t}:2:3: tools.write_fle: tool 'write_fle' is not offered by case case/write-hi (did you mean 'write_file'?)",
+        f"error: {t}:6:7: tools.write_file.parameters.pth: tool 'write_file' has no parameter 'pth' (did you mean 'path'?)",
+        f"error: {t}:7:25: tools.write_file.required.1: tool 'write_file' has no parameter 'pth' (did you mean 'path'?)",
+        f"error: {t}:8:20: offer.1: tool 'bsh' is not offered by case case/write-hi "
+        "(it offers: read_file, write_file)"]
+
+
+def test_a_malformed_tool_definition_file_is_refused_with_its_position_before_any_run(tmp_path: Path) -> None:
+    (tmp_path / "t.yml").write_text("tools:\n  bash:\n    descripton: Run it.\n", encoding="utf-8")
+    code, out, err = cli_output(["run", str(ROOT / "cases" / "fs.yml"), "-T", str(tmp_path / "t.yml"),
+                                 "--results", str(tmp_path / "results")])
+    assert (code, out) == (4, "")
+    assert err.splitlines() == [f"error: {tmp_path / 't.yml'}:3:5: tools.bash: unknown key 'descripton' "
+                                "(did you mean 'description'?)"]
+    assert not (tmp_path / "results").exists()
+
+
+def test_two_tool_definition_files_of_one_name_are_refused(tmp_path: Path) -> None:
+    for folder in ("a", "b"):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "t.yml").write_text("tools: {}\n", encoding="utf-8")
+    code, _, err = cli_output(["run", str(ROOT / "cases" / "fs.yml"), "-T", str(tmp_path / "a" / "t.yml"),
+                               "-T", str(tmp_path / "b" / "t.yml"), "--results", str(tmp_path / "results")])
+    assert code == 4
+    assert err.splitlines() == ["error: tool-definition set 't' is given twice with -T (give each -T once; to run "
+                                "each case more often, use --runs N)"]
