@@ -176,3 +176,51 @@ def test_two_tool_definition_files_of_one_name_are_refused(tmp_path: Path) -> No
     assert code == 4
     assert err.splitlines() == ["error: tool-definition set 't' is given twice with -T (give each -T once; to run "
                                 "each case more often, use --runs N)"]
+
+
+LINTED = """\
+- id: lookup
+  turns: [Find the weather]
+  tools: [get_weather, get_weathers, bash]
+  mocks:
+    - name: get_weather
+      description: Weather.
+      parameters:
+        type: object
+        properties:
+          city: {type: string}
+          date: {type: string, description: The day to forecast, as the user said it.}
+          units: {type: string, description: Celsius or fahrenheit for the temperatures returned., default: celsius}
+        required: [city, units]
+      responses: [{result: sunny}]
+    - name: get_weathers
+      description: The weather forecast of several cities at once, by name.
+      parameters: {type: object, properties: {cities: {type: array, description: The names of the cities to look up.}}}
+      responses: [{result: sunny}]
+"""
+
+
+def test_the_tools_lint_warns_of_each_rule_with_its_position_and_exits_0(tmp_path: Path) -> None:
+    (tmp_path / "case.yml").write_text(LINTED, encoding="utf-8")
+    (tmp_path / "t.yml").write_text("name: plain\ntools:\n  bash:\n    description: Run it.\n", encoding="utf-8")
+    code, out, err = cli_output(["validate", str(tmp_path / "case.yml"), "--tools-lint", "-T", str(tmp_path / "t.yml")])
+    case, t = tmp_path / "case.yml", tmp_path / "t.yml"
+    assert code == 0
+    assert out.splitlines()[-1] == "tools lint: 8 findings"
+    assert err.splitlines() == [
+        f"warning: {case}:1: get_weather: the tool's description is 1 word (fewer than 4): say what it takes and what "
+        "it is for [short-description] (tools plain)",
+        f"warning: {case}:1: get_weather.city: the parameter has no description: say what it is for and when to use it "
+        "[no-description] (tools plain)",
+        f"warning: {case}:1: get_weather.date: a free-form string: name its format ('date') or a pattern "
+        "[free-form-string] (tools plain)",
+        f"warning: {case}:1: get_weather.units: a free-form string that names a choice: list its values as an enum "
+        "[free-form-string] (tools plain)",
+        f"warning: {case}:1: get_weather.units: required, yet has a default ('celsius'): drop it from required, or "
+        "drop the default [required-with-default] (tools plain)",
+        f"warning: {t}:3:3: bash: the tool's description is 2 words (fewer than 4): say what it takes and what it is "
+        "for [short-description] (tools plain)",
+        f"warning: {t}:3:3: bash.command: the parameter has no description: say what it is for and when to use it "
+        "[no-description] (tools plain)",
+        f"warning: {case}:1: get_weathers: its name is close to 'get_weather': name them by what sets them apart "
+        "[near-duplicate] (tools plain)"]
