@@ -38,8 +38,8 @@ def make_arms(providers: Sequence[ProviderSpec], prompts: Sequence[PromptTemplat
     arms = [Arm(p, t, d) for p in providers for t in prompts for d in each]
     twice = next((label for label, count in Counter(a.label for a in arms).items() if count > 1), None)
     if twice is not None:
-        raise UserError(f"two arms would both be labelled {twice!r}",
-                        hint="rename a prompt file, a tool-definition file's name or an alias")
+        also = ", a tool-definition file's name" if tool_defs else ""
+        raise UserError(f"two arms would both be labelled {twice!r}", hint=f"rename a prompt file{also} or an alias")
     return arms
 
 
