@@ -224,3 +224,37 @@ def test_the_tools_lint_warns_of_each_rule_with_its_position_and_exits_0(tmp_pat
         "[no-description] (tools plain)",
         f"warning: {case}:1: get_weathers: its name is close to 'get_weather': name them by what sets them apart "
         "[near-duplicate] (tools plain)"]
+
+
+ENUM_CASE = """\
+- id: set-mode
+  turns: [Go fast]
+  tools: [set_mode]
+  mocks:
+    - name: set_mode
+      description: Set how the machine runs from now on.
+      parameters: {type: object, properties: {mode: {type: string}}, required: [mode]}
+      responses: [{result: ok}]
+  script:
+    - tool_calls: [{name: set_mode, arguments: {mode: quick}}]
+    - content: Done.
+"""
+
+
+def test_an_enum_the_arm_shows_holds_the_calls_of_that_arm_alone(tmp_path: Path) -> None:
+    (tmp_path / "case.yml").write_text(ENUM_CASE, encoding="utf-8")
+    (tmp_path / "modes.yml").write_text("tools:\n  set_mode:\n    parameters:\n      mode: {enum: [fast, slow]}\n",
+                                        encoding="utf-8")
+    runs = {}
+    for flags in ([], ["-T", str(tmp_path / "modes.yml")]):
+        results = tmp_path / f"results{len(flags)}"
+        code, _, err = cli_output(["run", str(tmp_path / "case.yml"), "--results", str(results), "--sandbox", "none",
+                                   *flags])
+        assert code == 0, err
+        (folder,) = results.iterdir()
+        (path,) = (folder / "runs").iterdir()
+        runs[len(flags)] = json.loads(path.read_text(encoding="utf-8"))
+    assert [(s["status"], s["result"]) for s in runs[0]["steps"]] == [("executed", "ok")]
+    assert [(s["status"], s["result"]) for s in runs[2]["steps"]] == [
+        ("refused", "Error: invalid arguments for set_mode: mode: 'quick' is not one of ['fast', 'slow']")]
+    assert runs[2]["tools"][0]["function"]["parameters"]["properties"] == {"mode": {"type": "string", "enum": ["fast", "slow"]}}
