@@ -153,8 +153,8 @@ def test_validate_names_an_unknown_tool_or_parameter_where_the_file_writes_it(tm
         f"error: {t}:2:3: tools.write_fle: tool 'write_fle' is not offered by case case/write-hi (did you mean 'write_file'?)",
         f"error: {t}:6:7: tools.write_file.parameters.pth: tool 'write_file' has no parameter 'pth' (did you mean 'path'?)",
         f"error: {t}:7:25: tools.write_file.required.1: tool 'write_file' has no parameter 'pth' (did you mean 'path'?)",
-        f"error: {t}:8:20: offer.1: tool 'bsh' is not offered by case case/write-hi "
-        "(it offers: read_file, write_file)"]
+        (f"error: {t}:8:20: offer.1: tool 'bsh' is not offered by case case/write-hi "
+        "(it offers: read_file, write_file)")]
 
 
 def test_a_malformed_tool_definition_file_is_refused_with_its_position_before_any_run(tmp_path: Path) -> None:
@@ -162,8 +162,8 @@ def test_a_malformed_tool_definition_file_is_refused_with_its_position_before_an
     code, out, err = cli_output(["run", str(ROOT / "cases" / "fs.yml"), "-T", str(tmp_path / "t.yml"),
                                  "--results", str(tmp_path / "results")])
     assert (code, out) == (4, "")
-    assert err.splitlines() == [f"error: {tmp_path / 't.yml'}:3:5: tools.bash: unknown key 'descripton' "
-                                "(did you mean 'description'?)"]
+    assert err.splitlines() == [(f"error: {tmp_path / 't.yml'}:3:5: tools.bash: unknown key 'descripton' "
+                                "(did you mean 'description'?)")]
     assert not (tmp_path / "results").exists()
 
 
@@ -174,8 +174,8 @@ def test_two_tool_definition_files_of_one_name_are_refused(tmp_path: Path) -> No
     code, _, err = cli_output(["run", str(ROOT / "cases" / "fs.yml"), "-T", str(tmp_path / "a" / "t.yml"),
                                "-T", str(tmp_path / "b" / "t.yml"), "--results", str(tmp_path / "results")])
     assert code == 4
-    assert err.splitlines() == ["error: tool-definition set 't' is given twice with -T (give each -T once; to run "
-                                "each case more often, use --runs N)"]
+    assert err.splitlines() == [("error: tool-definition set 't' is given twice with -T (give each -T once; to run "
+                                "each case more often, use --runs N)")]
 
 
 LINTED = """\
@@ -208,22 +208,22 @@ def test_the_tools_lint_warns_of_each_rule_with_its_position_and_exits_0(tmp_pat
     assert code == 0
     assert out.splitlines()[-1] == "tools lint: 8 findings"
     assert err.splitlines() == [
-        f"warning: {case}:1: get_weather: the tool's description is 1 word (fewer than 4): say what it takes and what "
-        "it is for [short-description] (tools plain)",
-        f"warning: {case}:1: get_weather.city: the parameter has no description: say what it is for and when to use it "
-        "[no-description] (tools plain)",
-        f"warning: {case}:1: get_weather.date: a free-form string: name its format ('date') or a pattern "
-        "[free-form-string] (tools plain)",
-        f"warning: {case}:1: get_weather.units: a free-form string that names a choice: list its values as an enum "
-        "[free-form-string] (tools plain)",
-        f"warning: {case}:1: get_weather.units: required, yet has a default ('celsius'): drop it from required, or "
-        "drop the default [required-with-default] (tools plain)",
-        f"warning: {t}:3:3: bash: the tool's description is 2 words (fewer than 4): say what it takes and what it is "
-        "for [short-description] (tools plain)",
-        f"warning: {t}:3:3: bash.command: the parameter has no description: say what it is for and when to use it "
-        "[no-description] (tools plain)",
-        f"warning: {case}:1: get_weathers: its name is close to 'get_weather': name them by what sets them apart "
-        "[near-duplicate] (tools plain)"]
+        (f"warning: {case}:1: get_weather: the tool's description is 1 word (fewer than 4): say what it takes and what "
+        "it is for [short-description] (tools plain)"),
+        (f"warning: {case}:1: get_weather.city: the parameter has no description: say what it is for and when to use it "
+        "[no-description] (tools plain)"),
+        (f"warning: {case}:1: get_weather.date: a free-form string: name its format ('date') or a pattern "
+        "[free-form-string] (tools plain)"),
+        (f"warning: {case}:1: get_weather.units: a free-form string that names a choice: list its values as an enum "
+        "[free-form-string] (tools plain)"),
+        (f"warning: {case}:1: get_weather.units: required, yet has a default ('celsius'): drop it from required, or "
+        "drop the default [required-with-default] (tools plain)"),
+        (f"warning: {t}:3:3: bash: the tool's description is 2 words (fewer than 4): say what it takes and what it is "
+        "for [short-description] (tools plain)"),
+        (f"warning: {t}:3:3: bash.command: the parameter has no description: say what it is for and when to use it "
+        "[no-description] (tools plain)"),
+        (f"warning: {case}:1: get_weathers: its name is close to 'get_weather': name them by what sets them apart "
+        "[near-duplicate] (tools plain)")]
 
 
 ENUM_CASE = """\
