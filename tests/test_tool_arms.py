@@ -150,11 +150,11 @@ def test_validate_names_an_unknown_tool_or_parameter_where_the_file_writes_it(tm
     t = tmp_path / "t.yml"
     assert (code, out) == (4, "")
     assert err.splitlines() == [
-        f"error: {t}:2:3: tools.write_fle: tool 'write_fle' is not offered by case case/write-hi (did you mean 'write_file'?)",
+        f"error: {t}:2:3: tools.write_fle: tool 'write_fle' is offered by no selected case (did you mean 'write_file'?)",
         f"error: {t}:6:7: tools.write_file.parameters.pth: tool 'write_file' has no parameter 'pth' (did you mean 'path'?)",
         f"error: {t}:7:25: tools.write_file.required.1: tool 'write_file' has no parameter 'pth' (did you mean 'path'?)",
-        (f"error: {t}:8:20: offer.1: tool 'bsh' is not offered by case case/write-hi "
-        "(it offers: read_file, write_file)")]
+        (f"error: {t}:8:20: offer.1: tool 'bsh' is offered by no selected case "
+        "(the selected cases offer: read_file, write_file)")]
 
 
 def test_a_malformed_tool_definition_file_is_refused_with_its_position_before_any_run(tmp_path: Path) -> None:

@@ -113,13 +113,13 @@ def _render_prompts(paths: Sequence[str], cases: Sequence[Case]) -> list[Rendere
 
 
 def _check_tool_defs(paths: Sequence[str], cases: Sequence[Case]) -> list[ToolDefs]:
-    """Each ``-T`` file, loaded and held to the tools each of ``cases`` offers; raises UserErrors with every
-    error (an unknown tool or parameter, positioned in the file, each once)."""
+    """Each ``-T`` file, loaded and held to the tools ``cases`` offer; raises UserErrors with every error (a
+    tool no case offers or a parameter no such tool has, positioned in the file)."""
     loaded = load_all(paths)
-    errors = {e.render(): e for defs in loaded for case in cases
-              for e in offer_errors(defs, case_tools(case), case.full_id)}
+    offered = [case_tools(case) for case in cases]
+    errors = [e for defs in loaded for e in in_file_order(offer_errors(defs, offered))]
     if errors:
-        raise UserErrors(in_file_order(errors.values()))
+        raise UserErrors(errors)
     return loaded
 
 

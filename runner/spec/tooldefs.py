@@ -115,21 +115,26 @@ def _places(root: Any, data: Mapping[str, Any]) -> dict[tuple[str | int, ...], P
     return {path: position(root, path, key=isinstance(path[-1], str)) for path in paths}
 
 
-def offer_errors(defs: ToolDefs, offered: Mapping[str, Mapping[str, Any] | None], case: str) -> list[CaseFileError]:
-    """What of ``defs`` names no tool or parameter of those a case (full id ``case``) offers: ``offered`` maps
-    each name the case offers (an MCP server's ``SERVER__*`` pattern for its tools) to its parameter schema
-    (None where unknown before it runs). Each error is positioned in the file, with a did-you-mean."""
-    listed = f"it offers: {', '.join(offered)}"
-    errors = [defs.error(f"tool {name!r} is not offered by case {case}", ("offer", i), did_you_mean(name, offered, listed))
+def offer_errors(defs: ToolDefs, cases: Sequence[Mapping[str, Mapping[str, Any] | None]]) -> list[CaseFileError]:
+    """What of ``defs`` names a tool no one of ``cases`` offers, or a parameter no such tool declares. Each of
+    ``cases`` maps each name a case offers (an MCP server's ``SERVER__*`` pattern for its tools) to its parameter
+    schema (None where unknown before it runs: then its parameters are not held). Each error is positioned in
+    the file, with a did-you-mean. A file is for a whole suite: a tool some cases leave out is no error."""
+    offered = {name: None for case in cases for name in case}
+    listed = f"the selected cases offer: {', '.join(offered)}"
+    errors = [defs.error(f"tool {name!r} is offered by no selected case", ("offer", i),
+                         did_you_mean(name, offered, listed))
               for i, name in enumerate(defs.offer or ()) if not offers(offered, name)]
     for name, tool in defs.tools.items():
         if not offers(offered, name):
-            errors.append(defs.error(f"tool {name!r} is not offered by case {case}", ("tools", name),
+            errors.append(defs.error(f"tool {name!r} is offered by no selected case", ("tools", name),
                                      did_you_mean(name, offered, listed)))
             continue
-        known = (offered.get(name) or {}).get("properties")
-        if not isinstance(known, Mapping):
+        schemas = [case.get(name) for case in cases if offers(case, name)]
+        declared = [s.get("properties") if isinstance(s, Mapping) else None for s in schemas]
+        if not all(isinstance(d, Mapping) for d in declared):
             continue  # an MCP tool or a mock without properties: no parameters to hold it to
+        known = list(dict.fromkeys(p for d in declared if isinstance(d, Mapping) for p in d))
         wheres: list[tuple[tuple[str | int, ...], str]] = [(("parameters", p), p) for p in tool.parameters]
         wheres += [(("required", i), p) for i, p in enumerate(tool.required or ())]
         for where, own in wheres:
