@@ -208,21 +208,21 @@ def test_the_tools_lint_warns_of_each_rule_with_its_position_and_exits_0(tmp_pat
     assert code == 0
     assert out.splitlines()[-1] == "tools lint: 8 findings"
     assert err.splitlines() == [
-        (f"warning: {case}:1: get_weather: the tool's description is 1 word (fewer than 4): say what it takes and what "
+        (f"warning: {case}:5:7: get_weather: the tool's description is 1 word (fewer than 4): say what it takes and what "
         "it is for [short-description] (tools plain)"),
-        (f"warning: {case}:1: get_weather.city: the parameter has no description: say what it is for and when to use it "
+        (f"warning: {case}:10:17: get_weather.city: the parameter has no description: say what it is for and when to use it "
         "[no-description] (tools plain)"),
-        (f"warning: {case}:1: get_weather.date: a free-form string: name its format ('date') or a pattern "
+        (f"warning: {case}:11:17: get_weather.date: a free-form string: name its format ('date') or a pattern "
         "[free-form-string] (tools plain)"),
-        (f"warning: {case}:1: get_weather.units: a free-form string that names a choice: list its values as an enum "
+        (f"warning: {case}:12:18: get_weather.units: a free-form string that names a choice: list its values as an enum "
         "[free-form-string] (tools plain)"),
-        (f"warning: {case}:1: get_weather.units: required, yet has a default ('celsius'): drop it from required, or "
+        (f"warning: {case}:12:18: get_weather.units: required, yet has a default ('celsius'): drop it from required, or "
         "drop the default [required-with-default] (tools plain)"),
         (f"warning: {t}:3:3: bash: the tool's description is 2 words (fewer than 4): say what it takes and what it is "
         "for [short-description] (tools plain)"),
         (f"warning: {t}:3:3: bash.command: the parameter has no description: say what it is for and when to use it "
         "[no-description] (tools plain)"),
-        (f"warning: {case}:1: get_weathers: its name is close to 'get_weather': name them by what sets them apart "
+        (f"warning: {case}:15:7: get_weathers: its name is close to 'get_weather': name them by what sets them apart "
         "[near-duplicate] (tools plain)")]
 
 

@@ -21,6 +21,7 @@ from typing import Any
 
 from runner.errors import Location
 from runner.spec.case import Case
+from runner.spec.located import template_location
 from runner.spec.offered import expand, offered_tools
 from runner.spec.tooldefs import ToolDefs
 from runner.tools.base import Tool
@@ -75,38 +76,48 @@ def lint_cases(cases: Sequence[Case], tool_defs: Sequence[ToolDefs]) -> list[Fin
     return list(found.values())
 
 
-def _where(case: Case, mocks: Mapping[str, Tool], defs: ToolDefs | None, name: str) -> Location:
+def _where(case: Case, mocks: Mapping[str, Tool], defs: ToolDefs | None, name: str, param: str | None) -> Location:
+    """Where the definition a finding is about is written: the ``-T`` file's entry of the tool (or of the
+    parameter), else the case's mock (its parameter's schema), else the builtin's name."""
     if defs is not None and name in defs.tools:
-        line, column = defs.places.get(("tools", name), (1, 1))
+        at: tuple[str | int, ...] = ("tools", name)
+        if param is not None and param in defs.tools[name].parameters:
+            at = ("tools", name, "parameters", param)
+        line, column = defs.places.get(at, (1, 1))
         return Location(defs.file, line, column)
     if name in mocks:
-        return Location(str(case.source), case.line)
+        index = [mock["name"] for mock in case.mocks].index(name)
+        path = ("mocks", index) if param is None else ("mocks", index, "parameters", "properties", param)
+        return template_location(case, path, None)[0]
     return Location(f"builtin tool {name}")
 
 
-def lint_tools(tools: Mapping[str, Tool], where: Callable[[str], Location], defs: ToolDefs | None = None) -> Iterator[Finding]:
-    """The findings of the tools ``tools`` (name -> Tool as shown); ``where(name)`` is a tool's Location."""
+def lint_tools(tools: Mapping[str, Tool], where: Callable[[str, str | None], Location],
+               defs: ToolDefs | None = None) -> Iterator[Finding]:
+    """The findings of the tools ``tools`` (name -> Tool as shown); ``where(name, param)`` is where a tool's (or
+    its parameter's, by its own name) definition is written."""
     arm = None if defs is None else defs.name
     for name, tool in tools.items():
-        at = where(name)
+        at = where(name, None)
         yield from (Finding(rule, name, None, text, at, arm) for rule, text in _described("tool", tool.description))
         schema = tool.parameters
         required = set(schema.get("required") or ())
         for param, spec in (schema.get("properties") or {}).items():
             if not isinstance(spec, Mapping):
                 continue
+            own = tool.renamed.get(param, param)
             for rule, text in [*_described("parameter", spec.get("description")), *_typed(param, spec)]:
-                yield Finding(rule, name, param, text, at, arm)
+                yield Finding(rule, name, param, text, where(name, own), arm)
             if param in required and "default" in spec:
                 yield Finding("required-with-default", name, param, f"required, yet has a default ({spec['default']!r}): "
-                              "drop it from required, or drop the default", at, arm)
+                              "drop it from required, or drop the default", where(name, own), arm)
     for (a, one), (b, two) in combinations(tools.items(), 2):
         if difflib.SequenceMatcher(None, a, b).ratio() >= SIMILAR:
             yield Finding("near-duplicate", b, None, f"its name is close to {a!r}: name them by what sets them apart",
-                          where(b), arm)
+                          where(b, None), arm)
         elif one.description and difflib.SequenceMatcher(None, one.description, two.description).ratio() >= SIMILAR:
             yield Finding("near-duplicate", b, None, f"its description is close to {a!r}'s: say when to use each",
-                          where(b), arm)
+                          where(b, None), arm)
 
 
 def _described(what: str, text: Any) -> list[tuple[str, str]]:
