@@ -258,3 +258,19 @@ def test_an_enum_the_arm_shows_holds_the_calls_of_that_arm_alone(tmp_path: Path)
     assert [(s["status"], s["result"]) for s in runs[2]["steps"]] == [
         ("refused", "Error: invalid arguments for set_mode: mode: 'quick' is not one of ['fast', 'slow']")]
     assert runs[2]["tools"][0]["function"]["parameters"]["properties"] == {"mode": {"type": "string", "enum": ["fast", "slow"]}}
+
+
+def test_resume_refuses_runs_made_from_a_tool_definition_file_since_edited(tmp_path: Path) -> None:
+    tools = tmp_path / "a.yml"
+    tools.write_text("tools:\n  bash:\n    description: Run one shell command in the workspace.\n", encoding="utf-8")
+    argv = ["run", str(ROOT / "cases" / "fs.yml"), "-c", "fs/find-then-read", "-T", str(tools),
+            "--results", str(tmp_path / "results"), "--sandbox", "none", "-q"]
+    assert cli_output(argv)[0] == 0
+    (folder,) = (tmp_path / "results").iterdir()
+    tools.write_text("tools:\n  bash:\n    description: Run one shell command, then read what it printed.\n",
+                     encoding="utf-8")
+    code, _, err = cli_output([*argv, "--resume", str(folder)])
+    assert code == 4
+    assert err.splitlines()[-1] == (
+        f"error: --resume {folder}: its runs of fs/find-then-read [scripted · default · a] were made from other "
+        "inputs: tool definitions a changed (run the suite afresh (without --resume), or put back what changed)")
