@@ -260,13 +260,18 @@ def test_an_enum_the_arm_shows_holds_the_calls_of_that_arm_alone(tmp_path: Path)
     assert runs[2]["tools"][0]["function"]["parameters"]["properties"] == {"mode": {"type": "string", "enum": ["fast", "slow"]}}
 
 
-def test_resume_refuses_runs_made_from_a_tool_definition_file_since_edited(tmp_path: Path) -> None:
+def test_resume_reuses_the_runs_of_a_tool_definition_file_and_refuses_them_once_it_is_edited(tmp_path: Path) -> None:
     tools = tmp_path / "a.yml"
     tools.write_text("tools:\n  bash:\n    description: Run one shell command in the workspace.\n", encoding="utf-8")
     argv = ["run", str(ROOT / "cases" / "fs.yml"), "-c", "fs/find-then-read", "-T", str(tools),
             "--results", str(tmp_path / "results"), "--sandbox", "none", "-q"]
     assert cli_output(argv)[0] == 0
     (folder,) = (tmp_path / "results").iterdir()
+    code, _, err = cli_output([*argv, "-c", "fs/grep-symbol", "--resume", str(folder)])
+    assert code == 0, err
+    (resumed,) = [f for f in (tmp_path / "results").iterdir() if f != folder] or [folder]
+    runs = [json.loads(p.read_text(encoding="utf-8")) for p in (resumed / "runs").iterdir()]
+    assert sorted((r["case"], r["tool_defs"]) for r in runs) == [("fs/find-then-read", "a"), ("fs/grep-symbol", "a")]
     tools.write_text("tools:\n  bash:\n    description: Run one shell command, then read what it printed.\n",
                      encoding="utf-8")
     code, _, err = cli_output([*argv, "--resume", str(folder)])

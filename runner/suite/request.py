@@ -141,7 +141,8 @@ def _same_inputs(earlier: Sequence[RunRecord], cases: Sequence[Case], arms: Sequ
             continue
         seen.add((record.case, record.arm))
         now = provenance(case, arm.prompt.source if case.system is None else case.system, [],
-                         arm.provider.cache_identity, arm.provider.name, sandbox)
+                         arm.provider.cache_identity, arm.provider.name, sandbox,
+                         None if arm.tools is None else arm.tools.fingerprint)
         now = dataclasses.replace(now, tools=record.provenance.tools)
         found = input_changes(record.case, record.arm, [record], [dataclasses.replace(record, provenance=now)], True)
         if found:
