@@ -279,3 +279,21 @@ def test_resume_reuses_the_runs_of_a_tool_definition_file_and_refuses_them_once_
     assert err.splitlines()[-1] == (
         f"error: --resume {folder}: its runs of fs/find-then-read [scripted · default · a] were made from other "
         "inputs: tool definitions a changed (run the suite afresh (without --resume), or put back what changed)")
+
+
+def test_resume_with_one_more_tool_definition_arm_runs_that_arm_and_reuses_the_other(tmp_path: Path) -> None:
+    for name, text in (("a", "Run one shell command in the workspace."), ("b", "Run a command; read its output.")):
+        (tmp_path / f"{name}.yml").write_text(f"tools:\n  bash:\n    description: {text}\n", encoding="utf-8")
+    argv = ["run", str(ROOT / "cases" / "fs.yml"), "-c", "fs/find-then-read", "--results", str(tmp_path / "results"),
+            "--sandbox", "none", "-q", "-T", str(tmp_path / "a.yml")]
+    assert cli_output(argv)[0] == 0
+    (folder,) = (tmp_path / "results").iterdir()
+    code, _, err = cli_output([*argv, "-T", str(tmp_path / "b.yml"), "--resume", str(folder)])
+    assert code == 0, err
+    (resumed,) = [f for f in (tmp_path / "results").iterdir() if f != folder]
+    runs = [json.loads(p.read_text(encoding="utf-8")) for p in (resumed / "runs").iterdir()]
+    first = {r["tool_defs"]: r for r in (json.loads(p.read_text(encoding="utf-8")) for p in (folder / "runs").iterdir())}
+    assert sorted(r["tool_defs"] for r in runs) == ["a", "b"]
+    by_arm = {r["tool_defs"]: r for r in runs}
+    assert by_arm["a"]["started"] == first["a"]["started"]  # reused as it was
+    assert by_arm["b"]["tools"][-1]["function"]["description"] == "Run a command; read its output."

@@ -175,11 +175,11 @@ def _same_inputs(kept: Sequence[tuple[RunRecord, Path]]) -> None:
 
 def _unfinished(parts: Sequence[Results], records: Sequence[RunRecord]) -> list[dict[str, Any]]:
     """The runs the parts' reports list as unfinished that no part holds, once each."""
-    done = {(r.case, r.provider, r.prompt, r.run) for r in records}
-    left: dict[tuple[str, str, str, int], dict[str, Any]] = {}
+    done = {(r.case, r.provider, r.prompt, r.run, r.tool_defs) for r in records}
+    left: dict[tuple[str, str, str, int, str | None], dict[str, Any]] = {}
     for part in parts:
         for run in (part.report or {}).get("unfinished") or []:
-            key = (run["case"], run["provider"], run["prompt"], run["run"])
+            key = (run["case"], run["provider"], run["prompt"], run["run"], run.get("tool_defs"))
             if key not in done:
                 left.setdefault(key, run)
     return list(left.values())

@@ -178,10 +178,13 @@ def run_dict(record: RunRecord, data: dict[str, Any] | None = None) -> dict[str,
     return {**data, "commands": commands, "names": record.names, "calls": record.calls, "trace": trace}
 
 
-def unfinished_list(left: Sequence[tuple[str, str, str, int]]) -> list[dict[str, Any]]:
-    """The runs an interruption left undone, ``(case, provider, prompt, run index)`` each, as the
-    report's ``unfinished`` entries ``{"case", "provider", "prompt", "run"}``."""
-    return [{"case": case, "provider": provider, "prompt": prompt, "run": run} for case, provider, prompt, run in left]
+def unfinished_list(left: Sequence[tuple[str, str, str, int, str | None]]) -> list[dict[str, Any]]:
+    """The runs an interruption left undone, ``(case, provider, prompt, run index, tool definitions)`` each, as
+    the report's ``unfinished`` entries ``{"case", "provider", "prompt", "run"}``, with ``tool_defs`` in a ``-T``
+    arm's."""
+    return [{"case": case, "provider": provider, "prompt": prompt, "run": run,
+             **({"tool_defs": tool_defs} if tool_defs is not None else {})}
+            for case, provider, prompt, run, tool_defs in left]
 
 
 def regression_document(regression: Regression, before: str, after: str) -> dict[str, Any]:
