@@ -111,6 +111,8 @@ def test_each_arms_requests_carry_exactly_its_tool_definitions_and_the_record_na
     assert json.loads(sent) == {"file_path": "out.txt", "content": "hi"}
     assert [c["passed"] for c in runs[0]["checks"]] == [True, True]
     report = json.loads((results / "report.json").read_text(encoding="utf-8"))
+    assert [(r["tool_defs"], r["trace"][0]["arguments"]) for r in report["runs"]] == [
+        ("renamed", {"path": "out.txt", "content": "hi"}), ("only-write", {"path": "out.txt", "content": "hi"})]
     assert [(a["arm"], a["tool_defs"], a["provenance"]["tool_defs"]) for a in report["arms"]] == [
         ("fake · default · renamed", "renamed", fingerprints["renamed"]),
         ("fake · default · only-write", "only-write", fingerprints["only-write"])]
@@ -297,3 +299,14 @@ def test_resume_with_one_more_tool_definition_arm_runs_that_arm_and_reuses_the_o
     by_arm = {r["tool_defs"]: r for r in runs}
     assert by_arm["a"]["started"] == first["a"]["started"]  # reused as it was
     assert by_arm["b"]["tools"][-1]["function"]["description"] == "Run a command; read its output."
+
+
+def test_record_keeps_each_tool_definition_arms_run_as_a_case_of_its_own(tmp_path: Path) -> None:
+    examples = ROOT / "examples" / "tool-descriptions"
+    code, _, err = cli_output(["run", str(ROOT / "cases" / "fs.yml"), "-c", "fs/find-then-read", "-T",
+                               str(examples / "terse.yml"), "-T", str(examples / "guided.yml"), "--results",
+                               str(tmp_path / "results"), "--record", str(tmp_path / "rec"), "--sandbox", "none", "-q"])
+    assert code == 0, err
+    recorded = (tmp_path / "rec" / "cases" / "fs.yml").read_text(encoding="utf-8")
+    assert [line.strip() for line in recorded.splitlines() if line.strip().startswith("- id:")] == [
+        "- id: find-then-read.guided", "- id: find-then-read.terse"]

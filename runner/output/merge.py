@@ -127,12 +127,12 @@ def _same_suite(first: Results, ours: dict[str, Any], part: Results, theirs: dic
 def _join(parts: Sequence[Results], prefer: str | None) -> tuple[list[RunRecord], int]:
     """Every run of ``parts`` once, in the order first seen, and how many were held by more than one
     folder. Raises UserError naming the runs held differently when ``prefer`` is None."""
-    kept: dict[tuple[str, str, str, int], tuple[RunRecord, Path]] = {}
+    kept: dict[tuple[str, str, str, int, str | None], tuple[RunRecord, Path]] = {}
     differ: list[str] = []
     overlapping = 0
     for part in parts:
         for record in part.records:
-            key = (record.case, record.provider, record.prompt, record.run)
+            key = (record.case, record.provider, record.prompt, record.run, record.tool_defs)
             if key not in kept:
                 kept[key] = (record, part.path)
                 continue

@@ -89,7 +89,9 @@ def run_suite(request: SuiteRequest) -> int:
         _same_inputs(earlier, request.cases, request.arms, request.options.run.sandbox.mode, request.resume)
     writer, started = ResultsWriter(request.results), utc_now()
     providers, prompts = len({a.provider.name for a in request.arms}), len({a.prompt.name for a in request.arms})
-    recorder = Recorder(request.record, request.cases, providers, prompts, request.repeats) if request.record else None
+    tool_defs = len({a.tool_defs for a in request.arms})
+    recorder = (Recorder(request.record, request.cases, providers, prompts, request.repeats, tool_defs)
+                if request.record else None)
     done = run_live(request.cases, request.arms, request.options, request.repeats, request.printer, writer,
                     streamed(request.outputs), earlier, recorder, request.retry_errors)
     del earlier  # the report needs only the runs' summaries and files
