@@ -310,3 +310,19 @@ def test_record_keeps_each_tool_definition_arms_run_as_a_case_of_its_own(tmp_pat
     recorded = (tmp_path / "rec" / "cases" / "fs.yml").read_text(encoding="utf-8")
     assert [line.strip() for line in recorded.splitlines() if line.strip().startswith("- id:")] == [
         "- id: find-then-read.guided", "- id: find-then-read.terse"]
+
+
+def test_run_refuses_a_file_naming_no_offered_tool_or_showing_two_parameters_under_one_name(tmp_path: Path) -> None:
+    (tmp_path / "case.yml").write_text(CASE, encoding="utf-8")
+    (tmp_path / "t.yml").write_text("tools:\n  write_file:\n    parameters:\n      path: {name: content}\n  bassh: {}\n",
+                                    encoding="utf-8")
+    code, out, err = cli_output(["run", str(tmp_path / "case.yml"), "-T", str(tmp_path / "t.yml"),
+                                 "--results", str(tmp_path / "results")])
+    t = tmp_path / "t.yml"
+    assert (code, out) == (4, "")
+    assert err.splitlines() == [
+        (f"error: {t}:4:7: tools.write_file.parameters.path: tool 'write_file' would show parameters 'path' and "
+        "'content' both as 'content' (give each parameter a name of its own)"),
+        (f"error: {t}:5:3: tools.bassh: tool 'bassh' is offered by no selected case (the selected cases offer: "
+        "read_file, write_file)")]
+    assert not (tmp_path / "results").exists()

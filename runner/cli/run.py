@@ -40,7 +40,7 @@ from runner.sandbox.command import MODES
 from runner.spec.agentspec import with_agents
 from runner.spec.case import Case
 from runner.spec.config import Config, load_config
-from runner.spec.tooldefs import load_all
+from runner.spec.tooldefs import check_tool_defs, load_all
 from runner.suite.engine import plan_keys, preflight, require_scripts
 from runner.suite.executors import AUTO_MIN_RUNS, worker_count
 from runner.suite.options import DEFAULT_JOBS, SuiteOptions, make_arms
@@ -222,6 +222,7 @@ def command(args: argparse.Namespace) -> int:
     names = args.provider or [config.default_provider or SCRIPTED]
     judge = _precheck(args, config, cases, names)
     prompts, tool_defs = load_prompts(args.prompt), load_all(args.tools)
+    check_tool_defs(tool_defs, cases)
     _warm_up(args, cases, names, config, len(prompts) * max(1, len(tool_defs)))
     arms = make_arms([resolve_provider(name, config, args.verbose, args.stream) for name in names], prompts, tool_defs)
     require_scripts(cases, arms)

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 from runner.checks.judge import refuse_judge, resolve_judges
 from runner.cli.options import add_selection, sources
-from runner.errors import CaseFileError, CaseFileWarning, ExitCode, Location, UserError, UserErrors, in_file_order
+from runner.errors import CaseFileError, CaseFileWarning, ExitCode, Location, UserError, UserErrors
 from runner.names import SCRIPTED
 from runner.providers.registry import resolve_provider
 from runner.run.baselines import DoNothing, weak_cases
@@ -28,7 +28,7 @@ from runner.spec.agentspec import with_agents
 from runner.spec.case import Case
 from runner.spec.config import load_config
 from runner.spec.discover import load_sourced_warned, select
-from runner.spec.tooldefs import ToolDefs, case_tools, load_all, offer_errors
+from runner.spec.tooldefs import ToolDefs, check_tool_defs, load_all
 from runner.spec.unmatched import why_none_selected
 from runner.suite.engine import preflight
 from runner.text import plural, printable
@@ -116,10 +116,7 @@ def _check_tool_defs(paths: Sequence[str], cases: Sequence[Case]) -> list[ToolDe
     """Each ``-T`` file, loaded and held to the tools ``cases`` offer; raises UserErrors with every error (a
     tool no case offers or a parameter no such tool has, positioned in the file)."""
     loaded = load_all(paths)
-    offered = [case_tools(case) for case in cases]
-    errors = [e for defs in loaded for e in in_file_order(offer_errors(defs, offered))]
-    if errors:
-        raise UserErrors(errors)
+    check_tool_defs(loaded, cases)
     return loaded
 
 

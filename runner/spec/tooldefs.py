@@ -141,7 +141,22 @@ def offer_errors(defs: ToolDefs, cases: Sequence[Mapping[str, Mapping[str, Any] 
             if own not in known:
                 errors.append(defs.error(f"tool {name!r} has no parameter {own!r}", ("tools", name, *where),
                                          did_you_mean(own, known, f"its parameters: {', '.join(known)}")))
+        shown = {p: (tool.parameters[p].name or p) if p in tool.parameters else p for p in known}
+        for own, new in shown.items():
+            other = next((p for p, n in shown.items() if n == new and p != own), None)
+            if own in tool.parameters and tool.parameters[own].name and other is not None:
+                errors.append(defs.error(f"tool {name!r} would show parameters {own!r} and {other!r} both as {new!r}",
+                                         ("tools", name, "parameters", own), "give each parameter a name of its own"))
     return errors
+
+
+def check_tool_defs(loaded: Sequence[ToolDefs], cases: Sequence[Case]) -> None:
+    """Raise UserErrors with every error of ``offer_errors`` of each of ``loaded`` against the tools ``cases``
+    offer, in file order, before any run."""
+    offered = [case_tools(case) for case in cases]
+    errors = [e for defs in loaded for e in in_file_order(offer_errors(defs, offered))]
+    if errors:
+        raise UserErrors(errors)
 
 
 def load_all(paths: Sequence[str]) -> list[ToolDefs]:
