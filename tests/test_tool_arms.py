@@ -9,6 +9,7 @@ import copy
 import json
 from pathlib import Path
 from typing import Any
+from xml.etree import ElementTree
 
 import pytest
 
@@ -92,7 +93,8 @@ def test_each_arms_requests_carry_exactly_its_tool_definitions_and_the_record_na
         code, _, err = cli_output([
             "run", str(tmp_path / "case.yml"), "-p", "fake", "--config", str(tmp_path / "tooltrial.yml"),
             "-T", str(tmp_path / "renamed.yml"), "-T", str(tmp_path / "only-write.yml"), "-j", "1",
-            "--results", str(tmp_path / "results"), "--sandbox", "none", "--html", str(tmp_path / "r.html")])
+            "--results", str(tmp_path / "results"), "--sandbox", "none", "--html", str(tmp_path / "r.html"),
+            "--junit", str(tmp_path / "junit.xml")])
         bodies = [chat.body for chat in server.chats]
     assert code == 0, err
     expected = _expected()
@@ -119,6 +121,9 @@ def test_each_arms_requests_carry_exactly_its_tool_definitions_and_the_record_na
     (paired,) = report["comparisons"]
     assert (paired["a"], paired["b"]) == ("fake · default · renamed", "fake · default · only-write")
     assert paired["changed"] == []  # the tools offered differ by design: no case is left out as changed
+    suites = ElementTree.parse(tmp_path / "junit.xml").getroot().findall("testsuite")
+    assert [(s.get("name"), {p.get("name"): p.get("value") for p in s.iter("property")}["tool_defs"]) for s in suites] == [
+        ("fake · default · renamed", "renamed"), ("fake · default · only-write", "only-write")]
     shown = embedded(tmp_path / "r.html", "summary")
     assert isinstance(shown, dict)
     assert [(a["arm"], a["tool_defs"], a["provenance"]["tool_defs"]) for a in shown["arms"]] == [
