@@ -331,3 +331,12 @@ def test_run_refuses_a_file_naming_no_offered_tool_or_showing_two_parameters_und
         (f"error: {t}:5:3: tools.bassh: tool 'bassh' is offered by no selected case (the selected cases offer: "
         "read_file, write_file)")]
     assert not (tmp_path / "results").exists()
+
+
+def test_a_missing_tool_definition_file_is_named_with_the_fix(tmp_path: Path) -> None:
+    code, _, err = cli_output(["run", str(ROOT / "cases" / "fs.yml"), "-T", str(tmp_path / "nope.yml"),
+                               "--results", str(tmp_path / "results")])
+    assert code == 4
+    assert err.splitlines() == [
+        (f"error: {tmp_path / 'nope.yml'}: cannot read the tool-definition file: [Errno 2] No such file or directory: "
+        f"'{tmp_path / 'nope.yml'}' (give -T a YAML file such as examples/tool-descriptions/terse.yml)")]
