@@ -128,12 +128,12 @@ def _same_suite(first: Results, ours: dict[str, Any], part: Results, theirs: dic
 def _join(parts: Sequence[Results], prefer: str | None) -> tuple[list[RunRecord], int]:
     """Every run of ``parts`` once, in the order first seen, and how many were held by more than one
     folder. Raises UserError naming the runs held differently when ``prefer`` is None."""
-    kept: dict[tuple[str, str, str, int], tuple[RunRecord, Path]] = {}
+    kept: dict[tuple[str, str, str, int, str | None], tuple[RunRecord, Path]] = {}
     differ: list[str] = []
     overlapping = 0
     for part in parts:
         for record in part.records:
-            key = (record.case, record.provider, record.prompt, record.run)
+            key = (record.case, record.provider, record.prompt, record.run, record.tool_defs)
             if key not in kept:
                 kept[key] = (record, part.path)
                 continue
@@ -176,11 +176,11 @@ def _same_inputs(kept: Sequence[tuple[RunRecord, Path]]) -> None:
 
 def _unfinished(parts: Sequence[Results], records: Sequence[RunRecord]) -> list[dict[str, Any]]:
     """The runs the parts' reports list as unfinished that no part holds, once each."""
-    done = {(r.case, r.provider, r.prompt, r.run) for r in records}
-    left: dict[tuple[str, str, str, int], dict[str, Any]] = {}
+    done = {(r.case, r.provider, r.prompt, r.run, r.tool_defs) for r in records}
+    left: dict[tuple[str, str, str, int, str | None], dict[str, Any]] = {}
     for part in parts:
         for run in (part.report or {}).get("unfinished") or []:
-            key = (run["case"], run["provider"], run["prompt"], run["run"])
+            key = (run["case"], run["provider"], run["prompt"], run["run"], run.get("tool_defs"))
             if key not in done:
                 left.setdefault(key, run)
     return list(left.values())

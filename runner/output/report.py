@@ -179,10 +179,13 @@ def run_dict(record: RunRecord, data: dict[str, Any] | None = None) -> dict[str,
     return {**data, "commands": commands, "names": record.names, "calls": record.calls, "trace": trace}
 
 
-def unfinished_list(left: Sequence[tuple[str, str, str, int]]) -> list[dict[str, Any]]:
-    """The runs an interruption left undone, ``(case, provider, prompt, run index)`` each, as the
-    report's ``unfinished`` entries ``{"case", "provider", "prompt", "run"}``."""
-    return [{"case": case, "provider": provider, "prompt": prompt, "run": run} for case, provider, prompt, run in left]
+def unfinished_list(left: Sequence[tuple[str, str, str, int, str | None]]) -> list[dict[str, Any]]:
+    """The runs an interruption left undone, ``(case, provider, prompt, run index, tool definitions)`` each, as
+    the report's ``unfinished`` entries ``{"case", "provider", "prompt", "run"}``, with ``tool_defs`` in a ``-T``
+    arm's."""
+    return [{"case": case, "provider": provider, "prompt": prompt, "run": run,
+             **({"tool_defs": tool_defs} if tool_defs is not None else {})}
+            for case, provider, prompt, run, tool_defs in left]
 
 
 def regression_document(regression: Regression, before: str, after: str) -> dict[str, Any]:
@@ -221,9 +224,11 @@ def rate(value: float | None) -> float | None:
 
 
 def arm_dict(arm: Arm) -> dict[str, Any]:
-    """One arm: ``{arm (its label), provider, prompt, **figures, pass_at_k, pass_hat_k, groups: {group: figures}}``."""
+    """One arm: ``{arm (its label), provider, prompt, tool_defs, **figures, pass_at_k, pass_hat_k, groups: {group:
+    figures}}``."""
     return {
-        "arm": arm.label, "provider": arm.provider, "prompt": arm.prompt, **figures_dict(arm.figures),
+        "arm": arm.label, "provider": arm.provider, "prompt": arm.prompt, "tool_defs": arm.tool_defs,
+        **figures_dict(arm.figures),
         "pass_at_k": _ks(arm.pass_at_k), "pass_hat_k": _ks(arm.pass_hat_k),
         "groups": {name: figures_dict(f) for name, f in arm.groups.items()},
     }

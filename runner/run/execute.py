@@ -49,7 +49,7 @@ def execute(case: Case, arm: Arm, options: RunOptions, number: int = 1, breaker:
     (runner.providers.redact), once scored: a warning says how many values were replaced.
     """
     record = RunRecord(case=case.full_id, provider=arm.provider.name, prompt=arm.prompt.name, run=number,
-                       sandbox=options.sandbox.confinement, started=time.time())
+                       sandbox=options.sandbox.confinement, started=time.time(), tool_defs=arm.tool_defs)
     started = time.monotonic()
     secrets = RunSecrets(options.secrets)
     try:

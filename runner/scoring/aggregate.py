@@ -195,7 +195,8 @@ class Cell:
 
 @dataclass(frozen=True)
 class Arm:
-    """One arm (``label`` is ``provider · prompt``) over all its runs, and per case group in first-seen order.
+    """One arm (``label`` is ``provider · prompt``, ``provider · prompt · tool_defs`` with ``-T``) over all its
+    runs, and per case group in first-seen order.
 
     ``pass_at_k`` / ``pass_hat_k`` are the means over the arm's cells with a scored run, for k = 1..the
     fewest scored runs of such a cell (empty when no run of the arm was scored).
@@ -208,6 +209,7 @@ class Arm:
     groups: dict[str, Figures]
     pass_at_k: dict[int, float]
     pass_hat_k: dict[int, float]
+    tool_defs: str | None = None
 
 
 @dataclass(frozen=True)
@@ -273,5 +275,5 @@ def _arm(runs: list[RunSummary], cells: list[Cell]) -> Arm:
         runs[0].arm, runs[0].provider, runs[0].prompt, figures(runs),
         groups={name: figures(group) for name, group in groups.items()},
         pass_at_k={k: sum(c.pass_at_k[k] for c in scored) / len(scored) for k in ks},
-        pass_hat_k={k: sum(c.pass_hat_k[k] for c in scored) / len(scored) for k in ks},
+        pass_hat_k={k: sum(c.pass_hat_k[k] for c in scored) / len(scored) for k in ks}, tool_defs=runs[0].tool_defs,
     )

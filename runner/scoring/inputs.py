@@ -3,7 +3,8 @@
 ``prompt terse changed``. The regression view leaves a changed cell out of the paired analysis.
 
 Compared: the case (by part, but its ``script``: the scripted provider's replies are the model, whose change is
-what a regression run compares), the fixture tree, the tools offered, and the arm's prompt template; for arms of
+what a regression run compares), the fixture tree, the tools offered, the arm's prompt template and its tool
+definitions (``-T``); for arms of
 one label, the model, its request parameters and the sandbox too (where the two sides' only arms are matched
 though named apart, the model is what the comparison is of). tooltrial's and litellm's versions are not
 inputs: a regression run exists to see what a new version changed. A run without provenance (a record of an
@@ -43,6 +44,8 @@ def input_changes(case: str, arm: str, before: Sequence[RunSummary], after: Sequ
     overridden = all(r.prompt_overridden for r in (*before, *after))  # the case's own system: a case part
     if old.prompt != new.prompt and not overridden:
         found.append(InputChange(arm, f"prompt {before[0].prompt} changed"))
+    if old.tool_defs != new.tool_defs:
+        found.append(InputChange(arm, f"tool definitions {before[0].tool_defs} changed"))
     if same_arm:
         found.extend(InputChange(arm, line) for line in _arm_lines(old, new))
     return found
@@ -50,9 +53,11 @@ def input_changes(case: str, arm: str, before: Sequence[RunSummary], after: Sequ
 
 def changed_cases(a: Sequence[RunSummary], b: Sequence[RunSummary]) -> list[str]:
     """The cases, in first-seen order, whose own inputs (the case, its fixture, its tools) differ between the runs
-    ``a`` and ``b`` of two arms of one results folder, each case's side read from its first run with provenance."""
+    ``a`` and ``b`` of two arms of one results folder, each case's side read from its first run with provenance.
+    Where the arms show different tool definitions (``-T``), the tools offered differ by design: not compared."""
     first_a, first_b = _by_case(a), _by_case(b)
-    return [case for case, old in first_a.items() if case in first_b and case_changes(case, old, first_b[case])]
+    tools = not a or not b or a[0].tool_defs == b[0].tool_defs
+    return [case for case, old in first_a.items() if case in first_b and case_changes(case, old, first_b[case], tools)]
 
 
 def _by_case(runs: Sequence[RunSummary]) -> dict[str, Provenance]:
@@ -67,9 +72,9 @@ def _first(runs: Sequence[RunSummary]) -> Provenance | None:
     return next((r.provenance for r in runs if r.provenance is not None), None)
 
 
-def case_changes(case: str, old: Provenance, new: Provenance) -> list[str]:
+def case_changes(case: str, old: Provenance, new: Provenance, tools: bool = True) -> list[str]:
     """The lines naming what changed of the case ``case``'s own inputs from ``old`` to ``new``: its parts, its
-    fixture tree, the tools it was offered; [] when none did."""
+    fixture tree, the tools it was offered (unless not ``tools``); [] when none did."""
     lines = []
     parts = changed_parts(old, new, {MODEL_PART})
     if parts:
@@ -77,7 +82,7 @@ def case_changes(case: str, old: Provenance, new: Provenance) -> list[str]:
                      else f"case {case} changed: {', '.join(parts)}")
     if old.fixture != new.fixture and "files" not in parts:
         lines.append(f"case {case}: fixture contents changed")
-    if old.tools != new.tools and "tools" not in parts:
+    if tools and old.tools != new.tools and "tools" not in parts:
         lines.append(f"case {case}: tools offered changed")
     return lines
 
@@ -106,13 +111,13 @@ def _arm_lines(old: Provenance, new: Provenance) -> list[str]:
     return lines
 
 
-_ARM_INPUTS = ("tooltrial", "commit", "litellm", "model", "params", "sandbox")
+_ARM_INPUTS = ("tooltrial", "commit", "litellm", "model", "params", "sandbox", "tool_defs")
 _CASE_INPUTS = ("case", "case_parts", "fixture", "tools", "persona", "rubric")
 
 
 def arm_provenances(runs: Iterable[RunSummary]) -> dict[str, dict[str, Any]]:
     """Each arm label -> what its runs ran on (runner.run.provenance), from the first run with provenance:
-    ``{tooltrial, commit, litellm, model, params, sandbox, [prompt], cases: {case: {case, case_parts, fixture,
+    ``{tooltrial, commit, litellm, model, params, sandbox, tool_defs, [prompt], cases: {case: {case, case_parts, fixture,
     tools, persona, rubric}}}``; ``prompt`` from a run that rendered the arm's prompt (none when every case had
     its own). Arms with no run with provenance are not keys."""
     arms: dict[str, dict[str, Any]] = {}

@@ -28,8 +28,8 @@ class Flip:
 
 @dataclass(frozen=True)
 class Factor:
-    """What a comparison of two arms varies and what it holds: the one dimension ``name`` (``prompt``
-    or ``provider``) in which they differ, its values ``a`` and ``b`` in arms A and B, and ``fixed``, each
+    """What a comparison of two arms varies and what it holds: the one dimension ``name`` (``prompt``,
+    ``tools`` or ``provider``) in which they differ, its values ``a`` and ``b`` in arms A and B, and ``fixed``, each
     other dimension's value, which both arms share (``{"provider": "scripted"}``)."""
 
     name: str

@@ -1,10 +1,10 @@
 """Which arms the paired analysis compares (runner.scoring.paired).
 
-An arm is one value of each dimension a user varies (DIMENSIONS: the ``-P`` prompt, the ``-p``
-provider). With two arms the one comparison is of those two, whatever they differ in. With more, a
+An arm is one value of each dimension a user varies (DIMENSIONS: the ``-P`` prompt, the ``-T`` tool
+definitions, the ``-p`` provider; a Factor names the tool definitions ``tools``). With two arms the one comparison is of those two, whatever they differ in. With more, a
 comparison is of two arms that differ in exactly one dimension, so each verdict is about one change:
-the prompts within each provider, then the providers within each prompt (2 providers x 2 prompts give
-four comparisons; three prompts give three pairs per provider). Arms differing in more than one
+the prompts within each provider, then the tool definitions, then the providers (2 providers x 2 prompts
+give four comparisons; three prompts give three pairs per provider). Arms differing in more than one
 dimension are not compared. Where two arms differ by prompt, the runs whose case's own ``system``
 replaced both prompts compare nothing and are left out (``Paired.overridden``), and so are the runs of a case
 whose inputs differ between the two arms (``Paired.changed``: a folder resumed or merged after the case was
@@ -21,7 +21,8 @@ from runner.scoring.inputs import changed_cases
 from runner.scoring.paired import Factor, Paired, compare_pairs, outcomes, overridden, scores
 from runner.scoring.summary import RunSummary
 
-DIMENSIONS = ("prompt", "provider")  # the order comparisons are listed in: prompts within each provider first
+DIMENSIONS = ("prompt", "tool_defs", "provider")  # the order comparisons are listed in: prompts first
+_FACTOR_NAMES = {"tool_defs": "tools"}
 
 
 def comparisons(records: Sequence[RunSummary]) -> list[Paired]:
@@ -38,8 +39,10 @@ def comparisons(records: Sequence[RunSummary]) -> list[Paired]:
     for name in DIMENSIONS:
         for a, b in combinations(by_arm, 2):
             if [d for d in DIMENSIONS if values[a][d] != values[b][d]] == [name]:
-                fixed = {d: values[a][d] for d in DIMENSIONS if d != name}
-                found.append(_compare(by_arm, a, b, Factor(name, values[a][name], values[b][name], fixed),
+                fixed = {_FACTOR_NAMES.get(d, d): values[a][d] for d in DIMENSIONS
+                         if d != name and values[a][d] is not None}
+                factor = Factor(_FACTOR_NAMES.get(name, name), values[a][name], values[b][name], fixed)
+                found.append(_compare(by_arm, a, b, factor,
                                       differ_by_prompt=name == "prompt"))
     return found
 

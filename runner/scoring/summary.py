@@ -27,8 +27,8 @@ _NO_TOKENS = Tokens()  # shared by the many runs that report none (the scripted 
 
 @dataclass(frozen=True, slots=True)
 class RunSummary:
-    """One run as the aggregation sees it: its key (``case`` full id, ``provider``, ``prompt``, ``run``
-    number), ``status`` and ``error_kind``, scores (``outcome``, ``process`` in [0, 1], ``accuracy``
+    """One run as the aggregation sees it: its key (``case`` full id, ``provider``, ``prompt``, ``tool_defs``,
+    ``run`` number), ``status`` and ``error_kind``, scores (``outcome``, ``process`` in [0, 1], ``accuracy``
     1/0), counts (``calls``, ``redundant``, ``errors``), the agent's ``tokens`` and ``cost`` (USD), the
     judges' ``judge_tokens`` and ``judge_cost`` (USD), ``duration``, ``queued`` and ``rate_limited``
     (seconds), the ``failure`` cause, the ``trajectory_match``, the ``sandbox`` used, the response
@@ -39,6 +39,7 @@ class RunSummary:
     case: str
     provider: str
     prompt: str
+    tool_defs: str | None
     run: int
     status: Status
     error_kind: ErrorKind | None
@@ -70,7 +71,7 @@ def summarize(record: RunRecord) -> RunSummary:
     """The RunSummary of ``record``; token counts that report nothing share one ``Tokens()``."""
     judge = record.judge_tokens
     return RunSummary(
-        case=record.case, provider=record.provider, prompt=record.prompt, run=record.run, status=record.status,
+        case=record.case, provider=record.provider, prompt=record.prompt, tool_defs=record.tool_defs, run=record.run, status=record.status,
         error_kind=record.error_kind, outcome=record.outcome, process=record.process, accuracy=record.accuracy,
         calls=record.calls, redundant=record.redundant, errors=record.errors,
         tokens=_NO_TOKENS if record.tokens == _NO_TOKENS else record.tokens, cost=record.cost,
