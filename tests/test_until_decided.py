@@ -1,11 +1,14 @@
-"""``run --until-decided``: the sequential test's error rates by seeded simulation, and the CLI on two-arm
-suites (a clear winner over a loopback model server, equal scripted arms), resumed, and refused misuse."""
+"""``run --until-decided``: the sequential test's error rates by seeded simulation, and the CLI on two- and three-arm
+suites (a clear winner over a loopback model server, equal scripted arms), resumed, retried, interrupted, refused misuse."""
 
 from __future__ import annotations
 
 import json
 import math
+import os
 import random
+import signal
+import time
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +16,7 @@ import pytest
 from jsonschema import Draft202012Validator
 
 from runner.scoring.sequential import A_BETTER, B_BETTER, UNDECIDED, WITHIN, Sequential
-from tests.fake_servers import OpenAIServer, Received, Reply, openai_reply
+from tests.fake_servers import OpenAIServer, Received, Reply, error_reply, openai_reply
 from tests.helpers import ROOT, config, run_cli
 
 SEQUENCES = 2000
@@ -177,3 +180,100 @@ def test_misuse_is_refused_before_any_run(tmp_path: Path, argv: list[str], messa
     done = run_cli("run", "ab.yml", "-P", "a.j2", *argv, "--results", "r", cwd=tmp_path)
     assert done.returncode == 4 and message in done.stderr
     assert not (tmp_path / "r").exists()
+
+
+@pytest.mark.usefixtures("litellm_loaded")
+def test_retry_errors_runs_the_errored_run_again_in_its_round(tmp_path: Path) -> None:
+    (tmp_path / "ab.yml").write_text(CASES)
+    (tmp_path / "bad.j2").write_text("You are bad.")
+    (tmp_path / "good.j2").write_text("You are good.")
+    argv = ("run", "ab.yml", "-p", "local-openai", "-P", "bad.j2", "-P", "good.j2", "--until-decided", "--runs", "20",
+            "-j", "1")
+    key = {"TOOLTRIAL_TEST_LOCAL_KEY": "k"}
+    # the first request of the good arm is refused (401: an error not of the agent's making), the rest answered
+    good: list[Received] = []
+
+    def refuse_first_good(received: Received) -> Reply:
+        if "good" in received.body["messages"][0]["content"]:
+            good.append(received)
+            if len(good) == 1:
+                return error_reply(401, "key revoked")
+        return _answer(received)
+
+    with OpenAIServer(responder=refuse_first_good) as server:
+        config(tmp_path, openai_base=server.api_base)
+        first = run_cli(*argv, "--results", "first", cwd=tmp_path, env=key)
+    assert first.returncode == 1, first.stdout + first.stderr
+    report, runs = _folder(tmp_path / "first")
+    (compared,) = report["sequential"]["comparisons"]
+    errored = [(r["case"], r["prompt"], r["run"]) for r in runs if r["status"] == "error"]
+    assert errored == [("ab/first", "good", 1)] and compared["pairs"] == 2 * compared["stopped_after"] - 1
+    with OpenAIServer(responder=_answer) as server:
+        config(tmp_path, openai_base=server.api_base)
+        (folder,) = (tmp_path / "first").iterdir()
+        again = run_cli(*argv, "--results", "again", "--resume", str(folder), "--retry-errors", cwd=tmp_path, env=key)
+    assert [r.body["messages"][1]["content"] for r in server.chats] == ["Say hi"]  # only the errored run, again
+    resumed, rerun = _folder(tmp_path / "again")
+    retried = [r for r in rerun if r["attempt"] == 2]
+    assert [(r["case"], r["prompt"], r["run"], r["status"]) for r in retried] == [("ab/first", "good", 1, "pass")]
+    (compared,) = resumed["sequential"]["comparisons"]
+    assert (compared["decision"], compared["stopped_after"], compared["pairs"]) == ("b_better", 5, 10)
+    assert resumed["sequential"]["runs"] == {"cap": 80, "spent": 20, "saved": 60} and len(rerun) == 20, again.stdout
+
+
+@pytest.mark.usefixtures("litellm_loaded")
+def test_ctrl_c_in_a_round_leaves_the_comparison_undecided_and_the_rest_to_resume(tmp_path: Path) -> None:
+    (tmp_path / "ab.yml").write_text(CASES)
+    (tmp_path / "bad.j2").write_text("You are bad.")
+    (tmp_path / "good.j2").write_text("You are good.")
+    seen: list[Received] = []
+
+    def press_in_round_two(received: Received) -> Reply:
+        seen.append(received)
+        if len(seen) == 5:  # round 2's first run: Ctrl-C while it waits for its reply
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(0.2)
+        return _answer(received)
+
+    previous = signal.signal(signal.SIGINT, lambda *_: None)  # a press after tooltrial's handler is gone is lost
+    try:
+        with OpenAIServer(responder=press_in_round_two) as server:
+            config(tmp_path, openai_base=server.api_base)
+            done = run_cli("run", "ab.yml", "-p", "local-openai", "-P", "bad.j2", "-P", "good.j2", "--until-decided",
+                           "--runs", "20", "-j", "1", "--results", "results", cwd=tmp_path,
+                           env={"TOOLTRIAL_TEST_LOCAL_KEY": "k"})
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    assert done.returncode == 2, done.stdout + done.stderr
+    report, runs = _folder(tmp_path / "results")
+    section = report["sequential"]
+    (compared,) = section["comparisons"]
+    assert section["rounds"] == 1 and (compared["decision"], compared["pairs"]) == ("undecided", 2)
+    assert section["runs"] == {"cap": 80, "spent": len(runs), "saved": 0}  # an interruption saves nothing
+    assert compared["reason"].endswith("undecided: interrupted in round 2 (difference +1.00 over 2 pairs)")
+    finished = {(r["prompt"], r["case"], r["run"]) for r in runs}
+    assert {(u["prompt"], u["case"], u["run"]) for u in report["unfinished"]} == {
+        (p, f"ab/{c}", 2) for p in ("bad", "good") for c in ("first", "second")} - finished
+    assert len(runs) + len(report["unfinished"]) == 8
+
+
+@pytest.mark.usefixtures("litellm_loaded")
+def test_an_arm_whose_comparisons_are_all_decided_sits_out_the_later_rounds(tmp_path: Path) -> None:
+    (tmp_path / "ab.yml").write_text(CASES)
+    for name, text in (("bad", "You are bad."), ("good", "You are good."), ("good2", "You are good too.")):
+        (tmp_path / f"{name}.j2").write_text(text)
+    with OpenAIServer(responder=_answer) as server:
+        config(tmp_path, openai_base=server.api_base)
+        done = run_cli("run", "ab.yml", "-p", "local-openai", "-P", "bad.j2", "-P", "good.j2", "-P", "good2.j2",
+                       "--until-decided", "--runs", "20", "--margin", "0.2", "-j", "1", "--results", "results",
+                       "--output", "json", cwd=tmp_path, env={"TOOLTRIAL_TEST_LOCAL_KEY": "k"})
+    assert done.returncode == 1, done.stderr
+    section = json.loads(done.stdout)["sequential"]
+    found = [(c["title"], c["decision"], c["stopped_after"]) for c in section["comparisons"]]
+    assert found == [("prompt good vs bad, provider local-openai", "b_better", 5),
+                     ("prompt good2 vs bad, provider local-openai", "b_better", 5),
+                     ("prompt good2 vs good, provider local-openai", "within_margin", 11)]
+    # bad sits out rounds 6 to 20 (15 rounds of 2 cases), good and good2 rounds 12 to 20 (9 rounds each)
+    assert section["runs"] == {"cap": 120, "spent": 5 * 2 + 11 * 2 * 2, "saved": 30 + 18 + 18}
+    systems = [r.body["messages"][0]["content"] for r in server.chats]
+    assert (systems.count("You are bad."), systems.count("You are good."), systems.count("You are good too.")) == (10, 22, 22)

@@ -10,8 +10,8 @@ estimate of the tokens and cost they would have spent (each arm's mean per run i
 
 from __future__ import annotations
 
-from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from statistics import fmean
 from typing import Any
@@ -62,12 +62,20 @@ class _Comparison:
 def run_rounds(play: Play, cases: Sequence[Case], arms: Sequence[Arm], stopping: Stopping) -> Rounds:
     """Play round after round (``play(arms still needed, run number)``) until every comparison is decided or
     the cap; an Interrupted from ``play`` ends the rounds, its finished runs kept and its unfinished ones
-    ``left``."""
+    ``left``. The runs saved are those of the rounds an arm sat out, and once all are decided, of the rounds
+    to the cap; an interruption saves none after it."""
     records: list[RunSummary] = []
     left: list[RunKey] = []
     found: list[_Comparison] = []
-    active, number = list(arms), 0
-    for number in range(1, max(c.runs or stopping.cap for c in cases) + 1):
+    spared: Counter[str] = Counter()
+    active, number, last = list(arms), 0, max(c.runs or stopping.cap for c in cases)
+
+    def spare(labels: Iterable[str], round_number: int) -> None:
+        for label in labels:
+            spared[label] += sum((c.runs or stopping.cap) >= round_number for c in cases)
+
+    for number in range(1, last + 1):
+        spare([arm.label for arm in arms if arm.label not in {a.label for a in active}], number)
         try:
             batch = play(active, number)
         except Interrupted as e:
@@ -88,8 +96,10 @@ def run_rounds(play: Play, cases: Sequence[Case], arms: Sequence[Arm], stopping:
         active = [arm for arm in arms if arm.label in needed]
         if not active:
             break
+    for later in range(number + 1, last + 1) if not left else ():
+        spare([arm.label for arm in arms], later)
     played = number - 1 if left else number
-    return Rounds(records, left, _section(records, left, cases, arms, stopping, found, played))
+    return Rounds(records, left, _section(records, cases, arms, stopping, found, played, spared, bool(left)))
 
 
 def _differences(a: list[RunSummary], b: list[RunSummary]) -> list[float]:
@@ -101,24 +111,22 @@ def _differences(a: list[RunSummary], b: list[RunSummary]) -> list[float]:
     return [1.0] * p.fail_to_pass + [-1.0] * p.pass_to_fail + [0.0] * (p.pairs - p.fail_to_pass - p.pass_to_fail)
 
 
-def _section(records: list[RunSummary], left: list[RunKey], cases: Sequence[Case], arms: Sequence[Arm],
-             stopping: Stopping, found: list[_Comparison], rounds: int) -> dict[str, Any]:
-    planned = sum(c.runs or stopping.cap for c in cases)  # each arm's cap
+def _section(records: list[RunSummary], cases: Sequence[Case], arms: Sequence[Arm], stopping: Stopping,
+             found: list[_Comparison], rounds: int, spared: Counter[str], interrupted: bool) -> dict[str, Any]:
     by_arm: dict[str, list[RunSummary]] = defaultdict(list)
     for record in records:
         by_arm[record.arm].append(record)
-    unfinished = {arm.label: sum(k[1:3] == (arm.provider.name, arm.prompt.name) for k in left) for arm in arms}
-    saved = {arm.label: planned - len(by_arm[arm.label]) - unfinished[arm.label] for arm in arms}
-    tokens = _spent_saved(by_arm, saved, lambda r: r.tokens.total_tokens)
-    cost = _spent_saved(by_arm, saved, lambda r: r.cost)
-    runs = {"cap": planned * len(arms), "spent": len(records), "saved": sum(saved.values())}
+    tokens = _spent_saved(by_arm, spared, lambda r: r.tokens.total_tokens)
+    cost = _spent_saved(by_arm, spared, lambda r: r.cost)
+    runs = {"cap": sum(c.runs or stopping.cap for c in cases) * len(arms), "spent": len(records),
+            "saved": sum(spared.values())}
     return {"method": METHOD, "alpha": stopping.alpha, "margin": stopping.margin, "cap": stopping.cap,
             "rounds": rounds, "runs": runs, "tokens": tokens, "cost": cost,
             "summary": _summary(runs, tokens, cost, rounds),
-            "comparisons": [_comparison(c, stopping, rounds, bool(left)) for c in found]}
+            "comparisons": [_comparison(c, stopping, rounds, interrupted) for c in found]}
 
 
-def _spent_saved(by_arm: dict[str, list[RunSummary]], saved: dict[str, int],
+def _spent_saved(by_arm: dict[str, list[RunSummary]], saved: Counter[str],
                  value: Callable[[RunSummary], float | int | None]) -> dict[str, float | None]:
     """Tokens or cost (USD) spent by the runs done, and saved: each arm's runs not done times its mean per run;
     None where no run reported it."""
