@@ -133,11 +133,14 @@ def test_a_clear_winner_stops_early_and_the_runs_tokens_and_cost_saved_are_repor
     assert "| local\\-openai · good vs local\\-openai · bad | b better | round 5 | 10 | +1.00 |" in summary
     assert "20 of 80 runs at the cap spent\\, 60 saved \\(75\\%\\)\\; tokens 300 spent\\, about 900 saved" in summary
     assert "until decided: 5 rounds" in (tmp_path / "page.html").read_text()
+    (folder,) = (tmp_path / "results").iterdir()
+    shown = run_cli("report", str(folder), "--output", "json", cwd=tmp_path)  # read back: the same section
+    assert json.loads(shown.stdout)["sequential"] == section
+    assert "60 saved (75%)" in run_cli("report", str(folder), cwd=tmp_path).stdout
 
     # resumed: every run of the decided rounds is reused, none sent again, the same decision
     with OpenAIServer(responder=_answer) as server:
         config(tmp_path, openai_base=server.api_base)
-        (folder,) = (tmp_path / "results").iterdir()
         again = run_cli("run", "ab.yml", "-p", "local-openai", "-P", "bad.j2", "-P", "good.j2", "--until-decided",
                         "--runs", "20", "--results", "again", "--resume", str(folder), cwd=tmp_path,
                         env={"TOOLTRIAL_TEST_LOCAL_KEY": "k"})
