@@ -280,3 +280,19 @@ def test_an_arm_whose_comparisons_are_all_decided_sits_out_the_later_rounds(tmp_
     assert section["runs"] == {"cap": 120, "spent": 5 * 2 + 11 * 2 * 2, "saved": 30 + 18 + 18}
     systems = [r.body["messages"][0]["content"] for r in server.chats]
     assert (systems.count("You are bad."), systems.count("You are good."), systems.count("You are good too.")) == (10, 22, 22)
+
+
+def test_worker_processes_decide_as_threads_do(tmp_path: Path) -> None:
+    (tmp_path / "ab.yml").write_text(CASES)
+    (tmp_path / "a.j2").write_text("Be brief.")
+    (tmp_path / "b.j2").write_text("Be terse.")
+    found = []
+    for workers in ("1", "2"):
+        done = run_cli("run", "ab.yml", "-P", "a.j2", "-P", "b.j2", "--until-decided", "--runs", "6", "--margin", "0.5",
+                       "-j", "2", "--workers", workers, "--results", f"r{workers}", "--output", "json", cwd=tmp_path)
+        assert done.returncode == 0, done.stderr
+        report = json.loads(done.stdout)
+        found.append((report["sequential"]["comparisons"], report["sequential"]["runs"],
+                       [(r["prompt"], r["case"], r["run"]) for r in report["runs"]]))
+    assert found[0] == found[1]
+    assert found[0][1] == {"cap": 24, "spent": 16, "saved": 8}  # within ±0.5 after round 4 of 6

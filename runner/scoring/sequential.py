@@ -37,7 +37,7 @@ B_BETTER, A_BETTER, WITHIN, UNDECIDED = "b_better", "a_better", "within_margin",
 class Bet:
     """One one-sided test by betting of a mean difference (each ``x`` in [-1, 1]) against the value ``m``:
     ``up`` bets that the mean exceeds ``m`` (null: at most ``m``), else that it falls short (null: at least
-    ``m``). ``wealth`` is the e-value (1 at the start); ``λ`` of a round is chosen from ``seen``'s earlier pairs."""
+    ``m``). ``wealth`` is the e-value (1 at the start); a round's ``λ`` comes from the pairs before it (``play``)."""
 
     m: float
     up: bool
