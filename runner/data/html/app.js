@@ -225,7 +225,8 @@
   function sequentialBlock(q) {  // run --until-decided: each comparison's decision, what the rounds spent and saved
     var spent = function (x, show) { return x.spent == null ? "\u2014" : show(x.spent) + " spent, about " + show(x.saved) + " saved"; };
     return el("div", {class: "sequential"}, el("h3", null, "Until decided"),
-      el("p", {class: "note"}, "Anytime-valid " + q.method + ": alpha " + q.alpha + ", margin \u00b1" + q.margin + ", cap " + q.cap + " runs."),
+      el("p", {class: "note"}, "Sequential " + q.method + ": alpha " + q.alpha + ", margin \u00b1" + q.margin +
+        ", cap " + q.cap + " runs of each case in each arm; round r is run r of every case in every arm still needed."),
       table(["comparison", "decision", "stopped after", "pairs", "B \u2212 A"], q.comparisons.map(function (c) {
         return [c.title, c.decision.replace("_", " "), c.stopped_after == null ? "\u2014" : "round " + c.stopped_after, c.pairs,
                 c.difference == null ? "\u2014" : (c.difference >= 0 ? "+" : "") + c.difference.toFixed(2)];
