@@ -18,6 +18,7 @@ from runner.resources import bundled
 from runner.spec.case import Case, build_case
 from runner.spec.fastyaml import fast_load
 from runner.spec.foreign import replio
+from runner.spec.inject import with_twins
 from runner.spec.narrow import narrowed
 from runner.spec.positions import Spot, kind_of, position
 from runner.spec.rules import Checked, extra_rule_errors
@@ -73,7 +74,8 @@ def read_file(path: Path, fixtures_dir: Path | None) -> tuple[list[Case], list[C
                 return [], errors
         resolved = fixtures.resolve()
         lines = fast.lines
-        return [build_case(path, path.stem, lines[id(spot.node)], merged, resolved) for spot, merged in checked], errors
+        cases = (build_case(path, path.stem, lines[id(spot.node)], merged, resolved) for spot, merged in checked)
+        return with_twins(cases), errors
     return _read_positioned(path, text, fixtures)
 
 
@@ -95,7 +97,8 @@ def _read_positioned(path: Path, text: str, fixtures: Path) -> tuple[list[Case],
     if any(not isinstance(e, CaseFileWarning) for e in errors):
         return [], errors
     resolved = fixtures.resolve()
-    return [build_case(path, group, position(case_spot.node, ())[0], merged, resolved) for case_spot, merged in checked], errors
+    return with_twins(build_case(path, group, position(case_spot.node, ())[0], merged, resolved)
+                      for case_spot, merged in checked), errors
 
 
 def _check_case_file(spot: Spot, data: Any, fixtures: Path) -> tuple[Checked, list[CaseFileError]]:
