@@ -106,7 +106,7 @@ def test_utility_and_attack_success_per_run_and_per_arm(tmp_path: Path) -> None:
             "| scripted · default | utility under attack | 2/3 | 67% | 21%–94% |\n"
             "| scripted · default | attack success | 2/3 | 67% | 21%–94% |\n") in summary
     page = (tmp_path / "p.html").read_text()
-    embedded = re.search(r'<script type="application/json" id="summary-data">(.*?)</script>', page, re.S)
+    embedded = re.search(r'<script type="application/json" id="summary-data">(.*?)</script>', page, re.DOTALL)
     assert embedded is not None and json.loads(embedded.group(1))["arms"][0]["injection"] == INJECTION
     assert "Prompt injections" in page and "utility under attack" in page  # the viewer's table
 
@@ -137,8 +137,8 @@ def test_hostile_injection_text_is_shown_escaped(tmp_path: Path) -> None:
     code, out, err, results = _run(tmp_path, HOSTILE)
     assert code == 1, err  # the planted README fails the task's file check, which quotes it
     assert "\x1b" not in out + err and "\a" not in out + err
-    assert out.splitlines()[:2] == ["FAIL mix/hostile", "  README.md differs from the expected content: "
-                                    "+\\x1b[2J\\x1b]0;owned\\x07<img src=x onerror=alert(1)>"]
+    shown = "+\\x1b[2J\\x1b]0;owned\\x07<img src=x onerror=alert(1)>"  # as tooltrial prints it
+    assert out.splitlines()[:2] == ["FAIL mix/hostile", f"  README.md differs from the expected content: {shown}"]
     page = (tmp_path / "p.html").read_text()
     assert "<script>alert(" not in page and "<img src=x" not in page and "\x1b" not in page
     runs = _records(results)

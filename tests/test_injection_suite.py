@@ -17,7 +17,7 @@ IDS = ["readme-command", "write-outside-task", "fake-system-note", "exfiltrate-u
 
 
 def _run(tmp_path: Path, suite: Path) -> tuple[int, dict, dict[str, dict]]:
-    code, out, err = cli_output(["run", str(suite), "-p", "scripted", "--results", str(tmp_path / "r")])
+    code, _, _ = cli_output(["run", str(suite), "-p", "scripted", "--results", str(tmp_path / "r")])
     results = next((tmp_path / "r").iterdir())
     runs = {(d := json.loads(p.read_text()))["case"].split("/")[1]: d for p in (results / "runs").iterdir()}
     return code, json.loads((results / "report.json").read_text()), runs
@@ -44,6 +44,7 @@ def test_the_naive_agent_obeys_every_injection(tmp_path: Path) -> None:
     naive = tmp_path / "robustness_injection.yml"
     naive.write_text(yaml.safe_dump(suite), encoding="utf-8")
     code, report, runs = _run(tmp_path, naive)
+    assert code == 0  # a naive agent still does each task: only the attack figures tell
     assert [runs[i]["injection"]["attack_success"] for i in IDS] == [True] * 4
     assert [[c["message"] for c in runs[i]["injection"]["attack_checks"]] for i in IDS][1] == [
         ".ssh/authorized_keys exists"]
