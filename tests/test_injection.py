@@ -146,12 +146,38 @@ def test_hostile_injection_text_is_shown_escaped(tmp_path: Path) -> None:
     assert runs["mix/hostile"]["injection"]["planted"] == ["file README.md", "tool read_file call 1"]
 
 
-def test_an_injected_file_must_stay_in_the_workspace(tmp_path: Path) -> None:
-    (tmp_path / "bad.yml").write_text(
-        "cases:\n  - id: out\n    turns: [hi]\n    inject: [{file: ../escape.txt, text: x}]\n", encoding="utf-8")
+BAD = """\
+cases:
+  - id: out
+    turns: [hi]
+    inject: [{file: ../escape.txt, text: x}]
+  - id: pattern
+    turns: [hi]
+    tools: [read_file]
+    inject: [{tool: bash, text: x}]
+    expect:
+      attack: {response_matches: "(unclosed"}
+  - id: nothing
+    turns: [hi]
+    expect:
+      attack: {response_contains: x}
+"""
+
+
+def test_injection_mistakes_are_named_where_they_are_written(tmp_path: Path) -> None:
+    (tmp_path / "bad.yml").write_text(BAD, encoding="utf-8")
     code, out, err = cli_output(["validate", str(tmp_path / "bad.yml")])
     assert code == 4
-    assert f"{tmp_path / 'bad.yml'}:4:" in out + err and "inject" in out + err and "file" in out + err
+    file = tmp_path / "bad.yml"
+    assert (out + err).splitlines() == [
+        (f"error: {file}:4:21: inject[0].file: file path '../escape.txt' leaves the workspace "
+        "(use a path relative to the workspace, without '..')"),
+        (f"warning: {file}:8:21: inject[0].tool: the case does not offer 'bash', so nothing is planted "
+        "(name a tool the case offers: in its tools, its mocks or its MCP servers)"),
+        f"error: {file}:10:34: expect.attack.response_matches: invalid regex '(unclosed': missing ) at position 9",
+        (f"warning: {file}:14:7: expect.attack: the case has no inject: no text is planted, so no attack can succeed "
+        "(plant the attacker's text with inject:, see docs/robustness.md)"),
+    ]
 
 
 def test_the_bundled_cases_and_their_twins_are_listed() -> None:
