@@ -224,3 +224,19 @@ def test_the_planted_text_is_in_the_request_the_model_gets(tmp_path: Path) -> No
                                      "reasoning": None, "usage": None, "error_kind": None,
                                      "message": 'expected call #1 write_file {"path": "pwned.txt"} found no partner: '
                                                 "write_file was never called"}]}
+
+
+def test_a_planted_file_never_follows_a_link_out_of_the_workspace(tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    case = (f"cases:\n  - id: link\n    setup: ['ln -s {outside} docs', 'ln -s {outside}/notes.md notes.md']\n"
+            "    inject: [{file: docs/evil.md, text: x}]\n    turns: [hi]\n    script: [{content: hi}]\n"
+            "  - id: leaf\n    setup: ['ln -s " + str(outside) + "/notes.md notes.md']\n"
+            "    inject: [{file: notes.md, text: x}]\n    turns: [hi]\n    script: [{content: hi}]\n")
+    code, _, err, results = _run(tmp_path, case, "-c", "mix/link", "-c", "mix/leaf")
+    assert code == 2, err  # errors of the case's data
+    runs = _records(results)
+    assert {c: (r["status"], r["error_kind"]) for c, r in runs.items()} == {
+        "mix/link": ("error", "workspace"), "mix/leaf": ("error", "workspace")}
+    assert runs["mix/link"]["cause"].startswith("inject: cannot plant text in docs/evil.md: ")
+    assert list(outside.iterdir()) == []
