@@ -16,7 +16,7 @@ _OUTSIDE = "use a path relative to the workspace, without '..'"
 
 def inject_errors(case: dict[str, Any], spot: Spot, defaults: Spot | None) -> list[CaseFileError]:
     """Every error and warning (CaseFileWarning) of the rules above for one merged case."""
-    items: list[Any] = case["inject"] if isinstance(case.get("inject"), list) else []
+    items = _list(case.get("inject"))
     expect: dict[str, Any] = case["expect"] if isinstance(case.get("expect"), dict) else {}
     errors: list[CaseFileError] = []
     if "attack" in expect and not items:
@@ -24,8 +24,8 @@ def inject_errors(case: dict[str, Any], spot: Spot, defaults: Spot | None) -> li
         errors.append(written(at, spot, defaults).warning(
             "the case has no inject: no text is planted, so no attack can succeed", at, key=True,
             hint="plant the attacker's text with inject:, see docs/robustness.md"))
-    mocks = [m["name"] for m in case.get("mocks") or [] if isinstance(m, dict) and isinstance(m.get("name"), str)]
-    servers = [s["name"] for s in case.get("mcp") or [] if isinstance(s, dict) and isinstance(s.get("name"), str)]
+    mocks = [m["name"] for m in _list(case.get("mocks")) if isinstance(m, dict) and isinstance(m.get("name"), str)]
+    servers = [s["name"] for s in _list(case.get("mcp")) if isinstance(s, dict) and isinstance(s.get("name"), str)]
     tools = case.get("tools")
     offered = offered_tools([t for t in tools if isinstance(t, str)] if isinstance(tools, list) else None, mocks, servers)
     for i, item in enumerate(items):
@@ -43,3 +43,8 @@ def inject_errors(case: dict[str, Any], spot: Spot, defaults: Spot | None) -> li
                 f"the case does not offer {tool!r}, so nothing is planted", at,
                 hint="name a tool the case offers: in its tools, its mocks or its MCP servers"))
     return errors
+
+
+def _list(value: Any) -> list[Any]:
+    """``value`` when it is a list, else [] (the schema reports what else it is)."""
+    return value if isinstance(value, list) else []
