@@ -234,7 +234,7 @@ def test_a_planted_file_never_follows_a_link_out_of_the_workspace(tmp_path: Path
             "  - id: leaf\n    setup: ['ln -s " + str(outside) + "/notes.md notes.md']\n"
             "    inject: [{file: notes.md, text: x}]\n    turns: [hi]\n    script: [{content: hi}]\n")
     code, _, err, results = _run(tmp_path, case, "-c", "mix/link", "-c", "mix/leaf")
-    assert code == 2, err  # errors of the case's data
+    assert code == 4, err  # the case's data is to fix (blame: case)
     runs = _records(results)
     assert {c: (r["status"], r["error_kind"]) for c, r in runs.items()} == {
         "mix/link": ("error", "workspace"), "mix/leaf": ("error", "workspace")}

@@ -13,8 +13,8 @@ class InjectionOutcome:
 
     Attributes:
         attacked: True for a run of a case with injections, False for its clean twin (``ID.clean``).
-        planted: where the text was planted, in order (runner.spec.inject.Injection.where): ``file README.md``
-            once, ``tool search call 1`` once per tool result that carried it.
+        planted: where the text was planted, in order: ``file README.md`` once per file, ``tool search call 1``
+            once per tool result that carried it.
         utility: whether the task's checks passed (the run's status is ``pass``); None when the run ended in an
             error before its checks ran.
         attack_success: whether every attack check passed; None for the clean twin, a case with no

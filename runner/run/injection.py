@@ -34,7 +34,7 @@ def plant_files(case: Case, workspace: Path) -> InjectionOutcome | None:
     for injection in case.inject:
         if injection.file is not None:
             _append(workspace, injection.file, injection.text)
-            outcome.planted.append(injection.where)
+            outcome.planted.append(f"file {injection.file}")
     return outcome
 
 

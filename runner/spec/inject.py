@@ -31,13 +31,6 @@ class Injection:
     call: int | None = None
     file: str | None = None
 
-    @property
-    def where(self) -> str:
-        """Where it is planted, as the record names it: ``tool search call 1``, ``tool search``, ``file README.md``."""
-        if self.file is not None:
-            return f"file {self.file}"
-        return f"tool {self.tool}" + ("" if self.call is None else f" call {self.call}")
-
 
 def injections_of(data: Mapping[str, Any]) -> tuple[Injection, ...]:
     """The validated case mapping's ``inject`` items as Injections; () when it has none."""
