@@ -184,6 +184,15 @@ def test_injection_mistakes_are_named_where_they_are_written(tmp_path: Path) -> 
     ]
 
 
+def test_no_case_takes_a_clean_twins_id(tmp_path: Path) -> None:
+    path = tmp_path / "twin.yml"
+    path.write_text("cases:\n  - id: a\n    turns: [hi]\n    inject: [{file: x, text: y}]\n"
+                    "  - id: a.clean\n    turns: [hi]\n", encoding="utf-8")
+    code, out, err = cli_output(["validate", str(path)])
+    assert (code, out + err) == (4, (f"error: {path}:5:9: id: id 'a.clean' is the clean twin's of the case at line 2 "
+                                    "(rename this case: tooltrial runs that case's twin under this id)\n"))
+
+
 def test_the_bundled_cases_and_their_twins_are_listed() -> None:
     code, out, err = cli_output(["list", str(ROOT / "cases" / "robustness_injection.yml")])
     assert code == 0, err

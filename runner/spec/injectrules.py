@@ -1,15 +1,17 @@
 """The rules of a case's prompt injections (runner.spec.inject) that the schema cannot say: a planted file stays in
 the workspace; a tool that carries text is one the case offers (else nothing is planted: a warning); ``expect.attack``
-without ``inject`` has no attack to judge (a warning)."""
+without ``inject`` has no attack to judge (a warning); no case takes the id of another's clean twin."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import PurePosixPath
 from typing import Any
 
 from runner.errors import CaseFileError
+from runner.spec.inject import TWIN_SUFFIX
 from runner.spec.offered import offered_tools, offers
-from runner.spec.positions import Spot, written
+from runner.spec.positions import Spot, position, written
 
 _OUTSIDE = "use a path relative to the workspace, without '..'"
 
@@ -43,6 +45,15 @@ def inject_errors(case: dict[str, Any], spot: Spot, defaults: Spot | None) -> li
                 f"the case does not offer {tool!r}, so nothing is planted", at,
                 hint="name a tool the case offers: in its tools, its mocks or its MCP servers"))
     return errors
+
+
+def twin_clashes(checked: Sequence[tuple[Spot, dict[str, Any]]]) -> list[CaseFileError]:
+    """An error for each case of a file whose id is the clean twin's id (``ID.clean``) of a case with ``inject``."""
+    twins = {case["id"] + TWIN_SUFFIX: position(spot.node, ["id"])[0] for spot, case in checked
+             if isinstance(case.get("id"), str) and _list(case.get("inject"))}
+    return [spot.error(f"id {case['id']!r} is the clean twin's of the case at line {twins[case['id']]}",
+                       ["id"], hint="rename this case: tooltrial runs that case's twin under this id")
+            for spot, case in checked if isinstance(case.get("id"), str) and case["id"] in twins]
 
 
 def _list(value: Any) -> list[Any]:

@@ -28,7 +28,7 @@ from runner.resources import bundled
 from runner.spec.agentspec import case_agent_errors
 from runner.spec.conversation import conversation_errors
 from runner.spec.fixture import LINK_HINT, beside_link, link_on_the_way, special_kind
-from runner.spec.injectrules import inject_errors
+from runner.spec.injectrules import inject_errors, twin_clashes
 from runner.spec.mcpservers import mcp_server_errors
 from runner.spec.positions import Spot, position, written
 from runner.spec.schemacheck import schema_problem
@@ -39,7 +39,7 @@ Checked = list[tuple[Spot, dict[str, Any]]]  # each case merged over the default
 
 def extra_rule_errors(checked: Checked, defaults: Spot | None, fixtures: Path) -> list[CaseFileError]:
     """Every extra-rule error of the file's cases."""
-    return _duplicate_ids(checked) + _rules(checked, defaults, fixtures)
+    return _duplicate_ids(checked) + twin_clashes(checked) + _rules(checked, defaults, fixtures)
 
 
 def _duplicate_ids(checked: Checked) -> list[CaseFileError]:
