@@ -4,34 +4,23 @@ tests/test_injection.py, and a run's planted hostile text shows as text, running
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.browser import browser_or_skip, offline_context
 from tests.helpers import cli_output
 from tests.test_injection import HOSTILE, MIX
 
-CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync", "--no-first-run"]
-
-sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (the test extra)")
+sync_api = browser_or_skip()
 pytestmark = pytest.mark.slow  # a browser
-if not shutil.which(CHROMIUM):
-    pytest.skip(f"no {CHROMIUM} (apt-get install chromium; .ci/run installs it)", allow_module_level=True)
 
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    with sync_api.sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        context = chromium.new_context()
-        context.route("**/*", lambda route: route.continue_() if route.request.url.startswith("file://") else route.abort())
-        yield context
-        chromium.close()
+    yield from offline_context(sync_api)
 
 
 def _page(tmp_path: Path, cases: str) -> Path:
