@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -121,3 +122,75 @@ def test_bad_labels_are_told_at_their_place(tmp_path: Path, text: str, expected:
                    "--calibrations", str(tmp_path / "c.json"), cwd=tmp_path)
     assert done.returncode == 4
     assert expected in run_output(done) and "Traceback" not in run_output(done)
+
+
+JUDGED = f"""\
+- id: polite
+  turns: [Greet the user]
+  expect:
+    judge: {{rubric: {RUBRIC}, threshold: 0.5, min_kappa: 0.6}}
+  script:
+    - content: Hello there.
+"""
+
+
+def _judged_run(tmp_path: Path, server: OpenAIServer, *argv: str) -> tuple[int, str, dict[str, Any]]:
+    cases = tmp_path / "judged.yml"
+    cases.write_text(JUDGED, encoding="utf-8")
+    report = tmp_path / "report.json"
+    done = run_cli("run", str(cases), "-p", "scripted", "--judge", "local-openai", "--config",
+                   str(config(tmp_path, server.api_base)), "--results", str(tmp_path / "results"),
+                   "--report", str(report), *argv)
+    return done.returncode, done.stdout + run_output(done), json.loads(report.read_text()) if report.exists() else {}
+
+
+def test_judge_repeats_split_the_variance_and_runs_are_marked_uncalibrated(tmp_path: Path) -> None:
+    store = tmp_path / "calibrations.json"
+    with OpenAIServer() as server:
+        for score in (0.6, 0.8, 1.0, 0.2, 0.4, 0.6):  # run 1: mean 0.8, variance 0.04; run 2: mean 0.4, variance 0.04
+            server.push(openai_reply(json.dumps({"score": score, "reasoning": "ok"})))
+        code, out, report = _judged_run(tmp_path, server, "--runs", "2", "-j", "1", "--judge-repeats", "3",
+                                        "--calibrations", str(store))
+    assert len(server.chats) == 6 and code == 1  # run 2's mean 0.4 is below 0.5
+    checks = [r["checks"][-1] for r in report["runs"]]
+    assert [c["scores"] for c in checks] == [[0.6, 0.8, 1.0], [0.2, 0.4, 0.6]]
+    assert [c["score"] for c in checks] == pytest.approx([0.8, 0.4])
+    assert checks[0]["message"] == "judge score 0.80 (mean of 3, 0.60 to 1.00) reached 0.50: ok"
+    assert checks[0]["calibration"] == {"judge": "local-openai", "status": "uncalibrated", "kappa": None, "min_kappa": 0.6}
+    assert checks[0]["usage"]["total_tokens"] == 45  # three answers of 15 tokens
+    judges = report["judges"]
+    assert (judges["judged_runs"], judges["uncalibrated_runs"]) == (2, 2)
+    assert judges["calibrations"] == [{"judge": "local-openai", "status": "uncalibrated", "kappa": None,
+                                       "min_kappa": 0.6, "runs": 2}]
+    (noise,) = judges["noise"]
+    # judge: mean of the two runs' variances (0.04 each); run to run: variance of (0.8, 0.4) = 0.08, less 0.04/3
+    assert (noise["case"], noise["runs"], noise["repeats"]) == ("judged/polite", 2, 3)
+    assert noise["judge_variance"] == pytest.approx(0.04)
+    assert noise["run_variance"] == pytest.approx(0.08 - 0.04 / 3)
+    assert noise["total_variance"] == pytest.approx(0.04 + 0.08 - 0.04 / 3)
+    assert ("judges: 2 of 2 judged runs by a judge not calibrated on its rubric (local-openai: uncalibrated, "
+            "2 runs); see tooltrial judge calibrate") in out
+    assert "Judge noise: the variance of judged scores, the judge's own and run to run" in out
+    rows = [" ".join(line.split()) for line in out.splitlines()]
+    assert "arm case runs x repeats judge run to run total judge share" in rows
+    assert "scripted · default judged/polite 2 x 3 0.0400 0.0667 0.1067 38%" in rows
+
+
+def test_require_calibrated_judges_refuses_before_running(tmp_path: Path) -> None:
+    from runner.spec.fingerprint import digest
+    store = tmp_path / "calibrations.json"
+    store.write_text(json.dumps({"calibrations": [{"rubric": digest(RUBRIC), "judge": "local-openai", "items": 20,
+                                                    "agreed": 15, "accuracy": 0.75, "kappa": 0.49}]}))
+    with OpenAIServer() as server:
+        code, out, report = _judged_run(tmp_path, server, "--calibrations", str(store), "--require-calibrated-judges")
+    assert (code, server.chats, report) == (4, [], {})
+    assert out == ("error: --require-calibrated-judges: 1 judged case(s) have no calibrated judge: judged/polite "
+                   "(judge local-openai: kappa 0.49 < min_kappa 0.60) (calibrate each judge on the case's "
+                   "rubric: tooltrial judge calibrate LABELS.yml -j JUDGE (docs/judges.md), or give --calibrations FILE)\n")
+    with OpenAIServer() as server:
+        server.push(openai_reply(json.dumps({"score": 0.9, "reasoning": "fine"})))
+        code, out, report = _judged_run(tmp_path, server, "--calibrations", str(store))
+    assert code == 0
+    assert report["runs"][0]["checks"][-1]["calibration"] == {
+        "judge": "local-openai", "status": "under-calibrated", "kappa": 0.49, "min_kappa": 0.6}
+    assert "local-openai: under-calibrated (kappa 0.49 < 0.60), 1 runs" in out

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from runner.checks.base import CheckResult, JudgeCalibration
 from runner.kinds import ErrorKind, FailureCause, Status
 from runner.run.provenance import Provenance
 from runner.run.record import CacheUse, RunRecord
@@ -33,7 +34,8 @@ class RunSummary:
     (seconds), the ``failure`` cause, the ``trajectory_match``, the ``sandbox`` used, the response
     ``cache``'s use, the flags ``prompt_overridden`` and ``truncated_reply``, the ``provenance`` (fingerprints of
     its inputs), the ``arm`` label and the ``attempt`` number (``run --retry-errors``): each as RunRecord has it
-    (runner.run.record)."""
+    (runner.run.record); ``judge_marks`` and ``judge_scores``, its judge checks' calibration marks and judged
+    scores (``marks_of``, ``scores_of``)."""
 
     case: str
     provider: str
@@ -63,6 +65,8 @@ class RunSummary:
     provenance: Provenance | None
     arm: str
     attempt: int
+    judge_marks: tuple[JudgeCalibration, ...] = ()
+    judge_scores: tuple[float, ...] = ()
 
 
 Scored = RunRecord | RunSummary  # what the aggregation reads: a whole record or its summary
@@ -81,7 +85,21 @@ def summarize(record: RunRecord) -> RunSummary:
         sandbox=record.sandbox, prompt_overridden=record.prompt_overridden, truncated_reply=record.truncated_reply,
         queued=record.queued, rate_limited=record.rate_limited, cache=record.cache,
         provenance=record.provenance, arm=record.arm, attempt=record.attempt,
+        judge_marks=marks_of(record.checks), judge_scores=scores_of(record.checks),
     )
+
+
+def marks_of(checks: Sequence[CheckResult]) -> tuple[JudgeCalibration, ...]:
+    """The calibration marks of a run's judge checks, in order."""
+    return tuple(c.calibration for c in checks if c.calibration is not None)
+
+
+def scores_of(checks: Sequence[CheckResult]) -> tuple[float, ...]:
+    """The judged scores of a run's first judge check that has any: each repeat's (``--judge-repeats``), else its one."""
+    for c in checks:
+        if c.calibration is not None and c.score is not None:
+            return tuple(c.scores) or (c.score,)
+    return ()
 
 
 def retried_count(records: Sequence[Scored]) -> int:
