@@ -62,7 +62,9 @@ def check_judge(spec: JudgeExpect, ctx: CheckContext) -> list[CheckResult]:
     threshold = DEFAULT_THRESHOLD if spec.threshold is None else float(spec.threshold)
     messages = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": judge_prompt(spec.rubric, ctx.trajectory)}]
     provider, repeats = judge.create(ctx.case), max(1, ctx.judging.repeats)
-    scores, reasons, usages = [], [], []
+    scores: list[float] = []
+    reasons: list[str] = []
+    usages: list[Usage | None] = []
     for _ in range(repeats):  # --judge-repeats: the same question again, for the judge's own spread
         try:
             reply = provider.complete(messages, [], ctx.deadline)

@@ -11,8 +11,8 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from runner.checks.judge import judge_names, refuse_judge, resolve_judges
 from runner.checks.base import JudgeSettings
+from runner.checks.judge import judge_names, refuse_judge, resolve_judges
 from runner.cli import listing
 from runner.cli.judgeoptions import add_judge_options, judge_settings
 from runner.cli.options import (

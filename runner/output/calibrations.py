@@ -18,7 +18,7 @@ from runner.errors import Location, UserError
 from runner.output.store import to_json, write_replace
 
 ENV = "TOOLTRIAL_CALIBRATIONS"
-_FIELDS = {"rubric": str, "judge": str, "items": int, "agreed": int, "accuracy": (int, float)}
+_FIELDS: dict[str, type | tuple[type, ...]] = {"rubric": str, "judge": str, "items": int, "agreed": int, "accuracy": (int, float)}
 
 
 def calibrations_path(explicit: Path | None, env: Mapping[str, str]) -> Path:
@@ -49,6 +49,10 @@ def read_calibrations(path: Path) -> list[dict[str, Any]]:
         raise _foreign(path, "it has no calibrations list")
     for i, entry in enumerate(entries):
         wrong = [k for k, kind in _FIELDS.items() if not isinstance(entry, dict) or not isinstance(entry.get(k), kind)]
+        kappa = entry.get("kappa") if isinstance(entry, dict) else None
+        if not wrong and kappa is not None and (isinstance(kappa, bool) or not isinstance(kappa, (int, float))
+                                                or not -1 <= kappa <= 1):
+            wrong = ["kappa"]
         if wrong:
             raise _foreign(path, f"calibrations[{i}] has no valid {wrong[0]}")
     return entries

@@ -24,8 +24,8 @@ from runner.scoring.aggregate import Aggregate, Arm, Cell, Figures
 from runner.scoring.difference import Difference
 from runner.scoring.gates import Gate
 from runner.scoring.inputs import arm_provenances
-from runner.scoring.paired import Paired
 from runner.scoring.judging import judges_dict
+from runner.scoring.paired import Paired
 from runner.scoring.regression import Regression
 from runner.scoring.summary import Scored, retried_count
 from runner.sums import known_sum

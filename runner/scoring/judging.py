@@ -58,8 +58,8 @@ def noise(runs: Sequence[Scored]) -> list[Noise]:
         kept = [s for s in all_scores if len(s) == repeats]
         judge = statistics.fmean(statistics.variance(s) for s in kept)
         between = statistics.variance([statistics.fmean(s) for s in kept]) if len(kept) > 1 else None
-        run = None if between is None else max(0.0, between - judge / repeats)
-        found.append(Noise(arm, case, len(kept), repeats, judge, run, judge + (run or 0.0)))
+        spread = None if between is None else max(0.0, between - judge / repeats)
+        found.append(Noise(arm, case, len(kept), repeats, judge, spread, judge + (spread or 0.0)))
     return found
 
 
