@@ -12,6 +12,7 @@ import pytest
 from runner.scoring.agreement import agreement, cohen_kappa, kappa_interval, kappa_standard_error
 from tests.fake_servers import OpenAIServer, openai_reply
 from tests.helpers import config, run_cli, run_output
+from tests.html_pages import embedded
 
 pytestmark = pytest.mark.usefixtures("litellm_loaded")
 
@@ -150,7 +151,8 @@ def test_judge_repeats_split_the_variance_and_runs_are_marked_uncalibrated(tmp_p
         for score in (0.6, 0.8, 1.0, 0.2, 0.4, 0.6):  # run 1: mean 0.8, variance 0.04; run 2: mean 0.4, variance 0.04
             server.push(openai_reply(json.dumps({"score": score, "reasoning": "ok"})))
         code, out, report = _judged_run(tmp_path, server, "--runs", "2", "-j", "1", "--judge-repeats", "3",
-                                        "--calibrations", str(store))
+                                        "--calibrations", str(store), "--html", str(tmp_path / "report.html"),
+                                        "--summary-md", str(tmp_path / "summary.md"))
     assert len(server.chats) == 6 and code == 1  # run 2's mean 0.4 is below 0.5
     checks = [r["checks"][-1] for r in report["runs"]]
     assert [c["scores"] for c in checks] == [[0.6, 0.8, 1.0], [0.2, 0.4, 0.6]]
@@ -171,6 +173,11 @@ def test_judge_repeats_split_the_variance_and_runs_are_marked_uncalibrated(tmp_p
     assert ("judges: 2 of 2 judged runs by a judge not calibrated on its rubric (local-openai: uncalibrated, "
             "2 runs); see tooltrial judge calibrate") in out
     assert "Judge noise: the variance of judged scores, the judge's own and run to run" in out
+    assert embedded(tmp_path / "report.html", "summary")["judges"] == judges  # type: ignore[index]
+    summary = (tmp_path / "summary.md").read_text()
+    assert ("**Judges:** 2 of 2 judged runs by a judge not calibrated on its rubric \\(local\\-openai: uncalibrated, "
+            "2 runs\\)\\.") in summary
+    assert "| scripted · default | judged\\/polite | 2 × 3 | 0.0400 | 0.0667 | 0.1067 |" in summary
     rows = [" ".join(line.split()) for line in out.splitlines()]
     assert "arm case runs x repeats judge run to run total judge share" in rows
     assert "scripted · default judged/polite 2 x 3 0.0400 0.0667 0.1067 38%" in rows
@@ -193,4 +200,4 @@ def test_require_calibrated_judges_refuses_before_running(tmp_path: Path) -> Non
     assert code == 0
     assert report["runs"][0]["checks"][-1]["calibration"] == {
         "judge": "local-openai", "status": "under-calibrated", "kappa": 0.49, "min_kappa": 0.6}
-    assert "local-openai: under-calibrated (kappa 0.49 < 0.60), 1 runs" in out
+    assert "local-openai: under-calibrated (kappa 0.49 < 0.60), 1 run" in out

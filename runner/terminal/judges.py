@@ -11,6 +11,7 @@ from rich.console import Console
 
 from runner.terminal.console import shown
 from runner.terminal.tables import plain_table
+from runner.text import plural
 
 
 def calibration_line(judges: Mapping[str, Any]) -> str | None:
@@ -20,7 +21,7 @@ def calibration_line(judges: Mapping[str, Any]) -> str | None:
         return None
     marks = "; ".join(f"{c['judge']}: {c['status']}" + (f" (kappa {c['kappa']:.2f} < {c['min_kappa']:.2f})"
                       if c["status"] == "under-calibrated" and c["kappa"] is not None and c["min_kappa"] is not None
-                      else "") + f", {c['runs']} runs" for c in judges["calibrations"] if c["status"] != "calibrated")
+                      else "") + f", {plural(c['runs'], 'run')}" for c in judges["calibrations"] if c["status"] != "calibrated")
     return (f"judges: {judges['uncalibrated_runs']} of {judges['judged_runs']} judged runs by a judge not "
             f"calibrated on its rubric ({marks}); see tooltrial judge calibrate")
 
