@@ -116,12 +116,12 @@ def _judges(judges: dict[str, Any] | None) -> list[str]:
     if judges and judges.get("uncalibrated_runs"):
         marks = "; ".join(f"{md_text(c.get('judge', ''))}: {md_text(c.get('status', ''))}, {_many(c.get('runs', 0), 'run')}"
                           for c in judges.get("calibrations") or [] if c.get("status") != "calibrated")
-        lines += [f"**Judges:** {judges['uncalibrated_runs']} of {judges.get('judged_runs', 0)} judged runs by a judge "
-                  f"not calibrated on its rubric \({marks}\)\.", ""]
+        lines += [(f"**Judges:** {judges['uncalibrated_runs']} of {judges.get('judged_runs', 0)} judged runs by a judge "
+                   f"not calibrated on its rubric \\({marks}\\)\\."), ""]
     if judges and judges.get("noise"):
         lines += ["### Judge noise", "", "| arm | case | runs × repeats | judge | run to run | total |", "|---|---|---:|---:|---:|---:|"]
         lines += [_row([md_text(n.get("arm", "")), md_text(n.get("case", "")), f"{n.get('runs')} × {n.get('repeats')}",
-                        *("\-" if v is None else f"{v:.4f}" for v in (n.get("judge_variance"), n.get("run_variance"),
+                        *("\\-" if v is None else f"{v:.4f}" for v in (n.get("judge_variance"), n.get("run_variance"),
                                                                        n.get("total_variance")))])
                   for n in judges["noise"]]
         lines.append("")
