@@ -84,7 +84,8 @@ def test_each_regex_key_is_compiled_when_the_file_loads(name: str, keys: KeyPath
 
 
 def test_a_matcher_key_compiles_every_matcher_below_it(tmp_path: Path) -> None:
-    assert [(n, k.matcher_keys) for n, k in KINDS.items() if k.matcher_keys] == [("trace", (("args",), ("calls",)))]
+    assert [(n, k.matcher_keys) for n, k in KINDS.items() if k.matcher_keys] == [
+        ("response_json", (("paths",),)), ("trace", (("args",), ("calls",)))]
     path = _case_file(tmp_path, {"trace": {"args": {"bash": {"command": {"matches": "["}}}}})
     with pytest.raises(CaseFileError) as caught:
         load_file(path)

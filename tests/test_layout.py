@@ -213,10 +213,10 @@ def test_the_provider_kinds_are_one_table() -> None:
 
 # The output formats (runner.output.formats): name, options, streamed as runs are saved, commands, variable.
 OUTPUT_FORMATS = [
-    ("report", ["--report"], True, {"run"}, None),
-    ("junit", ["--junit"], False, {"run"}, None),
-    ("html", ["--html"], False, {"run", "report"}, None),
-    ("summary_md", ["--summary-md"], False, {"run", "report"}, None),
+    ("report", ["--report"], True, {"run", "rescore"}, None),
+    ("junit", ["--junit"], False, {"run", "rescore"}, None),
+    ("html", ["--html"], False, {"run", "report", "rescore"}, None),
+    ("summary_md", ["--summary-md"], False, {"run", "report", "rescore"}, None),
     ("step_summary", [], False, {"run"}, "GITHUB_STEP_SUMMARY"),
     ("otel", ["--otel", "--otel-endpoint", "--otel-content"], False, {"run"}, None),
 ]

@@ -37,10 +37,11 @@ class JudgeCalibration:
 class JudgeSettings:
     """How judge checks run: ``repeats``, the times the judge is asked per run (``--judge-repeats``; the
     check's score is their mean), and ``calibrations``, the kappa of each calibration kept, by (the rubric's
-    fingerprint, the judge's name) (None where kappa is undefined)."""
+    fingerprint, the judge's name) (None where kappa is undefined); None where they were not looked up (a
+    judge check then records no calibration mark: ``run`` looks them up, an in-process run need not)."""
 
     repeats: int = 1
-    calibrations: Mapping[tuple[str, str], float | None] = field(default_factory=dict)
+    calibrations: Mapping[tuple[str, str], float | None] | None = None
 
 
 @dataclass(frozen=True)

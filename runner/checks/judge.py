@@ -85,16 +85,17 @@ def check_judge(spec: JudgeExpect, ctx: CheckContext) -> list[CheckResult]:
     asked = f" (mean of {repeats}, {min(scores):.2f} to {max(scores):.2f})" if repeats > 1 else ""
     message = f"judge score {score:.2f}{asked} {verdict} {threshold:.2f}: {reasons[0]}"
     return [CheckResult("judge", score >= threshold, message, score=score, reasoning=reasons[0], usage=_summed(usages),
-                        scores=scores if repeats > 1 else [], calibration=calibration(spec, judge.name, ctx.judging))]
+                        scores=scores if repeats > 1 else [], calibration=None if ctx.judging.calibrations is None
+                        else calibration(spec, judge.name, ctx.judging))]
 
 
 def calibration(spec: JudgeExpect, judge: str, judging: JudgeSettings) -> JudgeCalibration:
     """How far ``judge`` is calibrated on ``spec``'s rubric (runner.output.calibrations): ``uncalibrated``
     without a calibration kept, ``under-calibrated`` when its kappa is undefined or below ``spec.min_kappa``."""
-    key = (digest(spec.rubric), judge)
-    if key not in judging.calibrations:
+    key, kept = (digest(spec.rubric), judge), judging.calibrations or {}
+    if key not in kept:
         return JudgeCalibration(judge, UNCALIBRATED, None, spec.min_kappa)
-    kappa = judging.calibrations[key]
+    kappa = kept[key]
     low = kappa is None or (spec.min_kappa is not None and kappa < spec.min_kappa)
     return JudgeCalibration(judge, UNDER_CALIBRATED if low else CALIBRATED, kappa, spec.min_kappa)
 

@@ -112,7 +112,7 @@ def _ending(results: Scanned, gated: bool, change: dict[str, Any] | None = None)
         "results": str(results.path),
         "started": report.get("started"),
         "finished": report.get("finished"),
-        **{key: report[key] for key in ("shard", "merged") if key in report},  # what part of a suite it is
+        **{key: report[key] for key in ("shard", "merged", "rescored") if key in report},  # what part of a suite it is
     }
     document = report_head(model, gates, runs, exit_code(gates), meta, report.get("unfinished") or [])
     return Ending(results.runs, document, model, gates, change=change, gated=gated)

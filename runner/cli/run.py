@@ -42,6 +42,7 @@ from runner.sandbox.command import MODES
 from runner.spec.agentspec import with_agents
 from runner.spec.case import Case
 from runner.spec.config import Config, load_config
+from runner.spec.tooldefs import check_tool_defs, load_all
 from runner.suite.engine import plan_keys, preflight, require_scripts
 from runner.suite.executors import AUTO_MIN_RUNS, worker_count
 from runner.suite.options import DEFAULT_JOBS, SuiteOptions, make_arms
@@ -70,6 +71,9 @@ def add(sub: argparse._SubParsersAction) -> None:
     run.add_argument("-P", "--prompt", action="append", default=[], metavar="FILE",
                      help="system prompt template: a file, or a bundled prompt's name (default, terse) from any folder "
                      "(repeatable, A/B)")
+    run.add_argument("-T", "--tools", action="append", default=[], metavar="FILE",
+                     help="tool definitions the model is shown (descriptions, parameter names, enums, which tools): "
+                     "a YAML file, each one an arm (repeatable, A/B)")
     run.add_argument("--runs", type=runs, default=1, metavar="N", help="repeat each case N times (a case's runs: wins)")
     run.add_argument("--min-pass-rate", type=fraction, metavar="R", help="gate: each case must pass at least this fraction of its runs (default 1)")
     run.add_argument("--judge", metavar="MODEL", help="judge model for expect.judge checks that name none")
@@ -215,14 +219,16 @@ def command(args: argparse.Namespace) -> int:
     cases = [s.case for s in selected(args)]
     if not cases:
         return ExitCode.NO_CASES
-    refuse_inputs(args, RUN, [c.source for c in cases] + [Path(prompt_file(p)) for p in args.prompt or []])
+    refuse_inputs(args, RUN, [c.source for c in cases] + [Path(prompt_file(p)) for p in args.prompt or []]
+                  + [Path(t) for t in args.tools])
     config = load_config(args.config)
     cases = with_agents(cases, args.agent, config.agents, config.path)
     names = args.provider or [config.default_provider or SCRIPTED]
     judge = _precheck(args, config, cases, names)
-    prompts = load_prompts(args.prompt)
-    _warm_up(args, cases, names, config, len(prompts))
-    arms = make_arms([resolve_provider(name, config, args.verbose, args.stream) for name in names], prompts)
+    prompts, tool_defs = load_prompts(args.prompt), load_all(args.tools)
+    check_tool_defs(tool_defs, cases)
+    _warm_up(args, cases, names, config, len(prompts) * max(1, len(tool_defs)))
+    arms = make_arms([resolve_provider(name, config, args.verbose, args.stream) for name in names], prompts, tool_defs)
     require_scripts(cases, arms)
     preflight(cases, arms)
     judges = resolve_judges(cases, judge, lambda name: resolve_provider(name, config, args.verbose))

@@ -27,7 +27,7 @@ from runner.scoring.inputs import arm_provenances
 from runner.scoring.judging import judges_dict
 from runner.scoring.paired import Paired
 from runner.scoring.regression import Regression
-from runner.scoring.summary import Scored, retried_count
+from runner.scoring.summary import RunSummary, retried_count, summarize
 from runner.sums import known_sum
 from runner.text import cap_text
 
@@ -69,14 +69,14 @@ def report_document(
     exit code is 2 whatever ``exit_code`` says. ``report_head`` and ``report_text`` make the same
     document without holding every run.
     """
-    head = report_head(model, gates, records, exit_code, meta, unfinished)
+    head = report_head(model, gates, [summarize(r) for r in records], exit_code, meta, unfinished)
     return {**head, "cells": list(head["cells"]), "runs": [run_dict(r) for r in records]}
 
 
 def report_head(
     model: Aggregate,
     gates: Sequence[Gate],
-    runs: Sequence[Scored],
+    runs: Sequence[RunSummary],
     exit_code: int,
     meta: dict[str, Any],
     unfinished: Sequence[dict[str, Any]] = (),
@@ -149,7 +149,7 @@ def _nested(value: Any, indent: str) -> str:
     return to_json(value)[:-1].replace("\n", indent)
 
 
-def cache_totals(records: Sequence[Scored]) -> CacheUse | None:
+def cache_totals(records: Sequence[RunSummary]) -> CacheUse | None:
     """The response cache's use summed over the runs that had one (runner.run.record.CacheUse: hits,
     misses, and the tokens and USD the hits' replies first cost); None when none had one."""
     used = [r.cache for r in records if r.cache is not None]
@@ -164,12 +164,12 @@ def run_dict(record: RunRecord, data: dict[str, Any] | None = None) -> dict[str,
     (each tool call with its result cut to TRACE_RESULT_LIMIT characters) in place of ``steps``;
     ``script`` (what ``--record`` writes) is left out, ``trace`` and ``model_requests`` tell it; so is
     ``provenance``, kept once per arm (``arm_provenances``), and the conversation as sent (``messages``,
-    ``message_cuts``, ``tools``), kept by the run file. A trace entry names the model request its call came
+    ``message_cuts``, ``tools``) and the files' contents (``files``), kept by the run file. A trace entry names the model request its call came
     from (``request``) and the call's full ``call_id``;
     ``commands`` keep TRACE_RESULT_LIMIT characters of each stream. ``data`` is ``record.to_dict()`` where
     the caller has made it already (the run file is written from it too); it is not changed."""
     data = {key: value for key, value in (record.to_dict() if data is None else data).items()
-            if key not in ("steps", "script", "provenance", "messages", "message_cuts", "tools")}
+            if key not in ("steps", "script", "provenance", "messages", "message_cuts", "tools", "files")}
     trace = [
         {"turn": s.turn, "request": s.request, "call_id": s.call_id, "status": s.status, "name": s.name,
          "arguments": s.arguments, "result": cap_text(s.result, TRACE_RESULT_LIMIT), "is_error": s.is_error,
@@ -181,10 +181,13 @@ def run_dict(record: RunRecord, data: dict[str, Any] | None = None) -> dict[str,
     return {**data, "commands": commands, "names": record.names, "calls": record.calls, "trace": trace}
 
 
-def unfinished_list(left: Sequence[tuple[str, str, str, int]]) -> list[dict[str, Any]]:
-    """The runs an interruption left undone, ``(case, provider, prompt, run index)`` each, as the
-    report's ``unfinished`` entries ``{"case", "provider", "prompt", "run"}``."""
-    return [{"case": case, "provider": provider, "prompt": prompt, "run": run} for case, provider, prompt, run in left]
+def unfinished_list(left: Sequence[tuple[str, str, str, int, str | None]]) -> list[dict[str, Any]]:
+    """The runs an interruption left undone, ``(case, provider, prompt, run index, tool definitions)`` each, as
+    the report's ``unfinished`` entries ``{"case", "provider", "prompt", "run"}``, with ``tool_defs`` in a ``-T``
+    arm's."""
+    return [{"case": case, "provider": provider, "prompt": prompt, "run": run,
+             **({"tool_defs": tool_defs} if tool_defs is not None else {})}
+            for case, provider, prompt, run, tool_defs in left]
 
 
 def regression_document(regression: Regression, before: str, after: str) -> dict[str, Any]:
@@ -223,9 +226,11 @@ def rate(value: float | None) -> float | None:
 
 
 def arm_dict(arm: Arm) -> dict[str, Any]:
-    """One arm: ``{arm (its label), provider, prompt, **figures, pass_at_k, pass_hat_k, groups: {group: figures}}``."""
+    """One arm: ``{arm (its label), provider, prompt, tool_defs, **figures, pass_at_k, pass_hat_k, groups: {group:
+    figures}}``."""
     return {
-        "arm": arm.label, "provider": arm.provider, "prompt": arm.prompt, **figures_dict(arm.figures),
+        "arm": arm.label, "provider": arm.provider, "prompt": arm.prompt, "tool_defs": arm.tool_defs,
+        **figures_dict(arm.figures),
         "pass_at_k": _ks(arm.pass_at_k), "pass_hat_k": _ks(arm.pass_hat_k),
         "groups": {name: figures_dict(f) for name, f in arm.groups.items()},
     }

@@ -30,6 +30,7 @@ from runner.run.trajectory import RunTimeout, Trajectory
 from runner.run.transcript import Transcript, bounded
 from runner.run.workspace import Workspace
 from runner.spec.case import Case
+from runner.spec.tooldefs import ToolDefs
 from runner.sums import known_sum
 from runner.tools.base import ToolContext
 from runner.tools.mcp import McpError, McpServers
@@ -59,7 +60,7 @@ def converse(job: Job, run: RunContext, workspace: Workspace, env: dict[str, str
     server that did not start (RunTimeout once the run's time is up), UserError for a template that does not
     render, HiddenFile for an agent command naming a file the sandbox hides, ProviderError from the model's setup."""
     case, arm, record = job.case, job.arm, job.record
-    toolbox = _toolbox(case, run, workspace, env, servers)
+    toolbox = _toolbox(case, run, workspace, env, servers, arm.tools)
     context = context_for(case, toolbox.specs(), str(workspace.path))
     system = system_prompt(arm.prompt, case, context)
     user = _user_side(case, context, job.options, run)
@@ -67,7 +68,8 @@ def converse(job: Job, run: RunContext, workspace: Workspace, env: dict[str, str
     record.prompt_overridden = case.system is not None  # runner.run.prompts.system_prompt: the case's own wins
     record.prompt_used = f"{case.full_id}.system" if record.prompt_overridden else arm.prompt.name
     record.provenance = provenance(case, arm.prompt.source if case.system is None else case.system, toolbox.specs(),
-                                   arm.provider.cache_identity, arm.provider.name, run.sandbox.mode)
+                                   arm.provider.cache_identity, arm.provider.name, run.sandbox.mode,
+                                   None if arm.tools is None else arm.tools.fingerprint)
     provider, cached = _model(job, workspace)
     emit = None
     if job.options.listener is not None:
@@ -91,8 +93,10 @@ def converse(job: Job, run: RunContext, workspace: Workspace, env: dict[str, str
     return trajectory, user
 
 
-def _toolbox(case: Case, run: RunContext, workspace: Workspace, env: dict[str, str], servers: McpServers) -> Toolbox:
-    """The tools the case offers, its MCP servers started; one that fails once the run's time is up: RunTimeout."""
+def _toolbox(case: Case, run: RunContext, workspace: Workspace, env: dict[str, str], servers: McpServers,
+             defs: ToolDefs | None) -> Toolbox:
+    """The tools the case offers as the arm's tool definitions ``defs`` show them, its MCP servers started; one
+    that fails once the run's time is up: RunTimeout."""
     tool_context = ToolContext(workspace.path, run.sandbox, env, run.command_timeout, run.deadline, case.network,
                                run.cancel)
     try:
@@ -101,7 +105,7 @@ def _toolbox(case: Case, run: RunContext, workspace: Workspace, env: dict[str, s
         if time.monotonic() >= run.deadline:
             raise RunTimeout(run.timed_out(f"starting MCP servers: {e}")) from e
         raise
-    return build_toolbox(case, tool_context, {**mock_tools(case.mocks), **served})
+    return build_toolbox(case, tool_context, {**mock_tools(case.mocks), **served}, defs)
 
 
 def _model(job: Job, workspace: Workspace) -> tuple[TurnLimited, Cached | None]:

@@ -1,4 +1,4 @@
-"""What every run of an invocation shares: its arm (provider x prompt) and its options.
+"""What every run of an invocation shares: its arm (provider x prompt, x tool definitions) and its options.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from runner.run.events import Listener
 from runner.run.prompts import PromptTemplate
 from runner.run.record import arm_label
 from runner.sandbox.command import Sandbox
+from runner.spec.tooldefs import ToolDefs
 
 DEFAULT_RUN_TIMEOUT = 600.0
 
@@ -24,15 +25,23 @@ DEFAULT_COMMAND_TIMEOUT = 60.0
 
 @dataclass(frozen=True)
 class Arm:
-    """One column of a comparison: a provider and a system prompt template."""
+    """One column of a comparison: a provider, a system prompt template and, with ``-T``, the tool definitions the
+    model is shown (None: the tools' own)."""
 
     provider: ProviderSpec
     prompt: PromptTemplate
+    tools: ToolDefs | None = None
+
+    @property
+    def tool_defs(self) -> str | None:
+        """The tool definitions' name (RunRecord.tool_defs), None for the tools' own."""
+        return None if self.tools is None else self.tools.name
 
     @property
     def label(self) -> str:
-        """``provider · prompt``, as every run of the arm records it (RunRecord.arm)."""
-        return arm_label(self.provider.name, self.prompt.name)
+        """``provider · prompt`` (``provider · prompt · tools`` with ``-T``), as every run of the arm records it
+        (RunRecord.arm)."""
+        return arm_label(self.provider.name, self.prompt.name, self.tool_defs)
 
 
 @dataclass(frozen=True)

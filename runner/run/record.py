@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
-import functools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -11,8 +9,10 @@ from typing import Any
 from runner.checks.base import CheckResult
 from runner.kinds import ErrorKind, FailureCause, Status, UserStop
 from runner.providers.base import Usage
+from runner.run.plain import plain
 from runner.run.provenance import Provenance
 from runner.run.requests import JSON_KEY, RequestStats, Tokens
+from runner.run.savedfiles import SavedFile
 from runner.run.simuser import UserTurn
 from runner.run.trajectory import Step
 from runner.run.transcript import Cut
@@ -77,7 +77,7 @@ class CacheUse:
 
     def to_dict(self) -> dict[str, Any]:
         """``{hits, misses, tokens, cost}``, as the run file and the report write it."""
-        return dict(_plain(self))
+        return dict(plain(self))
 
 
 @dataclass(frozen=True)
@@ -97,14 +97,15 @@ class EarlierAttempt:
         return cls(record.error_kind, record.cause, record.started, record.duration)
 
 
-def arm_label(provider: str, prompt: str) -> str:
-    """How output, reports and run files name an arm: ``provider · prompt``."""
-    return f"{provider} · {prompt}"
+def arm_label(provider: str, prompt: str, tool_defs: str | None = None) -> str:
+    """How output, reports and run files name an arm: ``provider · prompt`` (``· tools`` after it with ``-T``)."""
+    return f"{provider} · {prompt}" if tool_defs is None else f"{provider} · {prompt} · {tool_defs}"
 
 
 @dataclass
 class RunRecord:
-    """One run of one case in one arm (provider x prompt).
+    """One run of one case in one arm (provider x prompt, x tool definitions with ``-T``: ``tool_defs`` names
+    them, None without; runner.spec.tooldefs).
 
     Attributes:
         run: the run's number among the case's repeats in its arm, 1-based (0-based in run files
@@ -120,7 +121,8 @@ class RunRecord:
         latency: seconds spent waiting on the model, summed over requests (None before any request).
         model_requests: per-request tokens, cost, latency, finish reason and tries, in order; a request
             that failed for good is the last, with no finish reason.
-        changes: workspace paths ``{"added": [...], "changed": [...], "deleted": [...]}``.
+        changes: workspace paths ``{"added": [...], "changed": [...], "deleted": [...]}``; files: the added and changed
+            ones' final contents, bounded (runner.run.savedfiles.SavedFile), for ``tooltrial rescore``; {} in older records.
         outcome, process: scores in [0, 1] (runner.scoring), None when the case has no such checks.
         accuracy: 1/0 against ``expect.trace.expected``, None without it.
         trajectory_match: the calls scored against the case's reference list (``expect.trace.calls``,
@@ -183,6 +185,7 @@ class RunRecord:
     model_requests: list[RequestStats] = field(default_factory=list)
     duration: float = 0.0
     changes: dict[str, list[str]] = field(default_factory=dict)
+    files: dict[str, SavedFile] = field(default_factory=dict)
     workspace: str | None = None
     outcome: float | None = None
     process: float | None = None
@@ -211,6 +214,7 @@ class RunRecord:
     messages: list[dict[str, Any]] = field(default_factory=list)
     message_cuts: list[Cut] = field(default_factory=list)
     tools: list[dict[str, Any]] = field(default_factory=list)
+    tool_defs: str | None = None
 
     @property
     def names(self) -> list[str]:
@@ -251,7 +255,7 @@ class RunRecord:
 
     @property
     def arm(self) -> str:
-        return arm_label(self.provider, self.prompt)
+        return arm_label(self.provider, self.prompt, self.tool_defs)
 
     @property
     def attempt(self) -> int:
@@ -261,36 +265,5 @@ class RunRecord:
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict of every field (under its run-file key), with ``judge_tokens`` (Tokens) and ``judge_cost``
         (USD), the same of the simulated user, ``user_tokens`` and ``user_cost``, and the ``attempt`` number."""
-        return {**_plain(self), "judge_tokens": _plain(self.judge_tokens), "judge_cost": self.judge_cost,
-                "user_tokens": _plain(self.user_tokens), "user_cost": self.user_cost, "attempt": self.attempt}
-
-
-_LEAVES = (str, int, float, bool, type(None))
-
-
-@functools.cache
-def _field_keys(cls: type) -> tuple[tuple[str, str], ...]:
-    """``(field name, its key in the run file)`` of each field of dataclass ``cls`` (runner.run.requests.JSON_KEY)."""
-    return tuple((f.name, f.metadata.get(JSON_KEY, f.name)) for f in dataclasses.fields(cls))
-
-
-def _plain(value: Any) -> Any:
-    """What ``dataclasses.asdict`` makes of ``value`` (dataclasses to dicts, each field under its run-file key;
-    lists, tuples and dicts rebuilt as their own type), without its deep copy of every leaf: a record's leaves are str, numbers, None and
-    enums, which a copy leaves as they are. A record is written once per run on the parent's one thread,
-    where asdict's copying was the larger part of the write (benchmarks/executors.py, figure (k))."""
-    if isinstance(value, _LEAVES):
-        return value
-    cls = type(value)
-    if dataclasses.is_dataclass(cls):
-        return {key: _plain(getattr(value, name)) for name, key in _field_keys(cls)}
-    if cls is list or cls is tuple:
-        return cls(_plain(item) for item in value)
-    if cls is dict:
-        return {_plain(key): _plain(item) for key, item in value.items()}
-    return dataclasses.asdict(_Box(value))["value"]  # asdict's own way with anything else (named tuples...)
-
-
-@dataclass
-class _Box:
-    value: Any
+        return {**plain(self), "judge_tokens": plain(self.judge_tokens), "judge_cost": self.judge_cost,
+                "user_tokens": plain(self.user_tokens), "user_cost": self.user_cost, "attempt": self.attempt}

@@ -10,16 +10,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from runner.checks.base import CALIBRATED, JudgeCalibration
-from runner.scoring.summary import RunSummary, Scored, marks_of, scores_of
-
-
-def _marks(run: Scored) -> tuple[JudgeCalibration, ...]:
-    return run.judge_marks if isinstance(run, RunSummary) else marks_of(run.checks)
-
-
-def _scores(run: Scored) -> tuple[float, ...]:
-    return run.judge_scores if isinstance(run, RunSummary) else scores_of(run.checks)
+from runner.checks.base import CALIBRATED
+from runner.scoring.summary import RunSummary
 
 
 @dataclass(frozen=True)
@@ -44,12 +36,12 @@ class Noise:
     total: float
 
 
-def noise(runs: Sequence[Scored]) -> list[Noise]:
+def noise(runs: Sequence[RunSummary]) -> list[Noise]:
     """The split of each cell whose runs were judged more than once each, in first-seen order; a cell's runs
     with fewer repeats than its most (a judge error on one) are left out of it."""
     cells: dict[tuple[str, str], list[tuple[float, ...]]] = defaultdict(list)
     for run in runs:
-        scores = _scores(run)
+        scores = run.judge_scores
         if len(scores) > 1:
             cells[(run.arm, run.case)].append(scores)
     found = []
@@ -63,18 +55,19 @@ def noise(runs: Sequence[Scored]) -> list[Noise]:
     return found
 
 
-def judges_dict(runs: Sequence[Scored]) -> dict[str, Any] | None:
+def judges_dict(runs: Sequence[RunSummary]) -> dict[str, Any] | None:
     """report.json's ``judges``: ``judged_runs`` (runs with a judge's grade), ``uncalibrated_runs`` (those
     with a judge not ``calibrated`` on its rubric), ``calibrations`` (each judge, status, kappa and min_kappa
-    seen, with its count of runs) and ``noise`` (``noise``'s cells); None when no run was graded by a judge."""
-    marked = [(run, _marks(run)) for run in runs]
-    judged = [marks for _, marks in marked if marks]
+    seen, with its count of runs) and ``noise`` (``noise``'s cells); None when no run was graded by a judge.
+    A run whose judge checks carry no calibration mark (its calibrations were not looked up) counts as judged,
+    not as uncalibrated."""
+    judged = [run for run in runs if run.judge_marks or run.judge_scores]
     if not judged:
         return None
-    seen = Counter(m for marks in judged for m in marks)
+    seen = Counter(m for run in judged for m in run.judge_marks)
     return {
         "judged_runs": len(judged),
-        "uncalibrated_runs": sum(any(m.status != CALIBRATED for m in marks) for marks in judged),
+        "uncalibrated_runs": sum(any(m.status != CALIBRATED for m in run.judge_marks) for run in judged),
         "calibrations": [{"judge": m.judge, "status": m.status, "kappa": m.kappa, "min_kappa": m.min_kappa, "runs": n}
                          for m, n in seen.items()],
         "noise": [{"arm": n.arm, "case": n.case, "runs": n.runs, "repeats": n.repeats, "judge_variance": n.judge,

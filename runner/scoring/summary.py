@@ -4,9 +4,10 @@ A suite's records go to the results folder as each run ends (runner.suite.sessio
 summaries stay in memory, so memory grows by a few hundred bytes a run however much a run said or
 did; every reader that needs a whole record (run lines, the report's ``runs``, JUnit's failures, the
 HTML page's transcripts, OpenTelemetry spans) reads it back from its run file, one at a time
-(runner.output.runfiles). A ``RunSummary`` has every attribute the aggregation (runner.scoring
-.aggregate), the gates, the paired analysis, the regression view and the pass count read of a
-``RunRecord``, under the same names, so each of them takes either.
+(runner.output.scan). A ``RunSummary`` is the one projection of the run record that the aggregation
+(runner.scoring.aggregate), the gates, the paired analysis, the regression view and the pass count take,
+its attributes named as RunRecord's: they take a summary alone, and a caller holding a whole record
+summarizes it first (``summarize``).
 """
 
 from __future__ import annotations
@@ -27,8 +28,8 @@ _NO_TOKENS = Tokens()  # shared by the many runs that report none (the scripted 
 
 @dataclass(frozen=True, slots=True)
 class RunSummary:
-    """One run as the aggregation sees it: its key (``case`` full id, ``provider``, ``prompt``, ``run``
-    number), ``status`` and ``error_kind``, scores (``outcome``, ``process`` in [0, 1], ``accuracy``
+    """One run as the aggregation sees it: its key (``case`` full id, ``provider``, ``prompt``, ``tool_defs``,
+    ``run`` number), ``status`` and ``error_kind``, scores (``outcome``, ``process`` in [0, 1], ``accuracy``
     1/0), counts (``calls``, ``redundant``, ``errors``), the agent's ``tokens`` and ``cost`` (USD), the
     judges' ``judge_tokens`` and ``judge_cost`` (USD), ``duration``, ``queued`` and ``rate_limited``
     (seconds), the ``failure`` cause, the ``trajectory_match``, the ``sandbox`` used, the response
@@ -40,6 +41,7 @@ class RunSummary:
     case: str
     provider: str
     prompt: str
+    tool_defs: str | None
     run: int
     status: Status
     error_kind: ErrorKind | None
@@ -69,14 +71,11 @@ class RunSummary:
     judge_scores: tuple[float, ...] = ()
 
 
-Scored = RunRecord | RunSummary  # what the aggregation reads: a whole record or its summary
-
-
 def summarize(record: RunRecord) -> RunSummary:
     """The RunSummary of ``record``; token counts that report nothing share one ``Tokens()``."""
     judge = record.judge_tokens
     return RunSummary(
-        case=record.case, provider=record.provider, prompt=record.prompt, run=record.run, status=record.status,
+        case=record.case, provider=record.provider, prompt=record.prompt, tool_defs=record.tool_defs, run=record.run, status=record.status,
         error_kind=record.error_kind, outcome=record.outcome, process=record.process, accuracy=record.accuracy,
         calls=record.calls, redundant=record.redundant, errors=record.errors,
         tokens=_NO_TOKENS if record.tokens == _NO_TOKENS else record.tokens, cost=record.cost,
@@ -97,12 +96,12 @@ def marks_of(checks: Sequence[CheckResult]) -> tuple[JudgeCalibration, ...]:
 def scores_of(checks: Sequence[CheckResult]) -> tuple[float, ...]:
     """The judged scores of a run's first judge check that has any: each repeat's (``--judge-repeats``), else its one."""
     for c in checks:
-        if c.calibration is not None and c.score is not None:
+        if c.check == "judge" and c.score is not None:
             return tuple(c.scores) or (c.score,)
     return ()
 
 
-def retried_count(records: Sequence[Scored]) -> int:
-    """How many of ``records`` (whole or summaries) are a later attempt of a run: one that ``run --resume RESULTS
+def retried_count(records: Sequence[RunSummary]) -> int:
+    """How many of ``records`` are a later attempt of a run: one that ``run --resume RESULTS
     --retry-errors`` ran again after an error not of the agent's making."""
     return sum(r.attempt > 1 for r in records)

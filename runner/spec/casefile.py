@@ -16,6 +16,7 @@ from runner.errors import CaseFileError, CaseFileWarning, Location, UserError, d
 from runner.names import ID_PATTERN
 from runner.resources import bundled
 from runner.spec.case import Case, build_case
+from runner.spec.dataset import RENDERED, Row, Rows, expand, expands, first_of_each
 from runner.spec.fastyaml import fast_load
 from runner.spec.foreign import replio
 from runner.spec.narrow import narrowed
@@ -149,15 +150,59 @@ def check_file(spot: Spot, data: Any, fixtures: Path) -> tuple[Checked, list[Cas
             hint = "give each case its own id"
             errors.append(parts.spot.error("'id' cannot have a default", at=["id"], key=True, hint=hint))
     checked: Checked = []
+    expansions: list[list[tuple[Row, dict[str, Any]]] | None] = []
+    datasets: dict[Path, Rows] = {}
     for case_spot, case in parts.cases:
         merged = _merged(case, parts.defaults)
+        found: list[CaseFileError] = []
         # Without defaults the merged case is the case, and valid in full means valid in part too.
         if not (surely_valid(full, merged) and (not parts.defaults or surely_valid(partial, case))):
-            errors += partial_errors(case, case_spot) + merged_errors(merged, case_spot, parts.spot)
+            found = partial_errors(case, case_spot) + merged_errors(merged, case_spot, parts.spot)
+        errors += found
         checked.append((case_spot, merged))
-    errors += extra_rule_errors(checked, parts.spot, fixtures)
+        made, problems = expand(case_spot, merged, datasets) if expands(merged) and not found else (None, [])
+        expansions.append(made)
+        errors += problems
+    rule_errors = extra_rule_errors(checked, parts.spot, fixtures)
+    errors += rule_errors
+    if any(made is not None for made in expansions):
+        checked, more = _expanded(checked, expansions, parts.spot, fixtures, {e.render() for e in rule_errors})
+        errors += more
     unique = {error.render(): error for error in errors}
     return checked, in_file_order(unique.values())
+
+
+def _expanded(
+    checked: Checked, expansions: list[list[tuple[Row, dict[str, Any]]] | None], defaults: Spot | None,
+    fixtures: Path, known: set[str],
+) -> tuple[Checked, list[CaseFileError]]:
+    """Each case naming a dataset or matrix replaced by the cases it expands into (runner.spec.dataset),
+    and the errors a row's values make (not the case's own, ``known``), each at its row."""
+    full, _ = compiled()
+    ids = {case.get("id") for (_, case), made in zip(checked, expansions, strict=True) if made is None}
+    found: Checked = []
+    errors: list[CaseFileError] = []
+    for (spot, case), made in zip(checked, expansions, strict=True):
+        for row, one in made if made is not None else [(None, case)]:
+            found.append((spot, one))
+            if row is None:
+                continue
+            if one["id"] in ids:
+                errors.append(row.error(f"duplicate id {one['id']!r}", hint="ids must be unique in a file"))
+            ids.add(one["id"])
+            if all(one.get(key) is case.get(key) for key in RENDERED):
+                continue  # nothing rendered: valid as the case is
+            problems = [] if surely_valid(full, one) else partial_errors(one, spot) + merged_errors(one, spot, defaults)
+            problems += extra_rule_errors([(spot, one)], defaults, fixtures)
+            errors += [_at_row(e, row) for e in problems if e.render() not in known]
+    return found, first_of_each(errors)
+
+
+def _at_row(error: CaseFileError, row: Row) -> CaseFileError:
+    """An expanded case's error at the row whose values made it."""
+    hint = f"{error.hint}; the value comes from {row.label}" if error.hint else f"the value comes from {row.label}"
+    moved = row.error(error.message, error.path, hint=hint)
+    return CaseFileWarning(moved.message, moved.location, moved.path, moved.hint) if isinstance(error, CaseFileWarning) else moved
 
 
 @dataclass

@@ -28,6 +28,7 @@ from runner.resources import bundled
 from runner.spec.agentspec import case_agent_errors
 from runner.spec.conversation import conversation_errors
 from runner.spec.fixture import LINK_HINT, beside_link, link_on_the_way, special_kind
+from runner.spec.jsonpaths import response_json_errors
 from runner.spec.mcpservers import mcp_server_errors
 from runner.spec.positions import Spot, position, written
 from runner.spec.schemacheck import schema_problem
@@ -72,6 +73,7 @@ def _rules(checked: Checked, defaults: Spot | None, fixtures: Path) -> list[Case
         errors += _file_path_errors(case, spot, defaults)
         errors += _mock_errors(case, spot, defaults) + _verify_errors(case, spot, defaults)
         errors += mcp_server_errors(case, spot, defaults) + conversation_errors(case, spot, defaults)
+        errors += response_json_errors(case, spot, defaults)
     return errors
 
 

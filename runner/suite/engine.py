@@ -23,7 +23,7 @@ from runner.run.prompts import (
     user_prompts,
 )
 from runner.run.record import RunRecord
-from runner.scoring.summary import Scored
+from runner.scoring.summary import RunSummary
 from runner.spec.case import Case
 from runner.suite.executors import choose_executor
 from runner.suite.options import SuiteOptions
@@ -34,7 +34,8 @@ from runner.suite.shard import Shard
 from runner.suite.slots import Slots
 from runner.text import plural
 
-RunKey = tuple[str, str, str, int]  # case full id, provider name, prompt name, run number (1-based)
+# case full id, provider name, prompt name, run number (1-based), tool definitions' name (None without -T)
+RunKey = tuple[str, str, str, int, str | None]
 Kept = TypeVar("Kept")  # what run_matrix keeps of each finished run: the record, or its summary
 
 
@@ -64,7 +65,7 @@ def preflight(cases: Sequence[Case], arms: Sequence[Arm]) -> None:
     template rendered on its own so one error does not hide the next.
     """
     errors: list[UserError] = []
-    seen: set[str] = set()
+    seen: set[tuple[str, str, str]] = set()  # the cases one dataset case expands into share its templates: once each
     for case in cases:
         for arm in arms:
             context = context_for(case, [], "/workspace")
@@ -75,8 +76,9 @@ def preflight(cases: Sequence[Case], arms: Sequence[Arm]) -> None:
                 try:
                     render()
                 except UserError as e:
-                    if e.render() not in seen:
-                        seen.add(e.render())
+                    said = (str(e.location), e.message, e.hint)
+                    if said not in seen:
+                        seen.add(said)
                         errors.append(e)
     if errors:
         raise UserErrors(errors)
@@ -173,12 +175,14 @@ def run_matrix(
 
 def plan_keys(cases: Sequence[Case], arms: Sequence[Arm], repeats: int = 1, shard: Shard | None = None) -> list[RunKey]:
     """The key of every run ``run_matrix`` plans for these arguments, in plan order (only ``shard``'s runs, if given)."""
-    return [(case.full_id, arm.provider.name, arm.prompt.name, run) for case, arm, run in _plan(cases, arms, repeats, shard)]
+    return [(case.full_id, arm.provider.name, arm.prompt.name, run, arm.tool_defs)
+            for case, arm, run in _plan(cases, arms, repeats, shard)]
 
 
-def run_key(record: Scored) -> RunKey:
-    """What identifies a run in a matrix: ``(case full id, provider name, prompt name, run number)``."""
-    return record.case, record.provider, record.prompt, record.run
+def run_key(record: RunRecord | RunSummary) -> RunKey:
+    """What identifies a run in a matrix, a record or its summary: ``(case full id, provider name, prompt name, run
+    number, tool definitions' name)``."""
+    return record.case, record.provider, record.prompt, record.run, record.tool_defs
 
 
 def _plan(cases: Sequence[Case], arms: Sequence[Arm], repeats: int,

@@ -24,6 +24,7 @@ from runner.run.options import Arm
 from runner.run.provenance import provenance
 from runner.run.record import RunRecord
 from runner.scoring.inputs import input_changes
+from runner.scoring.summary import summarize
 from runner.spec.case import Case
 from runner.suite.options import SuiteOptions
 from runner.suite.session import LiveRun, run_live
@@ -89,7 +90,9 @@ def run_suite(request: SuiteRequest) -> int:
         _same_inputs(earlier, request.cases, request.arms, request.options.run.sandbox.mode, request.resume)
     writer, started = ResultsWriter(request.results), utc_now()
     providers, prompts = len({a.provider.name for a in request.arms}), len({a.prompt.name for a in request.arms})
-    recorder = Recorder(request.record, request.cases, providers, prompts, request.repeats) if request.record else None
+    tool_defs = len({a.tool_defs for a in request.arms})
+    recorder = (Recorder(request.record, request.cases, providers, prompts, request.repeats, tool_defs)
+                if request.record else None)
     done = run_live(request.cases, request.arms, request.options, request.repeats, request.printer, writer,
                     streamed(request.outputs), earlier, recorder, request.retry_errors)
     del earlier  # the report needs only the runs' summaries and files
@@ -141,9 +144,11 @@ def _same_inputs(earlier: Sequence[RunRecord], cases: Sequence[Case], arms: Sequ
             continue
         seen.add((record.case, record.arm))
         now = provenance(case, arm.prompt.source if case.system is None else case.system, [],
-                         arm.provider.cache_identity, arm.provider.name, sandbox)
+                         arm.provider.cache_identity, arm.provider.name, sandbox,
+                         None if arm.tools is None else arm.tools.fingerprint)
         now = dataclasses.replace(now, tools=record.provenance.tools)
-        found = input_changes(record.case, record.arm, [record], [dataclasses.replace(record, provenance=now)], True)
+        summary = summarize(record)
+        found = input_changes(record.case, record.arm, [summary], [dataclasses.replace(summary, provenance=now)], True)
         if found:
             raise UserError(f"--resume {folder}: its runs of {record.case} [{record.arm}] were made from other "
                             f"inputs: {'; '.join(c.change for c in found)}",

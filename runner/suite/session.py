@@ -27,7 +27,7 @@ from runner.output.store import ResultsWriter
 from runner.run.events import Event, Listener, RunRef
 from runner.run.options import Arm
 from runner.run.record import EarlierAttempt, RunRecord
-from runner.scoring.gates import is_infrastructure_error
+from runner.scoring.gates import infrastructure_error
 from runner.scoring.summary import RunSummary, summarize
 from runner.spec.case import Case
 from runner.suite.engine import Interrupted, RunKey, plan_keys, run_key, run_matrix
@@ -155,7 +155,8 @@ def run_live(
         options = dataclasses.replace(options, run=run)
     number = {key: place for place, key in enumerate(keys, start=1)}
     planned = [record for record in earlier if run_key(record) in number]
-    again = {run_key(r): [*r.earlier, EarlierAttempt.of(r)] for r in planned if retry_errors and is_infrastructure_error(r)}
+    again = {run_key(r): [*r.earlier, EarlierAttempt.of(r)] for r in planned
+             if retry_errors and infrastructure_error(r.status, r.error_kind)}
     reused = [record for record in planned if run_key(record) not in again]
     save = _Saver(writer, recorder, number, run.cancel, pieces, again)
     for record in reused:

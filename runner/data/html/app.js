@@ -47,7 +47,12 @@
   function secs(x) { return x === null || x === undefined ? "n/a" : x.toFixed(2) + " s"; }
   function interval(f) { return pct(f.interval[0]) + " to " + pct(f.interval[1]); }
   function group(run) { return run.case.split("/")[0]; }
-  function armOf(run) { return run.provider + " \u00b7 " + run.prompt; }
+  function armOf(run) { return run.provider + " \u00b7 " + run.prompt + (run.tool_defs ? " \u00b7 " + run.tool_defs : ""); }
+  function toolDefs(run) {  // the -T file's name and fingerprint, from the arm's provenance
+    var arm = (summary.arms || []).filter(function (a) { return a.arm === armOf(run); })[0];
+    var print = arm && arm.provenance && arm.provenance.tool_defs;
+    return run.tool_defs + (print ? " (sha256 " + print.slice(0, 12) + ")" : "");
+  }
   function json(value) { return JSON.stringify(value, null, 2); }
   function table(head, rows, cls) {
     return el("div", {class: "scroll"}, el("table", {class: cls || ""},
@@ -439,6 +444,7 @@
       ["tokens", num(r.tokens.prompt) + " in, " + num(r.tokens.completion) + " out, " + num(r.tokens.total) + " total"],
       ["cost", usd(r.cost)], ["outcome", num(r.outcome, 2)], ["process", num(r.process, 2)],
       ["sandbox", r.sandbox ? r.sandbox.mode : "n/a"]];
+    if (r.tool_defs) facts.splice(2, 0, ["tool definitions", toolDefs(r)]);
     if (r.cause) facts.splice(4, 0, ["cause", (r.error_kind ? r.error_kind + ": " : "") + r.cause]);
     var tm = r.trajectory_match;  // only when the case gives a reference trajectory
     if (tm) facts.push(["trajectory", ["exact", "in_order", "any_order"].filter(function (k) { return tm[k]; }).join(", ") +
