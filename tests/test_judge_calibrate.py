@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from runner.scoring.agreement import agreement, cohen_kappa, kappa_interval, kappa_standard_error
+from runner.spec.fingerprint import digest
 from tests.fake_servers import OpenAIServer, openai_reply
 from tests.helpers import config, run_cli, run_output
 from tests.html_pages import embedded
@@ -104,7 +105,6 @@ def test_calibrate_twenty_items_reports_and_keeps_the_agreement(tmp_path: Path) 
     assert (kept["items"], kept["agreed"], kept["accuracy"]) == (20, 15, 0.75)
     assert kept["kappa"] == pytest.approx(24 / 49) and kept["kappa_low"] == pytest.approx(0.1058257, abs=1e-6)
     assert kept["confusion"] == {"pass": {"pass": 9, "fail": 2}, "fail": {"pass": 3, "fail": 6}}
-    from runner.spec.fingerprint import digest
     assert kept["rubric"] == digest(RUBRIC)
 
 
@@ -184,7 +184,6 @@ def test_judge_repeats_split_the_variance_and_runs_are_marked_uncalibrated(tmp_p
 
 
 def test_require_calibrated_judges_refuses_before_running(tmp_path: Path) -> None:
-    from runner.spec.fingerprint import digest
     store = tmp_path / "calibrations.json"
     store.write_text(json.dumps({"calibrations": [{"rubric": digest(RUBRIC), "judge": "local-openai", "items": 20,
                                                     "agreed": 15, "accuracy": 0.75, "kappa": 0.49}]}))
@@ -201,3 +200,53 @@ def test_require_calibrated_judges_refuses_before_running(tmp_path: Path) -> Non
     assert report["runs"][0]["checks"][-1]["calibration"] == {
         "judge": "local-openai", "status": "under-calibrated", "kappa": 0.49, "min_kappa": 0.6}
     assert "local-openai: under-calibrated (kappa 0.49 < 0.60), 1 run" in out
+
+
+def test_calibrate_takes_the_rubric_threshold_and_judge_of_a_case(tmp_path: Path) -> None:
+    cases = tmp_path / "cases" / "greet.yml"
+    cases.parent.mkdir()
+    cases.write_text(f"- id: hello\n  turns: [Greet the user]\n  expect:\n    judge: {{rubric: {RUBRIC}, threshold: 0.8, "
+                     "model: local-openai, min_kappa: 0.6}\n", encoding="utf-8")
+    labels = tmp_path / "labels.yml"
+    labels.write_text("case: {file: cases/greet.yml, id: hello}\nitems:\n"
+                      "  - {reply: Hello!, verdict: pass}\n  - {reply: Go away., verdict: fail}\n"
+                      "  - {reply: Hi., verdict: pass}\n", encoding="utf-8")
+    store = tmp_path / "calibrations.json"
+    with OpenAIServer() as server:
+        for score in (0.9, 0.1, 0.75):  # 0.75 is below the case's threshold 0.8: a fail
+            server.push(openai_reply(json.dumps({"score": score, "reasoning": "r"})))
+        done = run_cli("judge", "calibrate", str(labels), "--config", str(config(tmp_path, server.api_base)),
+                       "--calibrations", str(store))
+    assert done.returncode == 0, run_output(done)
+    assert server.chats[0].body["messages"][1]["content"].startswith(f"Rubric:\n{RUBRIC}\n")
+    # p_o = 2/3; person pass 2/3, judge pass 1/3; p_e = 2/9 + 2/9 = 4/9; kappa = (6/9 - 4/9) / (5/9) = 0.4;
+    # A = 2 * 1/3 * (1 - 0.6)^2 = 0.10667, B = 0.36 * 1/3 * (2/3)^2 = 0.05333, C = (0.4 - 4/9 * 0.6)^2 = 0.01778,
+    # se = sqrt(0.14222 / (3 * (5/9)^2)) = 0.39192; 0.4 - 1.96 * 0.39192 = -0.368 (the top held to 1)
+    assert done.stdout.splitlines()[:6] == [
+        f"judge local-openai on {labels} (rubric {digest(RUBRIC)[:12]}, threshold 0.8)",
+        "  items:     3",
+        "  accuracy:  0.667 (2 of 3 agreed)",
+        "  kappa:     0.400 (95% interval -0.368 to 1.000)",
+        "  min_kappa: 0.6 (the case's): not reached, under-calibrated",
+        "",
+    ]
+    (kept,) = json.loads(store.read_text())["calibrations"]
+    assert (kept["judge"], kept["threshold"], kept["kappa"]) == ("local-openai", 0.8, pytest.approx(0.4))
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    (f"rubric: {RUBRIC}\ncase: {{file: cases/greet.yml, id: hello}}\nitems:\n  - {{reply: hi, verdict: pass}}\n",
+     "labels.yml:2:7: case: give the rubric or the case whose rubric it is, one of them"),
+    ("case: {file: cases/greet.yml, id: helo}\nitems:\n  - {reply: hi, verdict: pass}\n",
+     "labels.yml:1:35: case.id: cases/greet.yml has no case 'helo' (did you mean 'hello'?)"),
+    ("case: {file: cases/greet.yml, id: plain}\nitems:\n  - {reply: hi, verdict: pass}\n",
+     "labels.yml:1:35: case.id: case greet/plain has no expect.judge to calibrate"),
+])
+def test_a_labels_case_that_gives_no_rubric_is_told(tmp_path: Path, text: str, expected: str) -> None:
+    (tmp_path / "cases").mkdir()
+    (tmp_path / "cases" / "greet.yml").write_text(
+        f"- id: hello\n  turns: [Hi]\n  expect: {{judge: {{rubric: {RUBRIC}}}}}\n- id: plain\n  turns: [Hi]\n",
+        encoding="utf-8")
+    (tmp_path / "labels.yml").write_text(text, encoding="utf-8")
+    done = run_cli("judge", "calibrate", str(tmp_path / "labels.yml"), "-j", "local-openai", cwd=tmp_path)
+    assert done.returncode == 4 and expected in run_output(done), run_output(done)

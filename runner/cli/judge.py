@@ -31,7 +31,8 @@ def add(sub: argparse._SubParsersAction) -> None:
     actions = parser.add_subparsers(dest="action", required=True, metavar="ACTION", parser_class=type(parser))
     calibrate = actions.add_parser("calibrate", help="judge labelled items and report agreement with the person")
     calibrate.add_argument("labels", type=Path, metavar="LABELS.yml", help="the rubric and the labelled items (docs/judges.md)")
-    calibrate.add_argument("-j", "--judge", metavar="MODEL", help="the judge model or alias (default: judge: in tooltrial.yml)")
+    calibrate.add_argument("-j", "--judge", metavar="MODEL",
+                           help="the judge model or alias (default: the case's expect.judge.model, else judge: in tooltrial.yml)")
     calibrate.add_argument("--config", metavar="FILE", help="project config (default: ./tooltrial.yml if it exists)")
     calibrate.add_argument("--calibrations", type=Path, metavar="FILE",
                            help="where calibrations are kept (default: $TOOLTRIAL_CALIBRATIONS, else "
@@ -43,10 +44,11 @@ def command(args: argparse.Namespace) -> int:
     file or run file, no judge, a judge that cannot be reached, or no item with a usable verdict."""
     labels = read_labels(args.labels)
     config = load_config(args.config)
-    refuse_judge(args.judge)
-    name = args.judge or config.judge
+    name = args.judge or labels.model or config.judge
+    refuse_judge(name)
     if name is None:
-        raise UserError("judge calibrate needs a judge model", hint="give -j MODEL, or judge: in tooltrial.yml")
+        raise UserError("judge calibrate needs a judge model",
+                        hint="give -j MODEL, the case's expect.judge.model, or judge: in tooltrial.yml")
     precheck(name, config)
     trajectories = [_trajectory(labels, i) for i in range(len(labels.items))]
     judged = judge_items(labels, trajectories, resolve_provider(name, config))
@@ -92,6 +94,7 @@ def render(labels: Labels, judge: str, found: Agreement, judged: list[Judged]) -
              f"  items:     {found.items}",
              f"  accuracy:  {found.accuracy:.3f} ({found.agreed} of {found.items} agreed)",
              f"  kappa:     {kappa}",
+             *_least(labels.min_kappa, found.kappa),
              "",
              f"  {'':<14}{'judge pass':>12}{'judge fail':>12}"]
     lines += [f"  {'person ' + p:<14}" + "".join(f"{found.confusion[p][j]:>12}" for j in VERDICTS) for p in VERDICTS]
@@ -102,3 +105,11 @@ def render(labels: Labels, judge: str, found: Agreement, judged: list[Judged]) -
             lines.append(f"  disagreed: {printable(j.item.name)}: person {j.item.verdict}, judge {j.verdict} "
                          f"(score {j.score:.2f}: {printable(j.reasoning)})")
     return "\n".join(lines) + "\n"
+
+
+def _least(least: float | None, kappa: float | None) -> list[str]:
+    """The line saying whether kappa reaches the case's ``min_kappa``; none when it sets none."""
+    if least is None:
+        return []
+    reached = kappa is not None and kappa >= least
+    return [f"  min_kappa: {least:g} (the case's): {'reached, calibrated' if reached else 'not reached, under-calibrated'}"]

@@ -10,9 +10,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from runner.errors import CaseFileError, Location, UserErrors, in_file_order
+from runner.errors import CaseFileError, Location, UserErrors, did_you_mean, in_file_order
 from runner.resources import bundled
-from runner.spec.expect import as_list
+from runner.spec.casefile import load_file
+from runner.spec.expect import JudgeExpect, as_list
 from runner.spec.positions import Spot
 from runner.spec.schema import schema_errors, schema_validator
 from runner.spec.source import parse, to_plain
@@ -52,13 +53,17 @@ class LabelItem:
 @dataclass(frozen=True)
 class Labels:
     """A labels file: its ``path``, the ``rubric``, the pass ``threshold`` (None: the judge's default), the
-    ``items``, and ``spot`` to place later errors (a run file that cannot be read) at an item's line."""
+    ``items``, and ``spot`` to place later errors (a run file that cannot be read) at an item's line. With
+    ``case:``, the rubric and threshold are the case's ``expect.judge`` (the file's ``threshold`` wins), and
+    ``model`` and ``min_kappa`` are its judge model and least kappa (else None)."""
 
     path: Path
     rubric: str
     threshold: float | None
     items: tuple[LabelItem, ...]
     spot: Spot
+    model: str | None = None
+    min_kappa: float | None = None
 
     def error(self, message: str, item: LabelItem, key: str, hint: str = "") -> CaseFileError:
         """A positioned error at ``items[<item>].<key>``."""
@@ -92,6 +97,9 @@ def read_labels(path: Path) -> Labels:
         raise UserErrors(in_file_order(errors))
     items = [_item(i, entry, path.parent) for i, entry in enumerate(data["items"])]
     errors = [e for i, entry in enumerate(data["items"]) for e in _rules(i, entry, spot)]
+    if ("rubric" in data) == ("case" in data):
+        errors.append(spot.error("give the rubric or the case whose rubric it is, one of them",
+                                 ["case"] if "case" in data else [], hint="rubric: TEXT, or case: {file: FILE, id: ID}"))
     seen: set[str] = set()
     for item in items:
         if item.name in seen:
@@ -100,7 +108,28 @@ def read_labels(path: Path) -> Labels:
         seen.add(item.name)
     if errors:
         raise UserErrors(in_file_order(errors))
-    return Labels(path, data["rubric"], data.get("threshold"), tuple(items), spot)
+    if "rubric" in data:
+        return Labels(path, data["rubric"], data.get("threshold"), tuple(items), spot)
+    judge = _judge_of(data["case"], path.parent, spot)
+    threshold = data.get("threshold", judge.threshold)
+    return Labels(path, judge.rubric, threshold, tuple(items), spot, judge.model, judge.min_kappa)
+
+
+def _judge_of(case: dict[str, str], folder: Path, spot: Spot) -> JudgeExpect:
+    """The ``expect.judge`` of the case ``case`` names. Raises UserErrors: the case file's error, no such case,
+    or a case with no judge, at ``case``'s keys."""
+    try:
+        cases = load_file(folder / case["file"])
+    except CaseFileError as e:
+        raise UserErrors([e]) from e
+    found = next((c for c in cases if c.id == case["id"]), None)
+    if found is None:
+        hint = did_you_mean(case["id"], [c.id for c in cases], "its ids: " + ", ".join(c.id for c in cases))
+        raise UserErrors([spot.error(f"{case['file']} has no case {case['id']!r}", ["case", "id"], hint=hint)])
+    if found.expect.judge is None:
+        raise UserErrors([spot.error(f"case {found.full_id} has no expect.judge to calibrate", ["case", "id"],
+                                     hint="name a case with expect.judge, or give rubric: TEXT")])
+    return found.expect.judge
 
 
 def _rules(index: int, entry: dict[str, Any], spot: Spot) -> list[CaseFileError]:
