@@ -152,7 +152,7 @@ def test_judge_repeats_split_the_variance_and_runs_are_marked_uncalibrated(tmp_p
             server.push(openai_reply(json.dumps({"score": score, "reasoning": "ok"})))
         code, out, report = _judged_run(tmp_path, server, "--runs", "2", "-j", "1", "--judge-repeats", "3",
                                         "--calibrations", str(store), "--html", str(tmp_path / "report.html"),
-                                        "--summary-md", str(tmp_path / "summary.md"))
+                                        "--summary-md", str(tmp_path / "summary.md"), "--junit", str(tmp_path / "junit.xml"))
     assert len(server.chats) == 6 and code == 1  # run 2's mean 0.4 is below 0.5
     checks = [r["checks"][-1] for r in report["runs"]]
     assert [c["scores"] for c in checks] == [[0.6, 0.8, 1.0], [0.2, 0.4, 0.6]]
@@ -178,6 +178,8 @@ def test_judge_repeats_split_the_variance_and_runs_are_marked_uncalibrated(tmp_p
     assert ("**Judges:** 2 of 2 judged runs by a judge not calibrated on its rubric \\(local\\-openai: uncalibrated, "
             "2 runs\\)\\.") in summary
     assert "| scripted · default | judged\\/polite | 2 × 3 | 0.0400 | 0.0667 | 0.1067 |" in summary
+    junit = (tmp_path / "junit.xml").read_text()
+    assert ("run 1: pass (" in junit and "s); judge local-openai uncalibrated\nrun 2: fail (" in junit)
     rows = [" ".join(line.split()) for line in out.splitlines()]
     assert "arm case runs x repeats judge run to run total judge share" in rows
     assert "scripted · default judged/polite 2 x 3 0.0400 0.0667 0.1067 38%" in rows
