@@ -252,3 +252,17 @@ def test_a_labels_case_that_gives_no_rubric_is_told(tmp_path: Path, text: str, e
     (tmp_path / "labels.yml").write_text(text, encoding="utf-8")
     done = run_cli("judge", "calibrate", str(tmp_path / "labels.yml"), "-j", "local-openai", cwd=tmp_path)
     assert done.returncode == 4 and expected in run_output(done), run_output(done)
+
+
+def test_a_judge_with_no_usable_verdict_keeps_nothing(tmp_path: Path) -> None:
+    labels = tmp_path / "labels.yml"
+    labels.write_text(f"rubric: {RUBRIC}\nitems:\n  - {{reply: hi, verdict: pass}}\n", encoding="utf-8")
+    store = tmp_path / "calibrations.json"
+    with OpenAIServer() as server:
+        server.push(openai_reply("Looks fine to me."))
+        done = run_cli("judge", "calibrate", str(labels), "-j", "local-openai",
+                       "--config", str(config(tmp_path, server.api_base)), "--calibrations", str(store))
+    assert (done.returncode, done.stdout, store.exists()) == (4, "", False)
+    assert run_output(done) == ("error: judge local-openai gave no usable verdict on any item: no usable verdict: no JSON "
+                                "object in 'Looks fine to me.' (a judge answers {\"score\": 0..1, \"reasoning\": \"...\"}; "
+                                "name a model that follows instructions)\n")

@@ -54,7 +54,8 @@ def command(args: argparse.Namespace) -> int:
     judged = judge_items(labels, trajectories, resolve_provider(name, config))
     usable = [j for j in judged if j.verdict is not None]
     if not usable:
-        raise UserError(f"judge {name} gave no usable verdict on any item", hint="see the judge's replies with --verbose")
+        raise UserError(f"judge {name} gave no usable verdict on any item: {judged[0].problem}",
+                        hint='a judge answers {"score": 0..1, "reasoning": "..."}; name a model that follows instructions')
     found = agreement((j.item.verdict, j.verdict) for j in usable if j.verdict is not None)
     path = calibrations_path(args.calibrations, os.environ)
     save_calibration(path, calibration_entry(labels, name, found))
@@ -67,6 +68,9 @@ def _trajectory(labels: Labels, index: int) -> Trajectory:
     item = labels.items[index]
     if item.run is None:
         return transcript(item)
+    if not item.run.is_file():
+        raise labels.error(f"run file {item.run} is not there", item, "run",
+                           hint="give a run file, results/<run-id>/runs/*.json, relative to the labels file")
     try:
         record = read_run(item.run)
     except UserError as e:
