@@ -68,3 +68,21 @@ def test_bad_rules_are_told_before_anything_runs(tmp_path: Path, text: str, expe
     (tmp_path / "labels.yml").write_text("rubric: R\nitems:\n  - {reply: Hi, verdict: pass}\n", encoding="utf-8")
     done = run_cli("judge", "calibrate", "labels.yml", "-j", judge, "--calibrations", "c.json", cwd=tmp_path)
     assert done.returncode == 4 and expected in run_output(done), run_output(done)
+
+
+def test_a_negative_kappa_is_recorded_and_read_back(tmp_path: Path) -> None:
+    from runner.spec.fingerprint import digest
+    judge = _rules(tmp_path)
+    rubric = "The reply greets the user."
+    (tmp_path / "c.json").write_text(json.dumps({"calibrations": [
+        {"rubric": digest(rubric), "judge": judge, "items": 10, "agreed": 3, "accuracy": 0.3, "kappa": -0.25}]}))
+    (tmp_path / "greet.yml").write_text(
+        f"- id: hello\n  turns: [Greet the user]\n  expect:\n    judge: {{rubric: {rubric}, min_kappa: -0.5}}\n"
+        "  script:\n    - content: Hello there.\n", encoding="utf-8")
+    done = run_cli("run", "greet.yml", "-p", "scripted", "--judge", judge, "--calibrations", "c.json",
+                   "--results", "r", cwd=tmp_path)
+    assert done.returncode == 0, run_output(done)
+    again = run_cli("report", str(next((tmp_path / "r").iterdir())), "--output", "json", cwd=tmp_path)
+    assert again.returncode == 0, run_output(again)
+    (mark,) = json.loads(again.stdout)["judges"]["calibrations"]
+    assert mark == {"judge": judge, "status": "calibrated", "kappa": -0.25, "min_kappa": -0.5, "runs": 1}
