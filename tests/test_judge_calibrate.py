@@ -98,7 +98,8 @@ def test_calibrate_twenty_items_reports_and_keeps_the_agreement(tmp_path: Path) 
         "  person pass              9           2",
         "  person fail              3           6",
     ]
-    assert lines[8] == "  disagreed: item-10: person pass, judge fail (score 0.20: graded fail)"
+    assert lines[8] == "  judge used: 300 tokens"  # 15 a reply; the fake model is in no cost table
+    assert lines[9] == "  disagreed: item-10: person pass, judge fail (score 0.20: graded fail)"
     assert lines[-1] == f"kept in {store}"
     (kept,) = json.loads(store.read_text())["calibrations"]
     assert kept["judge"] == "local-openai" and kept["threshold"] == 0.7

@@ -22,6 +22,7 @@ from runner.scoring.agreement import VERDICTS, Agreement, agreement
 from runner.spec.config import load_config
 from runner.spec.fingerprint import digest
 from runner.spec.labels import Labels, read_labels
+from runner.sums import known_sum
 from runner.text import printable
 
 
@@ -89,8 +90,9 @@ def calibration_entry(labels: Labels, judge: str, found: Agreement) -> dict[str,
 
 
 def render(labels: Labels, judge: str, found: Agreement, judged: list[Judged]) -> str:
-    """The calibration as printed: the figures, the confusion matrix, then each item the two disagreed on
-    and each the judge gave no usable verdict on (untrusted text made printable)."""
+    """The calibration as printed: the figures, the confusion matrix, the judge's tokens and USD when it reported
+    them, then each item the two disagreed on and each the judge gave no usable verdict on (untrusted text made
+    printable)."""
     threshold = DEFAULT_THRESHOLD if labels.threshold is None else labels.threshold
     kappa = "undefined (both gave one verdict only)" if found.kappa is None else (
         f"{found.kappa:.3f} (95% interval {found.low:.3f} to {found.high:.3f})")
@@ -102,6 +104,11 @@ def render(labels: Labels, judge: str, found: Agreement, judged: list[Judged]) -
              "",
              f"  {'':<14}{'judge pass':>12}{'judge fail':>12}"]
     lines += [f"  {'person ' + p:<14}" + "".join(f"{found.confusion[p][j]:>12}" for j in VERDICTS) for p in VERDICTS]
+    tokens = known_sum(j.usage.total_tokens for j in judged if j.usage is not None)
+    cost = known_sum(j.usage.cost for j in judged if j.usage is not None)
+    if tokens is not None or cost is not None:
+        lines.append("  judge used: " + ", ".join(part for part in (
+            None if tokens is None else f"{tokens} tokens", None if cost is None else f"${cost:.4f}") if part))
     for j in judged:
         if j.problem is not None:
             lines.append(f"  no verdict: {printable(j.item.name)}: {printable(j.problem)}")
