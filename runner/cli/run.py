@@ -47,6 +47,7 @@ from runner.suite.engine import plan_keys, preflight, require_scripts
 from runner.suite.executors import AUTO_MIN_RUNS, worker_count
 from runner.suite.options import DEFAULT_JOBS, SuiteOptions, make_arms
 from runner.suite.request import SuiteRequest, run_suite
+from runner.suite.rounds import DEFAULT_MARGIN, Stopping
 from runner.suite.shard import shard_summary
 from runner.terminal.console import make_console
 from runner.terminal.lines import RunPrinter
@@ -75,6 +76,11 @@ def add(sub: argparse._SubParsersAction) -> None:
                      help="tool definitions the model is shown (descriptions, parameter names, enums, which tools): "
                      "a YAML file, each one an arm (repeatable, A/B)")
     run.add_argument("--runs", type=runs, default=1, metavar="N", help="repeat each case N times (a case's runs: wins)")
+    run.add_argument("--until-decided", action="store_true", help="run in rounds (run 1 of every case in every arm, "
+                     "then run 2...) and stop each comparison of two arms once an anytime-valid test decides it: "
+                     "A better, B better or within --margin; --runs N is the cap")
+    run.add_argument("--margin", type=fraction, metavar="D", help="with --until-decided: the pass-rate difference "
+                     f"(above 0, below 1) that counts as none (default {DEFAULT_MARGIN:g})")
     run.add_argument("--min-pass-rate", type=fraction, metavar="R", help="gate: each case must pass at least this fraction of its runs (default 1)")
     run.add_argument("--judge", metavar="MODEL", help="judge model for expect.judge checks that name none")
     add_judge_options(run)
@@ -151,6 +157,25 @@ def _precheck(args: argparse.Namespace, config: Config, cases: list[Case], names
     return judge
 
 
+def _until(args: argparse.Namespace, arms: Sequence[Arm]) -> Stopping | None:
+    """``--until-decided``'s stopping rule (runner.suite.rounds), None without it. Raises UserError for
+    ``--margin`` without it or outside (0, 1), and for it with ``--shard`` or with fewer than two arms."""
+    if not args.until_decided:
+        if args.margin is not None:
+            raise UserError("--margin is for --until-decided", hint="add --until-decided, or leave --margin out")
+        return None
+    margin = DEFAULT_MARGIN if args.margin is None else args.margin
+    if not 0 < margin < 1:
+        raise UserError(f"--margin must be above 0 and below 1, got {margin:g}", hint=f"e.g. --margin {DEFAULT_MARGIN:g}")
+    if args.shard is not None:
+        raise UserError("--until-decided decides from every case's runs: a shard holds only some",
+                        hint="leave --shard out, or run every run with --runs N")
+    if len(arms) < 2:
+        raise UserError("--until-decided stops when a comparison of two arms is decided, and this run has one arm",
+                        hint="give two providers (-p a -p b) or two prompts (-P a.j2 -P b.j2)")
+    return Stopping(args.runs, margin)
+
+
 def _jobs(args: argparse.Namespace, config: Config) -> int:
     """Runs at once: ``-j``, else the config's ``jobs``, else DEFAULT_JOBS."""
     return args.jobs or config.jobs or DEFAULT_JOBS
@@ -180,7 +205,7 @@ def _shard(args: argparse.Namespace, cases: list[Case], arms: list[Arm]) -> dict
 
 def _request(args: argparse.Namespace, config: Config, cases: list[Case], arms: list[Arm], outputs: dict[str, Any],
              judges: Mapping[str | None, ProviderSpec], shard: dict[str, Any] | None,
-             judging: JudgeSettings) -> SuiteRequest:
+             judging: JudgeSettings, until: Stopping | None = None) -> SuiteRequest:
     """The matrix's request from the parsed ``args``, the config and what is resolved so far: the simulated
     users resolved (runner.run.simuser.resolve_users), the Ray cluster checked (``_ray``), the console,
     ``--live``'s view, the response cache opened, the sandbox chosen. Raises UserError as those do."""
@@ -203,7 +228,7 @@ def _request(args: argparse.Namespace, config: Config, cases: list[Case], arms: 
     return SuiteRequest(cases, arms, args.runs, options, results, outputs,
                         RunPrinter(console, len(arms) > 1, repeated, args.quiet), partial(resume_line, args.words),
                         as_json=args.output == "json", min_pass_rate=args.min_pass_rate, shard=shard, models=models,
-                        resume=args.resume, retry_errors=args.retry_errors, record=args.record)
+                        resume=args.resume, retry_errors=args.retry_errors, record=args.record, until=until)
 
 
 def command(args: argparse.Namespace) -> int:
@@ -229,6 +254,7 @@ def command(args: argparse.Namespace) -> int:
     check_tool_defs(tool_defs, cases)
     _warm_up(args, cases, names, config, len(prompts) * max(1, len(tool_defs)))
     arms = make_arms([resolve_provider(name, config, args.verbose, args.stream) for name in names], prompts, tool_defs)
+    until = _until(args, arms)
     require_scripts(cases, arms)
     preflight(cases, arms)
     judges = resolve_judges(cases, judge, lambda name: resolve_provider(name, config, args.verbose))
@@ -236,7 +262,7 @@ def command(args: argparse.Namespace) -> int:
     shard = _shard(args, cases, arms)
     if shard is not None and not shard["selected"]:
         return ExitCode.NO_CASES
-    return run_suite(_request(args, config, cases, arms, outputs, judges, shard, judging))
+    return run_suite(_request(args, config, cases, arms, outputs, judges, shard, judging, until))
 
 
 def resume_line(words: Sequence[str], folder: Path) -> str:

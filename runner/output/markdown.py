@@ -75,8 +75,8 @@ def ending_markdown(ending: Ending) -> str:
 def summary_markdown(document: dict[str, Any], runs: Iterable[dict[str, Any]] | None = None) -> str:
     """The summary of one report document (``report_document``): a heading with the pass count and
     the exit code, a table per arm and group, the failed and errored runs with their failure cause
-    and failed checks, and each paired comparison (the report's ``comparisons``; of a report of an earlier
-    version, its ``paired``). Ends with a newline. ``runs``
+    and failed checks, each paired comparison (the report's ``comparisons``; of a report of an earlier
+    version, its ``paired``), and with ``run --until-decided`` its decisions (``sequential``). Ends with a newline. ``runs``
     (default: the document's) are read once, one at a time, keeping the first MOST_FAILURES failed ones."""
     count = passed = failing = 0
     repeated = False
@@ -106,6 +106,7 @@ def summary_markdown(document: dict[str, Any], runs: Iterable[dict[str, Any]] | 
         lines += [md_text(each.get("verdict", "")), ""]
         lines += _estimates(each)
         lines += _flips(each.get("flips") or [], each.get("a", ""), each.get("b", ""))
+    lines += _sequential(document.get("sequential"))
     return "\n".join(lines).rstrip("\n") + "\n"
 
 
@@ -126,6 +127,22 @@ def _judges(judges: dict[str, Any] | None) -> list[str]:
                   for n in judges["noise"]]
         lines.append("")
     return lines
+
+
+def _sequential(section: dict[str, Any] | None) -> list[str]:
+    """``run --until-decided``: a row per comparison (decision, the round it stopped after, pairs, difference),
+    the runs, tokens and cost spent and saved, and why each comparison stopped; [] without it."""
+    if not section:
+        return []
+    lines = ["### Until decided", "", _row(["comparison", "decision", "stopped after", "pairs", "difference"]),
+             _row(["---"] * 5)]
+    for c in section.get("comparisons") or []:
+        difference = c.get("difference")
+        lines.append(_row([md_text(c.get("title", "")), md_text(str(c.get("decision", "")).replace("_", " ")),
+                           "\\-" if c.get("stopped_after") is None else f"round {c['stopped_after']}", str(c.get("pairs")),
+                           "\\-" if difference is None else f"{difference:+.2f}"]))
+    lines += ["", md_text(section.get("summary", "")), ""]
+    return lines + [f"- {md_text(c.get('reason', ''))}" for c in section.get("comparisons") or []] + [""]
 
 
 def regression_markdown(document: dict[str, Any]) -> str:

@@ -109,6 +109,7 @@ def run_matrix(
     on_finish: Callable[[RunRecord], None] = lambda record: None,
     earlier: Sequence[RunRecord] = (),
     keep: Callable[[RunRecord], Kept] = _whole,  # type: ignore[assignment]
+    number: int | None = None,
 ) -> list[Kept]:
     """Run every case in every arm ``repeats`` times (a case's own ``runs`` wins), ``options.jobs`` at once.
 
@@ -129,11 +130,12 @@ def run_matrix(
     whose window starts at ``jobs`` or its ``max_concurrency``, whichever is less; each run records the
     seconds its tries waited for it as ``rate_limited``. Raises Interrupted, once running runs have stopped, when
     ``options.run.cancel`` is set. With ``options.shard``, only the runs of that shard are planned
-    (runner.suite.shard). The runs go on threads of this process, or on worker processes, each with its
+    (runner.suite.shard). With ``number``, only the runs of that run number are planned (a round of
+    ``--until-decided``, runner.suite.rounds). The runs go on threads of this process, or on worker processes, each with its
     own breakers and rate limiters (``options.workers``, runner.suite.executors); records come back here.
     """
-    plan = list(_plan(cases, arms, repeats, options.shard))
-    keys = plan_keys(cases, arms, repeats, options.shard)
+    plan = list(_plan(cases, arms, repeats, options.shard, number))
+    keys = plan_keys(cases, arms, repeats, options.shard, number)
     reused = {run_key(record): record for record in earlier}
     todo = [i for i, key in enumerate(keys) if key not in reused]
     slots = Slots({arm.provider.name: arm.provider.max_concurrency for arm in arms})
@@ -173,10 +175,12 @@ def run_matrix(
     return in_plan_order
 
 
-def plan_keys(cases: Sequence[Case], arms: Sequence[Arm], repeats: int = 1, shard: Shard | None = None) -> list[RunKey]:
-    """The key of every run ``run_matrix`` plans for these arguments, in plan order (only ``shard``'s runs, if given)."""
+def plan_keys(cases: Sequence[Case], arms: Sequence[Arm], repeats: int = 1, shard: Shard | None = None,
+              number: int | None = None) -> list[RunKey]:
+    """The key of every run ``run_matrix`` plans for these arguments, in plan order (only ``shard``'s runs, and
+    only run number ``number``'s, if given)."""
     return [(case.full_id, arm.provider.name, arm.prompt.name, run, arm.tool_defs)
-            for case, arm, run in _plan(cases, arms, repeats, shard)]
+            for case, arm, run in _plan(cases, arms, repeats, shard, number)]
 
 
 def run_key(record: RunRecord | RunSummary) -> RunKey:
@@ -186,9 +190,9 @@ def run_key(record: RunRecord | RunSummary) -> RunKey:
 
 
 def _plan(cases: Sequence[Case], arms: Sequence[Arm], repeats: int,
-          shard: Shard | None = None) -> Iterable[tuple[Case, Arm, int]]:
+          shard: Shard | None = None, only: int | None = None) -> Iterable[tuple[Case, Arm, int]]:
     for arm in arms:
         for case in cases:
             for number in range(1, (case.runs or repeats) + 1):  # run numbers are 1-based
-                if shard is None or shard.holds(case.full_id, number):
+                if (shard is None or shard.holds(case.full_id, number)) and only in (None, number):
                     yield case, arm, number

@@ -240,7 +240,21 @@
     append(node, el("p", {class: "note"}, "Runs paired by case and run index, infrastructure errors left out; exact McNemar test on the pairs that disagree." +
       (summary.comparisons.length > 1 ? " Each comparison is of two arms that differ in one thing: the prompts within each provider, the providers within each prompt." : "")));
     summary.comparisons.forEach(function (p) { append(node, pairedBlock(p)); });
+    if (summary.sequential) append(node, sequentialBlock(summary.sequential));
     return node;
+  }
+  function sequentialBlock(q) {  // run --until-decided: each comparison's decision, what the rounds spent and saved
+    var spent = function (x, show) { return x.spent == null ? "\u2014" : show(x.spent) + " spent, about " + show(x.saved) + " saved"; };
+    return el("div", {class: "sequential"}, el("h3", null, "Until decided"),
+      el("p", {class: "note"}, "Sequential " + q.method + ": alpha " + q.alpha + ", margin \u00b1" + q.margin +
+        ", cap " + q.cap + " runs of each case in each arm; round r is run r of every case in every arm still needed."),
+      table(["comparison", "decision", "stopped after", "pairs", "B \u2212 A"], q.comparisons.map(function (c) {
+        return [c.title, c.decision.replace("_", " "), c.stopped_after == null ? "\u2014" : "round " + c.stopped_after, c.pairs,
+                c.difference == null ? "\u2014" : (c.difference >= 0 ? "+" : "") + c.difference.toFixed(2)];
+      }), "decisions"),
+      table(["rounds", "runs at the cap", "runs spent", "runs saved", "tokens", "cost"],
+            [[q.rounds, q.runs.cap, q.runs.spent, q.runs.saved, spent(q.tokens, function (v) { return num(v, 0); }), spent(q.cost, usd)]], "spent"),
+      el("p", null, q.summary), el("ul", null, q.comparisons.map(function (c) { return el("li", null, c.reason); })));
   }
   function regressionSection() {
     var r = summary.regression, node = section("regression", "Regression: before against after");
