@@ -86,3 +86,16 @@ def test_a_negative_kappa_is_recorded_and_read_back(tmp_path: Path) -> None:
     assert again.returncode == 0, run_output(again)
     (mark,) = json.loads(again.stdout)["judges"]["calibrations"]
     assert mark == {"judge": judge, "status": "calibrated", "kappa": -0.25, "min_kappa": -0.5, "runs": 1}
+
+
+def test_the_otel_run_span_carries_the_judge_calibration(tmp_path: Path) -> None:
+    judge = _rules(tmp_path)
+    (tmp_path / "greet.yml").write_text(
+        "- id: hello\n  turns: [Greet the user]\n  expect:\n    judge: {rubric: The reply greets the user.}\n"
+        "  script:\n    - content: Hello there.\n", encoding="utf-8")
+    done = run_cli("run", "greet.yml", "-p", "scripted", "--judge", judge, "--calibrations", "c.json",
+                   "--results", "r", "--otel", "spans.jsonl", cwd=tmp_path)
+    assert done.returncode == 0, run_output(done)
+    text = (tmp_path / "spans.jsonl").read_text()
+    assert ('{"key":"tooltrial.judge.calibration","value":{"arrayValue":{"values":[{"stringValue":"uncalibrated"}]}}}'
+            in text)
