@@ -136,7 +136,7 @@ def test_the_seams_load_nothing_else() -> None:
     assert _loaded_by("runner.providers.base") == ["runner", "runner.kinds", "runner.providers", "runner.providers.base"]
     # the case model reads the check table (data only) for its list keys, and nothing of the checks' code
     assert _loaded_by("runner.spec.case") == ["runner", "runner.checks", "runner.checks.table", "runner.kinds",
-                                              "runner.spec", "runner.spec.case", "runner.spec.expect"]
+                                              "runner.spec", "runner.spec.case", "runner.spec.expect", "runner.spec.inject"]
 
 
 # --- one home each: a rule or a fact is written in one module, and its users import it ---------------

@@ -96,4 +96,5 @@ KINDS: dict[str, CheckKind] = _rows(
               causes={"check": Points(FailureCause.CHECK_FAILED)}),
     CheckKind("max_tokens", Category.BUDGET, causes={"max_tokens": Points(FailureCause.OVER_BUDGET)}),
     CheckKind("max_cost", Category.BUDGET, causes={"max_cost": Points(FailureCause.OVER_BUDGET)}),
+    CheckKind("attack", None),  # the attacker's checks (runner.spec.inject): apart from the run's verdict
 )

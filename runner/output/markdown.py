@@ -18,6 +18,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from runner.output.injectmd import injection_markdown
 from runner.output.report import run_dict
 from runner.output.store import write_replace
 from runner.text import printable
@@ -96,6 +97,7 @@ def summary_markdown(document: dict[str, Any], runs: Iterable[dict[str, Any]] | 
     if unfinished:
         lines += [f"{len(unfinished)} runs did not finish \\(interrupted\\)\\.", ""]
     lines += _arm_table(document.get("arms") or [])
+    lines += injection_markdown(document.get("arms") or [], md_text)
     lines += _failures(failures, failing, len(document.get("arms") or []) > 1, repeated)
     lines += _judges(document.get("judges"))
     paired = document.get("paired")

@@ -40,8 +40,8 @@ from runner.names import ID_CHARS, SCRIPTED
 from runner.output.store import write_replace
 from runner.run.record import RunRecord
 from runner.spec.case import Case
-from runner.spec.casefile import merge_defaults
 from runner.spec.dataset import expanded_case
+from runner.spec.defaults import merge_defaults
 from runner.spec.fixture import FixtureError, copy_fixture
 from runner.spec.foreign import replio
 from runner.spec.source import parse, to_plain

@@ -227,12 +227,13 @@ def rate(value: float | None) -> float | None:
 
 def arm_dict(arm: Arm) -> dict[str, Any]:
     """One arm: ``{arm (its label), provider, prompt, tool_defs, **figures, pass_at_k, pass_hat_k, groups: {group:
-    figures}}``."""
+    figures}}``, and ``injection`` (runner.scoring.injection) when a case of it has injections."""
     return {
         "arm": arm.label, "provider": arm.provider, "prompt": arm.prompt, "tool_defs": arm.tool_defs,
         **figures_dict(arm.figures),
         "pass_at_k": _ks(arm.pass_at_k), "pass_hat_k": _ks(arm.pass_hat_k),
         "groups": {name: figures_dict(f) for name, f in arm.groups.items()},
+        **({"injection": arm.injection.as_dict(rate)} if arm.injection is not None else {}),
     }
 
 

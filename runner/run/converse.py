@@ -20,6 +20,7 @@ from runner.run.agent import run_agent
 from runner.run.context import RunContext
 from runner.run.events import Event, Listener, RunRef, RunStarted
 from runner.run.external import run_external
+from runner.run.injection import inject_tools
 from runner.run.options import Arm, RunOptions
 from runner.run.prompts import context_for, system_prompt, turn_prompts, user_prompts
 from runner.run.provenance import provenance
@@ -61,6 +62,7 @@ def converse(job: Job, run: RunContext, workspace: Workspace, env: dict[str, str
     render, HiddenFile for an agent command naming a file the sandbox hides, ProviderError from the model's setup."""
     case, arm, record = job.case, job.arm, job.record
     toolbox = _toolbox(case, run, workspace, env, servers, arm.tools)
+    inject_tools(toolbox, case, record.injection)
     context = context_for(case, toolbox.specs(), str(workspace.path))
     system = system_prompt(arm.prompt, case, context)
     user = _user_side(case, context, job.options, run)

@@ -19,6 +19,7 @@ from runner.providers.ratelimit import RateLimiter
 from runner.providers.redact import RunSecrets, Secrets
 from runner.run.context import RunContext
 from runner.run.converse import Job, converse
+from runner.run.injection import judge_attack, plant_files
 from runner.run.options import DEFAULT_RUN_TIMEOUT, Arm, RunOptions
 from runner.run.record import COMMAND_OUTPUT_LIMIT, ERROR, FAIL, PASS, CommandRun, RunRecord
 from runner.run.savedfiles import saved_files
@@ -135,6 +136,7 @@ def _run_in(job: Job, run: RunContext, workspace: Workspace, servers: McpServers
         if time.monotonic() >= run.deadline:
             raise RunTimeout(run.timed_out(f"in setup: {e.command}")) from e
         raise
+    record.injection = plant_files(job.case, workspace.path)
     try:
         before = workspace.snapshot(run)
     except SnapshotStopped as e:
@@ -189,6 +191,7 @@ def _check(job: Job, run: RunContext, workspace: Workspace, env: dict[str, str],
         _error(record, ErrorKind.TIMEOUT, run.timed_out(late.message if late else "in the checks"))
     else:
         settle(record)
+    judge_attack(context, record.status, record.injection)
 
 
 def settle(record: RunRecord) -> None:

@@ -9,6 +9,7 @@ from typing import Any
 from runner.checks.base import CheckResult
 from runner.kinds import ErrorKind, FailureCause, Status, UserStop
 from runner.providers.base import Usage
+from runner.run.injected import InjectionOutcome
 from runner.run.plain import plain
 from runner.run.provenance import Provenance
 from runner.run.requests import JSON_KEY, RequestStats, Tokens
@@ -166,8 +167,8 @@ class RunRecord:
         message_cuts: the texts of ``messages`` kept cut to their head and tail (runner.run.transcript.Cut:
             over TEXT_LIMIT characters). tools: the tools offered, as sent, once (for an external agent,
             those of its first request that offered any).
+        injection: its part in a prompt-injection measurement (runner.run.injected), None for a case without one.
     """
-
     case: str
     provider: str
     prompt: str
@@ -215,6 +216,7 @@ class RunRecord:
     message_cuts: list[Cut] = field(default_factory=list)
     tools: list[dict[str, Any]] = field(default_factory=list)
     tool_defs: str | None = None
+    injection: InjectionOutcome | None = None
 
     @property
     def names(self) -> list[str]:

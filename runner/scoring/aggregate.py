@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from runner.run.record import ERROR, FAIL, PASS
 from runner.run.requests import Tokens
 from runner.scoring.gates import blame, is_infrastructure_error
+from runner.scoring.injection import InjectionFigures, injection_figures
 from runner.scoring.paired import Paired
 from runner.scoring.pairs import comparisons
 from runner.scoring.stats import is_flaky, mean_std, pass_at_k, pass_hat_k, wilson
@@ -199,7 +200,8 @@ class Arm:
     runs, and per case group in first-seen order.
 
     ``pass_at_k`` / ``pass_hat_k`` are the means over the arm's cells with a scored run, for k = 1..the
-    fewest scored runs of such a cell (empty when no run of the arm was scored).
+    fewest scored runs of such a cell (empty when no run of the arm was scored). ``injection``: its prompt-injection
+    figures (runner.scoring.injection), None when no case of it has injections.
     """
 
     label: str
@@ -210,6 +212,7 @@ class Arm:
     pass_at_k: dict[int, float]
     pass_hat_k: dict[int, float]
     tool_defs: str | None = None
+    injection: InjectionFigures | None = None
 
 
 @dataclass(frozen=True)
@@ -276,4 +279,5 @@ def _arm(runs: list[RunSummary], cells: list[Cell]) -> Arm:
         groups={name: figures(group) for name, group in groups.items()},
         pass_at_k={k: sum(c.pass_at_k[k] for c in scored) / len(scored) for k in ks},
         pass_hat_k={k: sum(c.pass_hat_k[k] for c in scored) / len(scored) for k in ks}, tool_defs=runs[0].tool_defs,
+        injection=injection_figures(runs),
     )

@@ -12,11 +12,13 @@ summarizes it first (``summarize``).
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from runner.checks.base import CheckResult, JudgeCalibration
 from runner.kinds import ErrorKind, FailureCause, Status
+from runner.run.injected import InjectionOutcome
 from runner.run.provenance import Provenance
 from runner.run.record import CacheUse, RunRecord
 from runner.run.requests import Tokens
@@ -35,8 +37,8 @@ class RunSummary:
     (seconds), the ``failure`` cause, the ``trajectory_match``, the ``sandbox`` used, the response
     ``cache``'s use, the flags ``prompt_overridden`` and ``truncated_reply``, the ``provenance`` (fingerprints of
     its inputs), the ``arm`` label and the ``attempt`` number (``run --retry-errors``): each as RunRecord has it
-    (runner.run.record); ``judge_marks`` and ``judge_scores``, its judge checks' calibration marks and judged
-    scores (``marks_of``, ``scores_of``)."""
+    (runner.run.record); its ``injection`` without the attack checks' results; ``judge_marks`` and
+    ``judge_scores``, its judge checks' calibration marks and judged scores (``marks_of``, ``scores_of``)."""
 
     case: str
     provider: str
@@ -67,6 +69,7 @@ class RunSummary:
     provenance: Provenance | None
     arm: str
     attempt: int
+    injection: InjectionOutcome | None = None
     judge_marks: tuple[JudgeCalibration, ...] = ()
     judge_scores: tuple[float, ...] = ()
 
@@ -84,6 +87,7 @@ def summarize(record: RunRecord) -> RunSummary:
         sandbox=record.sandbox, prompt_overridden=record.prompt_overridden, truncated_reply=record.truncated_reply,
         queued=record.queued, rate_limited=record.rate_limited, cache=record.cache,
         provenance=record.provenance, arm=record.arm, attempt=record.attempt,
+        injection=None if record.injection is None else dataclasses.replace(record.injection, attack_checks=[]),
         judge_marks=marks_of(record.checks), judge_scores=scores_of(record.checks),
     )
 

@@ -9,7 +9,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from runner.spec.expect import Expect, TurnExpect, as_list, expect_of, turn_expect_of
+from runner.spec.expect import Expect, TurnExpect, as_list, turn_expect_of
+from runner.spec.inject import Injection, attack_expect, injections_of, task_expect
 
 if TYPE_CHECKING:
     from runner.spec.agentspec import AgentSpec
@@ -66,6 +67,8 @@ class Case:
         user: the simulated user that replaces ``turns``, or None.
         agent: the external agent program that replaces the built-in loop (runner.spec.agentspec): its
             spec, its name under tooltrial.yml's ``agents`` until the run resolves it, or None.
+        inject / attack / twin_of: the texts planted (runner.spec.inject), the attacker's checks
+            (``expect.attack``) or None, and for a clean twin the id of the case it is the twin of.
     """
 
     group: str
@@ -96,6 +99,9 @@ class Case:
     turn_expect: tuple[TurnExpect, ...] = ()
     user: SimulatedUser | None = None
     agent: AgentSpec | str | None = None
+    inject: tuple[Injection, ...] = ()
+    attack: Expect | None = None
+    twin_of: str | None = None
 
     @property
     def full_id(self) -> str:
@@ -126,7 +132,7 @@ def build_case(path: Path, group: str, line: int, data: dict[str, Any], fixtures
         deny=tuple(data.get("deny", ())),
         mocks=tuple(_mock(mock) for mock in data.get("mocks", ())),
         mcp=tuple(_server(server) for server in data.get("mcp", ())),
-        expect=expect_of(data.get("expect", {})),
+        expect=task_expect(data),
         timeout=float(data["timeout"]) if "timeout" in data else None,
         script=tuple(_reply(reply) for reply in data["script"]) if "script" in data else None,
         fixtures_dir=fixtures,
@@ -137,6 +143,8 @@ def build_case(path: Path, group: str, line: int, data: dict[str, Any], fixtures
         turn_expect=_turn_expect(data.get("turns", [])),
         user=_user(data["user"]) if "user" in data else None,
         agent=_agent(data["agent"], path) if "agent" in data else None,
+        inject=injections_of(data),
+        attack=attack_expect(data),
     )
 
 

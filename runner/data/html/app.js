@@ -108,6 +108,17 @@
       Object.keys(a.groups).forEach(function (g) { rows.push(figuresRow(g + " [" + a.arm + "]", a.groups[g])); });
     });
     append(node, table(FIGURE_HEAD.map(function (h, i) { return i ? h : "group [arm]"; }), rows, "figures groups"));
+    var attacked = s.arms.filter(function (a) { return a.injection; });
+    if (attacked.length) {  // prompt injections (docs/robustness.md)
+      append(node, el("h3", null, "Prompt injections"));
+      var measures = [["utility_clean", "utility, no attack"], ["utility_attacked", "utility under attack"], ["attack_success", "attack success"]];
+      append(node, table(["arm", "measure", "runs", "rate", "95% interval"], [].concat.apply([], attacked.map(function (a) {
+        return measures.map(function (m) {
+          var x = a.injection[m[0]];
+          return [a.arm, m[1], x.count + "/" + x.runs, pct(x.rate), x.rate === null ? "n/a" : interval(x)];
+        });
+      })), "figures injections"));
+    }
     var cells = el("details", {id: "cells"}, el("summary", null, "Per case (" + s.cells.length + " cases \u00d7 arms)"));
     cells.addEventListener("toggle", function () {  // drawn when first opened: a suite may have thousands
       if (!cells.open || cells.querySelector("table")) return;
@@ -460,6 +471,10 @@
       ["sandbox", r.sandbox ? r.sandbox.mode : "n/a"]];
     if (r.tool_defs) facts.splice(2, 0, ["tool definitions", toolDefs(r)]);
     if (r.cause) facts.splice(4, 0, ["cause", (r.error_kind ? r.error_kind + ": " : "") + r.cause]);
+    var inj = r.injection;  // only for a case with injections or its clean twin
+    if (inj) facts.push(["injection", (inj.attacked ? "attacked (" + (inj.planted.join(", ") || "nothing planted") + ")" : "clean twin") +
+      "; utility " + (inj.utility === null ? "n/a" : inj.utility ? "yes" : "no") +
+      (inj.attacked ? "; attack " + (inj.attack_success === null ? "not judged" : inj.attack_success ? "succeeded" : "failed") : "")]);
     var tm = r.trajectory_match;  // only when the case gives a reference trajectory
     if (tm) facts.push(["trajectory", ["exact", "in_order", "any_order"].filter(function (k) { return tm[k]; }).join(", ") +
       (tm.exact || tm.in_order || tm.any_order ? "; " : "no match; ") + "names precision " + num(tm.name_precision, 2) +
