@@ -48,6 +48,7 @@ MAY_CALL = {  # package -> the other packages whose behaviour it may call
 PROVIDER_KIND_ROWS = [
     ("scripted", "scripted", "runner.providers.scripted"),
     ("alias", None, "runner.providers.live"),
+    ("scripted-judge", "scripted\\-judge:.+", "runner.providers.scriptedjudge"),
     ("model", "[^/]*/.*", "runner.providers.live"),
     ("bare", ".*", "runner.providers.live"),
 ]

@@ -58,7 +58,7 @@ def _write(path: Path, cases: list[dict[str, Any]]) -> Path:
 
 
 def test_a_kind_registered_as_one_row_is_run_validated_and_probed(echo: None, tmp_path: Path) -> None:
-    assert [kind.name for kind in PROVIDER_KINDS] == ["scripted", "alias", "echo", "model", "bare"]
+    assert [kind.name for kind in PROVIDER_KINDS] == ["scripted", "alias", "scripted-judge", "echo", "model", "bare"]
     verdict = 'echo:{"score": 1, "reasoning": "it said hi"}'
     cases = _write(tmp_path / "greet.yml", [
         {"id": "hi", "turns": ["Say hi."], "expect": {"response_contains": "hi", "trace": {"max_calls": 0}}},

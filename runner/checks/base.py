@@ -17,6 +17,33 @@ from runner.spec.case import Case
 OUTCOME, PROCESS, BUDGET = Category.OUTCOME, Category.PROCESS, Category.BUDGET
 
 
+CALIBRATED, UNDER_CALIBRATED, UNCALIBRATED = "calibrated", "under-calibrated", "uncalibrated"
+
+
+@dataclass(frozen=True)
+class JudgeCalibration:
+    """How far a judge check's judge is calibrated on its rubric (runner.output.calibrations): ``judge`` (its
+    name as given), ``status`` (``calibrated``; ``under-calibrated``: its kappa is below the case's
+    ``min_kappa``, or undefined; ``uncalibrated``: never calibrated on this rubric), its Cohen's ``kappa`` (in
+    [-1, 1], None without one) and the case's ``min_kappa`` (None: any calibration will do)."""
+
+    judge: str
+    status: str
+    kappa: float | None = None
+    min_kappa: float | None = None
+
+
+@dataclass(frozen=True)
+class JudgeSettings:
+    """How judge checks run: ``repeats``, the times the judge is asked per run (``--judge-repeats``; the
+    check's score is their mean), and ``calibrations``, the kappa of each calibration kept, by (the rubric's
+    fingerprint, the judge's name) (None where kappa is undefined); None where they were not looked up (a
+    judge check then records no calibration mark: ``run`` looks them up, an in-process run need not)."""
+
+    repeats: int = 1
+    calibrations: Mapping[tuple[str, str], float | None] | None = None
+
+
 @dataclass(frozen=True)
 class CheckResult:
     """One assertion: ``check`` names it (``verify``, ``files``, ``trace.avoid``...),
@@ -28,7 +55,9 @@ class CheckResult:
     never part of the run's ``tokens`` or ``cost``, summed into its
     ``judge_tokens`` and ``judge_cost`` instead). ``error_kind`` marks a
     check that could not be made (``judge_error``): the run becomes an
-    infrastructure ERROR with ``message`` as its cause.
+    infrastructure ERROR with ``message`` as its cause. ``scores`` are each of a judge's answers when it was
+    asked more than once (``--judge-repeats``; ``score`` is their mean), ``calibration`` how far the judge
+    is calibrated on the rubric (None for checks that are no judge's).
     """
 
     check: str
@@ -39,6 +68,8 @@ class CheckResult:
     reasoning: str | None = None
     usage: Usage | None = None
     error_kind: ErrorKind | None = None
+    scores: list[float] = field(default_factory=list)
+    calibration: JudgeCalibration | None = None
 
 
 @dataclass(frozen=True)
@@ -62,6 +93,7 @@ class CheckContext:
     and ``cost`` (USD) are the run's totals, None when no request reported them.
     ``deadline`` (``time.monotonic()``) is the end of the run's time, which bounds the checks too.
     ``run_check`` runs an ``expect.check`` command (each kept on the record); None where no command may run.
+    ``judging``: how judge checks run (repeats, calibrations).
     """
 
     case: Case
@@ -73,6 +105,7 @@ class CheckContext:
     cost: float | None = None
     deadline: float | None = None
     run_check: Callable[[CheckCommand], CommandResult] | None = None
+    judging: JudgeSettings = field(default_factory=JudgeSettings)
 
 
 Check = Callable[[Any, CheckContext], list[CheckResult]]

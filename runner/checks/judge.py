@@ -10,14 +10,28 @@ case's budgets. A judge that cannot be reached, or whose reply has no usable
 score, gives a ``judge_error`` result: the run becomes an infrastructure
 ERROR, never a crash. The judge's request ends with the run's time
 (``CheckContext.deadline``); one cut short gives a ``timeout`` result.
+
+``--judge-repeats K`` asks the judge K times (``CheckContext.judging``): the score is the mean, each answer
+is recorded (``scores``), the reasoning is the first. Every grade records how far its judge is calibrated on
+the rubric (``calibration``: runner.output.calibrations, ``tooltrial judge calibrate``).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import statistics
 from collections.abc import Callable, Sequence
 
-from runner.checks.base import CheckContext, CheckResult
+from runner.checks.base import (
+    CALIBRATED,
+    UNCALIBRATED,
+    UNDER_CALIBRATED,
+    CheckContext,
+    CheckResult,
+    JudgeCalibration,
+    JudgeSettings,
+)
 from runner.errors import Location, UserError
 from runner.kinds import ErrorKind
 from runner.names import JUDGE_HINT, provider_kind
@@ -27,6 +41,8 @@ from runner.providers.registry import PROVIDER_KINDS
 from runner.run.trajectory import Trajectory
 from runner.spec.case import Case
 from runner.spec.expect import JudgeExpect
+from runner.spec.fingerprint import digest
+from runner.sums import known_sum
 
 DEFAULT_THRESHOLD = 0.5
 _RESULT_CHARS = 300
@@ -45,19 +61,51 @@ def check_judge(spec: JudgeExpect, ctx: CheckContext) -> list[CheckResult]:
         return [_broken(f"no judge model for {spec.model or 'this case'}")]
     threshold = DEFAULT_THRESHOLD if spec.threshold is None else float(spec.threshold)
     messages = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": judge_prompt(spec.rubric, ctx.trajectory)}]
-    try:
-        reply = judge.create(ctx.case).complete(messages, [], ctx.deadline)
-    except OutOfTime:
-        return [CheckResult("judge", False, f"waiting for the judge {judge.name}", error_kind=ErrorKind.TIMEOUT)]
-    except ProviderError as e:
-        return [_broken(f"judge {judge.name} unreachable: {e}")]
-    try:
-        score, reasoning = parse_verdict(reply.content or "")
-    except ValueError as e:
-        return [_broken(f"judge {judge.name} gave no usable verdict: {e}", reply.usage)]
+    provider, repeats = judge.create(ctx.case), max(1, ctx.judging.repeats)
+    scores: list[float] = []
+    reasons: list[str] = []
+    usages: list[Usage | None] = []
+    for _ in range(repeats):  # --judge-repeats: the same question again, for the judge's own spread
+        try:
+            reply = provider.complete(messages, [], ctx.deadline)
+        except OutOfTime:
+            return [CheckResult("judge", False, f"waiting for the judge {judge.name}", error_kind=ErrorKind.TIMEOUT,
+                                usage=_summed(usages))]
+        except ProviderError as e:
+            return [_broken(f"judge {judge.name} unreachable: {e}", _summed(usages))]
+        usages.append(reply.usage)
+        try:
+            score, reasoning = parse_verdict(reply.content or "")
+        except ValueError as e:
+            return [_broken(f"judge {judge.name} gave no usable verdict: {e}", _summed(usages))]
+        scores.append(score)
+        reasons.append(reasoning)
+    score = statistics.fmean(scores)
     verdict = "reached" if score >= threshold else "is below"
-    message = f"judge score {score:.2f} {verdict} {threshold:.2f}: {reasoning}"
-    return [CheckResult("judge", score >= threshold, message, score=score, reasoning=reasoning, usage=reply.usage)]
+    asked = f" (mean of {repeats}, {min(scores):.2f} to {max(scores):.2f})" if repeats > 1 else ""
+    message = f"judge score {score:.2f}{asked} {verdict} {threshold:.2f}: {reasons[0]}"
+    return [CheckResult("judge", score >= threshold, message, score=score, reasoning=reasons[0], usage=_summed(usages),
+                        scores=scores if repeats > 1 else [], calibration=None if ctx.judging.calibrations is None
+                        else calibration(spec, judge.name, ctx.judging))]
+
+
+def calibration(spec: JudgeExpect, judge: str, judging: JudgeSettings) -> JudgeCalibration:
+    """How far ``judge`` is calibrated on ``spec``'s rubric (runner.output.calibrations): ``uncalibrated``
+    without a calibration kept, ``under-calibrated`` when its kappa is undefined or below ``spec.min_kappa``."""
+    key, kept = (digest(spec.rubric), judge), judging.calibrations or {}
+    if key not in kept:
+        return JudgeCalibration(judge, UNCALIBRATED, None, spec.min_kappa)
+    kappa = kept[key]
+    low = kappa is None or (spec.min_kappa is not None and kappa < spec.min_kappa)
+    return JudgeCalibration(judge, UNDER_CALIBRATED if low else CALIBRATED, kappa, spec.min_kappa)
+
+
+def _summed(usages: Sequence[Usage | None]) -> Usage | None:
+    """The usage of several requests, field by field (each None where no request reported it); None for none."""
+    known = [u for u in usages if u is not None]
+    if not known:
+        return None
+    return Usage(**{f.name: known_sum(getattr(u, f.name) for u in known) for f in dataclasses.fields(Usage)})
 
 
 def _broken(message: str, usage: Usage | None = None) -> CheckResult:

@@ -8,7 +8,22 @@ import sys
 from collections.abc import Callable, Sequence
 
 from runner import __version__
-from runner.cli import cache, doctor, export, imports, listing, merge, new, plan, report, rescore, run, schema, validate
+from runner.cli import (
+    cache,
+    doctor,
+    export,
+    imports,
+    judge,
+    listing,
+    merge,
+    new,
+    plan,
+    report,
+    rescore,
+    run,
+    schema,
+    validate,
+)
 from runner.cli.options import Parser
 from runner.errors import ExitCode, UserError, did_you_mean, run_at_boundary
 
@@ -26,6 +41,7 @@ SUBCOMMANDS = {
     "import": imports,
     "doctor": doctor,
     "cache": cache,
+    "judge": judge,
 }
 HANDLERS: dict[str, Callable[[argparse.Namespace], int]] = {name: module.command for name, module in SUBCOMMANDS.items()}
 

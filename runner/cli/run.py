@@ -11,8 +11,10 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from runner.checks.base import JudgeSettings
 from runner.checks.judge import judge_names, refuse_judge, resolve_judges
 from runner.cli import listing
+from runner.cli.judgeoptions import add_judge_options, judge_settings
 from runner.cli.options import (
     add_selection,
     add_shard,
@@ -81,6 +83,7 @@ def add(sub: argparse._SubParsersAction) -> None:
                      f"(above 0, below 1) that counts as none (default {DEFAULT_MARGIN:g})")
     run.add_argument("--min-pass-rate", type=fraction, metavar="R", help="gate: each case must pass at least this fraction of its runs (default 1)")
     run.add_argument("--judge", metavar="MODEL", help="judge model for expect.judge checks that name none")
+    add_judge_options(run)
     run.add_argument("-j", "--jobs", type=positive_int, metavar="N",
                      help=f"runs at once (default: jobs in tooltrial.yml, else {DEFAULT_JOBS})")
     run.add_argument("--executor", choices=["local", "ray"], default="local",
@@ -202,7 +205,7 @@ def _shard(args: argparse.Namespace, cases: list[Case], arms: list[Arm]) -> dict
 
 def _request(args: argparse.Namespace, config: Config, cases: list[Case], arms: list[Arm], outputs: dict[str, Any],
              judges: Mapping[str | None, ProviderSpec], shard: dict[str, Any] | None,
-             until: Stopping | None = None) -> SuiteRequest:
+             judging: JudgeSettings, until: Stopping | None = None) -> SuiteRequest:
     """The matrix's request from the parsed ``args``, the config and what is resolved so far: the simulated
     users resolved (runner.run.simuser.resolve_users), the Ray cluster checked (``_ray``), the console,
     ``--live``'s view, the response cache opened, the sandbox chosen. Raises UserError as those do."""
@@ -217,7 +220,7 @@ def _request(args: argparse.Namespace, config: Config, cases: list[Case], arms: 
     together = jobs > 1 and (len(cases) * len(arms) > 1 or repeated)  # runs that may go at once: label each line
     live = LiveView(console, together, repeated, len(arms) > 1) if args.live else None
     cache = open_cache(args.cache, create=True) if args.cache else None
-    each = RunOptions(choose_sandbox(args.sandbox, hidden), keep=args.keep, timeout=args.timeout, judges=judges,
+    each = RunOptions(choose_sandbox(args.sandbox, hidden), keep=args.keep, timeout=args.timeout, judges=judges, judging=judging,
                       users=users, listener=live, cache=cache, secrets=Secrets.known(os.environ, config.key_variables))
     options = SuiteOptions(each, jobs=jobs, shard=args.shard, executor=args.executor, workers=args.workers,
                            ray_address=ray_address, ray_env=ray_env)
@@ -255,10 +258,11 @@ def command(args: argparse.Namespace) -> int:
     require_scripts(cases, arms)
     preflight(cases, arms)
     judges = resolve_judges(cases, judge, lambda name: resolve_provider(name, config, args.verbose))
+    judging = judge_settings(args, cases, judge)
     shard = _shard(args, cases, arms)
     if shard is not None and not shard["selected"]:
         return ExitCode.NO_CASES
-    return run_suite(_request(args, config, cases, arms, outputs, judges, shard, until))
+    return run_suite(_request(args, config, cases, arms, outputs, judges, shard, judging, until))
 
 
 def resume_line(words: Sequence[str], folder: Path) -> str:

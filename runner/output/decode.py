@@ -21,7 +21,7 @@ import typing
 from collections.abc import Iterator
 from typing import Any
 
-from runner.checks.base import CheckResult
+from runner.checks.base import CheckResult, JudgeCalibration
 from runner.run.record import CommandRun, RunRecord
 from runner.run.requests import JSON_KEY
 from runner.scoring.trajectorymatch import TrajectoryMatch
@@ -30,7 +30,8 @@ from runner.scoring.trajectorymatch import TrajectoryMatch
 _UNIT = frozenset({(RunRecord, "outcome"), (RunRecord, "process"), (RunRecord, "accuracy"), (CheckResult, "score"),
                    (TrajectoryMatch, "name_precision"), (TrajectoryMatch, "name_recall"),
                    (TrajectoryMatch, "call_precision"), (TrajectoryMatch, "call_recall")})
-_SIGNED = frozenset({(CommandRun, "exit_code")})  # fields whose number may be below 0
+_SIGNED = frozenset({(CommandRun, "exit_code"), (JudgeCalibration, "kappa"),  # fields whose number may be below 0
+                     (JudgeCalibration, "min_kappa")})
 # a case runs at most 10,000 times (schemas/case.schema.json: runs)
 _HIGHEST: dict[tuple[type, str], float] = {(RunRecord, "run"): 10_000}
 

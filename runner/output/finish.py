@@ -29,6 +29,7 @@ from runner.output.store import REPORT_FILE, ResultsWriter, ascii_json, to_json
 from runner.scoring.aggregate import Aggregate, aggregate
 from runner.scoring.gates import Gate, evaluate, exit_code
 from runner.suite.engine import RunKey
+from runner.terminal.judges import print_judges
 from runner.terminal.lines import RunPrinter, print_interrupted
 from runner.terminal.statistics import print_sequential, print_statistics
 from runner.terminal.tables import print_summary
@@ -223,6 +224,7 @@ def show_ending(ending: Ending, view: View) -> None:
     if printer is not None:
         print_statistics(printer.console, ending.model, ending.gates)
         print_sequential(printer.console, document.get("sequential"))
+        print_judges(printer.console, document.get("judges"))
     if view.as_json:
         for piece in ending.text():  # ASCII, so any stdout carries it, lone surrogates included; not encoded again
             print(ascii_json(piece), end="", file=out)

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from runner.checks.base import CALIBRATED
 from runner.kinds import Blame, Status
 from runner.output.store import write_replace
 from runner.run.record import ERROR, FAIL, RunRecord
@@ -102,7 +103,9 @@ def _gather(records: Iterable[RunRecord], gate_of: dict[tuple[str, str], Gate]) 
     for r in records:
         key = (r.case, r.arm)
         runs.sandbox.setdefault(r.arm, r.sandbox)
-        runs.lines.setdefault(key, []).append(f"run {r.run}: {r.status} ({r.duration:.2f}s)")
+        marks = "".join(f"; judge {c.calibration.judge} {c.calibration.status}" for c in r.checks  # runner.checks.judge
+                        if c.calibration is not None and c.calibration.status != CALIBRATED)
+        runs.lines.setdefault(key, []).append(f"run {r.run}: {r.status} ({r.duration:.2f}s){marks}")
         gate = gate_of.get(key)
         if gate is not None and gate.broken_by is not None and (r.status == FAIL or r.status == ERROR):
             error = r.status == ERROR

@@ -99,6 +99,7 @@ def summary_markdown(document: dict[str, Any], runs: Iterable[dict[str, Any]] | 
     lines += _arm_table(document.get("arms") or [])
     lines += injection_markdown(document.get("arms") or [], md_text)
     lines += _failures(failures, failing, len(document.get("arms") or []) > 1, repeated)
+    lines += _judges(document.get("judges"))
     paired = document.get("paired")
     compared = document.get("comparisons") or ([paired] if paired else [])  # a report of an earlier version: paired alone
     if compared:
@@ -109,6 +110,25 @@ def summary_markdown(document: dict[str, Any], runs: Iterable[dict[str, Any]] | 
         lines += _flips(each.get("flips") or [], each.get("a", ""), each.get("b", ""))
     lines += _sequential(document.get("sequential"))
     return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def _judges(judges: dict[str, Any] | None) -> list[str]:
+    """The judges' section (runner.scoring.judging): the runs graded by a judge not calibrated on its rubric, and
+    the table splitting the variance of judged scores into the judge's own and run to run; none when all is quiet."""
+    lines: list[str] = []
+    if judges and judges.get("uncalibrated_runs"):
+        marks = "; ".join(f"{md_text(c.get('judge', ''))}: {md_text(c.get('status', ''))}, {_many(c.get('runs', 0), 'run')}"
+                          for c in judges.get("calibrations") or [] if c.get("status") != "calibrated")
+        lines += [(f"**Judges:** {judges['uncalibrated_runs']} of {judges.get('judged_runs', 0)} judged runs by a judge "
+                   f"not calibrated on its rubric \\({marks}\\)\\."), ""]
+    if judges and judges.get("noise"):
+        lines += ["### Judge noise", "", "| arm | case | runs × repeats | judge | run to run | total |", "|---|---|---:|---:|---:|---:|"]
+        lines += [_row([md_text(n.get("arm", "")), md_text(n.get("case", "")), f"{n.get('runs')} × {n.get('repeats')}",
+                        *("\\-" if v is None else f"{v:.4f}" for v in (n.get("judge_variance"), n.get("run_variance"),
+                                                                       n.get("total_variance")))])
+                  for n in judges["noise"]]
+        lines.append("")
+    return lines
 
 
 def _sequential(section: dict[str, Any] | None) -> list[str]:

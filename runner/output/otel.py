@@ -152,6 +152,7 @@ def _run_attributes(record: RunRecord, target: OtelTarget) -> dict[str, Any]:
         "tooltrial.cause": first_line(record.cause, "") or None,
         "tooltrial.requests": record.requests, "tooltrial.calls": record.calls,
         "tooltrial.checks.failed": [c.check for c in record.failed_checks] or None,
+        "tooltrial.judge.calibration": [c.calibration.status for c in record.checks if c.calibration] or None,
         "gen_ai.usage.input_tokens": record.tokens.prompt_tokens, "gen_ai.usage.output_tokens": record.tokens.completion_tokens,
         "tooltrial.cost": record.cost,
     }

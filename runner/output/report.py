@@ -24,6 +24,7 @@ from runner.scoring.aggregate import Aggregate, Arm, Cell, Figures
 from runner.scoring.difference import Difference
 from runner.scoring.gates import Gate
 from runner.scoring.inputs import arm_provenances
+from runner.scoring.judging import judges_dict
 from runner.scoring.paired import Paired
 from runner.scoring.regression import Regression
 from runner.scoring.summary import RunSummary, retried_count, summarize
@@ -98,6 +99,7 @@ def report_head(
         "comparisons": [paired_dict(p) for p in model.comparisons],
         **({"retried": retried} if (retried := retried_count(runs)) else {}),
         **({"cache": used.to_dict()} if (used := cache_totals(runs)) else {}),
+        **({"judges": judged} if (judged := judges_dict(runs)) else {}),
     }
 
 

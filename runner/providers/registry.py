@@ -14,15 +14,15 @@ from collections.abc import Collection, Mapping
 from typing import TYPE_CHECKING
 
 from runner import names
-from runner.providers import live, scripted
+from runner.providers import live, scripted, scriptedjudge
 from runner.providers.kind import ProviderKind, ProviderSpec
 
 if TYPE_CHECKING:
     from runner.spec.config import Config
 
 # In the order a name is matched (runner.names.provider_kind): the scripted provider's name, an alias,
-# a model string with a ``/``, then any other name, which litellm alone can tell (``bare``).
-PROVIDER_KINDS: list[ProviderKind] = [scripted.KIND, live.ALIAS, live.MODEL, live.BARE]
+# a scripted judge's ``scripted-judge:FILE``, a model string with a ``/``, then any other name, which litellm alone can tell (``bare``).
+PROVIDER_KINDS: list[ProviderKind] = [scripted.KIND, live.ALIAS, scriptedjudge.KIND, live.MODEL, live.BARE]
 
 
 def register_provider_kind(kind: ProviderKind) -> None:

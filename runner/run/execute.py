@@ -177,7 +177,8 @@ def _check(job: Job, run: RunContext, workspace: Workspace, env: dict[str, str],
         return done
 
     context = CheckContext(case, workspace.path, trajectory, run_command, job.options.judges,
-                           record.tokens.total_tokens, record.cost, run.deadline, run_check)
+                           record.tokens.total_tokens, record.cost, run.deadline, run_check,
+                           job.options.judging)
     record.checks = run_checks(context)
     late = next((c for c in record.checks if c.error_kind == ErrorKind.TIMEOUT), None)  # a judge cut short
     if run.cancel.is_set():  # a check may have been cut short: the run did not finish

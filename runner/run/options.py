@@ -7,6 +7,7 @@ import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from runner.checks.base import JudgeSettings
 from runner.providers.cache import ResponseCache
 from runner.providers.kind import ProviderSpec
 from runner.providers.redact import Secrets
@@ -48,6 +49,7 @@ class RunOptions:
     """Settings shared by every run. Times are in seconds; ``timeout`` overrides each case's.
 
     ``judges`` are the judge providers by model name, None for the default (runner.checks.judge);
+    ``judging`` how they judge (runner.checks.base.JudgeSettings: repeats, calibrations);
     ``users`` the simulated users' live models by name (runner.run.simuser.resolve_users).
 
     Setting ``cancel`` (e.g. on Ctrl-C) stops running runs before their next model request or tool call
@@ -62,6 +64,7 @@ class RunOptions:
     timeout: float | None = None
     command_timeout: float = DEFAULT_COMMAND_TIMEOUT
     judges: Mapping[str | None, ProviderSpec] = field(default_factory=dict)
+    judging: JudgeSettings = field(default_factory=JudgeSettings)
     users: Mapping[str, ProviderSpec] = field(default_factory=dict)
     cancel: threading.Event = field(default_factory=threading.Event)
     listener: Listener | None = None

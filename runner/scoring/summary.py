@@ -16,6 +16,7 @@ import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from runner.checks.base import CheckResult, JudgeCalibration
 from runner.kinds import ErrorKind, FailureCause, Status
 from runner.run.injected import InjectionOutcome
 from runner.run.provenance import Provenance
@@ -36,7 +37,8 @@ class RunSummary:
     (seconds), the ``failure`` cause, the ``trajectory_match``, the ``sandbox`` used, the response
     ``cache``'s use, the flags ``prompt_overridden`` and ``truncated_reply``, the ``provenance`` (fingerprints of
     its inputs), the ``arm`` label and the ``attempt`` number (``run --retry-errors``): each as RunRecord has it
-    (runner.run.record); its ``injection`` without the attack checks' results."""
+    (runner.run.record); its ``injection`` without the attack checks' results; ``judge_marks`` and
+    ``judge_scores``, its judge checks' calibration marks and judged scores (``marks_of``, ``scores_of``)."""
 
     case: str
     provider: str
@@ -68,6 +70,8 @@ class RunSummary:
     arm: str
     attempt: int
     injection: InjectionOutcome | None = None
+    judge_marks: tuple[JudgeCalibration, ...] = ()
+    judge_scores: tuple[float, ...] = ()
 
 
 def summarize(record: RunRecord) -> RunSummary:
@@ -84,7 +88,21 @@ def summarize(record: RunRecord) -> RunSummary:
         queued=record.queued, rate_limited=record.rate_limited, cache=record.cache,
         provenance=record.provenance, arm=record.arm, attempt=record.attempt,
         injection=None if record.injection is None else dataclasses.replace(record.injection, attack_checks=[]),
+        judge_marks=marks_of(record.checks), judge_scores=scores_of(record.checks),
     )
+
+
+def marks_of(checks: Sequence[CheckResult]) -> tuple[JudgeCalibration, ...]:
+    """The calibration marks of a run's judge checks, in order."""
+    return tuple(c.calibration for c in checks if c.calibration is not None)
+
+
+def scores_of(checks: Sequence[CheckResult]) -> tuple[float, ...]:
+    """The judged scores of a run's first judge check that has any: each repeat's (``--judge-repeats``), else its one."""
+    for c in checks:
+        if c.check == "judge" and c.score is not None:
+            return tuple(c.scores) or (c.score,)
+    return ()
 
 
 def retried_count(records: Sequence[RunSummary]) -> int:

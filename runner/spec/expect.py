@@ -87,11 +87,13 @@ class TraceExpect:
 @dataclass(frozen=True)
 class JudgeExpect:
     """An LLM judge's grading (``expect.judge``): the rubric, the judge model (None: the default
-    judge), the lowest passing score in [0, 1] (None: the judge's default)."""
+    judge), the lowest passing score in [0, 1] (None: the judge's default), the lowest Cohen's kappa a
+    calibration of the judge on this rubric must reach (``min_kappa``; None: any calibration will do)."""
 
     rubric: str
     model: str | None = None
     threshold: float | None = None
+    min_kappa: float | None = None
 
 
 @dataclass(frozen=True)

@@ -65,7 +65,8 @@ def case_parts(case: Case) -> dict[str, str]:
     if case.expect.judge is not None:  # the rubric apart, so a rubric edit is named as one
         rest = dataclasses.replace(case.expect, judge=None)
         parts["expect"] = digest({"expect": rest, "turn_expect": case.turn_expect})
-        parts[JUDGE_PART] = digest(case.expect.judge)
+        judge = canonical(case.expect.judge)
+        parts[JUDGE_PART] = digest({k: v for k, v in judge.items() if k != "min_kappa"})  # not what it grades
     return parts
 
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from runner.checks.base import JudgeSettings
 from runner.kinds import ErrorKind
 from runner.providers.breaker import Breaker
 from runner.providers.cache import ResponseCache
@@ -75,6 +76,7 @@ class WorkerSetup:
     key: str = field(default_factory=lambda: uuid.uuid4().hex)
     secrets: Secrets = field(default_factory=Secrets, repr=False)
     sandbox_probed: Probed | None = None
+    judging: JudgeSettings = field(default_factory=JudgeSettings)
 
     @classmethod
     def from_options(cls, options: RunOptions, arms: Sequence[Arm] = (), jobs: int = 1) -> WorkerSetup:
@@ -83,7 +85,7 @@ class WorkerSetup:
         return cls(sandbox.mode, sandbox.binary, sandbox.hide, sandbox.hardened, sandbox.note, options.keep,
                    options.timeout, options.command_timeout, dict(options.judges), dict(options.users), jobs,
                    options.cache, tuple(arms), options.listener is not None, secrets=options.secrets,
-                   sandbox_probed=sandbox.probed)
+                   sandbox_probed=sandbox.probed, judging=options.judging)
 
     def options(self, cancel: threading.Event, listener: Listener | None = None) -> RunOptions:
         """RunOptions rebuilt in a worker: a sandbox of its own, ``cancel`` (set to stop its runs) and
@@ -92,7 +94,7 @@ class WorkerSetup:
                           self.sandbox_note, self.sandbox_probed)
         here = Secrets.known(os.environ, self.secrets.names)  # a Ray node's own keys too
         return RunOptions(sandbox, keep=self.keep, timeout=self.timeout, command_timeout=self.command_timeout,
-                          judges=self.judges, users=self.users, cancel=cancel,
+                          judges=self.judges, judging=self.judging, users=self.users, cancel=cancel,
                           listener=listener, cache=self.cache, secrets=self.secrets.joined(here))
 
     def __eq__(self, other: object) -> bool:

@@ -68,6 +68,7 @@
                 "tooltrial " + s.tooltrial, "exit code " + s.exit_code];
     var links = [["summary", "Summary"], ["plots", "Plots"]];
     if (s.comparisons.length) links.push(["comparison", "Comparison"]);
+    if (s.judges) links.push(["judges", "Judges"]);
     if (s.regression) links.push(["regression", "Regression"]);
     links.push(["runs", "Runs"]);
     return el("header", null, el("h1", null, "tooltrial report"), el("p", {class: "meta"}, meta.join(" \u00b7 ")),
@@ -230,6 +231,21 @@
         : "Smallest difference in pass rate these " + p.pairs + " pairs detect: \u00b1" + p.detectable.toFixed(2) +
           " (two-sided 0.05, power 0.8, at the observed " + Math.round(100 * p.discordance) + "% of pairs disagreeing)."));
   }
+  /* The judges: runs graded by a judge not calibrated on its rubric, and the variance of judged scores split
+     into the judge's own and run to run (run --judge-repeats). */
+  function judgesSection() {
+    var j = summary.judges, node = section("judges", "Judges");
+    var off = j.calibrations.filter(function (c) { return c.status !== "calibrated"; });
+    append(node, el("p", {class: j.uncalibrated_runs ? "warn" : "note"}, j.uncalibrated_runs + " of " + many(j.judged_runs, "judged run") +
+      " graded by a judge not calibrated on its rubric" + (off.length ? ": " + off.map(function (c) {
+        return c.judge + " " + c.status + (c.kappa === null ? "" : " (kappa " + num(c.kappa, 2) + ", needs " + num(c.min_kappa, 2) + ")") + ", " + many(c.runs, "run");
+      }).join("; ") : "")));
+    if (j.noise.length) append(node, el("h3", null, "Judge noise"),
+      table(["arm", "case", "runs \u00d7 repeats", "judge variance", "run-to-run variance", "total variance"],
+        j.noise.map(function (n) { return [n.arm, n.case, n.runs + " \u00d7 " + n.repeats, num(n.judge_variance, 4),
+          num(n.run_variance, 4), num(n.total_variance, 4)]; }), "judge-noise"));
+    return node;
+  }
   function comparisonSection() {
     var node = section("comparison", "Paired comparison");
     append(node, el("p", {class: "note"}, "Runs paired by case and run index, infrastructure errors left out; exact McNemar test on the pairs that disagree." +
@@ -365,6 +381,10 @@
     return el("ul", {class: "checks"}, r.checks.map(function (c) {
       return el("li", {class: c.passed ? "ok" : "bad"}, el("span", {class: "mark"}, c.passed ? "pass" : "FAIL"), " ",
         el("code", null, c.check), " ", el("span", {class: "category"}, c.category), " ", el("span", {class: "message"}, c.message),
+        c.calibration ? el("span", {class: c.calibration.status === "calibrated" ? "category" : "warn judge-calibration"},
+          " judge " + c.calibration.judge + ": " + c.calibration.status +
+          (c.calibration.kappa === null ? "" : " (kappa " + num(c.calibration.kappa, 2) + ")")) : null,
+        c.scores && c.scores.length ? el("span", {class: "category"}, " scores " + c.scores.map(function (x) { return num(x, 2); }).join(", ")) : null,
         c.reasoning ? el("details", null, el("summary", null, "judge's reasoning"), pre(c.reasoning)) : null);
     }));
   }
@@ -476,6 +496,7 @@
   var plots = plotsSection();
   append(app, plots.node);
   if (summary.comparisons.length) append(app, comparisonSection());
+  if (summary.judges) append(app, judgesSection());
   if (summary.regression) append(app, regressionSection());
   var runsNode = runsSection();
   append(app, runsNode);
