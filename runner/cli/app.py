@@ -36,12 +36,12 @@ SUBCOMMANDS = {
     "merge": merge,
     "export": export,
     "plan": plan,
+    "judge": judge,
     "schema": schema,
     "new": new,
     "import": imports,
     "doctor": doctor,
     "cache": cache,
-    "judge": judge,
 }
 HANDLERS: dict[str, Callable[[argparse.Namespace], int]] = {name: module.command for name, module in SUBCOMMANDS.items()}
 
