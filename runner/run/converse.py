@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import time
 from dataclasses import dataclass
@@ -20,6 +21,7 @@ from runner.run.agent import run_agent
 from runner.run.context import RunContext
 from runner.run.events import Event, Listener, RunRef, RunStarted
 from runner.run.external import run_external
+from runner.run.faulted import FaultUse
 from runner.run.options import Arm, RunOptions
 from runner.run.prompts import context_for, system_prompt, turn_prompts, user_prompts
 from runner.run.provenance import provenance
@@ -32,6 +34,7 @@ from runner.run.workspace import Workspace
 from runner.spec.case import Case
 from runner.sums import known_sum
 from runner.tools.base import ToolContext
+from runner.tools.faults import Injector
 from runner.tools.mcp import McpError, McpServers
 from runner.tools.mocks import mock_tools
 from runner.tools.toolbox import Toolbox, build_toolbox
@@ -59,7 +62,7 @@ def converse(job: Job, run: RunContext, workspace: Workspace, env: dict[str, str
     server that did not start (RunTimeout once the run's time is up), UserError for a template that does not
     render, HiddenFile for an agent command naming a file the sandbox hides, ProviderError from the model's setup."""
     case, arm, record = job.case, job.arm, job.record
-    toolbox = _toolbox(case, run, workspace, env, servers)
+    toolbox = _toolbox(case, run, workspace, env, servers, _injector(job, run, workspace, env))
     context = context_for(case, toolbox.specs(), str(workspace.path))
     system = system_prompt(arm.prompt, case, context)
     user = _user_side(case, context, job.options, run)
@@ -68,6 +71,8 @@ def converse(job: Job, run: RunContext, workspace: Workspace, env: dict[str, str
     record.prompt_used = f"{case.full_id}.system" if record.prompt_overridden else arm.prompt.name
     record.provenance = provenance(case, arm.prompt.source if case.system is None else case.system, toolbox.specs(),
                                    arm.provider.cache_identity, arm.provider.name, run.sandbox.mode)
+    if arm.faults is not None and arm.faults.digest is not None:
+        record.provenance = dataclasses.replace(record.provenance, faults=arm.faults.digest)
     provider, cached = _model(job, workspace)
     emit = None
     if job.options.listener is not None:
@@ -91,17 +96,35 @@ def converse(job: Job, run: RunContext, workspace: Workspace, env: dict[str, str
     return trajectory, user
 
 
-def _toolbox(case: Case, run: RunContext, workspace: Workspace, env: dict[str, str], servers: McpServers) -> Toolbox:
+def _tool_context(case: Case, run: RunContext, workspace: Workspace, env: dict[str, str]) -> ToolContext:
+    return ToolContext(workspace.path, run.sandbox, env, run.command_timeout, run.deadline, case.network, run.cancel)
+
+
+def _injector(job: Job, run: RunContext, workspace: Workspace, env: dict[str, str]) -> Injector | None:
+    """The run's faults (the case's, unless the arm is ``off``, then the arm's profile's), its ``faults`` record
+    begun; None, and no record, for a run of no fault arm whose case has none."""
+    profile = job.arm.faults
+    faults = (*(job.case.faults if profile is None or profile.case_faults else ()),
+              *(profile.faults if profile is not None else ()))
+    if profile is None and not faults:
+        return None
+    seed = 0 if profile is None else profile.seed
+    job.record.faults = FaultUse(None if profile is None else profile.name, seed)
+    key = f"{job.case.full_id}#{job.record.run}"
+    return Injector(faults, seed, key, _tool_context(job.case, run, workspace, env)) if faults else None
+
+
+def _toolbox(case: Case, run: RunContext, workspace: Workspace, env: dict[str, str], servers: McpServers,
+             faults: Injector | None) -> Toolbox:
     """The tools the case offers, its MCP servers started; one that fails once the run's time is up: RunTimeout."""
-    tool_context = ToolContext(workspace.path, run.sandbox, env, run.command_timeout, run.deadline, case.network,
-                               run.cancel)
+    tool_context = _tool_context(case, run, workspace, env)
     try:
         served = servers.start(case, tool_context)
     except McpError as e:
         if time.monotonic() >= run.deadline:
             raise RunTimeout(run.timed_out(f"starting MCP servers: {e}")) from e
         raise
-    return build_toolbox(case, tool_context, {**mock_tools(case.mocks), **served})
+    return build_toolbox(case, tool_context, {**mock_tools(case.mocks), **served}, faults)
 
 
 def _model(job: Job, workspace: Workspace) -> tuple[TurnLimited, Cached | None]:

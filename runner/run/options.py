@@ -14,6 +14,7 @@ from runner.run.events import Listener
 from runner.run.prompts import PromptTemplate
 from runner.run.record import arm_label
 from runner.sandbox.command import Sandbox
+from runner.spec.faults import FaultProfile
 
 DEFAULT_RUN_TIMEOUT = 600.0
 
@@ -23,15 +24,17 @@ DEFAULT_COMMAND_TIMEOUT = 60.0
 
 @dataclass(frozen=True)
 class Arm:
-    """One column of a comparison: a provider and a system prompt template."""
+    """One column of a comparison: a provider, a system prompt template and, with ``run --faults``, a fault
+    profile (runner.spec.faults; None: each case's own faults, no fault dimension)."""
 
     provider: ProviderSpec
     prompt: PromptTemplate
+    faults: FaultProfile | None = None
 
     @property
     def label(self) -> str:
-        """``provider · prompt``, as every run of the arm records it (RunRecord.arm)."""
-        return arm_label(self.provider.name, self.prompt.name)
+        """``provider · prompt`` (``· faults NAME`` with a fault profile), as every run of the arm records it (RunRecord.arm)."""
+        return arm_label(self.provider.name, self.prompt.name, None if self.faults is None else self.faults.name)
 
 
 @dataclass(frozen=True)

@@ -37,6 +37,7 @@ class Provenance:
         params: the request parameters the arm sent besides the model (``api_base``, ``temperature``,
             ``max_tokens``, ``params``, ``stream``), {} for a provider without any.
         sandbox: the sandbox mode (``bwrap`` or ``none``).
+        faults: the arm's fault profile (``run --faults FILE``: what the file holds), None for none.
     """
 
     case: str
@@ -52,6 +53,7 @@ class Provenance:
     commit: str | None = None
     litellm: str | None = None
     params: dict[str, Any] = field(default_factory=dict)
+    faults: str | None = None
 
 
 def provenance(case: Case, prompt: str, tools: list[dict[str, Any]], identity: Mapping[str, Any] | None,

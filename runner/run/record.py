@@ -11,6 +11,7 @@ from typing import Any
 from runner.checks.base import CheckResult
 from runner.kinds import ErrorKind, FailureCause, Status, UserStop
 from runner.providers.base import Usage
+from runner.run.faulted import FaultUse
 from runner.run.provenance import Provenance
 from runner.run.requests import JSON_KEY, RequestStats, Tokens
 from runner.run.simuser import UserTurn
@@ -97,9 +98,9 @@ class EarlierAttempt:
         return cls(record.error_kind, record.cause, record.started, record.duration)
 
 
-def arm_label(provider: str, prompt: str) -> str:
-    """How output, reports and run files name an arm: ``provider · prompt``."""
-    return f"{provider} · {prompt}"
+def arm_label(provider: str, prompt: str, faults: str | None = None) -> str:
+    """How output, reports and run files name an arm: ``provider · prompt``, ``· faults NAME`` after a fault profile."""
+    return f"{provider} · {prompt}" if faults is None else f"{provider} · {prompt} · faults {faults}"
 
 
 @dataclass
@@ -163,7 +164,8 @@ class RunRecord:
             sends again kept once. Each of ``model_requests`` says which it carried (``messages: [start, end]``).
         message_cuts: the texts of ``messages`` kept cut to their head and tail (runner.run.transcript.Cut:
             over TEXT_LIMIT characters). tools: the tools offered, as sent, once (for an external agent,
-            those of its first request that offered any).
+            those of its first request that offered any). faults: its fault arm, seed and what it received and
+            how it coped (runner.run.faulted.FaultUse), None for a run of no fault arm and a case without faults.
     """
 
     case: str
@@ -211,6 +213,7 @@ class RunRecord:
     messages: list[dict[str, Any]] = field(default_factory=list)
     message_cuts: list[Cut] = field(default_factory=list)
     tools: list[dict[str, Any]] = field(default_factory=list)
+    faults: FaultUse | None = None
 
     @property
     def names(self) -> list[str]:
@@ -251,7 +254,7 @@ class RunRecord:
 
     @property
     def arm(self) -> str:
-        return arm_label(self.provider, self.prompt)
+        return arm_label(self.provider, self.prompt, None if self.faults is None else self.faults.arm)
 
     @property
     def attempt(self) -> int:

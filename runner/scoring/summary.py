@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from runner.kinds import ErrorKind, FailureCause, Status
+from runner.run.faulted import FaultUse
 from runner.run.provenance import Provenance
 from runner.run.record import CacheUse, RunRecord
 from runner.run.requests import Tokens
@@ -32,8 +33,8 @@ class RunSummary:
     judges' ``judge_tokens`` and ``judge_cost`` (USD), ``duration``, ``queued`` and ``rate_limited``
     (seconds), the ``failure`` cause, the ``trajectory_match``, the ``sandbox`` used, the response
     ``cache``'s use, the flags ``prompt_overridden`` and ``truncated_reply``, the ``provenance`` (fingerprints of
-    its inputs), the ``arm`` label and the ``attempt`` number (``run --retry-errors``): each as RunRecord has it
-    (runner.run.record)."""
+    its inputs), the ``arm`` label, the ``attempt`` number (``run --retry-errors``) and the ``faults`` it received:
+    each as RunRecord has it (runner.run.record)."""
 
     case: str
     provider: str
@@ -63,6 +64,7 @@ class RunSummary:
     provenance: Provenance | None
     arm: str
     attempt: int
+    faults: FaultUse | None = None
 
 
 Scored = RunRecord | RunSummary  # what the aggregation reads: a whole record or its summary
@@ -80,7 +82,7 @@ def summarize(record: RunRecord) -> RunSummary:
         duration=record.duration, failure=record.failure, trajectory_match=record.trajectory_match,
         sandbox=record.sandbox, prompt_overridden=record.prompt_overridden, truncated_reply=record.truncated_reply,
         queued=record.queued, rate_limited=record.rate_limited, cache=record.cache,
-        provenance=record.provenance, arm=record.arm, attempt=record.attempt,
+        provenance=record.provenance, arm=record.arm, attempt=record.attempt, faults=record.faults,
     )
 
 

@@ -13,6 +13,7 @@ from runner.spec.expect import Expect, TurnExpect, as_list, expect_of, turn_expe
 
 if TYPE_CHECKING:
     from runner.spec.agentspec import AgentSpec
+    from runner.spec.faults import Fault
 
 DEFAULT_MAX_TURNS = 30
 DEFAULT_USER_TURNS = 10
@@ -66,6 +67,7 @@ class Case:
         user: the simulated user that replaces ``turns``, or None.
         agent: the external agent program that replaces the built-in loop (runner.spec.agentspec): its
             spec, its name under tooltrial.yml's ``agents`` until the run resolves it, or None.
+        faults: the tool failures injected in its runs (runner.spec.faults, runner.tools.faults), in order.
     """
 
     group: str
@@ -96,6 +98,7 @@ class Case:
     turn_expect: tuple[TurnExpect, ...] = ()
     user: SimulatedUser | None = None
     agent: AgentSpec | str | None = None
+    faults: tuple[Fault, ...] = ()
 
     @property
     def full_id(self) -> str:
@@ -137,7 +140,14 @@ def build_case(path: Path, group: str, line: int, data: dict[str, Any], fixtures
         turn_expect=_turn_expect(data.get("turns", [])),
         user=_user(data["user"]) if "user" in data else None,
         agent=_agent(data["agent"], path) if "agent" in data else None,
+        faults=_faults(data["faults"]) if "faults" in data else (),
     )
+
+
+def _faults(specs: list[dict[str, Any]]) -> tuple[Fault, ...]:
+    from runner.spec.faults import faults_of  # the case model's own imports stay few (tests/test_layout.py)
+
+    return faults_of(specs)
 
 
 def _agent(agent: str | dict[str, Any], path: Path) -> AgentSpec | str:
