@@ -40,9 +40,10 @@ from runner.sandbox.command import MODES
 from runner.spec.agentspec import with_agents
 from runner.spec.case import Case
 from runner.spec.config import Config, load_config
+from runner.spec.faults import load_profiles
 from runner.suite.engine import plan_keys, preflight, require_scripts
 from runner.suite.executors import AUTO_MIN_RUNS, worker_count
-from runner.suite.options import DEFAULT_JOBS, SuiteOptions, make_arms
+from runner.suite.options import DEFAULT_JOBS, SuiteOptions, make_arms, with_faults
 from runner.suite.request import SuiteRequest, run_suite
 from runner.suite.shard import shard_summary
 from runner.terminal.console import make_console
@@ -68,6 +69,9 @@ def add(sub: argparse._SubParsersAction) -> None:
     run.add_argument("-P", "--prompt", action="append", default=[], metavar="FILE",
                      help="system prompt template: a file, or a bundled prompt's name (default, terse) from any folder "
                      "(repeatable, A/B)")
+    run.add_argument("--faults", action="append", default=[], metavar="FILE|off|case",
+                     help="a fault arm: a fault profile file, off (no faults) or case (each case's own faults); "
+                     "repeatable, the clean twin (off) added when not given (docs/robustness.md)")
     run.add_argument("--runs", type=runs, default=1, metavar="N", help="repeat each case N times (a case's runs: wins)")
     run.add_argument("--min-pass-rate", type=fraction, metavar="R", help="gate: each case must pass at least this fraction of its runs (default 1)")
     run.add_argument("--judge", metavar="MODEL", help="judge model for expect.judge checks that name none")
@@ -219,6 +223,7 @@ def command(args: argparse.Namespace) -> int:
     prompts = load_prompts(args.prompt)
     _warm_up(args, cases, names, config, len(prompts))
     arms = make_arms([resolve_provider(name, config, args.verbose, args.stream) for name in names], prompts)
+    arms = with_faults(arms, load_profiles(args.faults))
     require_scripts(cases, arms)
     preflight(cases, arms)
     judges = resolve_judges(cases, judge, lambda name: resolve_provider(name, config, args.verbose))

@@ -26,6 +26,7 @@ from runner.scoring.gates import Gate
 from runner.scoring.inputs import arm_provenances
 from runner.scoring.paired import Paired
 from runner.scoring.regression import Regression
+from runner.scoring.robustness import robustness_dict
 from runner.scoring.summary import Scored, retried_count
 from runner.sums import known_sum
 from runner.text import cap_text
@@ -56,7 +57,8 @@ def report_document(
     unfinished: Sequence[dict[str, Any]] = (),
 ) -> dict[str, Any]:
     """The report of one invocation: ``{schema_version, kind, tooltrial, **meta, exit_code,
-    [unfinished], overall, arms, cells, paired, comparisons, [retried], [cache], runs}``; ``retried`` (how many
+    [unfinished], overall, arms, cells, paired, comparisons, [retried], [cache], [robustness], runs}``; ``robustness``
+    (runner.scoring.robustness.robustness_dict) only with faults or a clean twin; ``retried`` (how many
     runs ``run --retry-errors`` ran again, ``retried_count``) only when some were, ``cache`` (``cache_totals``)
     only when some run used a response cache. ``paired`` is the paired analysis of
     exactly two arms (else None), ``comparisons`` every paired analysis (runner.scoring.pairs), each
@@ -98,6 +100,8 @@ def report_head(
         "comparisons": [paired_dict(p) for p in model.comparisons],
         **({"retried": retried} if (retried := retried_count(runs)) else {}),
         **({"cache": used.to_dict()} if (used := cache_totals(runs)) else {}),
+        **({"robustness": robustness_dict(model.recoveries, model.robustness)}
+           if model.recoveries or model.robustness else {}),
     }
 
 

@@ -1,7 +1,7 @@
 """Which arms the paired analysis compares (runner.scoring.paired).
 
 An arm is one value of each dimension a user varies (DIMENSIONS: the ``-P`` prompt, the ``-p``
-provider). With two arms the one comparison is of those two, whatever they differ in. With more, a
+provider, the ``--faults`` arm). With two arms the one comparison is of those two, whatever they differ in. With more, a
 comparison is of two arms that differ in exactly one dimension, so each verdict is about one change:
 the prompts within each provider, then the providers within each prompt (2 providers x 2 prompts give
 four comparisons; three prompts give three pairs per provider). Arms differing in more than one
@@ -21,7 +21,7 @@ from runner.scoring.inputs import changed_cases
 from runner.scoring.paired import Factor, Paired, compare_pairs, outcomes, overridden, scores
 from runner.scoring.summary import Scored
 
-DIMENSIONS = ("prompt", "provider")  # the order comparisons are listed in: prompts within each provider first
+DIMENSIONS = ("prompt", "provider", "faults")  # the order comparisons are listed in: prompts within each provider first
 
 
 def comparisons(records: Sequence[Scored]) -> list[Paired]:
@@ -30,7 +30,7 @@ def comparisons(records: Sequence[Scored]) -> list[Paired]:
     by_arm: dict[str, list[Scored]] = defaultdict(list)
     for record in records:
         by_arm[record.arm].append(record)
-    values = {label: {name: getattr(runs[0], name) for name in DIMENSIONS} for label, runs in by_arm.items()}
+    values = {label: {name: _value(runs[0], name) for name in DIMENSIONS} for label, runs in by_arm.items()}
     if len(by_arm) == 2:
         a, b = by_arm
         return [_compare(by_arm, a, b, None, differ_by_prompt=values[a]["prompt"] != values[b]["prompt"])]
@@ -38,10 +38,17 @@ def comparisons(records: Sequence[Scored]) -> list[Paired]:
     for name in DIMENSIONS:
         for a, b in combinations(by_arm, 2):
             if [d for d in DIMENSIONS if values[a][d] != values[b][d]] == [name]:
-                fixed = {d: values[a][d] for d in DIMENSIONS if d != name}
-                found.append(_compare(by_arm, a, b, Factor(name, values[a][name], values[b][name], fixed),
+                fixed = {d: v for d in DIMENSIONS if d != name and (v := values[a][d]) is not None}
+                found.append(_compare(by_arm, a, b, Factor(name, str(values[a][name]), str(values[b][name]), fixed),
                                       differ_by_prompt=name == "prompt"))
     return found
+
+
+def _value(record: Scored, dimension: str) -> str | None:
+    """The arm's value of ``dimension``: its prompt, provider, or ``--faults`` arm (None without one)."""
+    if dimension == "faults":
+        return record.faults.arm if record.faults is not None else None
+    return str(getattr(record, dimension))
 
 
 def _compare(by_arm: dict[str, list[Scored]], a: str, b: str, factor: Factor | None, differ_by_prompt: bool) -> Paired:

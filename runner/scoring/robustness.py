@@ -5,9 +5,11 @@ in the clean twin (``--faults off``: the same case and provider, faults off) aga
 
 from __future__ import annotations
 
+import dataclasses
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from runner.kinds import FailureCause, Status
 from runner.run.faulted import FaultUse
@@ -124,3 +126,10 @@ def robustness_rows(records: Sequence[Scored]) -> list[RobustRow]:
 
 def _mean(values: Sequence[float]) -> float | None:
     return sum(values) / len(values) if values else None
+
+
+def robustness_dict(recovered: Sequence[Recovery], rows: Sequence[RobustRow]) -> dict[str, Any]:
+    """report.json's ``robustness``: ``{recovery: [{arm, faulted, recovered, recovery, not_handled, retries,
+    calls_to_recover}], table: [{case, arm, faults, clean_passed, clean_runs, passed, runs, difference}]}``."""
+    return {"recovery": [{**dataclasses.asdict(r), "recovery": r.recovery} for r in recovered],
+            "table": [{**dataclasses.asdict(row), "arm": row.base, "difference": row.difference} for row in rows]}

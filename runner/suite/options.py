@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -12,6 +13,7 @@ from runner.errors import UserError
 from runner.providers.kind import ProviderSpec
 from runner.run.options import Arm, RunOptions
 from runner.run.prompts import PromptTemplate
+from runner.spec.faults import FaultProfile
 from runner.suite.shard import Shard
 
 DEFAULT_JOBS = 4
@@ -34,6 +36,12 @@ def make_arms(providers: Sequence[ProviderSpec], prompts: Sequence[PromptTemplat
     if twice is not None:
         raise UserError(f"two arms would both be labelled {twice!r}", hint="rename a prompt file or an alias")
     return arms
+
+
+def with_faults(arms: Sequence[Arm], profiles: Sequence[FaultProfile]) -> list[Arm]:
+    """Each arm with each fault profile (``run --faults``; runner.spec.faults.load_profiles), by arm then profile;
+    ``arms`` as they are for no profiles."""
+    return [dataclasses.replace(arm, faults=profile) for arm in arms for profile in profiles] or list(arms)
 
 
 @dataclass(frozen=True)
