@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 import yaml
+from jsonschema import Draft202012Validator
 
 from runner.kinds import FailureCause
 from runner.run.faulted import FaultUse
@@ -38,8 +39,17 @@ def _runs(folder: Path) -> dict[str, list[dict[str, Any]]]:
 
 
 def _report(folder: Path) -> dict[str, Any]:
+    """report.json of the one results folder under ``folder``, it and each run file held to their schemas."""
     (results,) = folder.iterdir()
-    return json.loads((results / "report.json").read_text())
+    for path in (results / "runs").iterdir():
+        _schema("run.schema.json").validate(json.loads(path.read_text()))
+    document = json.loads((results / "report.json").read_text())
+    _schema("report.schema.json").validate(document)
+    return document
+
+
+def _schema(name: str) -> Draft202012Validator:
+    return Draft202012Validator(json.loads((ROOT / "schemas" / name).read_text()))
 
 
 def test_the_robustness_suite_passes_offline_each_run_recording_the_fault_it_got(tmp_path: Path) -> None:

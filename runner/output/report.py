@@ -167,7 +167,7 @@ def run_dict(record: RunRecord, data: dict[str, Any] | None = None) -> dict[str,
     ``script`` (what ``--record`` writes) is left out, ``trace`` and ``model_requests`` tell it; so is
     ``provenance``, kept once per arm (``arm_provenances``), and the conversation as sent (``messages``,
     ``message_cuts``, ``tools``), kept by the run file. A trace entry names the model request its call came
-    from (``request``) and the call's full ``call_id``;
+    from (``request``), the call's full ``call_id`` and the ``fault`` its result got;
     ``commands`` keep TRACE_RESULT_LIMIT characters of each stream. ``data`` is ``record.to_dict()`` where
     the caller has made it already (the run file is written from it too); it is not changed."""
     data = {key: value for key, value in (record.to_dict() if data is None else data).items()
@@ -175,7 +175,7 @@ def run_dict(record: RunRecord, data: dict[str, Any] | None = None) -> dict[str,
     trace = [
         {"turn": s.turn, "request": s.request, "call_id": s.call_id, "status": s.status, "name": s.name,
          "arguments": s.arguments, "result": cap_text(s.result, TRACE_RESULT_LIMIT), "is_error": s.is_error,
-         "duration": s.duration, "started": s.started}
+         "duration": s.duration, "started": s.started, "fault": s.fault}
         for s in record.steps
     ]
     commands = [{**c, "stdout": cap_text(c["stdout"], TRACE_RESULT_LIMIT), "stderr": cap_text(c["stderr"], TRACE_RESULT_LIMIT)}

@@ -13,7 +13,7 @@ from typing import Any
 
 from runner.kinds import FailureCause, Status
 from runner.run.faulted import FaultUse
-from runner.run.record import RunRecord, arm_label
+from runner.run.record import RunRecord
 from runner.run.trajectory import Step
 from runner.scoring.gates import is_infrastructure_error
 from runner.scoring.summary import Scored
@@ -117,7 +117,8 @@ def robustness_rows(records: Sequence[Scored]) -> list[RobustRow]:
         arm = record.faults.arm if record.faults is not None else None
         if arm is None:
             continue
-        counts = tally.setdefault((record.case, arm_label(record.provider, record.prompt), arm), [0, 0])
+        base = record.arm.removesuffix(f" · faults {arm}")  # its provider · prompt (runner.run.record.arm_label)
+        counts = tally.setdefault((record.case, base, arm), [0, 0])
         counts[0] += record.status == Status.PASS
         counts[1] += 1
     return [RobustRow(case, base, arm, *tally.get((case, base, OFF), [0, 0]), *counts)
@@ -132,4 +133,6 @@ def robustness_dict(recovered: Sequence[Recovery], rows: Sequence[RobustRow]) ->
     """report.json's ``robustness``: ``{recovery: [{arm, faulted, recovered, recovery, not_handled, retries,
     calls_to_recover}], table: [{case, arm, faults, clean_passed, clean_runs, passed, runs, difference}]}``."""
     return {"recovery": [{**dataclasses.asdict(r), "recovery": r.recovery} for r in recovered],
-            "table": [{**dataclasses.asdict(row), "arm": row.base, "difference": row.difference} for row in rows]}
+            "table": [{"case": row.case, "arm": row.base, "faults": row.faults, "clean_passed": row.clean_passed,
+                       "clean_runs": row.clean_runs, "passed": row.passed, "runs": row.runs, "difference": row.difference}
+                      for row in rows]}
