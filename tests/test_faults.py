@@ -126,7 +126,7 @@ def test_a_profile_is_a_second_arm_beside_the_clean_twin_with_the_paired_statist
     profile = tmp_path / "broken-writes.yml"
     profile.write_text("seed: 3\nfaults:\n  - {tool: write_file, kind: error}\n")
     done = run_cli("run", str(suite), "-p", "scripted", "--faults", str(profile), "--runs", "3",
-                   "--results", str(tmp_path / "r"))
+                   "--results", str(tmp_path / "r"), "--summary-md", str(tmp_path / "summary.md"))
     assert done.returncode == 1, done.stderr
     runs = _runs(tmp_path / "r")
     assert sorted(runs) == ["scripted · default · faults broken-writes", "scripted · default · faults off"]
@@ -143,6 +143,9 @@ def test_a_profile_is_a_second_arm_beside_the_clean_twin_with_the_paired_statist
     paired = document["comparisons"][0]
     assert (paired["a"], paired["b"]) == ("scripted · default · faults off", "scripted · default · faults broken-writes")
     assert "-100 pts" in done.stdout and "exact McNemar" in done.stdout
+    summary = (tmp_path / "summary.md").read_text()
+    assert ("| scripted · default · faults broken\\-writes | 3 | 0 \\(0%\\) | 3 | 0.0 | — |\n" in summary)
+    assert "| g\\/write\\-hello | scripted · default | broken\\-writes | 3/3 | 0/3 | \\-100 pts |\n" in summary
 
 
 PROBABLE = """\
