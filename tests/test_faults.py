@@ -299,12 +299,14 @@ def test_a_mock_tools_result_gets_its_fault_too(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(("fault", "code", "message"), [
-    ("{tool: raed_file, kind: error}", 4, "error: g.yml:5:14: faults[0].tool: unknown tool 'raed_file' (did you mean 'read_file'?)\n"),
+    ("{tool: raed_file, kind: error}", 4,
+     "error: g.yml:5:14: faults[0].tool: unknown tool 'raed_file' (did you mean 'read_file'?)\n"),
     ("{tool: read_file, kind: error, when: {pth: a.txt}}", 4,
-     "error: g.yml:5:45: faults[0].when: read_file has no parameter 'pth' (its schema allows no other), so no call "
-     "can match (did you mean 'path'?)\n"),
-    ("{tool: bash, kind: error}", 0, "warning: g.yml:5:14: faults[0].tool: tool 'bash' is denied by the case, so its "
-                                     "fault never fires (remove the fault, or offer the tool)\n"),
+     ("error: g.yml:5:45: faults[0].when: read_file has no parameter 'pth' (its schema allows no other), so no call "
+      "can match (did you mean 'path'?)\n")),
+    ("{tool: bash, kind: error}", 0,
+     ("warning: g.yml:5:14: faults[0].tool: tool 'bash' is denied by the case, so its fault never fires "
+      "(remove the fault, or offer the tool)\n")),
 ])
 def test_a_fault_names_a_tool_the_case_can_call_and_its_parameters(tmp_path: Path, fault: str, code: int,
                                                                    message: str) -> None:

@@ -159,8 +159,8 @@ def _robustness(section: dict[str, Any]) -> list[str]:
     case against its clean twin; [] without it."""
     lines = []
     if section.get("recovery"):
-        lines += ["### Faults", "", "| arm | faulted runs | recovered | fault\\_not\\_handled | retries / run | "
-                  "calls to recover |", "|---|---:|---:|---:|---:|---:|"]
+        head = "| arm | faulted runs | recovered | fault\\_not\\_handled | retries / run | calls to recover |"
+        lines += ["### Faults", "", head, "|---|---:|---:|---:|---:|---:|"]
         for r in section["recovery"]:
             lines.append(_row([md_text(r["arm"]), str(r["faulted"]), f"{r['recovered']} \\({_rate(r['recovery'])}\\)",
                                str(r["not_handled"]), _mean(r["retries"]), _mean(r["calls_to_recover"])]))
