@@ -315,3 +315,23 @@ def test_a_fault_names_a_tool_the_case_can_call_and_its_parameters(tmp_path: Pat
     (tmp_path / "g.yml").write_text(text)
     done = run_cli("validate", "g.yml", cwd=tmp_path)
     assert (done.returncode, done.stderr) == (code, message)
+
+
+def test_fault_arms_resume_and_merge_as_arms_of_their_own(tmp_path: Path) -> None:
+    (tmp_path / "g.yml").write_text(PROBABLE)
+    for shard in ("1/2", "2/2"):
+        done = run_cli("run", "g.yml", "--faults", "case", "--runs", "5", "--shard", shard,  # runs 1-4, then 5
+                       "--results", f"s{shard[0]}", cwd=tmp_path)
+        assert done.returncode == 0, done.stderr
+    (first,) = (tmp_path / "s1").iterdir()
+    done = run_cli("run", "g.yml", "--faults", "case", "--runs", "5", "--shard", "1/2", "--resume", str(first),
+                   "--results", "again", cwd=tmp_path)
+    assert done.returncode == 0 and "resuming: 8 of 8 runs are done already" in done.stdout, done.stdout
+    (second,) = (tmp_path / "s2").iterdir()
+    done = run_cli("merge", str(first), str(second), "-o", "merged", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    (merged,) = (tmp_path / "merged").glob("**/report.json")
+    document = json.loads(merged.read_text())
+    assert sorted((r["run"], r["faults"]["arm"]) for r in document["runs"]) == [
+        (run, arm) for run in range(1, 6) for arm in ("case", "off")]
+    assert [(r["clean_runs"], r["runs"]) for r in document["robustness"]["table"]] == [(5, 5)]

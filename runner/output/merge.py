@@ -127,12 +127,12 @@ def _same_suite(first: Results, ours: dict[str, Any], part: Results, theirs: dic
 def _join(parts: Sequence[Results], prefer: str | None) -> tuple[list[RunRecord], int]:
     """Every run of ``parts`` once, in the order first seen, and how many were held by more than one
     folder. Raises UserError naming the runs held differently when ``prefer`` is None."""
-    kept: dict[tuple[str, str, str, int], tuple[RunRecord, Path]] = {}
+    kept: dict[tuple[str, str, int], tuple[RunRecord, Path]] = {}
     differ: list[str] = []
     overlapping = 0
     for part in parts:
         for record in part.records:
-            key = (record.case, record.provider, record.prompt, record.run)
+            key = (record.case, record.arm, record.run)  # the arm: its provider, prompt and any fault profile
             if key not in kept:
                 kept[key] = (record, part.path)
                 continue
@@ -175,7 +175,7 @@ def _same_inputs(kept: Sequence[tuple[RunRecord, Path]]) -> None:
 
 def _unfinished(parts: Sequence[Results], records: Sequence[RunRecord]) -> list[dict[str, Any]]:
     """The runs the parts' reports list as unfinished that no part holds, once each."""
-    done = {(r.case, r.provider, r.prompt, r.run) for r in records}
+    done = {(r.case, r.provider, r.arm.removeprefix(f"{r.provider} · "), r.run) for r in records}  # as unfinished names them
     left: dict[tuple[str, str, str, int], dict[str, Any]] = {}
     for part in parts:
         for run in (part.report or {}).get("unfinished") or []:

@@ -173,12 +173,19 @@ def run_matrix(
 
 def plan_keys(cases: Sequence[Case], arms: Sequence[Arm], repeats: int = 1, shard: Shard | None = None) -> list[RunKey]:
     """The key of every run ``run_matrix`` plans for these arguments, in plan order (only ``shard``'s runs, if given)."""
-    return [(case.full_id, arm.provider.name, arm.prompt.name, run) for case, arm, run in _plan(cases, arms, repeats, shard)]
+    return [(case.full_id, arm.provider.name, _prompt_slot(arm.label, arm.provider.name), run)
+            for case, arm, run in _plan(cases, arms, repeats, shard)]
 
 
 def run_key(record: Scored) -> RunKey:
-    """What identifies a run in a matrix: ``(case full id, provider name, prompt name, run number)``."""
-    return record.case, record.provider, record.prompt, record.run
+    """What identifies a run in a matrix: ``(case full id, provider name, prompt name, run number)``, the prompt
+    name followed by the arm's fault profile where it has one (``default · faults flaky``)."""
+    return record.case, record.provider, _prompt_slot(record.arm, record.provider), record.run
+
+
+def _prompt_slot(label: str, provider: str) -> str:
+    """The arm label ``label`` (runner.run.record.arm_label) but its provider: the prompt, then any fault arm."""
+    return label.removeprefix(f"{provider} · ")
 
 
 def _plan(cases: Sequence[Case], arms: Sequence[Arm], repeats: int,
