@@ -18,6 +18,7 @@ from runner.run.trajectory import Step
 from runner.sandbox.command import Sandbox, scrubbed_env
 from runner.scoring.robustness import fill_faults, recoveries, robustness_rows
 from runner.spec.faults import faults_of
+from runner.spec.fingerprint import digest
 from runner.tools.base import ToolContext, ToolResult
 from runner.tools.faults import Injector, draw
 from tests.helpers import GOOD, ROOT, run_cli
@@ -335,3 +336,23 @@ def test_fault_arms_resume_and_merge_as_arms_of_their_own(tmp_path: Path) -> Non
     assert sorted((r["run"], r["faults"]["arm"]) for r in document["runs"]) == [
         (run, arm) for run in range(1, 6) for arm in ("case", "off")]
     assert [(r["clean_runs"], r["runs"]) for r in document["robustness"]["table"]] == [(5, 5)]
+
+
+def test_an_edited_fault_profile_is_a_changed_input_of_its_arm(tmp_path: Path) -> None:
+    (tmp_path / "g.yml").write_text(GOOD.split("- id: count-lines")[0])
+    profile = tmp_path / "flaky.yml"
+    folders = []
+    for message in ("disk full", "disk on fire"):
+        profile.write_text(f"faults:\n  - {{tool: write_file, kind: error, message: {message}}}\n")
+        done = run_cli("run", "g.yml", "--faults", "flaky.yml", "--results", message.replace(" ", "-"), cwd=tmp_path)
+        assert done.returncode == 1, done.stderr
+        folders.append(next((tmp_path / message.replace(" ", "-")).iterdir()))
+    document = json.loads(run_cli("report", *map(str, folders), "--output", "json").stdout)
+    assert document["changed"] == [{"name": "scripted · default · faults flaky", "change": "fault profile flaky changed"}]
+    assert document["left_out"] == ["g/write-hello [scripted · default · faults flaky]"]
+    _schema("report.schema.json").validate(document)
+    report = _report(tmp_path / "disk-full")
+    arms = {arm["arm"]: arm["provenance"] for arm in report["arms"]}
+    assert "faults" not in arms["scripted · default · faults off"]
+    assert arms["scripted · default · faults flaky"]["faults"] == digest(
+        {"faults": [{"tool": "write_file", "kind": "error", "message": "disk full"}]})  # what the file holds
