@@ -356,3 +356,12 @@ def test_an_edited_fault_profile_is_a_changed_input_of_its_arm(tmp_path: Path) -
     assert "faults" not in arms["scripted · default · faults off"]
     assert arms["scripted · default · faults flaky"]["faults"] == digest(
         {"faults": [{"tool": "write_file", "kind": "error", "message": "disk full"}]})  # what the file holds
+
+
+def test_the_live_view_names_each_calls_fault(tmp_path: Path) -> None:
+    done = run_cli("run", str(SUITE), "-c", "robustness/read-empty", "--live", "--results", str(tmp_path / "r"))
+    assert done.returncode == 0, done.stderr
+    assert '  -> read_file {"path":"data/items.csv"}: ok, ' in done.stdout
+    line = next(line for line in done.stdout.splitlines() if "-> read_file" in line)
+    assert line.endswith("s [fault empty]")
+    assert next(line for line in done.stdout.splitlines() if "-> bash" in line).endswith("s")

@@ -168,7 +168,7 @@ def _run_call(toolbox: Toolbox, call: ToolCall, turn: int, request: int) -> Step
 
 
 def _call_done(step: Step) -> CallDone:
-    return CallDone(step.name, step.arguments, step.status, step.is_error, step.result, step.duration)
+    return CallDone(step.name, step.arguments, step.status, step.is_error, step.result, step.duration, step.fault)
 
 
 def _ignore(event: Event) -> None:
