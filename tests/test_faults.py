@@ -365,3 +365,11 @@ def test_the_live_view_names_each_calls_fault(tmp_path: Path) -> None:
     line = next(line for line in done.stdout.splitlines() if "-> read_file" in line)
     assert line.endswith("s [fault empty]")
     assert next(line for line in done.stdout.splitlines() if "-> bash" in line).endswith("s")
+
+
+def test_record_refuses_fault_arms_before_any_run(tmp_path: Path) -> None:
+    done = run_cli("run", str(SUITE), "--faults", "case", "--record", "rec", "--results", "r", cwd=tmp_path)
+    assert (done.returncode, done.stderr) == (4, (
+        "error: --record cannot record fault arms: a recorded case replays its own faults, not a profile's "
+        "(record without --faults (each case's own faults are recorded with it))\n"))
+    assert not (tmp_path / "r").exists() and not (tmp_path / "rec").exists()

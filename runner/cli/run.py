@@ -210,6 +210,9 @@ def command(args: argparse.Namespace) -> int:
     if args.retry_errors and args.resume is None:
         raise UserError("--retry-errors is for --resume: it runs again the errored runs of the folder --resume reuses",
                         hint="add --resume RESULTS, the results/<run-id> folder whose errored runs to run again")
+    if args.record is not None and args.faults:
+        raise UserError("--record cannot record fault arms: a recorded case replays its own faults, not a profile's",
+                        hint="record without --faults (each case's own faults are recorded with it)")
     _check_output_files(args)
     outputs = wanted_outputs(args, RUN, os.environ)
     cases = [s.case for s in selected(args)]
