@@ -108,7 +108,7 @@ def test_the_naive_agent_fails_every_case_with_fault_not_handled_and_the_robustn
     clean = runs["scripted · default · faults off"]
     assert [r["faults"]["received"] for r in clean] == [0] * 6
     assert all(s["fault"] is None for r in clean for s in r["steps"])
-    assert [r["failure"] != "fault_not_handled" for r in clean] == [True] * 6  # no fault: its own cause
+    assert [r["failure"] for r in clean] == ["good_process_bad_outcome"] * 6  # no fault: a wrong answer of its own
     document = _report(tmp_path / "r")
     assert document["robustness"]["recovery"] == [
         {"arm": "scripted · default · faults case", "faulted": 6, "recovered": 0, "not_handled": 6,
@@ -116,8 +116,19 @@ def test_the_naive_agent_fails_every_case_with_fault_not_handled_and_the_robustn
     table = document["robustness"]["table"]
     assert [(row["case"], row["faults"], row["clean_passed"], row["clean_runs"], row["passed"], row["runs"])
             for row in table][:1] == [("robustness/read-error-retry", "case", 0, 1, 0, 1)]
-    assert "Robustness (pass rate with faults vs the clean twin, faults off)" in done.stdout
-    assert "fault_not_handled" in done.stdout
+    lines = [" ".join(line.split()) for line in done.stdout.splitlines()]
+    start = lines.index("Faults")
+    assert lines[start:start + 13] == [
+        "Faults",
+        "arm faulted runs recovered fault_not_handled retries / run calls to recover",
+        "─" * len(done.stdout.splitlines()[start + 2]),
+        "scripted · default · faults case 6 0/6 0% 6 0.0 -",
+        "",
+        "Robustness (pass rate with faults vs the clean twin, faults off)",
+        "case arm faults clean faulty difference",
+        "─" * len(done.stdout.splitlines()[start + 7]),
+        *(f"robustness/{case} scripted · default case 0/1 0/1 +0 pts" for case in (
+            "read-error-retry", "grep-timeout-fallback", "search-truncated", "read-empty", "shell-stale-output"))]
     assert document["comparisons"][0]["a"] == "scripted · default · faults off"
 
 
