@@ -22,6 +22,7 @@ from runner.spec.fingerprint import digest
 from runner.tools.base import ToolContext, ToolResult
 from runner.tools.faults import Injector, draw
 from tests.helpers import GOOD, ROOT, run_cli
+from tests.test_mcp import http_server  # noqa: F401 (the fixture)
 
 SUITE = ROOT / "cases" / "robustness.yml"
 NAIVE = ROOT / "examples" / "robustness" / "naive.yml"
@@ -384,3 +385,26 @@ def test_record_refuses_fault_arms_before_any_run(tmp_path: Path) -> None:
         "error: --record cannot record fault arms: a recorded case replays its own faults, not a profile's "
         "(record without --faults (each case's own faults are recorded with it))\n"))
     assert not (tmp_path / "r").exists() and not (tmp_path / "rec").exists()
+
+
+@pytest.mark.slow  # the MCP test server, which imports the SDK
+def test_an_mcp_tools_result_gets_its_fault_too(tmp_path: Path, http_server: Any) -> None:  # noqa: F811
+    (tmp_path / "remote.yml").write_text(f"""\
+- id: sum
+  turns: [Add 40 and 2.]
+  mcp: [{{name: remote, url: "{http_server}"}}]
+  tools: ["remote__*"]
+  faults:
+    - {{tool: remote__add, kind: garbage, form: wrong_types, call: 1}}
+  expect:
+    response_contains: ["42"]
+  script:
+    - tool_calls: [{{name: remote__add, arguments: {{a: 40, b: 2}}}}]
+    - tool_calls: [{{name: remote__add, arguments: {{a: 40, b: 2}}}}]
+    - content: "42"
+""")
+    done = run_cli("run", "remote.yml", "--results", "r", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    (record,) = _runs(tmp_path / "r")["scripted · default"]
+    assert [(s["result"], s["fault"]) for s in record["steps"]] == [('"42"', "garbage"), ("42", None)]  # 42, a string
+    assert record["faults"]["calls_to_recover"] == 1
