@@ -47,7 +47,7 @@
   function secs(x) { return x === null || x === undefined ? "n/a" : x.toFixed(2) + " s"; }
   function interval(f) { return pct(f.interval[0]) + " to " + pct(f.interval[1]); }
   function group(run) { return run.case.split("/")[0]; }
-  function armOf(run) {  // the arm label as report.json's arms name it: provider · prompt, then its --faults arm if any
+  function armOf(run) {  // the arm label as report.json names it: provider, prompt, then its --faults arm if any
     return run.provider + " \u00b7 " + run.prompt + (run.faults && run.faults.arm ? " \u00b7 faults " + run.faults.arm : "");
   }
   function json(value) { return JSON.stringify(value, null, 2); }
