@@ -408,3 +408,10 @@ def test_an_mcp_tools_result_gets_its_fault_too(tmp_path: Path, http_server: Any
     (record,) = _runs(tmp_path / "r")["scripted · default"]
     assert [(s["result"], s["fault"]) for s in record["steps"]] == [('"42"', "garbage"), ("42", None)]  # 42, a string
     assert record["faults"]["calls_to_recover"] == 1
+
+
+def test_an_output_file_that_is_the_fault_profile_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "p.yml").write_text("faults: []\n")
+    done = run_cli("run", str(SUITE), "--faults", "p.yml", "--report", "p.yml", "--results", "r", cwd=tmp_path)
+    assert done.returncode == 4 and "error: --report p.yml is an input of this run" in done.stderr, done.stderr
+    assert (tmp_path / "p.yml").read_text() == "faults: []\n"

@@ -40,7 +40,7 @@ from runner.sandbox.command import MODES
 from runner.spec.agentspec import with_agents
 from runner.spec.case import Case
 from runner.spec.config import Config, load_config
-from runner.spec.faults import load_profiles
+from runner.spec.faults import CASE, OFF, load_profiles
 from runner.suite.engine import plan_keys, preflight, require_scripts
 from runner.suite.executors import AUTO_MIN_RUNS, worker_count
 from runner.suite.options import DEFAULT_JOBS, SuiteOptions, make_arms, with_faults
@@ -218,15 +218,17 @@ def command(args: argparse.Namespace) -> int:
     cases = [s.case for s in selected(args)]
     if not cases:
         return ExitCode.NO_CASES
-    refuse_inputs(args, RUN, [c.source for c in cases] + [Path(prompt_file(p)) for p in args.prompt or []])
+    refuse_inputs(args, RUN, [c.source for c in cases] + [Path(prompt_file(p)) for p in args.prompt or []]
+                  + [Path(v) for v in args.faults if v not in (OFF, CASE)])
     config = load_config(args.config)
     cases = with_agents(cases, args.agent, config.agents, config.path)
     names = args.provider or [config.default_provider or SCRIPTED]
     judge = _precheck(args, config, cases, names)
     prompts = load_prompts(args.prompt)
-    _warm_up(args, cases, names, config, len(prompts))
+    profiles = load_profiles(args.faults)
+    _warm_up(args, cases, names, config, len(prompts) * max(1, len(profiles)))
     arms = make_arms([resolve_provider(name, config, args.verbose, args.stream) for name in names], prompts)
-    arms = with_faults(arms, load_profiles(args.faults))
+    arms = with_faults(arms, profiles)
     require_scripts(cases, arms)
     preflight(cases, arms)
     judges = resolve_judges(cases, judge, lambda name: resolve_provider(name, config, args.verbose))
