@@ -16,6 +16,7 @@ from runner.run.faulted import FaultUse
 from runner.run.record import RunRecord
 from runner.run.trajectory import Step
 from runner.sandbox.command import Sandbox, scrubbed_env
+from runner.scoring.pairs import comparisons
 from runner.scoring.robustness import fill_faults, recoveries, robustness_rows
 from runner.spec.faults import faults_of
 from runner.spec.fingerprint import digest
@@ -415,3 +416,17 @@ def test_an_output_file_that_is_the_fault_profile_is_refused(tmp_path: Path) -> 
     done = run_cli("run", str(SUITE), "--faults", "p.yml", "--report", "p.yml", "--results", "r", cwd=tmp_path)
     assert done.returncode == 4 and "error: --report p.yml is an input of this run" in done.stderr, done.stderr
     assert (tmp_path / "p.yml").read_text() == "faults: []\n"
+
+
+def test_with_more_arms_each_fault_arm_is_compared_with_the_clean_twin_of_its_provider() -> None:
+    runs = []
+    for provider in ("a", "b"):
+        for arm in ("off", "case"):
+            record = _record([], "pass", None)
+            record.provider, record.faults = provider, FaultUse(arm)
+            runs.append(record)
+    assert [(p.factor.title if p.factor else None, p.a, p.b) for p in comparisons(runs)] == [
+        ("provider b vs a, prompt default, faults off", "a · default · faults off", "b · default · faults off"),
+        ("provider b vs a, prompt default, faults case", "a · default · faults case", "b · default · faults case"),
+        ("faults case vs off, prompt default, provider a", "a · default · faults off", "a · default · faults case"),
+        ("faults case vs off, prompt default, provider b", "b · default · faults off", "b · default · faults case")]
