@@ -6,8 +6,9 @@
     in a fresh interpreter) at -j 16 / 64 / 128, ``--workers 1`` (threads) against ``--workers`` the
     CPU count: wall-clock, CPU and peak RSS of tooltrial's process tree (the CLI, its fork server and
     workers: CPU sampled from /proc every 50 ms, memory as the sum of their PSS every 0.5 s, as reading a large
-    process's page tables for it costs the machine enough to slow the run; the CLI's own CPU from wait4), and the ratio to the physical
-    limit, N x 2 x delay / -j.
+    process's page tables for it costs the machine enough to slow the run; the CLI's own CPU from wait4), the ratio to the physical
+    limit, N x 2 x delay / -j, the ratio to the floor (benchmarks/floor.py: the same requests by a bare ``http.client``
+    thread pool with keep-alive, against the same server in this invocation; goal: at most 1.5x) and the CPU per request.
 (l) The scripted suite of N generated cases (benchmarks/run.py's CASE) at -j 4, threads against 2
     workers, for growing N: the smallest N where processes win is runner.suite.executors.AUTO_MIN_RUNS's
     ground.
@@ -29,6 +30,7 @@ from pathlib import Path
 from typing import Self
 
 from fake_openai import FakeOpenAI
+from floor import floor_seconds
 
 ROOT = Path(__file__).resolve().parent.parent
 AGENT_CASE = """\
@@ -146,6 +148,8 @@ def figure_k(folder: Path, counts: list[int], jobs: list[int], delay: float, wor
             config, suite = agent_suite(folder, server.url, count)
             for j in jobs:
                 limit = count * 2 * delay / j
+                floor = floor_seconds(server.url, count, j)
+                print(f"    N={count:>5} -j {j:>3} floor (http.client, keep-alive): {floor:6.1f} s wall")
                 walls = {}
                 for w in (1, workers):
                     argv = ["run", str(suite), "-p", "bench", "--config", str(config), "-q", "-j", str(j),
@@ -155,7 +159,8 @@ def figure_k(folder: Path, counts: list[int], jobs: list[int], delay: float, wor
                     walls[w] = wall
                     kind = "threads  " if w == 1 else f"{w} workers"
                     print(f"    N={count:>5} -j {j:>3} {kind}: {wall:6.1f} s wall, {cpu:6.1f} s CPU ({own:.1f} s the CLI's), "
-                          f"{rss:5.0f} MB peak PSS, {wall / limit:5.1f}x the limit ({limit:.1f} s)"
+                          f"{rss:5.0f} MB peak PSS, {wall / limit:5.1f}x the limit ({limit:.1f} s), "
+                          f"{wall / floor:4.2f}x the floor (goal <= 1.5x), {cpu / (count * 2) * 1000:.1f} ms CPU a request"
                           f"   load {os.getloadavg()[0]:.1f}")
                 print(f"    N={count:>5} -j {j:>3} processes {walls[1] / walls[workers]:.2f}x faster than threads"
                       + (f"; {31 / walls[workers]:.2f}x faster than the issue's 31 s (target >= 1.8x)"

@@ -156,7 +156,7 @@ def test_a_case_pattern_without_a_group_says_that_c_matches_group_and_id(suite: 
     (["run", "--foo"], "error: unrecognized arguments: --foo (see 'tooltrial run --help')"),
     (["list", "cases", "--bar=1"], "error: unrecognized arguments: --bar=1 (see 'tooltrial list --help')"),
     (["runn", "cases"], "error: unknown command 'runn' (did you mean 'run'? see 'tooltrial --help')"),
-    (["xyzzy"], ("error: unknown command 'xyzzy' (choose from run, list, validate, report, merge, schema, new, import, doctor, cache; "
+    (["xyzzy"], ("error: unknown command 'xyzzy' (choose from run, list, validate, report, rescore, merge, export, plan, schema, new, import, doctor, cache; "
                  "see 'tooltrial --help')")),
 ])
 def test_usage_errors_point_at_the_help_of_the_subcommand_they_were_given_to(suite: Path, argv: list[str],
@@ -170,7 +170,7 @@ def test_tooltrial_alone_prints_its_usage_and_subcommands(suite: Path) -> None:
     assert (done.returncode, done.stdout) == (ExitCode.USAGE, "")
     lines = done.stderr.splitlines()
     usage = " ".join(line.strip() for line in lines[:lines.index("")])  # argparse wraps it at 80 columns
-    assert usage == "usage: tooltrial [-h] [--version] {run,list,validate,report,merge,schema,new,import,doctor,cache} ..."
-    below = lines[lines.index("  {run,list,validate,report,merge,schema,new,import,doctor,cache}") + 1:]
-    assert [line.split()[0] for line in below if line[4:5].strip()][:10] == [  # not a wrapped help line
-        "run", "list", "validate", "report", "merge", "schema", "new", "import", "doctor", "cache"]
+    assert usage == "usage: tooltrial [-h] [--version] {run,list,validate,report,rescore,merge,export,plan,schema,new,import,doctor,cache} ..."
+    below = lines[lines.index("  {run,list,validate,report,rescore,merge,export,plan,schema,new,import,doctor,cache}") + 1:]
+    assert [line.split()[0] for line in below if line[4:5].strip()][:13] == [  # not a wrapped help line
+        "run", "list", "validate", "report", "rescore", "merge", "export", "plan", "schema", "new", "import", "doctor", "cache"]

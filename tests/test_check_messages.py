@@ -46,6 +46,7 @@ CASES = """\
     response_contains: finished
     response_not_contains: sorry
     response_matches: "fin.sh"
+    response_json: {schema: {type: object}, paths: {done: true}}
     trace: {exact: [write_file], exact_unordered: [write_file], must_include: [write_file], avoid: [bash],
             max_calls: 3, min_calls: 1, min_attempts: 1, order: [write_file], args: {write_file: {path: out.txt}},
             calls: [{name: write_file, args: {path: out.txt}}]}
@@ -55,7 +56,7 @@ CASES = """\
     max_cost: 1.0
   script:
     - tool_calls: [{name: write_file, arguments: {path: out.txt, content: hi}}]
-    - content: finished the greeting
+    - content: "finished the greeting\\n```json\\n{\\"done\\": true}\\n```"
 - id: all-fail
   turns: [Give up]
   files: {notes.txt: "bye now\\n", gone.txt: "still here"}
@@ -68,6 +69,7 @@ CASES = """\
     response_contains: finished
     response_not_contains: sorry
     response_matches: "fin.sh"
+    response_json: {schema: {type: object}, paths: {done: true}}
     trace: {exact: [write_file], exact_unordered: [bash], must_include: [write_file], avoid: [bash], max_calls: 1,
             min_calls: 3, min_attempts: 3, order: [write_file, bash], args: {bash: {command: ls}},
             calls: [{name: bash, args: {command: ls}}]}
@@ -93,6 +95,9 @@ PASSING = [
     ("response_contains", True, 'response contains "finished"'),
     ("response_not_contains", True, 'response is free of "sorry"'),
     ("response_matches", True, "response matches /fin.sh/"),
+    ("response_json", True, "response is JSON (a fenced code block)"),
+    ("response_json.schema", True, "response JSON matches the schema"),
+    ("response_json.paths", True, "response JSON done: true"),
     ("trace.exact", True, "tool calls were exactly [write_file]"),
     ("trace.exact_unordered", True, "tool calls [write_file] are [write_file] in some order"),
     ("trace.must_include", True, "called write_file 1 time(s)"),
@@ -119,6 +124,7 @@ FAILING = [
     ("response_contains", False, 'response missing "finished"'),
     ("response_not_contains", False, 'response contains "sorry"'),
     ("response_matches", False, "response does not match /fin.sh/"),
+    ("response_json", False, "response is not JSON: Expecting value (line 1, column 1)"),
     ("trace.exact", False, "tool calls were [bash, bash], expected exactly [write_file]"),
     ("trace.exact_unordered", False, "tool calls were [bash, bash], expected [bash] in any order (1 extra bash)"),
     ("trace.must_include", False, "never called write_file (calls: bash, bash)"),

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,19 +15,15 @@ import pytest
 
 from runner.output.html import html_page
 from runner.scoring.stats import wilson
+from tests.browser import browser_or_skip, offline_context
 from tests.helpers import ROOT, run_cli
 from tests.html_pages import CASE_ID, PROMPT_NAME, REPLY, RESULT, Pages, embedded
 
-CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync", "--no-first-run"]
 ARTIFACTS = Path(os.environ.get("TOOLTRIAL_ARTIFACTS") or ROOT / "tests" / "artifacts") / "html"
 PLOTS = ["plot-pass-rate", "plot-pass-k", "plot-tokens", "plot-failures", "plot-duration"]
 
-sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (the test extra)")
+sync_api = browser_or_skip()
 pytestmark = pytest.mark.slow  # about 10 s: a browser, and a page opened per test
-if not shutil.which(CHROMIUM):
-    pytest.skip(f"no {CHROMIUM} (apt-get install chromium; .ci/run installs it)", allow_module_level=True)
 
 
 @pytest.fixture(scope="module")
@@ -38,14 +33,7 @@ def pages(html_pages: Pages) -> Pages:
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    """One browser context for the module (a context costs a second to make): every request that is
-    not ``file://`` is aborted; each test opens its own page (tab) in it."""
-    with sync_api.sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        context = chromium.new_context()
-        context.route("**/*", lambda route: route.continue_() if route.request.url.startswith("file://") else route.abort())
-        yield context
-        chromium.close()
+    yield from offline_context(sync_api)
 
 
 @dataclass

@@ -135,7 +135,7 @@ def test_the_seams_load_nothing_else() -> None:
     assert _loaded_by("runner.providers.base") == ["runner", "runner.kinds", "runner.providers", "runner.providers.base"]
     # the case model reads the check table (data only) for its list keys, and nothing of the checks' code
     assert _loaded_by("runner.spec.case") == ["runner", "runner.checks", "runner.checks.table", "runner.kinds",
-                                              "runner.spec", "runner.spec.case", "runner.spec.expect"]
+                                              "runner.spec", "runner.spec.case", "runner.spec.expect", "runner.spec.inject"]
 
 
 # --- one home each: a rule or a fact is written in one module, and its users import it ---------------
@@ -214,10 +214,10 @@ def test_the_provider_kinds_are_one_table() -> None:
 
 # The output formats (runner.output.formats): name, options, streamed as runs are saved, commands, variable.
 OUTPUT_FORMATS = [
-    ("report", ["--report"], True, {"run"}, None),
-    ("junit", ["--junit"], False, {"run"}, None),
-    ("html", ["--html"], False, {"run", "report"}, None),
-    ("summary_md", ["--summary-md"], False, {"run", "report"}, None),
+    ("report", ["--report"], True, {"run", "rescore"}, None),
+    ("junit", ["--junit"], False, {"run", "rescore"}, None),
+    ("html", ["--html"], False, {"run", "report", "rescore"}, None),
+    ("summary_md", ["--summary-md"], False, {"run", "report", "rescore"}, None),
     ("step_summary", [], False, {"run"}, "GITHUB_STEP_SUMMARY"),
     ("otel", ["--otel", "--otel-endpoint", "--otel-content"], False, {"run"}, None),
 ]

@@ -77,7 +77,7 @@ def test_shards_partition_the_plan_and_a_new_case_moves_no_other_run(ids: list[s
     assert sorted(key for part in parts for key in part) == sorted(whole)  # each run in exactly one shard
     assert all(part == [key for key in whole if key in set(part)] for part in parts)  # in plan order
     for part in parts:  # every arm of a (case, run) in the same shard: comparisons stay paired
-        assert {(case, run) for case, _, p, run in part if p == "b"} == {(case, run) for case, _, p, run in part if p != "b"}
+        assert {(case, run) for case, _, p, run, _ in part if p == "b"} == {(case, run) for case, _, p, run, _ in part if p != "b"}
     assume(added not in ids)
     grown = [make_case(id=added, runs=2), *cases]
     for k, part in enumerate(parts, start=1):

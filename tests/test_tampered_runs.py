@@ -141,8 +141,8 @@ def _numbers(record: Any, where: tuple[str | int, ...] = (), keys: tuple[str | i
     file, type (int or float), low, high."""
     found = []
     hints = typing.get_type_hints(type(record))
-    key = {name: key for name, key, _, _ in decode._shape(type(record))}
-    for name, low, high in decode._numbers(type(record)):
+    key = {name: key for name, key, _, _ in decode.shape(type(record))}
+    for name, low, high in decode.number_ranges(type(record)):
         kind = float if float in decode._leaves(hints[name]) else int
         found.append(((*where, name), (*keys, key[name]), kind, low, high))
     for name in decode._nested(type(record)):
@@ -237,4 +237,4 @@ def test_a_run_whose_record_would_not_read_back_is_saved_as_its_internal_error(
 
 
 def test_a_run_number_is_at_most_what_a_case_may_ask_for() -> None:
-    assert {name: high for name, _, high in decode._numbers(RunRecord)}["run"] == case_schema()["properties"]["runs"]["maximum"]
+    assert {name: high for name, _, high in decode.number_ranges(RunRecord)}["run"] == case_schema()["properties"]["runs"]["maximum"]

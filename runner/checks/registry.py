@@ -18,6 +18,7 @@ from runner.checks.base import (
 )
 from runner.checks.budget import check_max_cost, check_max_tokens
 from runner.checks.command import check_commands
+from runner.checks.jsonreply import check_response_json
 from runner.checks.judge import check_judge
 from runner.checks.outcome import (
     check_files,
@@ -37,6 +38,7 @@ FUNCTIONS: dict[str, Check] = {
     "response_contains": check_response_contains,
     "response_not_contains": check_response_not_contains,
     "response_matches": check_response_matches,
+    "response_json": check_response_json,
     "trace": check_trace,
     "judge": check_judge,
     "check": check_commands,

@@ -75,6 +75,8 @@ KINDS: dict[str, CheckKind] = _rows(
               causes={"response_not_contains": _MISSING_REPLY}),
     CheckKind("response_matches", Category.OUTCOME, per_turn=True, list_keys=(WHOLE,), regex_keys=(WHOLE,),
               causes={"response_matches": _MISSING_REPLY}),
+    CheckKind("response_json", Category.OUTCOME, matcher_keys=(("paths",),),
+              causes={"response_json": _MISSING_REPLY}),
     CheckKind("max_turns", None),
     CheckKind("trace", Category.PROCESS, per_turn=True, list_keys=_TRACE_LISTS,
               matcher_keys=(("args",), ("calls",)), causes={
@@ -94,4 +96,5 @@ KINDS: dict[str, CheckKind] = _rows(
               causes={"check": Points(FailureCause.CHECK_FAILED)}),
     CheckKind("max_tokens", Category.BUDGET, causes={"max_tokens": Points(FailureCause.OVER_BUDGET)}),
     CheckKind("max_cost", Category.BUDGET, causes={"max_cost": Points(FailureCause.OVER_BUDGET)}),
+    CheckKind("attack", None),  # the attacker's checks (runner.spec.inject): apart from the run's verdict
 )

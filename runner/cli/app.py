@@ -8,7 +8,7 @@ import sys
 from collections.abc import Callable, Sequence
 
 from runner import __version__
-from runner.cli import cache, doctor, export, imports, listing, merge, new, plan, report, run, schema, validate
+from runner.cli import cache, doctor, export, imports, listing, merge, new, plan, report, rescore, run, schema, validate
 from runner.cli.options import Parser
 from runner.errors import ExitCode, UserError, did_you_mean, run_at_boundary
 
@@ -17,6 +17,7 @@ SUBCOMMANDS = {
     "list": listing,
     "validate": validate,
     "report": report,
+    "rescore": rescore,
     "merge": merge,
     "export": export,
     "plan": plan,

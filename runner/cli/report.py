@@ -24,7 +24,8 @@ from runner.cli.outputs import add_outputs, check_output_files, wanted_outputs
 from runner.errors import UserError
 from runner.output.finish import Ending, View, finish
 from runner.output.formats import REPORT
-from runner.output.report import regression_document, report_head
+from runner.output.regressiondoc import regression_document
+from runner.output.report import report_head
 from runner.output.scan import Scanned, scan_results
 from runner.run.record import PASS
 from runner.scoring.aggregate import aggregate
@@ -102,7 +103,7 @@ def _shards_hint(error: UserError, before: Scanned, after: Scanned) -> UserError
 
 def _ending(results: Scanned, gated: bool, change: dict[str, Any] | None = None) -> Ending:
     """The Ending of one folder: its report document but ``runs`` (runner.output.report.report_head), as
-    report.json has it: figures aggregated afresh, times, unfinished runs, ``shard`` and ``merged`` as the
+    report.json has it: figures aggregated afresh, times, unfinished runs, ``shard``, ``merged`` and ``sequential`` as the
     run recorded them; with the regression document ``change`` for two folders."""
     runs, report = results.runs.summaries, results.report or {}
     model = aggregate(runs)
@@ -112,7 +113,8 @@ def _ending(results: Scanned, gated: bool, change: dict[str, Any] | None = None)
         "results": str(results.path),
         "started": report.get("started"),
         "finished": report.get("finished"),
-        **{key: report[key] for key in ("shard", "merged") if key in report},  # what part of a suite it is
+        # what part of a suite it is; how run --until-decided stopped it
+        **{key: report[key] for key in ("shard", "merged", "rescored", "sequential") if key in report},
     }
     document = report_head(model, gates, runs, exit_code(gates), meta, report.get("unfinished") or [])
     return Ending(results.runs, document, model, gates, change=change, gated=gated)

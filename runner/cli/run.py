@@ -41,10 +41,12 @@ from runner.spec.agentspec import with_agents
 from runner.spec.case import Case
 from runner.spec.config import Config, load_config
 from runner.spec.faults import CASE, OFF, load_profiles
+from runner.spec.tooldefs import check_tool_defs, load_all
 from runner.suite.engine import plan_keys, preflight, require_scripts
 from runner.suite.executors import AUTO_MIN_RUNS, worker_count
 from runner.suite.options import DEFAULT_JOBS, SuiteOptions, make_arms, with_faults
 from runner.suite.request import SuiteRequest, run_suite
+from runner.suite.rounds import DEFAULT_MARGIN, Stopping
 from runner.suite.shard import shard_summary
 from runner.terminal.console import make_console
 from runner.terminal.lines import RunPrinter
@@ -72,7 +74,15 @@ def add(sub: argparse._SubParsersAction) -> None:
     run.add_argument("--faults", action="append", default=[], metavar="FILE|off|case",
                      help="a fault arm: a fault profile file, off (no faults) or case (each case's own faults); "
                      "repeatable, the clean twin (off) added when not given (docs/robustness.md)")
+    run.add_argument("-T", "--tools", action="append", default=[], metavar="FILE",
+                     help="tool definitions the model is shown (descriptions, parameter names, enums, which tools): "
+                     "a YAML file, each one an arm (repeatable, A/B)")
     run.add_argument("--runs", type=runs, default=1, metavar="N", help="repeat each case N times (a case's runs: wins)")
+    run.add_argument("--until-decided", action="store_true", help="run in rounds (run 1 of every case in every arm, "
+                     "then run 2...) and stop each comparison of two arms once an anytime-valid test decides it: "
+                     "A better, B better or within --margin; --runs N is the cap")
+    run.add_argument("--margin", type=fraction, metavar="D", help="with --until-decided: the pass-rate difference "
+                     f"(above 0, below 1) that counts as none (default {DEFAULT_MARGIN:g})")
     run.add_argument("--min-pass-rate", type=fraction, metavar="R", help="gate: each case must pass at least this fraction of its runs (default 1)")
     run.add_argument("--judge", metavar="MODEL", help="judge model for expect.judge checks that name none")
     run.add_argument("-j", "--jobs", type=positive_int, metavar="N",
@@ -148,6 +158,25 @@ def _precheck(args: argparse.Namespace, config: Config, cases: list[Case], names
     return judge
 
 
+def _until(args: argparse.Namespace, arms: Sequence[Arm]) -> Stopping | None:
+    """``--until-decided``'s stopping rule (runner.suite.rounds), None without it. Raises UserError for
+    ``--margin`` without it or outside (0, 1), and for it with ``--shard`` or with fewer than two arms."""
+    if not args.until_decided:
+        if args.margin is not None:
+            raise UserError("--margin is for --until-decided", hint="add --until-decided, or leave --margin out")
+        return None
+    margin = DEFAULT_MARGIN if args.margin is None else args.margin
+    if not 0 < margin < 1:
+        raise UserError(f"--margin must be above 0 and below 1, got {margin:g}", hint=f"e.g. --margin {DEFAULT_MARGIN:g}")
+    if args.shard is not None:
+        raise UserError("--until-decided decides from every case's runs: a shard holds only some",
+                        hint="leave --shard out, or run every run with --runs N")
+    if len(arms) < 2:
+        raise UserError("--until-decided stops when a comparison of two arms is decided, and this run has one arm",
+                        hint="give two providers (-p a -p b) or two prompts (-P a.j2 -P b.j2)")
+    return Stopping(args.runs, margin)
+
+
 def _jobs(args: argparse.Namespace, config: Config) -> int:
     """Runs at once: ``-j``, else the config's ``jobs``, else DEFAULT_JOBS."""
     return args.jobs or config.jobs or DEFAULT_JOBS
@@ -176,7 +205,8 @@ def _shard(args: argparse.Namespace, cases: list[Case], arms: list[Arm]) -> dict
 
 
 def _request(args: argparse.Namespace, config: Config, cases: list[Case], arms: list[Arm], outputs: dict[str, Any],
-             judges: Mapping[str | None, ProviderSpec], shard: dict[str, Any] | None) -> SuiteRequest:
+             judges: Mapping[str | None, ProviderSpec], shard: dict[str, Any] | None,
+             until: Stopping | None = None) -> SuiteRequest:
     """The matrix's request from the parsed ``args``, the config and what is resolved so far: the simulated
     users resolved (runner.run.simuser.resolve_users), the Ray cluster checked (``_ray``), the console,
     ``--live``'s view, the response cache opened, the sandbox chosen. Raises UserError as those do."""
@@ -199,7 +229,7 @@ def _request(args: argparse.Namespace, config: Config, cases: list[Case], arms: 
     return SuiteRequest(cases, arms, args.runs, options, results, outputs,
                         RunPrinter(console, len(arms) > 1, repeated, args.quiet), partial(resume_line, args.words),
                         as_json=args.output == "json", min_pass_rate=args.min_pass_rate, shard=shard, models=models,
-                        resume=args.resume, retry_errors=args.retry_errors, record=args.record)
+                        resume=args.resume, retry_errors=args.retry_errors, record=args.record, until=until)
 
 
 def command(args: argparse.Namespace) -> int:
@@ -219,23 +249,25 @@ def command(args: argparse.Namespace) -> int:
     if not cases:
         return ExitCode.NO_CASES
     refuse_inputs(args, RUN, [c.source for c in cases] + [Path(prompt_file(p)) for p in args.prompt or []]
-                  + [Path(v) for v in args.faults if v not in (OFF, CASE)])
+                  + [Path(t) for t in args.tools] + [Path(v) for v in args.faults if v not in (OFF, CASE)])
     config = load_config(args.config)
     cases = with_agents(cases, args.agent, config.agents, config.path)
     names = args.provider or [config.default_provider or SCRIPTED]
     judge = _precheck(args, config, cases, names)
-    prompts = load_prompts(args.prompt)
+    prompts, tool_defs = load_prompts(args.prompt), load_all(args.tools)
+    check_tool_defs(tool_defs, cases)
     profiles = load_profiles(args.faults)
-    _warm_up(args, cases, names, config, len(prompts) * max(1, len(profiles)))
-    arms = make_arms([resolve_provider(name, config, args.verbose, args.stream) for name in names], prompts)
+    _warm_up(args, cases, names, config, len(prompts) * max(1, len(tool_defs)) * max(1, len(profiles)))
+    arms = make_arms([resolve_provider(name, config, args.verbose, args.stream) for name in names], prompts, tool_defs)
     arms = with_faults(arms, profiles)
+    until = _until(args, arms)
     require_scripts(cases, arms)
     preflight(cases, arms)
     judges = resolve_judges(cases, judge, lambda name: resolve_provider(name, config, args.verbose))
     shard = _shard(args, cases, arms)
     if shard is not None and not shard["selected"]:
         return ExitCode.NO_CASES
-    return run_suite(_request(args, config, cases, arms, outputs, judges, shard))
+    return run_suite(_request(args, config, cases, arms, outputs, judges, shard, until))
 
 
 def resume_line(words: Sequence[str], folder: Path) -> str:

@@ -28,9 +28,11 @@ from runner.spec.agentspec import with_agents
 from runner.spec.case import Case
 from runner.spec.config import load_config
 from runner.spec.discover import load_sourced_warned, select
+from runner.spec.tooldefs import ToolDefs, check_tool_defs, load_all
 from runner.spec.unmatched import why_none_selected
 from runner.suite.engine import preflight
 from runner.text import plural, printable
+from runner.tools.lint import lint_cases
 
 
 def add(sub: argparse._SubParsersAction) -> None:
@@ -41,6 +43,10 @@ def add(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("-P", "--prompt", action="append", default=[], metavar="FILE",
                         help="render this system prompt template (a file, or a bundled prompt's name) against each "
                         "selected case (repeatable)")
+    parser.add_argument("-T", "--tools", action="append", default=[], metavar="FILE",
+                        help="check this tool-definition file against the tools each selected case offers (repeatable)")
+    parser.add_argument("--tools-lint", action="store_true",
+                        help="warn of what makes models misuse the tools each selected case offers (as -T shows them)")
     parser.add_argument("--baseline", action="store_true",
                         help="run each selected case with a do-nothing and a random-tool agent; exit 1 when the do-nothing one passes")
     parser.add_argument("--judge", metavar="MODEL", help="judge model for expect.judge checks during --baseline")
@@ -74,6 +80,7 @@ def command(args: argparse.Namespace) -> int:
         config = load_config(args.config)
         with_agents(cases, None, config.agents, config.path)
     rendered = _render_prompts(args.prompt, cases)
+    tool_defs = _check_tool_defs(args.tools, cases)
     noted = f" ({plural(len(warnings), 'warning')})" if warnings else ""
     counted = f"{plural(len(every), 'case')} in {plural(len(files), 'file')}"
     if args.cases or args.tag:
@@ -83,6 +90,10 @@ def command(args: argparse.Namespace) -> int:
     for one in rendered:
         own = f" ({one.overridden} more use their own system:)" if one.overridden else ""
         print(f"{one.template.origin} renders for {plural(one.cases, 'case')}{own}")
+    for defs in tool_defs:
+        print(f"{defs.file} fits the tools of {plural(len(cases), 'case')}")
+    if args.tools_lint:
+        _lint(cases, tool_defs)
     return _baseline(args, cases) if args.baseline else ExitCode.OK
 
 
@@ -99,6 +110,22 @@ def _render_prompts(paths: Sequence[str], cases: Sequence[Case]) -> list[Rendere
     if errors:
         raise UserErrors(errors)
     return rendered
+
+
+def _check_tool_defs(paths: Sequence[str], cases: Sequence[Case]) -> list[ToolDefs]:
+    """Each ``-T`` file, loaded and held to the tools ``cases`` offer; raises UserErrors with every error (a
+    tool no case offers or a parameter no such tool has, positioned in the file)."""
+    loaded = load_all(paths)
+    check_tool_defs(loaded, cases)
+    return loaded
+
+
+def _lint(cases: Sequence[Case], tool_defs: Sequence[ToolDefs]) -> None:
+    """Print each finding of the tool-definition lint (runner.spec.toollint), once each, as a warning."""
+    findings = lint_cases(cases, tool_defs)
+    for finding in findings:
+        print(f"warning: {printable(finding.render())}", file=sys.stderr)
+    print(f"tools lint: {plural(len(findings), 'finding')}")
 
 
 def _baseline(args: argparse.Namespace, cases: Sequence[Case]) -> int:

@@ -1,6 +1,6 @@
-"""A run file's JSON as a RunRecord: every value converted as its field's type hint says and every
-number held to its range, by a converter made once per hint; a value that does not fit raises
-Malformed naming its key path (runner.output.load adds the file).
+"""A run file's JSON as a RunRecord, and the rules it is held to: every value of the type its field's hint
+says and every number in its range, checked by pydantic (runner.output.typed, imported when a run file is
+first read back); a value that does not fit raises Malformed naming its key path (runner.output.load adds the file).
 
 The ranges: a score or rate (``outcome``, ``process``, ``accuracy``, a check's ``score``, the
 trajectory-match figures) is from 0 to 1; ``run`` is at most 10,000 (it names the file written); every
@@ -12,14 +12,13 @@ be written to the same rules, so tooltrial never writes a file it would refuse t
 from __future__ import annotations
 
 import dataclasses
-import enum
 import functools
 import json
 import math
 import sys
 import types
 import typing
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 from runner.checks.base import CheckResult
@@ -54,7 +53,7 @@ def read_json(text: str) -> Any:
     except _NotJson:
         data = json.loads(text)
         where, value = next(_not_finite(data, []))
-        raise Malformed(where, f"expected a finite number, got {_spelled(value)}") from None
+        raise Malformed(where, f"expected a finite number, got {spelled(value)}") from None
 
 
 class _NotJson(ValueError):
@@ -79,22 +78,25 @@ def _not_finite(value: Any, where: list[str | int]) -> Iterator[tuple[list[str |
             stack += reversed([(item, [*where, i]) for i, item in enumerate(value)])
 
 
-def _spelled(value: float) -> str:
+def spelled(value: float) -> str:
     """A float that is not finite as Python's json spells it: ``NaN``, ``Infinity``, ``-Infinity``."""
     return "NaN" if math.isnan(value) else "Infinity" if value > 0 else "-Infinity"
 
 
 def record_from_dict(data: dict[str, Any]) -> RunRecord:
-    """The RunRecord of a run file's document, nested records (checks, steps, tokens...) rebuilt
-    from their type hints; keys RunRecord does not have are ignored. Raises Malformed for a
-    value of another type than its hint, a number out of its range (module docstring), or a missing
-    field that has no default.
+    """The RunRecord of a run file's document, nested records (checks, steps, tokens...) built by pydantic
+    from RunRecord's dataclasses and their type hints (runner.output.typed), each value held to its JSON type
+    (no ``"3"`` for 3, no ``true`` for 1) and each number to its range (module docstring); keys RunRecord
+    does not have (``schema_version``, ``attempt``...) are ignored. Raises Malformed, naming the key path,
+    for a value of another type than its hint, a number out of its range, or a missing field that has no default.
 
     A document without ``commands`` was written before run numbers became 1-based: its ``run`` is
     read one up, so old and new records of a plan have the same keys (``--resume``, pairing)."""
+    from runner.output.typed import typed_record  # pydantic, imported when a run file is first read back
+
     if "commands" not in data and isinstance(data.get("run"), int) and not isinstance(data["run"], bool):
         data = {**data, "run": data["run"] + 1}
-    return _converter(RunRecord)(data, [])
+    return typed_record(data)
 
 
 def out_of_range(record: RunRecord) -> tuple[list[str | int], str] | None:
@@ -107,7 +109,7 @@ def _faults(record: Any, where: list[str | int]) -> Iterator[tuple[list[str | in
     """Each number of ``record`` out of its range, its nested records' too, in field order."""
     cls: type = type(record)
     keys = {f.name: f.metadata.get(JSON_KEY, f.name) for f in dataclasses.fields(record)}
-    for name, low, high in _numbers(cls):
+    for name, low, high in number_ranges(cls):
         value = getattr(record, name)
         if value is not None and not low <= value <= high:
             yield [*where, keys[name]], _complaint(value, low, high)
@@ -123,27 +125,27 @@ def _faults(record: Any, where: list[str | int]) -> Iterator[tuple[list[str | in
 def _complaint(value: float, low: float, high: float) -> str:
     """What is wrong with ``value``, a number that is not from ``low`` to ``high``."""
     if isinstance(value, float) and not math.isfinite(value):
-        return f"expected a finite number, got {_spelled(value)}"
+        return f"expected a finite number, got {spelled(value)}"
     return f"must be at least {low}, got {value!r}" if value < low else f"must be at most {high}, got {value!r}"
 
 
 @functools.cache
-def _numbers(cls: type) -> tuple[tuple[str, float, float], ...]:
+def number_ranges(cls: type) -> tuple[tuple[str, float, float], ...]:
     """A record dataclass's number fields with their ranges ``(name, low, high)``: a number, or a number or None
     (a list of numbers, such as a request's ``messages`` range, is not one)."""
-    return tuple((name, 0, 1 if (cls, name) in _UNIT else _HIGHEST.get((cls, name), _LARGEST))
-                 for name, _, hint, _ in _shape(cls) if (cls, name) not in _SIGNED
+    return tuple((name, 0, 1 if (cls, name) in _UNIT else _HIGHEST.get((cls, name), LARGEST))
+                 for name, _, hint, _ in shape(cls) if (cls, name) not in _SIGNED
                  and set(typing.get_args(hint) if typing.get_origin(hint) in (typing.Union, types.UnionType)
                          else (hint,)) & {int, float})
 
 
-_LARGEST = sys.float_info.max  # an infinity is above it; a NaN is not between any two numbers
+LARGEST = sys.float_info.max  # an infinity is above it; a NaN is not between any two numbers
 
 
 @functools.cache
 def _nested(cls: type) -> tuple[str, ...]:
     """A record dataclass's fields that hold record dataclasses: one, a list of them, or None."""
-    return tuple(name for name, _, hint, _ in _shape(cls) if any(dataclasses.is_dataclass(k) for k in _leaves(hint)))
+    return tuple(name for name, _, hint, _ in shape(cls) if any(dataclasses.is_dataclass(k) for k in _leaves(hint)))
 
 
 def _leaves(hint: Any) -> set[Any]:
@@ -156,7 +158,7 @@ def _leaves(hint: Any) -> set[Any]:
 
 
 @functools.cache
-def _shape(cls: type) -> tuple[tuple[str, str, Any, bool], ...]:
+def shape(cls: type) -> tuple[tuple[str, str, Any, bool], ...]:
     """A record dataclass's fields as ``(name, key in the run file, type hint, required)``, found once a process
     (``get_type_hints`` evaluates every annotation: most of the time of reading a run file back, were
     it done each time)."""
@@ -166,120 +168,12 @@ def _shape(cls: type) -> tuple[tuple[str, str, Any, bool], ...]:
                  for f in dataclasses.fields(cls))
 
 
-Convert = Callable[[Any, list[str | int]], Any]  # (parsed JSON, its key path) -> the value as its hint says
-
-
-@functools.cache
-def _converter(hint: Any) -> Convert:
-    """The function that turns a parsed JSON value into ``hint``'s type (dataclasses from objects, inside
-    lists, mappings and optionals too), raising Malformed at the value's key path for a value not of the
-    hinted type; made once per hint: telling the hint's kind apart (``typing.get_origin``, dataclass,
-    enum) costs more than the conversion itself, were it done for every value of every record. Nested
-    hints' converters are made first (no record dataclass refers to itself, which would recurse here).
-    A dataclass's number fields are held to their ranges (_numbers) as they are converted."""
-    origin, args = typing.get_origin(hint), typing.get_args(hint)
-    if origin in (typing.Union, types.UnionType):
-        kinds = [(_fitter(typing.get_origin(one) or one), _converter(one)) for one in args]
-        expected = f"expected {' or '.join(map(_noun, args))}"
-
-        def union(value: Any, where: list[str | int]) -> Any:
-            for fits, convert in kinds:
-                if fits(value):
-                    return convert(value, where)
-            raise Malformed(where, f"{expected}, got {json_kind(value)}")
-        return union
-    fits, expected = _fitter(origin or hint), f"expected {_noun(hint)}"
-
-    def checked(convert: Convert) -> Convert:
-        def fitting(value: Any, where: list[str | int]) -> Any:
-            if not fits(value):
-                raise Malformed(where, f"{expected}, got {json_kind(value)}")
-            return convert(value, where)
-        return fitting
-
-    if dataclasses.is_dataclass(hint):
-        ranges = {name: (low, high) for name, low, high in _numbers(hint)}  # type: ignore[arg-type]
-        fields = [(name, key, _number(one, *ranges[name]) if name in ranges else _converter(one), required)
-                  for name, key, one, required in _shape(hint)]  # type: ignore[arg-type]
-
-        def build(data: dict[str, Any], where: list[str | int]) -> Any:
-            for _, key, _, required in fields:
-                if required and key not in data:
-                    raise Malformed(where, f"missing required key {key!r}")
-            return hint(**{name: convert(data[key], [*where, key])  # type: ignore[operator]
-                           for name, key, convert, _ in fields if key in data})
-        return checked(build)
-    if isinstance(hint, type) and issubclass(hint, enum.StrEnum):  # runner.kinds: Status, ErrorKind...
-        members = ", ".join(repr(m.value) for m in hint)
-
-        def member(value: Any, where: list[str | int]) -> Any:
-            try:
-                return hint(value)
-            except ValueError as e:
-                raise Malformed(where, f"{value!r} is not one of {members}") from e
-        return checked(member)
-    if origin is list:
-        item_of = _converter(args[0])
-
-        def items(value: Any, where: list[str | int]) -> Any:
-            return [item_of(item, [*where, i]) for i, item in enumerate(value)]
-        return checked(items)
-    if origin is dict:
-        entry_of = _converter(args[1])
-
-        def entries(value: Any, where: list[str | int]) -> Any:
-            return {key: entry_of(item, [*where, key]) for key, item in value.items()}
-        return checked(entries)
-    return checked(lambda value, where: value)
-
-
-@functools.cache
-def _number(hint: Any, low: float, high: float) -> Convert:
-    """The converter of a number field (``int``, ``float``, either or None) from ``low`` to ``high``: one test
-    of type and range where the union's converter took three calls, so checking the range costs nothing."""
-    kinds = _leaves(hint)
-    numbers = (int, float) if float in kinds else int
-    nullable = type(None) in kinds
-    expected = f"expected {' or '.join(map(_noun, typing.get_args(hint) or (hint,)))}"
-
-    def number(value: Any, where: list[str | int]) -> Any:
-        if isinstance(value, numbers) and not isinstance(value, bool):
-            if low <= value <= high:
-                return value
-            raise Malformed(where, _complaint(value, low, high))
-        if value is None and nullable:
-            return None
-        raise Malformed(where, f"{expected}, got {json_kind(value)}")
-    return number
-
-
-_KINDS: dict[Any, str] = {bool: "boolean", int: "integer", float: "number", str: "string", type(None): "null",
+KINDS: dict[Any, str] = {bool: "boolean", int: "integer", float: "number", str: "string", type(None): "null",
                           list: "array", dict: "object"}
 NOUNS = {"boolean": "a boolean", "integer": "an integer", "number": "a number", "string": "a string",
          "null": "null", "array": "an array", "object": "an object"}
 
 
-@functools.cache
-def _fitter(kind: Any) -> Callable[[Any], bool]:
-    """Whether a value is of ``kind`` (a dataclass or a JSON type: an int is a number, a bool no integer),
-    as a test told apart once per kind."""
-    if dataclasses.is_dataclass(kind):
-        return lambda value: isinstance(value, dict)
-    if isinstance(kind, type) and issubclass(kind, enum.StrEnum):
-        return lambda value: isinstance(value, str)
-    if kind in (int, float):
-        numbers = (int, float) if kind is float else int
-        return lambda value: isinstance(value, numbers) and not isinstance(value, bool)
-    if kind in _KINDS:
-        return lambda value: isinstance(value, kind)
-    return lambda value: True
-
-
-def _noun(hint: Any) -> str:
-    kind = typing.get_origin(hint) or hint
-    return "an object" if dataclasses.is_dataclass(kind) else NOUNS.get(_KINDS.get(kind, ""), str(hint))
-
-
 def json_kind(value: Any) -> str:
-    """What a parsed JSON value is, in JSON's words: ``a string``, ``an array``, ``null``..."""
-    return next(NOUNS[name] for kind, name in _KINDS.items() if _fitter(kind)(value))
+    """What a parsed JSON value is, in JSON's words: ``a string``, ``an array``, ``null``... (a bool is no integer)."""
+    return next(NOUNS[name] for kind, name in KINDS.items() if isinstance(value, kind))

@@ -30,7 +30,7 @@ from runner.scoring.aggregate import Aggregate, aggregate
 from runner.scoring.gates import Gate, evaluate, exit_code
 from runner.suite.engine import RunKey
 from runner.terminal.lines import RunPrinter, print_interrupted
-from runner.terminal.statistics import print_statistics
+from runner.terminal.statistics import print_sequential, print_statistics
 from runner.terminal.tables import print_summary
 from runner.text import printable
 
@@ -45,12 +45,14 @@ class Conclusion:
     """What ``run`` writes to its results folder's report: the suite's ``min_pass_rate`` gate (None: every
     run must pass), the runs an interruption left ``unfinished`` (case, provider, prompt, run index), for
     ``--shard`` what the report records of the shard (runner.suite.shard.shard_summary; None: not sharded),
-    and each arm's provider label -> the model string it sends (``models``, for the outputs that say so)."""
+    each arm's provider label -> the model string it sends (``models``, for the outputs that say so), and with
+    ``--until-decided`` the report's ``sequential`` (runner.suite.rounds; None without)."""
 
     min_pass_rate: float | None = None
     unfinished: Sequence[RunKey] = ()
     shard: Mapping[str, Any] | None = None
     models: Mapping[str, str] = field(default_factory=dict)
+    sequential: Mapping[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -64,7 +66,7 @@ class Ending:
         report: the file that holds the report's text as report.json has it, None when none could be written
             (or none was: ``report`` and ``merge`` make it again from the run files).
         failed_writes: one line per output that could not be written (the file and why).
-        change: for ``report A B``, the regression document (runner.output.report.regression_document) of
+        change: for ``report A B``, the regression document (runner.output.regressiondoc.regression_document) of
             ``runs``, the second folder's, against the first; None otherwise.
         models: each arm's provider label -> the model string it sends, as far as the command knows.
         gated: whether the exit code is the gates' (``run``, ``merge``) or 0 (``report``: its gates are the
@@ -143,6 +145,8 @@ def conclude(runs: Runs, thresholds: Mapping[str, float | None], writer: Results
     unfinished = unfinished_list(conclusion.unfinished)
     if conclusion.shard is not None:
         meta["shard"] = dict(conclusion.shard)
+    if conclusion.sequential is not None:
+        meta["sequential"] = dict(conclusion.sequential)
     head = report_head(model, gates, runs.summaries, exit_code(gates), meta, unfinished)
     failed: list[str] = []
     try:
@@ -218,6 +222,7 @@ def show_ending(ending: Ending, view: View) -> None:
         print(printable(note), file=sys.stderr)
     if printer is not None:
         print_statistics(printer.console, ending.model, ending.gates)
+        print_sequential(printer.console, document.get("sequential"))
     if view.as_json:
         for piece in ending.text():  # ASCII, so any stdout carries it, lone surrogates included; not encoded again
             print(ascii_json(piece), end="", file=out)

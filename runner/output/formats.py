@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-RUN, REPORT, MERGE = "run", "report", "merge"
+RUN, REPORT, MERGE, RESCORE = "run", "report", "merge", "rescore"
 
 
 @dataclass(frozen=True)
@@ -91,18 +91,20 @@ class OutputFormat:
 
 FORMATS: list[OutputFormat] = [
     OutputFormat("report", (Option("--report", "also write the JSON report to FILE", example="report.json"),),
-                 "runner.output.report:write_report", frozenset({RUN}), item="runner.output.report:run_item"),
+                 "runner.output.report:write_report", frozenset({RUN, RESCORE}), item="runner.output.report:run_item"),
     OutputFormat("junit", (Option("--junit", "write JUnit XML to FILE", example="junit.xml"),),
-                 "runner.output.junit:write_junit", frozenset({RUN})),
+                 "runner.output.junit:write_junit", frozenset({RUN, RESCORE})),
     OutputFormat("html", (Option("--html", {
         RUN: "write the report as one self-contained HTML page to FILE (opens offline)",
         REPORT: "also write one self-contained HTML page to FILE "
                 "(of two folders: the second, with the regression view)",
-    }, example="report.html"),), "runner.output.html:write_page", frozenset({RUN, REPORT})),
+        RESCORE: "also write the rescored results as one self-contained HTML page to FILE",
+    }, example="report.html"),), "runner.output.html:write_page", frozenset({RUN, REPORT, RESCORE})),
     OutputFormat("summary_md", (Option("--summary-md", {
         RUN: "write a Markdown summary to FILE (also appended to $GITHUB_STEP_SUMMARY when that is set)",
         REPORT: "also write a Markdown summary (of the regression, for two folders) to FILE",
-    }, example="summary.md"),), "runner.output.markdown:write_summary", frozenset({RUN, REPORT})),
+        RESCORE: "also write a Markdown summary of the rescored results to FILE",
+    }, example="summary.md"),), "runner.output.markdown:write_summary", frozenset({RUN, REPORT, RESCORE})),
     OutputFormat("step_summary", (), "runner.output.markdown:append_summary", frozenset({RUN}),
                  env="GITHUB_STEP_SUMMARY"),
     OutputFormat("otel", (

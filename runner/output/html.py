@@ -27,7 +27,7 @@ from runner.output.report import paired_dict, run_dict
 from runner.output.store import json_default, write_replace
 from runner.run.record import RunRecord
 from runner.scoring import pairs
-from runner.scoring.summary import Scored
+from runner.scoring.summary import RunSummary, summarize
 
 if TYPE_CHECKING:
     from runner.output.finish import Ending
@@ -59,7 +59,7 @@ def _finite(value: Any) -> Any:
     return value
 
 
-def comparisons(head: dict[str, Any], records: Sequence[Scored]) -> list[dict[str, Any]]:
+def comparisons(head: dict[str, Any], records: Sequence[RunSummary]) -> list[dict[str, Any]]:
     """The report's ``comparisons`` (runner.scoring.pairs: every paired analysis, as report.json writes
     them); for a document without them (a report.json of an earlier version) made from ``records``,
     which may be the runs' summaries (runner.scoring.summary)."""
@@ -71,13 +71,13 @@ def comparisons(head: dict[str, Any], records: Sequence[Scored]) -> list[dict[st
 def html_page(document: dict[str, Any], records: Sequence[RunRecord], regression: dict[str, Any] | None = None) -> str:
     """The page for one report ``document`` (runner.output.report.report_document) of ``records`` (each run shown
     from its record, with what each request first said; with no records, from the document's ``runs``), and for
-    two results folders the ``regression`` document (runner.output.report.regression_document)."""
+    two results folders the ``regression`` document (runner.output.regressiondoc.regression_document)."""
     head = {key: value for key, value in document.items() if key != "runs"}
     runs = map(_shown, records) if records else document.get("runs", [])  # no records: the document's runs
-    return "".join(page_parts(head, records, runs, regression))
+    return "".join(page_parts(head, [summarize(r) for r in records], runs, regression))
 
 
-def page_parts(head: dict[str, Any], summaries: Sequence[Scored], runs: Iterable[dict[str, Any]],
+def page_parts(head: dict[str, Any], summaries: Sequence[RunSummary], runs: Iterable[dict[str, Any]],
                regression: dict[str, Any] | None = None) -> Iterator[str]:
     """``html_page``'s text piece by piece: ``head`` is the report document but its ``runs``
     (runner.output.report.report_head), ``summaries`` the runs' summaries (or records) and ``runs``

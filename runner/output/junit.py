@@ -4,7 +4,7 @@ Shape (valid against Jenkins' ``junit-10.xsd``, the format GitLab and GitHub rep
 
     <testsuites name="tooltrial" tests failures errors time>
       <testsuite name="<arm>" timestamp tests failures errors time>         one per arm
-        <properties> provider, prompt, sandbox (mode, and why when not bwrap) </properties>
+        <properties> provider, prompt, tool_defs (with -T), sandbox (mode, and why when not bwrap) </properties>
         <testcase classname="<group>" name="<id>" time>                     one per case
           <failure message type="fail">   the failed runs and their failed checks  (agent broke the gate)
           <error message type="<error kind>">   the cause                      (infrastructure broke it)
@@ -73,6 +73,8 @@ def junit_parts(model: Aggregate, gates: Sequence[Gate], records: Iterable[RunRe
         properties = ET.Element("properties")
         ET.SubElement(properties, "property", name="provider", value=arm.provider)
         ET.SubElement(properties, "property", name="prompt", value=arm.prompt)
+        if arm.tool_defs is not None:
+            ET.SubElement(properties, "property", name="tool_defs", value=arm.tool_defs)
         used = runs.sandbox.get(arm.label)
         if used is not None:
             ET.SubElement(properties, "property", name="sandbox", value=f"{used.mode}: {used.note}" if used.note else used.mode)

@@ -1,6 +1,6 @@
 """Reading a results folder back (``tooltrial report``, ``--resume``): every run file and the report
 checked against their schemas, and a run file against RunRecord's type hints and its numbers' ranges
-(runner.output.decode), so a file tooltrial did not write as it is becomes an error naming the file
+(runner.output.decode, by pydantic), so a file tooltrial did not write as it is becomes an error naming the file
 and the key path, never a crash.
 """
 
@@ -104,8 +104,12 @@ def checked(path: Path, data: Any, kind: str) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise _shape_error(path, [], f"expected an object, got {json_kind(data)}")
     version = data.get("schema_version")
-    if not isinstance(version, int) or version > SCHEMA_VERSION:
-        raise UserError(f"{path}: schema_version {version!r} is not one this tooltrial reads (up to {SCHEMA_VERSION})")
+    if isinstance(version, int) and not isinstance(version, bool) and version > SCHEMA_VERSION:
+        raise UserError(f"{path}: schema_version {version} is newer than this tooltrial reads (up to {SCHEMA_VERSION}):"
+                        " a newer tooltrial wrote it", hint="upgrade tooltrial to read it: pip install --upgrade tooltrial")
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+        raise UserError(f"{path}: schema_version {version!r} is not one this tooltrial reads (1 to {SCHEMA_VERSION})",
+                        hint=NOT_OURS)
     return checked_part(path, data, _SCHEMAS.get((kind, version), kind))
 
 

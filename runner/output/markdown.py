@@ -18,6 +18,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from runner.output.injectmd import injection_markdown
 from runner.output.report import run_dict
 from runner.output.store import write_replace
 from runner.text import printable
@@ -75,8 +76,9 @@ def ending_markdown(ending: Ending) -> str:
 def summary_markdown(document: dict[str, Any], runs: Iterable[dict[str, Any]] | None = None) -> str:
     """The summary of one report document (``report_document``): a heading with the pass count and
     the exit code, a table per arm and group, the failed and errored runs with their failure cause
-    and failed checks, the fault tables (the report's ``robustness``), and each paired comparison (the report's ``comparisons``; of a report of an earlier
-    version, its ``paired``). Ends with a newline. ``runs``
+    and failed checks, the fault tables (the report's ``robustness``), each paired comparison (the report's
+    ``comparisons``; of a report of an earlier version, its ``paired``), and with ``run --until-decided`` its
+    decisions (``sequential``). Ends with a newline. ``runs``
     (default: the document's) are read once, one at a time, keeping the first MOST_FAILURES failed ones."""
     count = passed = failing = 0
     repeated = False
@@ -96,6 +98,7 @@ def summary_markdown(document: dict[str, Any], runs: Iterable[dict[str, Any]] | 
     if unfinished:
         lines += [f"{len(unfinished)} runs did not finish \\(interrupted\\)\\.", ""]
     lines += _arm_table(document.get("arms") or [])
+    lines += injection_markdown(document.get("arms") or [], md_text)
     lines += _failures(failures, failing, len(document.get("arms") or []) > 1, repeated)
     lines += _robustness(document.get("robustness") or {})
     paired = document.get("paired")
@@ -106,7 +109,24 @@ def summary_markdown(document: dict[str, Any], runs: Iterable[dict[str, Any]] | 
         lines += [md_text(each.get("verdict", "")), ""]
         lines += _estimates(each)
         lines += _flips(each.get("flips") or [], each.get("a", ""), each.get("b", ""))
+    lines += _sequential(document.get("sequential"))
     return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def _sequential(section: dict[str, Any] | None) -> list[str]:
+    """``run --until-decided``: a row per comparison (decision, the round it stopped after, pairs, difference),
+    the runs, tokens and cost spent and saved, and why each comparison stopped; [] without it."""
+    if not section:
+        return []
+    lines = ["### Until decided", "", _row(["comparison", "decision", "stopped after", "pairs", "difference"]),
+             _row(["---"] * 5)]
+    for c in section.get("comparisons") or []:
+        difference = c.get("difference")
+        lines.append(_row([md_text(c.get("title", "")), md_text(str(c.get("decision", "")).replace("_", " ")),
+                           "\\-" if c.get("stopped_after") is None else f"round {c['stopped_after']}", str(c.get("pairs")),
+                           "\\-" if difference is None else f"{difference:+.2f}"]))
+    lines += ["", md_text(section.get("summary", "")), ""]
+    return lines + [f"- {md_text(c.get('reason', ''))}" for c in section.get("comparisons") or []] + [""]
 
 
 def regression_markdown(document: dict[str, Any]) -> str:

@@ -25,6 +25,7 @@ from runner.run.record import RunRecord
 from runner.scoring.aggregate import aggregate
 from runner.scoring.gates import evaluate, exit_code
 from runner.scoring.inputs import case_changes, input_changes
+from runner.scoring.summary import summarize
 
 PREFER = ("first", "last")  # on a run two folders hold differently: the folder given first, or last, wins
 _NAMED = 3  # at most this many names in one message
@@ -65,7 +66,7 @@ def merge_results(folders: Sequence[Path], root: Path, prefer: str | None = None
             raise UserError(f"the shards hold {len(records)} runs and {len(unfinished)} unfinished of the "
                             f"{suite['planned']} their suite plans", hint="a run file was removed from a shard's "
                             "runs/ folder: restore it, or run that shard again")
-    model = aggregate(records)
+    model = aggregate([summarize(r) for r in records])
     gates = evaluate(model.cells, _thresholds(parts))
     writer = ResultsWriter(root)
     for number, record in enumerate(records, start=1):
@@ -127,12 +128,13 @@ def _same_suite(first: Results, ours: dict[str, Any], part: Results, theirs: dic
 def _join(parts: Sequence[Results], prefer: str | None) -> tuple[list[RunRecord], int]:
     """Every run of ``parts`` once, in the order first seen, and how many were held by more than one
     folder. Raises UserError naming the runs held differently when ``prefer`` is None."""
-    kept: dict[tuple[str, str, int], tuple[RunRecord, Path]] = {}
+    kept: dict[tuple[str, str, str, int, str | None], tuple[RunRecord, Path]] = {}
     differ: list[str] = []
     overlapping = 0
     for part in parts:
         for record in part.records:
-            key = (record.case, record.arm, record.run)  # the arm: its provider, prompt and any fault profile
+            key = (record.case, record.provider, record.key_prompt, record.run,
+                   record.tool_defs)  # the run's key (runner.suite.engine.run_key): its arm, fault arm included
             if key not in kept:
                 kept[key] = (record, part.path)
                 continue
@@ -162,7 +164,7 @@ def _same_inputs(kept: Sequence[tuple[RunRecord, Path]]) -> None:
         if record.provenance is None:
             continue
         earlier, there = cells.setdefault((record.case, record.arm), (record, where))
-        found = [c.change for c in input_changes(record.case, record.arm, [earlier], [record], same_arm=True)]
+        found = [c.change for c in input_changes(record.case, record.arm, [summarize(earlier)], [summarize(record)], same_arm=True)]
         if not found:
             earlier, there = cases.setdefault(record.case, (record, where))
             found = case_changes(record.case, earlier.provenance, record.provenance)  # type: ignore[arg-type]
@@ -175,11 +177,11 @@ def _same_inputs(kept: Sequence[tuple[RunRecord, Path]]) -> None:
 
 def _unfinished(parts: Sequence[Results], records: Sequence[RunRecord]) -> list[dict[str, Any]]:
     """The runs the parts' reports list as unfinished that no part holds, once each."""
-    done = {(r.case, r.provider, r.arm.removeprefix(f"{r.provider} · "), r.run) for r in records}  # as unfinished names them
-    left: dict[tuple[str, str, str, int], dict[str, Any]] = {}
+    done = {(r.case, r.provider, r.key_prompt, r.run, r.tool_defs) for r in records}
+    left: dict[tuple[str, str, str, int, str | None], dict[str, Any]] = {}
     for part in parts:
         for run in (part.report or {}).get("unfinished") or []:
-            key = (run["case"], run["provider"], run["prompt"], run["run"])
+            key = (run["case"], run["provider"], run["prompt"], run["run"], run.get("tool_defs"))
             if key not in done:
                 left.setdefault(key, run)
     return list(left.values())

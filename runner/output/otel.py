@@ -145,7 +145,7 @@ def _run_trace(tracer: Tracer, record: RunRecord, started: float, target: OtelTa
 def _run_attributes(record: RunRecord, target: OtelTarget) -> dict[str, Any]:
     attributes: dict[str, Any] = {
         "tooltrial.case": record.case, "tooltrial.arm": record.arm, "tooltrial.provider": record.provider,
-        "tooltrial.prompt": record.prompt, "tooltrial.run": record.run, "tooltrial.status": str(record.status),
+        "tooltrial.prompt": record.prompt, "tooltrial.tool_defs": record.tool_defs, "tooltrial.run": record.run, "tooltrial.status": str(record.status),
         "tooltrial.outcome": record.outcome, "tooltrial.process": record.process,
         "tooltrial.failure": None if record.failure is None else str(record.failure),
         "tooltrial.error_kind": None if record.error_kind is None else str(record.error_kind),

@@ -40,7 +40,8 @@ from runner.names import ID_CHARS, SCRIPTED
 from runner.output.store import write_replace
 from runner.run.record import RunRecord
 from runner.spec.case import Case
-from runner.spec.casefile import merge_defaults
+from runner.spec.dataset import expanded_case
+from runner.spec.defaults import merge_defaults
 from runner.spec.fixture import FixtureError, copy_fixture
 from runner.spec.foreign import replio
 from runner.spec.source import parse, to_plain
@@ -55,23 +56,24 @@ class Recorder:
     Args:
         folder: the recording's folder (created); cases go to ``cases/``, fixtures to ``fixtures/``.
         cases: every case that may run, read from their source files now.
-        providers, prompts, runs: how many of each the run matrix has (for id suffixes);
-            a case's own ``runs:`` wins over ``runs``.
+        providers, prompts, runs, tool_defs: how many of each the run matrix has (for id suffixes; ``tool_defs``
+            the ``-T`` arms); a case's own ``runs:`` wins over ``runs``.
 
     Raises UserError when two cases use fixtures of one name from different folders.
     """
 
     def __init__(
-        self, folder: Path, cases: Sequence[Case], providers: int = 1, prompts: int = 1, runs: int = 1
+        self, folder: Path, cases: Sequence[Case], providers: int = 1, prompts: int = 1, runs: int = 1,
+        tool_defs: int = 0,
     ) -> None:
         self.cases_dir = folder / "cases"
         self.fixtures_dir = folder / "fixtures"
         self.recorded = 0
         self.left_out = 0
-        self._vary = (providers > 1, prompts > 1)
+        self._vary = (providers > 1, prompts > 1, tool_defs > 1)
         self._runs = runs
         self._mappings = {case.full_id: (index, case, _case_mapping(case)) for index, case in enumerate(cases)}
-        self._groups: dict[str, dict[tuple[int, str, str, int], CommentedMap]] = {}
+        self._groups: dict[str, dict[tuple[int, str, str, str, int], CommentedMap]] = {}
         self._lock = threading.Lock()
         self.cases_dir.mkdir(parents=True, exist_ok=True)
         _copy_fixtures(cases, self.fixtures_dir)
@@ -95,12 +97,12 @@ class Recorder:
             entry["user"]["script"] = _literal(_user_script(record))
         with self._lock:
             group = self._groups.setdefault(case.group, {})
-            group[(index, record.provider, record.prompt, record.run)] = entry
+            group[(index, record.provider, record.prompt, record.tool_defs or "", record.run)] = entry
             self._write(case.group, [group[key] for key in sorted(group)])
             self.recorded += 1
 
     def _suffix(self, record: RunRecord, runs: int) -> str:
-        parts = [record.provider, record.prompt, f"run{record.run}"]
+        parts = [record.provider, record.prompt, record.tool_defs or "", f"run{record.run}"]
         vary = (*self._vary, runs > 1)
         return "".join(f".{_UNSAFE.sub('-', part.lower()).strip('-')}" for part, varies in zip(parts, vary) if varies)
 
@@ -134,8 +136,14 @@ def _case_mapping(case: Case) -> CommentedMap:
         return CommentedMap(replio.to_case_mapping(plain, case.source.stem))
     wrapped = isinstance(root, CommentedMap)  # {defaults, cases}, else a list of cases
     defaults, items = (root.get("defaults") or CommentedMap(), root["cases"]) if wrapped else (CommentedMap(), root)
-    node = next(item for item in items if isinstance(item, CommentedMap) and item.get("id") == case.id)
-    return _uncommented(_merge(copy.deepcopy(node), defaults))
+    mappings = [item for item in items if isinstance(item, CommentedMap)]
+    node = next((item for item in mappings if item.get("id") == case.id), None)
+    if node is not None:
+        return _uncommented(_merge(copy.deepcopy(node), defaults))
+    # A case expanded from a dataset or matrix (runner.spec.dataset): the mapping written at its line.
+    written = next(item for item in mappings if item.lc.line + 1 == case.line)
+    merged = to_plain(_merge(copy.deepcopy(written), defaults), file)
+    return CommentedMap(expanded_case(merged, case.id, case.vars))
 
 
 def _merge(case: CommentedMap, defaults: CommentedMap) -> CommentedMap:

@@ -25,9 +25,8 @@ from runner.scoring.difference import Difference
 from runner.scoring.gates import Gate
 from runner.scoring.inputs import arm_provenances
 from runner.scoring.paired import Paired
-from runner.scoring.regression import Regression
 from runner.scoring.robustness import robustness_dict
-from runner.scoring.summary import Scored, retried_count
+from runner.scoring.summary import RunSummary, retried_count, summarize
 from runner.sums import known_sum
 from runner.text import cap_text
 
@@ -35,7 +34,6 @@ if TYPE_CHECKING:
     from runner.output.finish import Ending
 
 REPORT_KIND = "tooltrial.report"
-REGRESSION_KIND = "tooltrial.regression"
 TRACE_RESULT_LIMIT = 2000  # characters of each tool result kept in the report (head and tail)
 RATE_DIGITS = 6  # decimals of every fraction the report writes
 _RATES = ("pass_rate", "accuracy_mean", "outcome_mean", "outcome_std", "process_mean", "process_std")
@@ -70,14 +68,14 @@ def report_document(
     exit code is 2 whatever ``exit_code`` says. ``report_head`` and ``report_text`` make the same
     document without holding every run.
     """
-    head = report_head(model, gates, records, exit_code, meta, unfinished)
+    head = report_head(model, gates, [summarize(r) for r in records], exit_code, meta, unfinished)
     return {**head, "cells": list(head["cells"]), "runs": [run_dict(r) for r in records]}
 
 
 def report_head(
     model: Aggregate,
     gates: Sequence[Gate],
-    runs: Sequence[Scored],
+    runs: Sequence[RunSummary],
     exit_code: int,
     meta: dict[str, Any],
     unfinished: Sequence[dict[str, Any]] = (),
@@ -151,7 +149,7 @@ def _nested(value: Any, indent: str) -> str:
     return to_json(value)[:-1].replace("\n", indent)
 
 
-def cache_totals(records: Sequence[Scored]) -> CacheUse | None:
+def cache_totals(records: Sequence[RunSummary]) -> CacheUse | None:
     """The response cache's use summed over the runs that had one (runner.run.record.CacheUse: hits,
     misses, and the tokens and USD the hits' replies first cost); None when none had one."""
     used = [r.cache for r in records if r.cache is not None]
@@ -166,12 +164,12 @@ def run_dict(record: RunRecord, data: dict[str, Any] | None = None) -> dict[str,
     (each tool call with its result cut to TRACE_RESULT_LIMIT characters) in place of ``steps``;
     ``script`` (what ``--record`` writes) is left out, ``trace`` and ``model_requests`` tell it; so is
     ``provenance``, kept once per arm (``arm_provenances``), and the conversation as sent (``messages``,
-    ``message_cuts``, ``tools``), kept by the run file. A trace entry names the model request its call came
-    from (``request``), the call's full ``call_id`` and the ``fault`` its result got;
+    ``message_cuts``, ``tools``) and the files' contents (``files``), kept by the run file. A trace entry names the
+    model request its call came from (``request``), the call's full ``call_id`` and the ``fault`` its result got;
     ``commands`` keep TRACE_RESULT_LIMIT characters of each stream. ``data`` is ``record.to_dict()`` where
     the caller has made it already (the run file is written from it too); it is not changed."""
     data = {key: value for key, value in (record.to_dict() if data is None else data).items()
-            if key not in ("steps", "script", "provenance", "messages", "message_cuts", "tools")}
+            if key not in ("steps", "script", "provenance", "messages", "message_cuts", "tools", "files")}
     trace = [
         {"turn": s.turn, "request": s.request, "call_id": s.call_id, "status": s.status, "name": s.name,
          "arguments": s.arguments, "result": cap_text(s.result, TRACE_RESULT_LIMIT), "is_error": s.is_error,
@@ -183,30 +181,13 @@ def run_dict(record: RunRecord, data: dict[str, Any] | None = None) -> dict[str,
     return {**data, "commands": commands, "names": record.names, "calls": record.calls, "trace": trace}
 
 
-def unfinished_list(left: Sequence[tuple[str, str, str, int]]) -> list[dict[str, Any]]:
-    """The runs an interruption left undone, ``(case, provider, prompt, run index)`` each, as the
-    report's ``unfinished`` entries ``{"case", "provider", "prompt", "run"}``."""
-    return [{"case": case, "provider": provider, "prompt": prompt, "run": run} for case, provider, prompt, run in left]
-
-
-def regression_document(regression: Regression, before: str, after: str) -> dict[str, Any]:
-    """The regression view of two results folders (paths ``before`` and ``after``); ``changed`` lists each
-    change of inputs ``{name, change}``, ``left_out`` the ``case [arm]`` cells it kept from ``paired``."""
-    return {
-        "schema_version": SCHEMA_VERSION,
-        "kind": REGRESSION_KIND,
-        "before": before,
-        "after": after,
-        "arms": [{"before": arm_dict(old), "after": arm_dict(new)} for old, new in regression.arms],
-        "pass_to_fail": [dataclasses.asdict(c) for c in regression.pass_to_fail],
-        "fail_to_pass": [dataclasses.asdict(c) for c in regression.fail_to_pass],
-        "only_before": regression.only_before,
-        "only_after": regression.only_after,
-        "paired": paired_dict(regression.paired),
-        "changed": [dataclasses.asdict(c) for c in regression.changed],
-        "left_out": regression.left_out,
-        "allow_changed": regression.allow_changed,
-    }
+def unfinished_list(left: Sequence[tuple[str, str, str, int, str | None]]) -> list[dict[str, Any]]:
+    """The runs an interruption left undone, ``(case, provider, prompt slot, run index, tool definitions)`` each
+    (runner.suite.engine.run_key), as the report's ``unfinished`` entries ``{"case", "provider", "prompt", "run"}``,
+    with ``tool_defs`` in a ``-T`` arm's; a fault arm's ``prompt`` is the prompt slot (``default · faults flaky``)."""
+    return [{"case": case, "provider": provider, "prompt": prompt, "run": run,
+             **({"tool_defs": tool_defs} if tool_defs is not None else {})}
+            for case, provider, prompt, run, tool_defs in left]
 
 
 def figures_dict(figures: Figures) -> dict[str, Any]:
@@ -225,11 +206,14 @@ def rate(value: float | None) -> float | None:
 
 
 def arm_dict(arm: Arm) -> dict[str, Any]:
-    """One arm: ``{arm (its label), provider, prompt, **figures, pass_at_k, pass_hat_k, groups: {group: figures}}``."""
+    """One arm: ``{arm (its label), provider, prompt, tool_defs, **figures, pass_at_k, pass_hat_k, groups: {group:
+    figures}}``, and ``injection`` (runner.scoring.injection) when a case of it has injections."""
     return {
-        "arm": arm.label, "provider": arm.provider, "prompt": arm.prompt, **figures_dict(arm.figures),
+        "arm": arm.label, "provider": arm.provider, "prompt": arm.prompt, "tool_defs": arm.tool_defs,
+        **figures_dict(arm.figures),
         "pass_at_k": _ks(arm.pass_at_k), "pass_hat_k": _ks(arm.pass_hat_k),
         "groups": {name: figures_dict(f) for name, f in arm.groups.items()},
+        **({"injection": arm.injection.as_dict(rate)} if arm.injection is not None else {}),
     }
 
 

@@ -61,7 +61,7 @@ class Runs:
         """Each run's piece of the streamed output ``name`` (runner.output.formats; by default the report's
         ``runs``, runner.output.report.run_item), in order: from the spool, which keeps each as
         ``(name, run key)``, where it holds them all, else made by ``make`` from the records read back."""
-        keys = [(name, (s.case, s.provider, s.prompt, s.run)) for s in self.summaries]
+        keys = [(name, (s.case, s.provider, s.prompt, s.run, s.tool_defs)) for s in self.summaries]
         if self.spool is not None and self.spool.holds(keys):
             yield from self.spool.items(keys)
         else:

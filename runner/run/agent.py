@@ -163,7 +163,7 @@ def _run_call(toolbox: Toolbox, call: ToolCall, turn: int, request: int) -> Step
     wall, started = time.time(), time.monotonic()
     result = toolbox.call(call.name, call.arguments, call.error)
     status = "refused" if result.refused else "invalid" if call.error else "executed"
-    return Step(turn, call.id, call.name, call.arguments, result.content, result.is_error,
+    return Step(turn, call.id, call.name, toolbox.own(call.name, call.arguments), result.content, result.is_error,
                 time.monotonic() - started, request, status, wall, call.repaired, result.fault)
 
 

@@ -22,6 +22,7 @@ from runner.run.context import RunContext
 from runner.run.events import Event, Listener, RunRef, RunStarted
 from runner.run.external import run_external
 from runner.run.faulted import FaultUse
+from runner.run.injection import inject_tools
 from runner.run.options import Arm, RunOptions
 from runner.run.prompts import context_for, system_prompt, turn_prompts, user_prompts
 from runner.run.provenance import provenance
@@ -32,6 +33,7 @@ from runner.run.trajectory import RunTimeout, Trajectory
 from runner.run.transcript import Transcript, bounded
 from runner.run.workspace import Workspace
 from runner.spec.case import Case
+from runner.spec.tooldefs import ToolDefs
 from runner.sums import known_sum
 from runner.tools.base import ToolContext
 from runner.tools.faults import Injector
@@ -62,7 +64,8 @@ def converse(job: Job, run: RunContext, workspace: Workspace, env: dict[str, str
     server that did not start (RunTimeout once the run's time is up), UserError for a template that does not
     render, HiddenFile for an agent command naming a file the sandbox hides, ProviderError from the model's setup."""
     case, arm, record = job.case, job.arm, job.record
-    toolbox = _toolbox(case, run, workspace, env, servers, _injector(job, run, workspace, env))
+    toolbox = _toolbox(case, run, workspace, env, servers, arm.tools, _injector(job, run, workspace, env))
+    inject_tools(toolbox, case, record.injection)
     context = context_for(case, toolbox.specs(), str(workspace.path))
     system = system_prompt(arm.prompt, case, context)
     user = _user_side(case, context, job.options, run)
@@ -70,7 +73,8 @@ def converse(job: Job, run: RunContext, workspace: Workspace, env: dict[str, str
     record.prompt_overridden = case.system is not None  # runner.run.prompts.system_prompt: the case's own wins
     record.prompt_used = f"{case.full_id}.system" if record.prompt_overridden else arm.prompt.name
     record.provenance = provenance(case, arm.prompt.source if case.system is None else case.system, toolbox.specs(),
-                                   arm.provider.cache_identity, arm.provider.name, run.sandbox.mode)
+                                   arm.provider.cache_identity, arm.provider.name, run.sandbox.mode,
+                                   None if arm.tools is None else arm.tools.fingerprint)
     if arm.faults is not None and arm.faults.digest is not None:
         record.provenance = dataclasses.replace(record.provenance, faults=arm.faults.digest)
     provider, cached = _model(job, workspace)
@@ -115,8 +119,9 @@ def _injector(job: Job, run: RunContext, workspace: Workspace, env: dict[str, st
 
 
 def _toolbox(case: Case, run: RunContext, workspace: Workspace, env: dict[str, str], servers: McpServers,
-             faults: Injector | None) -> Toolbox:
-    """The tools the case offers, its MCP servers started; one that fails once the run's time is up: RunTimeout."""
+             defs: ToolDefs | None, faults: Injector | None) -> Toolbox:
+    """The tools the case offers as the arm's tool definitions ``defs`` show them, ``faults`` applied to their
+    calls, its MCP servers started; one that fails once the run's time is up: RunTimeout."""
     tool_context = _tool_context(case, run, workspace, env)
     try:
         served = servers.start(case, tool_context)
@@ -124,7 +129,7 @@ def _toolbox(case: Case, run: RunContext, workspace: Workspace, env: dict[str, s
         if time.monotonic() >= run.deadline:
             raise RunTimeout(run.timed_out(f"starting MCP servers: {e}")) from e
         raise
-    return build_toolbox(case, tool_context, {**mock_tools(case.mocks), **served}, faults)
+    return build_toolbox(case, tool_context, {**mock_tools(case.mocks), **served}, defs, faults)
 
 
 def _model(job: Job, workspace: Workspace) -> tuple[TurnLimited, Cached | None]:

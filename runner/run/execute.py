@@ -19,8 +19,11 @@ from runner.providers.ratelimit import RateLimiter
 from runner.providers.redact import RunSecrets, Secrets
 from runner.run.context import RunContext
 from runner.run.converse import Job, converse
+from runner.run.faulted import FaultUse
+from runner.run.injection import judge_attack, plant_files
 from runner.run.options import DEFAULT_RUN_TIMEOUT, Arm, RunOptions
 from runner.run.record import COMMAND_OUTPUT_LIMIT, ERROR, FAIL, PASS, CommandRun, RunRecord
+from runner.run.savedfiles import saved_files
 from runner.run.simuser import UserSide
 from runner.run.trajectory import RunTimeout, Trajectory
 from runner.run.workspace import SetupError, SnapshotStopped, Workspace, WorkspaceError
@@ -32,8 +35,8 @@ from runner.scoring.metrics import fill_metrics
 from runner.spec.case import Case
 from runner.tools.mcp import McpError, McpServers
 
-_KEPT = frozenset({"case", "provider", "prompt", "run", "duration", "sandbox", "queued", "rate_limited",
-                   "started"})  # what _clear keeps
+_KEPT = frozenset({"case", "provider", "prompt", "run", "tool_defs", "faults", "duration", "sandbox", "queued",
+                   "rate_limited", "started"})  # what _clear keeps: the arm (its tool definitions, its fault arm) too
 
 
 def execute(case: Case, arm: Arm, options: RunOptions, number: int = 1, breaker: Breaker | None = None,
@@ -48,7 +51,8 @@ def execute(case: Case, arm: Arm, options: RunOptions, number: int = 1, breaker:
     (runner.providers.redact), once scored: a warning says how many values were replaced.
     """
     record = RunRecord(case=case.full_id, provider=arm.provider.name, prompt=arm.prompt.name, run=number,
-                       sandbox=options.sandbox.confinement, started=time.time())
+                       sandbox=options.sandbox.confinement, started=time.time(), tool_defs=arm.tool_defs,
+                       faults=None if arm.faults is None else FaultUse(arm.faults.name, arm.faults.seed))
     started = time.monotonic()
     secrets = RunSecrets(options.secrets)
     try:
@@ -134,6 +138,7 @@ def _run_in(job: Job, run: RunContext, workspace: Workspace, servers: McpServers
         if time.monotonic() >= run.deadline:
             raise RunTimeout(run.timed_out(f"in setup: {e.command}")) from e
         raise
+    record.injection = plant_files(job.case, workspace.path)
     try:
         before = workspace.snapshot(run)
     except SnapshotStopped as e:
@@ -151,6 +156,7 @@ def _run_in(job: Job, run: RunContext, workspace: Workspace, servers: McpServers
     except SnapshotStopped as e:
         return _stopped(record, run, e)
     record.changes = {k: list(v) for k, v in vars(changes).items()}
+    record.files = saved_files(workspace.path, [*changes.added, *changes.changed])
     _check(job, run, workspace, env, trajectory, user)
 
 
@@ -175,7 +181,6 @@ def _check(job: Job, run: RunContext, workspace: Workspace, env: dict[str, str],
     context = CheckContext(case, workspace.path, trajectory, run_command, job.options.judges,
                            record.tokens.total_tokens, record.cost, run.deadline, run_check)
     record.checks = run_checks(context)
-    broken = next((c for c in record.checks if c.error_kind), None)
     late = next((c for c in record.checks if c.error_kind == ErrorKind.TIMEOUT), None)  # a judge cut short
     if run.cancel.is_set():  # a check may have been cut short: the run did not finish
         _error(record, ErrorKind.CANCELLED, "cancelled: the suite was interrupted")
@@ -185,7 +190,17 @@ def _check(job: Job, run: RunContext, workspace: Workspace, env: dict[str, str],
         _error(record, ErrorKind.USER_ERROR, user.cause)
     elif late is not None or time.monotonic() > run.deadline:
         _error(record, ErrorKind.TIMEOUT, run.timed_out(late.message if late else "in the checks"))
-    elif broken is not None and broken.error_kind:
+    else:
+        settle(record)
+    judge_attack(context, record.status, record.injection)
+
+
+def settle(record: RunRecord) -> None:
+    """The status of a run whose checks all ran to the end (``run`` and ``rescore`` alike): an error of the first
+    check that could not be made (its ``error_kind``, its message the cause), else ``fail`` when any check failed,
+    else ``pass``."""
+    broken = next((c for c in record.checks if c.error_kind), None)
+    if broken is not None and broken.error_kind:
         _error(record, broken.error_kind, broken.message)
     else:
         record.status = FAIL if record.failed_checks else PASS

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
-import functools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -12,8 +10,11 @@ from runner.checks.base import CheckResult
 from runner.kinds import ErrorKind, FailureCause, Status, UserStop
 from runner.providers.base import Usage
 from runner.run.faulted import FaultUse
+from runner.run.injected import InjectionOutcome
+from runner.run.plain import plain
 from runner.run.provenance import Provenance
 from runner.run.requests import JSON_KEY, RequestStats, Tokens
+from runner.run.savedfiles import SavedFile
 from runner.run.simuser import UserTurn
 from runner.run.trajectory import Step
 from runner.run.transcript import Cut
@@ -78,7 +79,7 @@ class CacheUse:
 
     def to_dict(self) -> dict[str, Any]:
         """``{hits, misses, tokens, cost}``, as the run file and the report write it."""
-        return dict(_plain(self))
+        return dict(plain(self))
 
 
 @dataclass(frozen=True)
@@ -98,14 +99,24 @@ class EarlierAttempt:
         return cls(record.error_kind, record.cause, record.started, record.duration)
 
 
-def arm_label(provider: str, prompt: str, faults: str | None = None) -> str:
-    """How output, reports and run files name an arm: ``provider · prompt``, ``· faults NAME`` after a fault profile."""
-    return f"{provider} · {prompt}" if faults is None else f"{provider} · {prompt} · faults {faults}"
+def arm_label(provider: str, prompt: str, tool_defs: str | None = None, faults: str | None = None) -> str:
+    """How output, reports and run files name an arm: ``provider · prompt``, then ``· TOOLS`` (the tool definitions'
+    name) with ``-T`` and ``· faults NAME`` with a fault arm, in that order."""
+    label = f"{provider} · {prompt}" if tool_defs is None else f"{provider} · {prompt} · {tool_defs}"
+    return label if faults is None else f"{label} · faults {faults}"
+
+
+def prompt_slot(prompt: str, fault_arm: str | None) -> str:
+    """A run key's prompt slot (runner.suite.engine.run_key, report.json's ``unfinished``): the prompt name, then
+    ``· faults NAME`` for a run of fault arm ``NAME`` as its arm label has it, so that a suite without
+    ``--faults`` keys its runs as ever while each fault arm's runs resume, shard and merge as an arm of their own."""
+    return prompt if fault_arm is None else f"{prompt} · faults {fault_arm}"
 
 
 @dataclass
 class RunRecord:
-    """One run of one case in one arm (provider x prompt).
+    """One run of one case in one arm (provider x prompt, x tool definitions with ``-T``: ``tool_defs`` names
+    them, None without; runner.spec.tooldefs).
 
     Attributes:
         run: the run's number among the case's repeats in its arm, 1-based (0-based in run files
@@ -121,7 +132,8 @@ class RunRecord:
         latency: seconds spent waiting on the model, summed over requests (None before any request).
         model_requests: per-request tokens, cost, latency, finish reason and tries, in order; a request
             that failed for good is the last, with no finish reason.
-        changes: workspace paths ``{"added": [...], "changed": [...], "deleted": [...]}``.
+        changes: workspace paths ``{"added": [...], "changed": [...], "deleted": [...]}``; files: the added and changed
+            ones' final contents, bounded (runner.run.savedfiles.SavedFile), for ``tooltrial rescore``; {} in older records.
         outcome, process: scores in [0, 1] (runner.scoring), None when the case has no such checks.
         accuracy: 1/0 against ``expect.trace.expected``, None without it.
         trajectory_match: the calls scored against the case's reference list (``expect.trace.calls``,
@@ -166,8 +178,8 @@ class RunRecord:
             over TEXT_LIMIT characters). tools: the tools offered, as sent, once (for an external agent,
             those of its first request that offered any). faults: its fault arm, seed and what it received and
             how it coped (runner.run.faulted.FaultUse), None for a run of no fault arm and a case without faults.
+        injection: its part in a prompt-injection measurement (runner.run.injected), None for a case without one.
     """
-
     case: str
     provider: str
     prompt: str
@@ -185,6 +197,7 @@ class RunRecord:
     model_requests: list[RequestStats] = field(default_factory=list)
     duration: float = 0.0
     changes: dict[str, list[str]] = field(default_factory=dict)
+    files: dict[str, SavedFile] = field(default_factory=dict)
     workspace: str | None = None
     outcome: float | None = None
     process: float | None = None
@@ -214,6 +227,8 @@ class RunRecord:
     message_cuts: list[Cut] = field(default_factory=list)
     tools: list[dict[str, Any]] = field(default_factory=list)
     faults: FaultUse | None = None
+    tool_defs: str | None = None
+    injection: InjectionOutcome | None = None
 
     @property
     def names(self) -> list[str]:
@@ -253,8 +268,18 @@ class RunRecord:
         return [c for c in self.checks if not c.passed]
 
     @property
+    def fault_arm(self) -> str | None:
+        """Its fault arm's name (``run --faults``: ``off``, ``case`` or a profile's), None without one."""
+        return None if self.faults is None else self.faults.arm
+
+    @property
     def arm(self) -> str:
-        return arm_label(self.provider, self.prompt, None if self.faults is None else self.faults.arm)
+        return arm_label(self.provider, self.prompt, self.tool_defs, self.fault_arm)
+
+    @property
+    def key_prompt(self) -> str:
+        """Its run key's prompt slot (``prompt_slot``): the prompt name, then ``· faults NAME`` in a fault arm."""
+        return prompt_slot(self.prompt, self.fault_arm)
 
     @property
     def attempt(self) -> int:
@@ -264,36 +289,5 @@ class RunRecord:
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict of every field (under its run-file key), with ``judge_tokens`` (Tokens) and ``judge_cost``
         (USD), the same of the simulated user, ``user_tokens`` and ``user_cost``, and the ``attempt`` number."""
-        return {**_plain(self), "judge_tokens": _plain(self.judge_tokens), "judge_cost": self.judge_cost,
-                "user_tokens": _plain(self.user_tokens), "user_cost": self.user_cost, "attempt": self.attempt}
-
-
-_LEAVES = (str, int, float, bool, type(None))
-
-
-@functools.cache
-def _field_keys(cls: type) -> tuple[tuple[str, str], ...]:
-    """``(field name, its key in the run file)`` of each field of dataclass ``cls`` (runner.run.requests.JSON_KEY)."""
-    return tuple((f.name, f.metadata.get(JSON_KEY, f.name)) for f in dataclasses.fields(cls))
-
-
-def _plain(value: Any) -> Any:
-    """What ``dataclasses.asdict`` makes of ``value`` (dataclasses to dicts, each field under its run-file key;
-    lists, tuples and dicts rebuilt as their own type), without its deep copy of every leaf: a record's leaves are str, numbers, None and
-    enums, which a copy leaves as they are. A record is written once per run on the parent's one thread,
-    where asdict's copying was the larger part of the write (benchmarks/executors.py, figure (k))."""
-    if isinstance(value, _LEAVES):
-        return value
-    cls = type(value)
-    if dataclasses.is_dataclass(cls):
-        return {key: _plain(getattr(value, name)) for name, key in _field_keys(cls)}
-    if cls is list or cls is tuple:
-        return cls(_plain(item) for item in value)
-    if cls is dict:
-        return {_plain(key): _plain(item) for key, item in value.items()}
-    return dataclasses.asdict(_Box(value))["value"]  # asdict's own way with anything else (named tuples...)
-
-
-@dataclass
-class _Box:
-    value: Any
+        return {**plain(self), "judge_tokens": plain(self.judge_tokens), "judge_cost": self.judge_cost,
+                "user_tokens": plain(self.user_tokens), "user_cost": self.user_cost, "attempt": self.attempt}

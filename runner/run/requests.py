@@ -20,7 +20,8 @@ from runner.providers.parse import reply_kind
 from runner.run.trajectory import Step
 from runner.sums import known_sum
 
-JSON_KEY = "json"  # a field's metadata entry naming its key in the run file, where that is not the field's name
+JSON_KEY = "alias"  # a field's metadata entry naming its key in the run file, where that is not the field's name
+# (pydantic's name for it, which it reads from a dataclass field's metadata: runner.output.decode)
 
 
 def _count(key: str) -> Any:

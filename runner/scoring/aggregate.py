@@ -25,11 +25,12 @@ from dataclasses import dataclass, field
 from runner.run.record import ERROR, FAIL, PASS
 from runner.run.requests import Tokens
 from runner.scoring.gates import blame, is_infrastructure_error
+from runner.scoring.injection import InjectionFigures, injection_figures
 from runner.scoring.paired import Paired
 from runner.scoring.pairs import comparisons
 from runner.scoring.robustness import Recovery, RobustRow, recoveries, robustness_rows
 from runner.scoring.stats import is_flaky, mean_std, pass_at_k, pass_hat_k, wilson
-from runner.scoring.summary import Scored
+from runner.scoring.summary import RunSummary
 from runner.scoring.trajectorymatch import TrajectoryMatch
 from runner.sums import known_mean, known_sum
 
@@ -131,7 +132,7 @@ class Figures:
         return self.runs - self.infra_errors
 
 
-def figures(records: Sequence[Scored]) -> Figures:
+def figures(records: Sequence[RunSummary]) -> Figures:
     """The Figures of ``records``; of no records (or none scored), counts are 0 and means and
     ``pass_rate`` None, the interval (0.0, 1.0)."""
     n, passed = len(records), sum(r.status == PASS for r in records)
@@ -196,10 +197,12 @@ class Cell:
 
 @dataclass(frozen=True)
 class Arm:
-    """One arm (``label`` is ``provider · prompt``) over all its runs, and per case group in first-seen order.
+    """One arm (``label`` is ``provider · prompt``, ``provider · prompt · tool_defs`` with ``-T``) over all its
+    runs, and per case group in first-seen order.
 
     ``pass_at_k`` / ``pass_hat_k`` are the means over the arm's cells with a scored run, for k = 1..the
-    fewest scored runs of such a cell (empty when no run of the arm was scored).
+    fewest scored runs of such a cell (empty when no run of the arm was scored). ``injection``: its prompt-injection
+    figures (runner.scoring.injection), None when no case of it has injections.
     """
 
     label: str
@@ -209,6 +212,8 @@ class Arm:
     groups: dict[str, Figures]
     pass_at_k: dict[int, float]
     pass_hat_k: dict[int, float]
+    tool_defs: str | None = None
+    injection: InjectionFigures | None = None
 
 
 @dataclass(frozen=True)
@@ -243,11 +248,11 @@ class Aggregate:
         raise KeyError(label)
 
 
-def aggregate(records: Sequence[Scored]) -> Aggregate:
+def aggregate(records: Sequence[RunSummary]) -> Aggregate:
     """Aggregate ``records`` (any order) into cells, arms with their groups, the overall figures
     and the paired analyses of the arms."""
-    by_cell: dict[tuple[str, str], list[Scored]] = defaultdict(list)
-    by_arm: dict[str, list[Scored]] = defaultdict(list)
+    by_cell: dict[tuple[str, str], list[RunSummary]] = defaultdict(list)
+    by_arm: dict[str, list[RunSummary]] = defaultdict(list)
     for record in records:
         by_cell[(record.case, record.arm)].append(record)
         by_arm[record.arm].append(record)
@@ -256,7 +261,7 @@ def aggregate(records: Sequence[Scored]) -> Aggregate:
     return Aggregate(figures(records), arms, cells, comparisons(records), recoveries(records), robustness_rows(records))
 
 
-def _cell(case: str, arm: str, runs: list[Scored]) -> Cell:
+def _cell(case: str, arm: str, runs: list[RunSummary]) -> Cell:
     f = figures(runs)
     ks = range(1, f.scored + 1)
     return Cell(
@@ -267,8 +272,8 @@ def _cell(case: str, arm: str, runs: list[Scored]) -> Cell:
     )
 
 
-def _arm(runs: list[Scored], cells: list[Cell]) -> Arm:
-    groups: dict[str, list[Scored]] = {}
+def _arm(runs: list[RunSummary], cells: list[Cell]) -> Arm:
+    groups: dict[str, list[RunSummary]] = {}
     for record in runs:
         groups.setdefault(record.case.split("/", 1)[0], []).append(record)
     scored = [c for c in cells if c.figures.scored]
@@ -277,5 +282,6 @@ def _arm(runs: list[Scored], cells: list[Cell]) -> Arm:
         runs[0].arm, runs[0].provider, runs[0].prompt, figures(runs),
         groups={name: figures(group) for name, group in groups.items()},
         pass_at_k={k: sum(c.pass_at_k[k] for c in scored) / len(scored) for k in ks},
-        pass_hat_k={k: sum(c.pass_hat_k[k] for c in scored) / len(scored) for k in ks},
+        pass_hat_k={k: sum(c.pass_hat_k[k] for c in scored) / len(scored) for k in ks}, tool_defs=runs[0].tool_defs,
+        injection=injection_figures(runs),
     )

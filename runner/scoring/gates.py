@@ -22,9 +22,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from runner.errors import ExitCode
-from runner.kinds import Blame, ErrorKind
+from runner.kinds import Blame, ErrorKind, Status
 from runner.run.record import ERROR
-from runner.scoring.summary import Scored
+from runner.scoring.summary import RunSummary
 
 if TYPE_CHECKING:
     from runner.scoring.aggregate import Cell
@@ -39,23 +39,33 @@ EXIT_CODES: dict[Blame, ExitCode] = {
 _EPSILON = 1e-9
 
 
-def is_infrastructure_error(record: Scored) -> bool:
+def is_infrastructure_error(record: RunSummary) -> bool:
     """Whether the run is an ERROR that says nothing about the agent: its ``error_kind`` is not an
     agent stop (an internal, case data or infrastructure error); such a run counts as not run."""
-    return record.status == ERROR and blame(record) is not Blame.AGENT
+    return infrastructure_error(record.status, record.error_kind)
 
 
-def blame(record: Scored) -> Blame | None:
+def infrastructure_error(status: Status, error_kind: ErrorKind | None) -> bool:
+    """``is_infrastructure_error`` of a run of this ``status`` and ``error_kind`` (a record being scored, or read
+    back for ``--retry-errors``, has them before it has a summary)."""
+    return status == ERROR and _blame(status, error_kind) is not Blame.AGENT
+
+
+def blame(record: RunSummary) -> Blame | None:
     """Who the error of an ERROR run is down to (runner.kinds.ErrorKind.blame), None for another run.
 
     An error kind this tooltrial does not know (a results folder of a newer one) is infrastructure.
     """
-    if record.status != ERROR:
+    return _blame(record.status, record.error_kind)
+
+
+def _blame(status: Status, error_kind: ErrorKind | None) -> Blame | None:
+    if status != ERROR:
         return None
-    if record.error_kind is None:
+    if error_kind is None:
         return Blame.INFRASTRUCTURE
     try:
-        return ErrorKind(record.error_kind).blame
+        return ErrorKind(error_kind).blame
     except ValueError:
         return Blame.INFRASTRUCTURE
 

@@ -22,7 +22,7 @@ from runner.checks.table import KINDS, Points
 from runner.kinds import ErrorKind, FailureCause, Status
 from runner.run.record import ERROR, PASS, RunRecord
 from runner.run.trajectory import Step
-from runner.scoring.gates import is_infrastructure_error
+from runner.scoring.gates import infrastructure_error
 from runner.scoring.robustness import fill_faults
 from runner.scoring.trajectorymatch import TrajectoryMatch, run_trajectory_match
 from runner.spec.case import Case
@@ -64,7 +64,7 @@ def score(case: Case, record: RunRecord) -> Metrics:
     offered = frozenset(offered_tools(case.tools, mocks, servers))
     if record.agent is not None:  # an external agent's tools are those it offered its model (runner.run.external)
         offered = frozenset(record.agent.get("tools", ()))
-    scored = not is_infrastructure_error(record)
+    scored = not infrastructure_error(record.status, record.error_kind)
     return Metrics(
         accuracy=accuracy(ran, trace.expected) if scored else None,
         redundant=redundant(record.steps),
@@ -236,7 +236,7 @@ def failure_cause(case: Case, record: RunRecord) -> FailureCause | None:
        ``trace.min_attempts`` check.
     6. ``missing_output``: what the case checks was never produced: a file that must exist
        does not (``files.exists``), or the final reply is empty and a ``response_contains``,
-       ``response_matches`` or ``response_not_contains`` check failed.
+       ``response_matches``, ``response_not_contains`` or ``response_json`` check failed.
     7. ``wrong_args``: the right tools, wrong arguments: a failed ``trace.args`` or ``trace.calls`` check
        (a failed ``trace.calls`` whose expected tool never ran is ``wrong_tool``).
     8. ``excessive_calls``: a failed ``trace.max_calls`` check.

@@ -12,7 +12,7 @@ from runner.scoring.difference import Difference, mean_difference, newcombe_pair
 from runner.scoring.gates import is_infrastructure_error
 from runner.scoring.power import detectable_difference
 from runner.scoring.stats import mcnemar_exact
-from runner.scoring.summary import Scored
+from runner.scoring.summary import RunSummary
 
 ALPHA = 0.05  # significance level of the paired verdict
 
@@ -28,8 +28,8 @@ class Flip:
 
 @dataclass(frozen=True)
 class Factor:
-    """What a comparison of two arms varies and what it holds: the one dimension ``name`` (``prompt``
-    or ``provider``) in which they differ, its values ``a`` and ``b`` in arms A and B, and ``fixed``, each
+    """What a comparison of two arms varies and what it holds: the one dimension ``name`` (``prompt``,
+    ``tools`` or ``provider``) in which they differ, its values ``a`` and ``b`` in arms A and B, and ``fixed``, each
     other dimension's value, which both arms share (``{"provider": "scripted"}``)."""
 
     name: str
@@ -147,12 +147,12 @@ class Paired:
 Outcomes = Mapping[tuple[str, int], bool | None]  # (case, run index) -> passed; None: infrastructure error
 
 
-def outcomes(records: Sequence[Scored]) -> dict[tuple[str, int], bool | None]:
+def outcomes(records: Sequence[RunSummary]) -> dict[tuple[str, int], bool | None]:
     """(case, run index) -> passed, or None for an infrastructure error."""
     return {(r.case, r.run): None if is_infrastructure_error(r) else r.status == PASS for r in records}
 
 
-def overridden(records: Sequence[Scored]) -> set[tuple[str, int]]:
+def overridden(records: Sequence[RunSummary]) -> set[tuple[str, int]]:
     """The (case, run index) of every run whose case's own ``system`` prompt replaced its arm's."""
     return {(r.case, r.run) for r in records if r.prompt_overridden}
 
@@ -160,7 +160,7 @@ def overridden(records: Sequence[Scored]) -> set[tuple[str, int]]:
 Scores = Mapping[tuple[str, int], Mapping[str, float | None]]  # (case, run index) -> {"outcome": s, "process": s}
 
 
-def scores(records: Sequence[Scored]) -> dict[tuple[str, int], dict[str, float | None]]:
+def scores(records: Sequence[RunSummary]) -> dict[tuple[str, int], dict[str, float | None]]:
     """(case, run index) -> the run's ``outcome`` and ``process`` scores (0 to 1, None where not scored)."""
     return {(r.case, r.run): {"outcome": r.outcome, "process": r.process} for r in records}
 

@@ -24,7 +24,7 @@ from runner.errors import UserError
 from runner.scoring.aggregate import Aggregate, Arm, aggregate
 from runner.scoring.inputs import InputChange, input_changes
 from runner.scoring.paired import Paired, compare_pairs, outcomes, scores
-from runner.scoring.summary import Scored
+from runner.scoring.summary import RunSummary
 
 
 @dataclass(frozen=True)
@@ -64,10 +64,10 @@ class Regression:
     allow_changed: bool = False
 
 
-Cells = dict[tuple[str, str], list[Scored]]  # (case, before's arm label) -> runs
+Cells = dict[tuple[str, str], list[RunSummary]]  # (case, before's arm label) -> runs
 
 
-def regression(before: Sequence[Scored], after: Sequence[Scored], allow_changed: bool = False) -> Regression:
+def regression(before: Sequence[RunSummary], after: Sequence[RunSummary], allow_changed: bool = False) -> Regression:
     """Compare two sets of runs over the cells (case x matched arm) that both have; cells whose inputs changed
     are left out of the paired analysis unless ``allow_changed``.
 
@@ -105,7 +105,7 @@ def regression(before: Sequence[Scored], after: Sequence[Scored], allow_changed:
     )
 
 
-def _arms(records: Sequence[Scored]) -> list[str]:
+def _arms(records: Sequence[RunSummary]) -> list[str]:
     return list(dict.fromkeys(r.arm for r in records))
 
 
@@ -121,7 +121,7 @@ def _match(old: list[str], new: list[str]) -> list[tuple[str, str]]:
     )
 
 
-def _cells(records: Sequence[Scored], label: dict[str, str]) -> Cells:
+def _cells(records: Sequence[RunSummary], label: dict[str, str]) -> Cells:
     """The runs of each matched cell, keyed by case and the before-side arm label."""
     cells: Cells = {}
     for r in records:
@@ -135,7 +135,7 @@ def _rates(side: Aggregate, label: dict[str, str]) -> dict[tuple[str, str], floa
     return {(c.case, label[c.arm]): c.figures.pass_rate for c in side.cells}
 
 
-def _unmatched(records: Sequence[Scored], common: list[tuple[str, str]], label: dict[str, str]) -> list[str]:
+def _unmatched(records: Sequence[RunSummary], common: list[tuple[str, str]], label: dict[str, str]) -> list[str]:
     """``case [arm]`` of each cell of ``records`` outside ``common``, in first-seen order."""
     shared = set(common)
     cells = dict.fromkeys((r.case, r.arm) for r in records if (r.case, label.get(r.arm)) not in shared)

@@ -15,8 +15,8 @@ from runner.kinds import FailureCause, Status
 from runner.run.faulted import FaultUse
 from runner.run.record import RunRecord
 from runner.run.trajectory import Step
-from runner.scoring.gates import is_infrastructure_error
-from runner.scoring.summary import Scored
+from runner.scoring.gates import infrastructure_error
+from runner.scoring.summary import RunSummary
 from runner.spec.faults import OFF
 
 _NOT_HANDLED_FROM = frozenset(FailureCause) - {FailureCause.RUN_ERROR}  # a run error is not the agent's doing
@@ -50,7 +50,7 @@ def fill_faults(record: RunRecord) -> None:
             faulted.add(step.name)
     clean = next((i for i, step in enumerate(steps[first + 1:], 1) if step.fault is None and not step.is_error), None)
     use.calls_to_recover = clean
-    use.recovered = None if is_infrastructure_error(record) else record.status == Status.PASS
+    use.recovered = None if infrastructure_error(record.status, record.error_kind) else record.status == Status.PASS
     if record.failure in _NOT_HANDLED_FROM and clean is None:
         record.failure = FailureCause.FAULT_NOT_HANDLED
 
@@ -75,7 +75,7 @@ class Recovery:
         return self.recovered / self.faulted if self.faulted else None
 
 
-def recoveries(records: Sequence[Scored]) -> list[Recovery]:
+def recoveries(records: Sequence[RunSummary]) -> list[Recovery]:
     """Each arm's Recovery, in first-seen order, for the arms with a faulted run."""
     by_arm: dict[str, list[FaultUse]] = defaultdict(list)
     causes: dict[str, int] = defaultdict(int)
@@ -109,7 +109,7 @@ class RobustRow:
         return self.passed / self.runs - self.clean_passed / self.clean_runs
 
 
-def robustness_rows(records: Sequence[Scored]) -> list[RobustRow]:
+def robustness_rows(records: Sequence[RunSummary]) -> list[RobustRow]:
     """The robustness table of a suite run with ``--faults``: each case, base arm and fault arm but ``off``, in
     first-seen order, beside the same case's clean twin; [] without a clean twin (no ``--faults``)."""
     tally: dict[tuple[str, str, str], list[int]] = {}

@@ -4,18 +4,21 @@ A suite's records go to the results folder as each run ends (runner.suite.sessio
 summaries stay in memory, so memory grows by a few hundred bytes a run however much a run said or
 did; every reader that needs a whole record (run lines, the report's ``runs``, JUnit's failures, the
 HTML page's transcripts, OpenTelemetry spans) reads it back from its run file, one at a time
-(runner.output.runfiles). A ``RunSummary`` has every attribute the aggregation (runner.scoring
-.aggregate), the gates, the paired analysis, the regression view and the pass count read of a
-``RunRecord``, under the same names, so each of them takes either.
+(runner.output.scan). A ``RunSummary`` is the one projection of the run record that the aggregation
+(runner.scoring.aggregate), the gates, the paired analysis, the regression view and the pass count take,
+its attributes named as RunRecord's: they take a summary alone, and a caller holding a whole record
+summarizes it first (``summarize``).
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from runner.kinds import ErrorKind, FailureCause, Status
 from runner.run.faulted import FaultUse
+from runner.run.injected import InjectionOutcome
 from runner.run.provenance import Provenance
 from runner.run.record import CacheUse, RunRecord
 from runner.run.requests import Tokens
@@ -27,18 +30,19 @@ _NO_TOKENS = Tokens()  # shared by the many runs that report none (the scripted 
 
 @dataclass(frozen=True, slots=True)
 class RunSummary:
-    """One run as the aggregation sees it: its key (``case`` full id, ``provider``, ``prompt``, ``run``
-    number), ``status`` and ``error_kind``, scores (``outcome``, ``process`` in [0, 1], ``accuracy``
+    """One run as the aggregation sees it: its key (``case`` full id, ``provider``, ``prompt``, ``tool_defs``,
+    ``run`` number), ``status`` and ``error_kind``, scores (``outcome``, ``process`` in [0, 1], ``accuracy``
     1/0), counts (``calls``, ``redundant``, ``errors``), the agent's ``tokens`` and ``cost`` (USD), the
     judges' ``judge_tokens`` and ``judge_cost`` (USD), ``duration``, ``queued`` and ``rate_limited``
     (seconds), the ``failure`` cause, the ``trajectory_match``, the ``sandbox`` used, the response
     ``cache``'s use, the flags ``prompt_overridden`` and ``truncated_reply``, the ``provenance`` (fingerprints of
     its inputs), the ``arm`` label, the ``attempt`` number (``run --retry-errors``) and the ``faults`` it received:
-    each as RunRecord has it (runner.run.record)."""
+    each as RunRecord has it (runner.run.record); its ``injection`` without the attack checks' results."""
 
     case: str
     provider: str
     prompt: str
+    tool_defs: str | None
     run: int
     status: Status
     error_kind: ErrorKind | None
@@ -65,16 +69,19 @@ class RunSummary:
     arm: str
     attempt: int
     faults: FaultUse | None = None
+    injection: InjectionOutcome | None = None
 
-
-Scored = RunRecord | RunSummary  # what the aggregation reads: a whole record or its summary
+    @property
+    def fault_arm(self) -> str | None:
+        """Its fault arm's name (``run --faults``), None without one (RunRecord.fault_arm)."""
+        return None if self.faults is None else self.faults.arm
 
 
 def summarize(record: RunRecord) -> RunSummary:
     """The RunSummary of ``record``; token counts that report nothing share one ``Tokens()``."""
     judge = record.judge_tokens
     return RunSummary(
-        case=record.case, provider=record.provider, prompt=record.prompt, run=record.run, status=record.status,
+        case=record.case, provider=record.provider, prompt=record.prompt, tool_defs=record.tool_defs, run=record.run, status=record.status,
         error_kind=record.error_kind, outcome=record.outcome, process=record.process, accuracy=record.accuracy,
         calls=record.calls, redundant=record.redundant, errors=record.errors,
         tokens=_NO_TOKENS if record.tokens == _NO_TOKENS else record.tokens, cost=record.cost,
@@ -83,10 +90,11 @@ def summarize(record: RunRecord) -> RunSummary:
         sandbox=record.sandbox, prompt_overridden=record.prompt_overridden, truncated_reply=record.truncated_reply,
         queued=record.queued, rate_limited=record.rate_limited, cache=record.cache,
         provenance=record.provenance, arm=record.arm, attempt=record.attempt, faults=record.faults,
+        injection=None if record.injection is None else dataclasses.replace(record.injection, attack_checks=[]),
     )
 
 
-def retried_count(records: Sequence[Scored]) -> int:
-    """How many of ``records`` (whole or summaries) are a later attempt of a run: one that ``run --resume RESULTS
+def retried_count(records: Sequence[RunSummary]) -> int:
+    """How many of ``records`` are a later attempt of a run: one that ``run --resume RESULTS
     --retry-errors`` ran again after an error not of the agent's making."""
     return sum(r.attempt > 1 for r in records)

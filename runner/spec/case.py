@@ -9,7 +9,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from runner.spec.expect import Expect, TurnExpect, as_list, expect_of, turn_expect_of
+from runner.spec.expect import Expect, TurnExpect, as_list, turn_expect_of
+from runner.spec.inject import Injection, attack_expect, injections_of, task_expect
 
 if TYPE_CHECKING:
     from runner.spec.agentspec import AgentSpec
@@ -68,6 +69,8 @@ class Case:
         agent: the external agent program that replaces the built-in loop (runner.spec.agentspec): its
             spec, its name under tooltrial.yml's ``agents`` until the run resolves it, or None.
         faults: the tool failures injected in its runs (runner.spec.faults, runner.tools.faults), in order.
+        inject / attack / twin_of: the texts planted (runner.spec.inject), the attacker's checks
+            (``expect.attack``) or None, and for a clean twin the id of the case it is the twin of.
     """
 
     group: str
@@ -99,6 +102,9 @@ class Case:
     user: SimulatedUser | None = None
     agent: AgentSpec | str | None = None
     faults: tuple[Fault, ...] = ()
+    inject: tuple[Injection, ...] = ()
+    attack: Expect | None = None
+    twin_of: str | None = None
 
     @property
     def full_id(self) -> str:
@@ -129,7 +135,7 @@ def build_case(path: Path, group: str, line: int, data: dict[str, Any], fixtures
         deny=tuple(data.get("deny", ())),
         mocks=tuple(_mock(mock) for mock in data.get("mocks", ())),
         mcp=tuple(_server(server) for server in data.get("mcp", ())),
-        expect=expect_of(data.get("expect", {})),
+        expect=task_expect(data),
         timeout=float(data["timeout"]) if "timeout" in data else None,
         script=tuple(_reply(reply) for reply in data["script"]) if "script" in data else None,
         fixtures_dir=fixtures,
@@ -141,6 +147,8 @@ def build_case(path: Path, group: str, line: int, data: dict[str, Any], fixtures
         user=_user(data["user"]) if "user" in data else None,
         agent=_agent(data["agent"], path) if "agent" in data else None,
         faults=_faults(data["faults"]) if "faults" in data else (),
+        inject=injections_of(data),
+        attack=attack_expect(data),
     )
 
 

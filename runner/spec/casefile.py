@@ -5,19 +5,20 @@ one defaults merge.
 
 from __future__ import annotations
 
-import copy
 import difflib
-from collections.abc import Callable, Mapping, MutableMapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 from runner.errors import CaseFileError, CaseFileWarning, Location, UserError, did_you_mean, in_file_order
 from runner.names import ID_PATTERN
 from runner.resources import bundled
 from runner.spec.case import Case, build_case
+from runner.spec.dataset import RENDERED, Row, Rows, expand, expands, first_of_each
+from runner.spec.defaults import merged_case
 from runner.spec.fastyaml import fast_load
 from runner.spec.foreign import replio
+from runner.spec.inject import with_twins
 from runner.spec.narrow import narrowed
 from runner.spec.positions import Spot, kind_of, position
 from runner.spec.rules import Checked, extra_rule_errors
@@ -73,7 +74,8 @@ def read_file(path: Path, fixtures_dir: Path | None) -> tuple[list[Case], list[C
                 return [], errors
         resolved = fixtures.resolve()
         lines = fast.lines
-        return [build_case(path, path.stem, lines[id(spot.node)], merged, resolved) for spot, merged in checked], errors
+        cases = (build_case(path, path.stem, lines[id(spot.node)], merged, resolved) for spot, merged in checked)
+        return with_twins(cases), errors
     return _read_positioned(path, text, fixtures)
 
 
@@ -95,7 +97,8 @@ def _read_positioned(path: Path, text: str, fixtures: Path) -> tuple[list[Case],
     if any(not isinstance(e, CaseFileWarning) for e in errors):
         return [], errors
     resolved = fixtures.resolve()
-    return [build_case(path, group, position(case_spot.node, ())[0], merged, resolved) for case_spot, merged in checked], errors
+    return with_twins(build_case(path, group, position(case_spot.node, ())[0], merged, resolved)
+                      for case_spot, merged in checked), errors
 
 
 def _check_case_file(spot: Spot, data: Any, fixtures: Path) -> tuple[Checked, list[CaseFileError]]:
@@ -149,15 +152,59 @@ def check_file(spot: Spot, data: Any, fixtures: Path) -> tuple[Checked, list[Cas
             hint = "give each case its own id"
             errors.append(parts.spot.error("'id' cannot have a default", at=["id"], key=True, hint=hint))
     checked: Checked = []
+    expansions: list[list[tuple[Row, dict[str, Any]]] | None] = []
+    datasets: dict[Path, Rows] = {}
     for case_spot, case in parts.cases:
-        merged = _merged(case, parts.defaults)
+        merged = merged_case(case, parts.defaults)
+        found: list[CaseFileError] = []
         # Without defaults the merged case is the case, and valid in full means valid in part too.
         if not (surely_valid(full, merged) and (not parts.defaults or surely_valid(partial, case))):
-            errors += partial_errors(case, case_spot) + merged_errors(merged, case_spot, parts.spot)
+            found = partial_errors(case, case_spot) + merged_errors(merged, case_spot, parts.spot)
+        errors += found
         checked.append((case_spot, merged))
-    errors += extra_rule_errors(checked, parts.spot, fixtures)
+        made, problems = expand(case_spot, merged, datasets) if expands(merged) and not found else (None, [])
+        expansions.append(made)
+        errors += problems
+    rule_errors = extra_rule_errors(checked, parts.spot, fixtures)
+    errors += rule_errors
+    if any(made is not None for made in expansions):
+        checked, more = _expanded(checked, expansions, parts.spot, fixtures, {e.render() for e in rule_errors})
+        errors += more
     unique = {error.render(): error for error in errors}
     return checked, in_file_order(unique.values())
+
+
+def _expanded(
+    checked: Checked, expansions: list[list[tuple[Row, dict[str, Any]]] | None], defaults: Spot | None,
+    fixtures: Path, known: set[str],
+) -> tuple[Checked, list[CaseFileError]]:
+    """Each case naming a dataset or matrix replaced by the cases it expands into (runner.spec.dataset),
+    and the errors a row's values make (not the case's own, ``known``), each at its row."""
+    full, _ = compiled()
+    ids = {case.get("id") for (_, case), made in zip(checked, expansions, strict=True) if made is None}
+    found: Checked = []
+    errors: list[CaseFileError] = []
+    for (spot, case), made in zip(checked, expansions, strict=True):
+        for row, one in made if made is not None else [(None, case)]:
+            found.append((spot, one))
+            if row is None:
+                continue
+            if one["id"] in ids:
+                errors.append(row.error(f"duplicate id {one['id']!r}", hint="ids must be unique in a file"))
+            ids.add(one["id"])
+            if all(one.get(key) is case.get(key) for key in RENDERED):
+                continue  # nothing rendered: valid as the case is
+            problems = [] if surely_valid(full, one) else partial_errors(one, spot) + merged_errors(one, spot, defaults)
+            problems += extra_rule_errors([(spot, one)], defaults, fixtures)
+            errors += [_at_row(e, row) for e in problems if e.render() not in known]
+    return found, first_of_each(errors)
+
+
+def _at_row(error: CaseFileError, row: Row) -> CaseFileError:
+    """An expanded case's error at the row whose values made it."""
+    hint = f"{error.hint}; the value comes from {row.label}" if error.hint else f"the value comes from {row.label}"
+    moved = row.error(error.message, error.path, hint=hint)
+    return CaseFileWarning(moved.message, moved.location, moved.path, moved.hint) if isinstance(error, CaseFileWarning) else moved
 
 
 @dataclass
@@ -217,38 +264,3 @@ def _cases(spot: Spot, cases: list[Any], at: list[str], errors: list[CaseFileErr
         else:
             errors.append(spot.error(f"each case must be a mapping, got {kind_of(case)}", at=[*at, index]))
     return found
-
-
-Add = Callable[[MutableMapping[str, Any], str, Any], None]
-CaseMapping = TypeVar("CaseMapping", bound=MutableMapping[str, Any])
-
-
-def _append(mapping: MutableMapping[str, Any], key: str, value: Any) -> None:
-    mapping[key] = value
-
-
-def _merged(case: Mapping[str, Any], defaults: Mapping[str, Any]) -> dict[str, Any]:
-    """``merge_defaults`` of a copy of ``case``, copying only the mappings the merge writes into (a deep
-    copy of each case, its mocks' schemas and all, was most of the time a large file took to check)."""
-    merged = dict(case)
-    for key, value in defaults.items():
-        if key not in merged:
-            merged[key] = copy.deepcopy(value)
-        elif isinstance(value, Mapping) and isinstance(merged[key], Mapping):
-            merged[key] = _merged(merged[key], value)
-    return merged
-
-
-def merge_defaults(case: CaseMapping, defaults: Mapping[str, Any], add: Add = _append) -> CaseMapping:
-    """``defaults`` merged under ``case``, in place, and ``case`` returned: the one rule of a
-    ``{defaults, cases}`` file. Where both hold a mapping under a key, the two merge by the same
-    rule; anywhere else the case's value wins (a list or scalar replaces the default's whole).
-    A key only the defaults have gets a deep copy of their value, placed by ``add(mapping, key, value)``
-    (default: appended; ``--record`` places them to keep its layout).
-    """
-    for key, value in defaults.items():
-        if key not in case:
-            add(case, key, copy.deepcopy(value))
-        elif isinstance(value, Mapping) and isinstance(case[key], MutableMapping):
-            merge_defaults(case[key], value, add)
-    return case

@@ -4,7 +4,7 @@ ruamel's round-trip parser (runner.spec.source) keeps every position, which erro
 need, but is pure Python and slow. Most files have no error, so they are
 first read here, from libyaml's events, many times faster. Anything this
 reader is not sure to read exactly as ruamel would makes it give up (return None), and the caller reads the file again with ruamel: a
-syntax error, a tab anywhere or a block scalar header with more than its
+syntax error, a tab or a YAML 1.1 line break (NEL, U+2028, U+2029) anywhere or a block scalar header with more than its
 indicators on it (ruamel refuses some of those that libyaml takes), a
 document that is a scalar, a ``%YAML`` directive, several documents, an
 explicit tag, an anchor or alias, a key that is not text or is repeated, and any plain scalar
@@ -31,6 +31,7 @@ _BOOLS = {"true": True, "True": True, "TRUE": True, "false": False, "False": Fal
 _NULLS = frozenset(("", "~", "null", "Null", "NULL"))
 _INT = re.compile(r"[-+]?(?:0|[1-9][0-9]*)")
 _FLOAT = re.compile(r"[-+]?(?:0|[1-9][0-9]*)(?:\.[0-9]+(?:[eE][-+]?[0-9]+)?|[eE][-+]?[0-9]+)")
+_OTHER_BREAKS = re.compile("[\x85\u2028\u2029]")  # line breaks to libyaml (YAML 1.1), not to ruamel: lines would differ
 _BLOCK_HEADER = re.compile(r"[|>][-+1-9]*[ ]*(?:\n|$)")
 _SCALAR, _SEQUENCE, _SEQUENCE_END = yaml.ScalarEvent, yaml.SequenceStartEvent, yaml.SequenceEndEvent
 _MAPPING, _MAPPING_END = yaml.MappingStartEvent, yaml.MappingEndEvent
@@ -60,7 +61,7 @@ def fast_load(text: str) -> FastDoc | None:
 
     None also when PyYAML was built without libyaml. Never raises.
     """
-    if not getattr(yaml, "__with_libyaml__", False) or "\t" in text:
+    if not getattr(yaml, "__with_libyaml__", False) or "\t" in text or _OTHER_BREAKS.search(text):
         return None
     loader = yaml.CBaseLoader(text)
     reader = _Reader(text)

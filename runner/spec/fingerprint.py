@@ -29,11 +29,11 @@ CASE_PARTS: dict[str, tuple[str, ...]] = {  # part -> the Case fields it holds
     "tools": ("tools", "deny", "mocks", "mcp"),
     "expect": ("expect", "turn_expect"),
     "script": ("script",),
-    "other": ("vars", "timeout", "command_timeout", "network", "agent"),
+    "other": ("vars", "timeout", "command_timeout", "network", "agent", "inject", "attack"),
     "faults": ("faults",),  # a part only where the case declares some, so a case without them reads as before
 }
 NOT_FINGERPRINTED = frozenset({"group", "id", "source", "line", "fixtures_dir", "description", "tags", "runs",
-                               "min_pass_rate"})  # Case fields that change nothing a run does
+                               "min_pass_rate", "twin_of"})  # Case fields that change nothing a run does
 JUDGE_PART = "judge"  # expect.judge, apart from the rest of ``expect``
 
 

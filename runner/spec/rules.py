@@ -28,6 +28,8 @@ from runner.resources import bundled
 from runner.spec.agentspec import case_agent_errors
 from runner.spec.conversation import conversation_errors
 from runner.spec.fixture import LINK_HINT, beside_link, link_on_the_way, special_kind
+from runner.spec.injectrules import inject_errors, twin_clashes
+from runner.spec.jsonpaths import response_json_errors
 from runner.spec.mcpservers import mcp_server_errors
 from runner.spec.positions import Spot, position, written
 from runner.spec.schemacheck import schema_problem
@@ -38,7 +40,7 @@ Checked = list[tuple[Spot, dict[str, Any]]]  # each case merged over the default
 
 def extra_rule_errors(checked: Checked, defaults: Spot | None, fixtures: Path) -> list[CaseFileError]:
     """Every extra-rule error of the file's cases."""
-    return _duplicate_ids(checked) + _rules(checked, defaults, fixtures)
+    return _duplicate_ids(checked) + twin_clashes(checked) + _rules(checked, defaults, fixtures)
 
 
 def _duplicate_ids(checked: Checked) -> list[CaseFileError]:
@@ -69,9 +71,10 @@ def _rules(checked: Checked, defaults: Spot | None, fixtures: Path) -> list[Case
             errors += case_agent_errors(case, spot, defaults)
         else:
             errors += tool_rule_errors(case, spot, defaults)
-        errors += _file_path_errors(case, spot, defaults)
+        errors += _file_path_errors(case, spot, defaults) + inject_errors(case, spot, defaults)
         errors += _mock_errors(case, spot, defaults) + _verify_errors(case, spot, defaults)
         errors += mcp_server_errors(case, spot, defaults) + conversation_errors(case, spot, defaults)
+        errors += response_json_errors(case, spot, defaults)
     return errors
 
 
@@ -195,9 +198,12 @@ def _response_errors(responses: list[Any], path: list[str | int], spot: Spot) ->
 
 def _regexes(case: dict[str, Any]) -> list[tuple[list[str | int], str]]:
     """(path in the case, pattern) of every regex: in ``expect`` and each ``{content, expect}``
-    turn (response_matches, files.*.matches, ``{matches: ...}`` matchers in trace.args), and in
-    the mocks' ``when``."""
-    found = _expect_regexes(case.get("expect"), ["expect"])
+    turn (response_matches, files.*.matches, ``{matches: ...}`` matchers in trace.args) and ``expect.attack``, and
+    in the mocks' ``when``."""
+    expect = case.get("expect")
+    found = _expect_regexes(expect, ["expect"])
+    if isinstance(expect, dict):  # the attacker's checks (runner.spec.inject) hold patterns too
+        found += _expect_regexes(expect.get("attack"), ["expect", "attack"])
     for i, turn in enumerate(case["turns"] if isinstance(case.get("turns"), list) else []):
         if isinstance(turn, dict):
             found += _expect_regexes(turn.get("expect"), ["turns", i, "expect"])

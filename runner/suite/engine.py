@@ -1,4 +1,4 @@
-"""The run matrix: cases x arms (provider x prompt) x repeats, each run isolated
+"""The run matrix: cases x arms (provider x prompt x tool definitions x faults) x repeats, each run isolated
 (runner.run.execute), the templates checked before any starts, ``--resume`` keys.
 
 Runs execute concurrently on an executor (runner.suite.executors: threads, or worker processes);
@@ -22,8 +22,8 @@ from runner.run.prompts import (
     turn_prompt,
     user_prompts,
 )
-from runner.run.record import RunRecord
-from runner.scoring.summary import Scored
+from runner.run.record import RunRecord, prompt_slot
+from runner.scoring.summary import RunSummary
 from runner.spec.case import Case
 from runner.suite.executors import choose_executor
 from runner.suite.options import SuiteOptions
@@ -34,7 +34,9 @@ from runner.suite.shard import Shard
 from runner.suite.slots import Slots
 from runner.text import plural
 
-RunKey = tuple[str, str, str, int]  # case full id, provider name, prompt name, run number (1-based)
+# case full id, provider name, prompt slot (the prompt name, ``· faults NAME`` after it for a fault arm: prompt_slot),
+# run number (1-based), tool definitions' name (None without -T)
+RunKey = tuple[str, str, str, int, str | None]
 Kept = TypeVar("Kept")  # what run_matrix keeps of each finished run: the record, or its summary
 
 
@@ -64,7 +66,7 @@ def preflight(cases: Sequence[Case], arms: Sequence[Arm]) -> None:
     template rendered on its own so one error does not hide the next.
     """
     errors: list[UserError] = []
-    seen: set[str] = set()
+    seen: set[tuple[str, str, str]] = set()  # the cases one dataset case expands into share its templates: once each
     for case in cases:
         for arm in arms:
             context = context_for(case, [], "/workspace")
@@ -75,8 +77,9 @@ def preflight(cases: Sequence[Case], arms: Sequence[Arm]) -> None:
                 try:
                     render()
                 except UserError as e:
-                    if e.render() not in seen:
-                        seen.add(e.render())
+                    said = (str(e.location), e.message, e.hint)
+                    if said not in seen:
+                        seen.add(said)
                         errors.append(e)
     if errors:
         raise UserErrors(errors)
@@ -107,6 +110,7 @@ def run_matrix(
     on_finish: Callable[[RunRecord], None] = lambda record: None,
     earlier: Sequence[RunRecord] = (),
     keep: Callable[[RunRecord], Kept] = _whole,  # type: ignore[assignment]
+    number: int | None = None,
 ) -> list[Kept]:
     """Run every case in every arm ``repeats`` times (a case's own ``runs`` wins), ``options.jobs`` at once.
 
@@ -127,11 +131,12 @@ def run_matrix(
     whose window starts at ``jobs`` or its ``max_concurrency``, whichever is less; each run records the
     seconds its tries waited for it as ``rate_limited``. Raises Interrupted, once running runs have stopped, when
     ``options.run.cancel`` is set. With ``options.shard``, only the runs of that shard are planned
-    (runner.suite.shard). The runs go on threads of this process, or on worker processes, each with its
+    (runner.suite.shard). With ``number``, only the runs of that run number are planned (a round of
+    ``--until-decided``, runner.suite.rounds). The runs go on threads of this process, or on worker processes, each with its
     own breakers and rate limiters (``options.workers``, runner.suite.executors); records come back here.
     """
-    plan = list(_plan(cases, arms, repeats, options.shard))
-    keys = plan_keys(cases, arms, repeats, options.shard)
+    plan = list(_plan(cases, arms, repeats, options.shard, number))
+    keys = plan_keys(cases, arms, repeats, options.shard, number)
     reused = {run_key(record): record for record in earlier}
     todo = [i for i, key in enumerate(keys) if key not in reused]
     slots = Slots({arm.provider.name: arm.provider.max_concurrency for arm in arms})
@@ -171,27 +176,26 @@ def run_matrix(
     return in_plan_order
 
 
-def plan_keys(cases: Sequence[Case], arms: Sequence[Arm], repeats: int = 1, shard: Shard | None = None) -> list[RunKey]:
-    """The key of every run ``run_matrix`` plans for these arguments, in plan order (only ``shard``'s runs, if given)."""
-    return [(case.full_id, arm.provider.name, _prompt_slot(arm.label, arm.provider.name), run)
-            for case, arm, run in _plan(cases, arms, repeats, shard)]
+def plan_keys(cases: Sequence[Case], arms: Sequence[Arm], repeats: int = 1, shard: Shard | None = None,
+              number: int | None = None) -> list[RunKey]:
+    """The key of every run ``run_matrix`` plans for these arguments, in plan order (only ``shard``'s runs, and
+    only run number ``number``'s, if given)."""
+    return [(case.full_id, arm.provider.name, prompt_slot(arm.prompt.name, arm.fault_arm), run, arm.tool_defs)
+            for case, arm, run in _plan(cases, arms, repeats, shard, number)]
 
 
-def run_key(record: Scored) -> RunKey:
-    """What identifies a run in a matrix: ``(case full id, provider name, prompt name, run number)``, the prompt
-    name followed by the arm's fault profile where it has one (``default · faults flaky``)."""
-    return record.case, record.provider, _prompt_slot(record.arm, record.provider), record.run
+def run_key(record: RunRecord | RunSummary) -> RunKey:
+    """What identifies a run in a matrix, a record or its summary: ``(case full id, provider name, prompt slot, run
+    number, tool definitions' name)``; the prompt slot is the prompt name, followed by the arm's fault arm where it
+    has one (``default · faults flaky``: prompt_slot)."""
+    return record.case, record.provider, prompt_slot(record.prompt, record.fault_arm), record.run, record.tool_defs
 
-
-def _prompt_slot(label: str, provider: str) -> str:
-    """The arm label ``label`` (runner.run.record.arm_label) but its provider: the prompt, then any fault arm."""
-    return label.removeprefix(f"{provider} · ")
 
 
 def _plan(cases: Sequence[Case], arms: Sequence[Arm], repeats: int,
-          shard: Shard | None = None) -> Iterable[tuple[Case, Arm, int]]:
+          shard: Shard | None = None, only: int | None = None) -> Iterable[tuple[Case, Arm, int]]:
     for arm in arms:
         for case in cases:
             for number in range(1, (case.runs or repeats) + 1):  # run numbers are 1-based
-                if shard is None or shard.holds(case.full_id, number):
+                if (shard is None or shard.holds(case.full_id, number)) and only in (None, number):
                     yield case, arm, number

@@ -14,27 +14,34 @@ from runner.providers.kind import ProviderSpec
 from runner.run.options import Arm, RunOptions
 from runner.run.prompts import PromptTemplate
 from runner.spec.faults import FaultProfile
+from runner.spec.tooldefs import ToolDefs
 from runner.suite.shard import Shard
 
 DEFAULT_JOBS = 4
 
 
-def make_arms(providers: Sequence[ProviderSpec], prompts: Sequence[PromptTemplate]) -> list[Arm]:
-    """Every provider with every prompt, by provider then prompt.
+def make_arms(providers: Sequence[ProviderSpec], prompts: Sequence[PromptTemplate],
+              tool_defs: Sequence[ToolDefs] = ()) -> list[Arm]:
+    """Every provider with every prompt and every tool-definition file (``-T``; none: the tools' own), by
+    provider, then prompt, then tool definitions.
 
     Raises UserError when two arms would share a label (runs, results and report rows are told
-    apart by it): a provider given twice, two prompts named alike (runner.run.prompts.load_prompts
-    names different files apart), or names that read alike joined (``a · b`` with ``c``, ``a`` with ``b · c``).
+    apart by it): a provider given twice, two prompts or tool-definition files named alike
+    (runner.run.prompts.load_prompts names different files apart), or names that read alike joined
+    (``a · b`` with ``c``, ``a`` with ``b · c``).
     """
-    for names, flag, what in (([p.name for p in providers], "-p", "provider"), ([t.name for t in prompts], "-P", "prompt")):
+    for names, flag, what in (([p.name for p in providers], "-p", "provider"), ([t.name for t in prompts], "-P", "prompt"),
+                              ([d.name for d in tool_defs], "-T", "tool-definition set")):
         twice = next((name for name, count in Counter(names).items() if count > 1), None)
         if twice is not None:
             raise UserError(f"{what} {twice!r} is given twice with {flag}",
                             hint=f"give each {flag} once; to run each case more often, use --runs N")
-    arms = [Arm(p, t) for p in providers for t in prompts]
+    each: list[ToolDefs | None] = [*tool_defs] or [None]
+    arms = [Arm(p, t, tools=d) for p in providers for t in prompts for d in each]
     twice = next((label for label, count in Counter(a.label for a in arms).items() if count > 1), None)
     if twice is not None:
-        raise UserError(f"two arms would both be labelled {twice!r}", hint="rename a prompt file or an alias")
+        also = ", a tool-definition file's name" if tool_defs else ""
+        raise UserError(f"two arms would both be labelled {twice!r}", hint=f"rename a prompt file{also} or an alias")
     return arms
 
 

@@ -45,7 +45,7 @@ class RunTask:
         """The error record of this run when it came back with none of its own (cancelled before it started,
         its worker or task lost), of error ``kind`` and ``cause``, with ``fields`` set."""
         return RunRecord(self.case.full_id, self.arm.provider.name, self.arm.prompt.name, self.number, ERROR, cause,
-                         kind, **fields)
+                         kind, tool_defs=self.arm.tool_defs, **fields)
 
 
 @dataclass(frozen=True, eq=False)

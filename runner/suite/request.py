@@ -24,8 +24,10 @@ from runner.run.options import Arm
 from runner.run.provenance import provenance
 from runner.run.record import RunRecord
 from runner.scoring.inputs import input_changes
+from runner.scoring.summary import summarize
 from runner.spec.case import Case
 from runner.suite.options import SuiteOptions
+from runner.suite.rounds import Stopping
 from runner.suite.session import LiveRun, run_live
 from runner.terminal.lines import RunPrinter
 from runner.text import plural
@@ -55,6 +57,8 @@ class SuiteRequest:
             (``--retry-errors``; runner.suite.session.run_live), rather than reuse them.
         record: the folder each run is written to as a replayable case (``--record``); None: none.
         again: the results folder -> the command line that runs what this invocation leaves unfinished.
+        until: ``--until-decided``: run in rounds until each comparison of arms is decided, ``repeats`` the cap
+            (runner.suite.rounds); None: every planned run.
     """
 
     cases: Sequence[Case]
@@ -72,6 +76,7 @@ class SuiteRequest:
     resume: Path | None = None
     retry_errors: bool = False
     record: Path | None = None
+    until: Stopping | None = None
 
 
 def run_suite(request: SuiteRequest) -> int:
@@ -89,14 +94,16 @@ def run_suite(request: SuiteRequest) -> int:
         _same_inputs(earlier, request.cases, request.arms, request.options.run.sandbox.mode, request.resume)
     writer, started = ResultsWriter(request.results), utc_now()
     providers, prompts = len({a.provider.name for a in request.arms}), len({a.prompt.name for a in request.arms})
-    recorder = Recorder(request.record, request.cases, providers, prompts, request.repeats) if request.record else None
+    tool_defs = len({a.tool_defs for a in request.arms})
+    recorder = (Recorder(request.record, request.cases, providers, prompts, request.repeats, tool_defs)
+                if request.record else None)
     done = run_live(request.cases, request.arms, request.options, request.repeats, request.printer, writer,
-                    streamed(request.outputs), earlier, recorder, request.retry_errors)
+                    streamed(request.outputs), earlier, recorder, request.retry_errors, request.until)
     del earlier  # the report needs only the runs' summaries and files
     cache = request.options.run.cache
     if cache is not None:
         cache.close()
-    conclusion = Conclusion(request.min_pass_rate, done.left, request.shard, request.models)
+    conclusion = Conclusion(request.min_pass_rate, done.left, request.shard, request.models, done.sequential)
     thresholds = {c.full_id: c.min_pass_rate for c in request.cases}
     ending = conclude(saved_runs(done.records, writer.path, done.spool), thresholds, writer, started, conclusion)
     notes = _notes(done, recorder, cache.folder if cache is not None else None)
@@ -141,9 +148,11 @@ def _same_inputs(earlier: Sequence[RunRecord], cases: Sequence[Case], arms: Sequ
             continue
         seen.add((record.case, record.arm))
         now = provenance(case, arm.prompt.source if case.system is None else case.system, [],
-                         arm.provider.cache_identity, arm.provider.name, sandbox)
+                         arm.provider.cache_identity, arm.provider.name, sandbox,
+                         None if arm.tools is None else arm.tools.fingerprint)
         now = dataclasses.replace(now, tools=record.provenance.tools)
-        found = input_changes(record.case, record.arm, [record], [dataclasses.replace(record, provenance=now)], True)
+        summary = summarize(record)
+        found = input_changes(record.case, record.arm, [summary], [dataclasses.replace(summary, provenance=now)], True)
         if found:
             raise UserError(f"--resume {folder}: its runs of {record.case} [{record.arm}] were made from other "
                             f"inputs: {'; '.join(c.change for c in found)}",

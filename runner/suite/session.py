@@ -27,12 +27,13 @@ from runner.output.store import ResultsWriter
 from runner.run.events import Event, Listener, RunRef
 from runner.run.options import Arm
 from runner.run.record import EarlierAttempt, RunRecord
-from runner.scoring.gates import is_infrastructure_error
+from runner.scoring.gates import infrastructure_error
 from runner.scoring.summary import RunSummary, summarize
 from runner.spec.case import Case
 from runner.suite.engine import Interrupted, RunKey, plan_keys, run_key, run_matrix
 from runner.suite.interrupt import CtrlC
 from runner.suite.options import SuiteOptions
+from runner.suite.rounds import Stopping, run_rounds
 from runner.suite.saving import drain
 from runner.terminal.console import shown
 from runner.terminal.lines import RunPrinter
@@ -56,6 +57,7 @@ class LiveRun:
         refused: why the results folder refused a run (``cannot write to the results folder DIR: No
             space left on device``), None when it took every one; the suite stopped there.
         warnings: lines about what else could not be saved (a run ``--record`` could not write).
+        sequential: with ``--until-decided``, report.json's ``sequential`` (runner.suite.rounds); else None.
     """
 
     records: list[RunSummary]
@@ -63,6 +65,7 @@ class LiveRun:
     spool: ItemSpool
     refused: str | None = None
     warnings: list[str] = field(default_factory=list)
+    sequential: dict[str, Any] | None = None
 
 
 class _Saver:
@@ -133,6 +136,7 @@ def run_live(
     earlier: Sequence[RunRecord] = (),
     recorder: Recorder | None = None,
     retry_errors: bool = False,
+    until: Stopping | None = None,
 ) -> LiveRun:
     """Run the matrix under the Ctrl-C handler.
 
@@ -146,7 +150,9 @@ def run_live(
     appear as it ends, under a progress bar; elsewhere in plan order, so the output
     is the same for any ``-j``. A run that could not be saved is not shown. Only each run's summary
     stays in memory once it is saved and shown. ``options.run.listener``
-    (``--live``) is told what each run does as it happens; a closed output stops the suite.
+    (``--live``) is told what each run does as it happens; a closed output stops the suite. With ``until``
+    (``--until-decided``) the runs go in rounds until each comparison is decided (runner.suite.rounds), each
+    reused run saved as its round comes.
     """
     keys = plan_keys(cases, arms, repeats, options.shard)
     run = options.run
@@ -155,10 +161,11 @@ def run_live(
         options = dataclasses.replace(options, run=run)
     number = {key: place for place, key in enumerate(keys, start=1)}
     planned = [record for record in earlier if run_key(record) in number]
-    again = {run_key(r): [*r.earlier, EarlierAttempt.of(r)] for r in planned if retry_errors and is_infrastructure_error(r)}
+    again = {run_key(r): [*r.earlier, EarlierAttempt.of(r)] for r in planned
+             if retry_errors and infrastructure_error(r.status, r.error_kind)}
     reused = [record for record in planned if run_key(record) not in again]
     save = _Saver(writer, recorder, number, run.cancel, pieces, again)
-    for record in reused:
+    for record in reused if until is None else ():
         save(record)
     if earlier:
         other = "" if planned else (f": none of the {plural(len(earlier), 'run')} that folder holds is of this plan "
@@ -184,10 +191,25 @@ def run_live(
             except Exception as e:  # noqa: BLE001 (the run is saved: say that it could not be shown, and go on)
                 printer.console.print(shown(f"ERROR {record.case}: cannot show this run: {type(e).__name__}: {e}"))
 
-        try:
-            records, left = run_matrix(cases, arms, options, repeats, on_record, ordered, save, reused, summarize), []
-        except Interrupted as e:
-            records, left = e.records, e.left
+        def play(active: Sequence[Arm], only: int | None = None) -> list[RunSummary]:
+            if until is None:
+                return run_matrix(cases, active, options, repeats, on_record, ordered, save, reused, summarize)
+            mine = set(plan_keys(cases, active, repeats, options.shard, only))
+            done = [record for record in reused if run_key(record) in mine]
+            for record in done:
+                save(record)
+            return run_matrix(cases, active, options, repeats, on_record, ordered, save, done, summarize, only)
+
+        section = None
+        if until is not None:
+            rounds = run_rounds(play, cases, arms, until)
+            records = sorted(rounds.records, key=lambda r: number[run_key(r)])  # plan order, as without rounds
+            left, section = rounds.left, rounds.section
+        else:
+            try:
+                records, left = play(arms), []
+            except Interrupted as e:
+                records, left = e.records, e.left
     unsaved = set(left) | save.refused
     return LiveRun([r for r in records if run_key(r) not in save.refused], [k for k in keys if k in unsaved],
-                   save.spool, save.reason, save.warnings)
+                   save.spool, save.reason, save.warnings, section)

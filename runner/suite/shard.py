@@ -69,20 +69,21 @@ def parse_shard(text: str, environ: Mapping[str, str]) -> Shard:
     return Shard(index, count)
 
 
-def shard_summary(shard: Shard, keys: Sequence[tuple[str, str, str, int]], case_ids: Sequence[str],
+def shard_summary(shard: Shard, keys: Sequence[tuple[str, str, str, int, str | None]], case_ids: Sequence[str],
                   arm_labels: Sequence[str]) -> dict[str, Any]:
     """What a shard's report.json records under ``shard``, for ``tooltrial merge``: ``{index, count,
     plan, planned, selected, cases, arms}``. ``keys`` are the whole (unsharded) plan's run keys
-    (case, provider, prompt, run) in plan order; ``plan`` is the SHA-256 (hex) of them, one per line, so
+    (case, provider, prompt, run, tool definitions) in plan order; ``plan`` is the SHA-256 (hex) of them, one per
+    line (the tool definitions only where ``-T`` gave some), so
     shards of one suite agree on it; ``planned`` counts them, ``selected`` those in this shard;
     ``cases`` and ``arms`` are the suite's case full ids and arm labels in plan order."""
-    text = "\n".join("\t".join(map(str, key)) for key in keys)
+    text = "\n".join("\t".join(str(part) for part in key if part is not None) for key in keys)
     return {
         "index": shard.index,
         "count": shard.count,
         "plan": hashlib.sha256(text.encode("utf-8")).hexdigest(),
         "planned": len(keys),
-        "selected": sum(shard.holds(case, run) for case, _, _, run in keys),
+        "selected": sum(shard.holds(case, run) for case, _, _, run, _ in keys),
         "cases": list(case_ids),
         "arms": list(arm_labels),
     }

@@ -13,7 +13,7 @@ from rich.text import Text
 
 from runner.run.record import ERROR, FAIL, PASS, CommandRun, RunRecord
 from runner.scoring.gates import blame, is_infrastructure_error
-from runner.scoring.summary import Scored, retried_count
+from runner.scoring.summary import RunSummary, retried_count
 from runner.spec.case import Case
 from runner.spec.discover import Sourced
 from runner.terminal.console import shown
@@ -87,7 +87,7 @@ class RunPrinter:
             more = plural(len(lines) - OUTPUT_LINES, "more line")
             self.console.print(shown(f"    ({more} in the run record's commands)", style="dim"))
 
-    def totals(self, records: Sequence[Scored], unfinished: int = 0) -> None:
+    def totals(self, records: Sequence[RunSummary], unfinished: int = 0) -> None:
         """``N/M passed``, with ``(K runs not finished: interrupted)`` when ``unfinished`` runs of the
         plan did not finish (Ctrl-C, a results folder that refused a run); then how many runs were run again by
         ``--retry-errors`` (``K runs retried after ...``), when some were; then, when some runs ended by an error not of the agent's making, how many

@@ -1,4 +1,4 @@
-"""Rich tables of repeated runs, arm comparisons, paired verdicts, failed gates and regressions.
+"""Rich tables of repeated runs, arm comparisons, paired verdicts, ``--until-decided``, failed gates and regressions.
 
 Values a run did not report show as ``-``. Pass rates are percentages of the scored runs with
 the Wilson 95% interval in parentheses; ``±`` is the sample standard deviation. Runs ended by an
@@ -8,7 +8,8 @@ an ``infra`` column or ``infra errors`` row counts them.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 from rich.console import Console
 
@@ -226,3 +227,30 @@ def print_statistics(console: Console, model: Aggregate, gates: Sequence[Gate]) 
             console.print()
         print_paired(console, paired)
     print_failed_gates(console, [g for g in gates if g.runs > 1 or g.threshold < 1])
+
+
+def print_sequential(console: Console, section: Mapping[str, Any] | None) -> None:
+    """``run --until-decided``: a row per comparison (its decision, the round it stopped after, the pairs, B's
+    pass rate minus A's, the evidence for the decision it reached or is nearest: ``_nearest``), then the runs, tokens and cost spent and saved, and why each
+    comparison stopped (report.json's ``sequential``, runner.suite.rounds); nothing when ``section`` is None."""
+    if section is None:
+        return
+    table = plain_table(f"Until decided (alpha {section['alpha']:g}, margin ±{section['margin']:g}, cap {section['cap']})")
+    for header in ("comparison", "decision", "stopped after", "pairs", "difference", "evidence"):
+        table.add_column(header, justify="left" if header in ("comparison", "decision") else "right", overflow="fold")
+    for c in section["comparisons"]:
+        stopped = "-" if c["stopped_after"] is None else f"round {c['stopped_after']}"
+        table.add_row(shown(c["title"]), c["decision"].replace("_", " "), stopped, str(c["pairs"]),
+                      "-" if c["difference"] is None else f"{c['difference']:+.2f}", f"{_nearest(c['evidence']):.3g}")
+    console.print()
+    console.print(table)
+    console.print(shown(section["summary"]))
+    for c in section["comparisons"]:
+        console.print(shown(c["reason"]))
+
+
+def _nearest(evidence: Mapping[str, float]) -> float:
+    """The e-value of the decision reached or nearest: B better (above 0), A better (below 0), or within the
+    margin (the lesser of its two sides)."""
+    return max(evidence["above_zero"], evidence["below_zero"],
+               min(evidence["below_margin"], evidence["above_minus_margin"]))

@@ -81,7 +81,7 @@ def failure_table(figures: Figures) -> Table:
 def print_summary(console: Console, model: Aggregate) -> None:
     """What follows the run lines: the token line (when any agent or judge reported usage), after a
     blank line each arm's label and table (and, when some of its runs have a reference list of calls,
-    the ``trajectory match`` table), then the failure causes when some run did not pass."""
+    the ``trajectory match`` table; when some case has injections, the ``prompt injections`` table), then the failure causes when some run did not pass."""
     usage = usage_line(model.overall)
     if usage:
         console.print(usage, markup=False)
@@ -96,11 +96,21 @@ def print_summary(console: Console, model: Aggregate) -> None:
             console.print()
             console.print("trajectory match", style="bold", markup=False)
             console.print(trajectory)
+        _print_injections(console, arm)
         for note in arm_notes(arm):
             console.print(shown(note, style="yellow"))
     if overall.failures:
         console.print()
         console.print(failure_table(overall))
+
+
+def _print_injections(console: Console, arm: Arm) -> None:
+    from runner.terminal.injections import injection_table  # it builds on this module's plain_table
+
+    table = injection_table(arm)
+    if table is not None:
+        console.print()
+        console.print(table)
 
 
 def arm_notes(arm: Arm) -> list[str]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -79,7 +79,9 @@ class Tool:
     ``run(arguments, context)`` returns the result text or raises ToolError.
     ``parameters`` is a JSON Schema object (draft 2020-12) for the arguments; ``enum_match`` how a
     string argument is held to an ``enum`` in it: ``exact`` (JSON Schema's rule) or ``normalized``
-    (equal to a member once both are normalised as BFCL does, runner.spec.matchers.normalize).
+    (equal to a member once both are normalised as BFCL does, runner.spec.matchers.normalize). ``renamed``:
+    the parameters a tool-definition arm shows under another name, shown name -> the tool's own
+    (runner.tools.redefine).
     """
 
     name: str
@@ -87,6 +89,7 @@ class Tool:
     parameters: Mapping[str, Any]
     run: Callable[[dict[str, Any], ToolContext], str]
     enum_match: str = "exact"
+    renamed: Mapping[str, str] = field(default_factory=dict)
 
     def spec(self) -> dict[str, Any]:
         """The OpenAI function-tool spec: ``{"type": "function", "function": {...}}``."""

@@ -12,6 +12,7 @@ from runner.spec.matchers import normalize
 from runner.spec.offered import expand, offered_tools
 from runner.text import cap_text, encodable
 from runner.tools.base import Tool, ToolContext, ToolError, ToolResult
+from runner.tools.redefine import own_arguments, redefine
 from runner.tools.registry import BUILTINS, Builtin
 
 if TYPE_CHECKING:  # the case loader imports the tool names, so no import cycle at run time
@@ -19,6 +20,7 @@ if TYPE_CHECKING:  # the case loader imports the tool names, so no import cycle 
     from jsonschema.exceptions import ValidationError
 
     from runner.spec.case import Case
+    from runner.spec.tooldefs import ToolDefs
     from runner.tools.faults import Injector
 
 
@@ -90,6 +92,12 @@ class Toolbox:
         """The OpenAI function specs (``{"type": "function", "function": {...}}``) of the offered tools."""
         return [self.tools[name].spec() for name in self.offered]
 
+    def own(self, name: str, arguments: dict[str, Any] | None) -> dict[str, Any] | None:
+        """A call's ``arguments`` under tool ``name``'s own parameter names, where the arm renamed some
+        (runner.tools.redefine): what the record's steps and the trace checks read."""
+        tool = self.tools.get(name)
+        return own_arguments(arguments, tool.renamed) if tool is not None and arguments is not None else arguments
+
     def call(
         self, name: str, arguments: dict[str, Any] | None, arguments_error: str | None = None
     ) -> ToolResult:
@@ -132,11 +140,12 @@ class Toolbox:
 
 
 def build_toolbox(case: Case, context: ToolContext, extra: Mapping[str, Tool] = {},
-                  faults: Injector | None = None) -> Toolbox:
+                  defs: ToolDefs | None = None, faults: Injector | None = None) -> Toolbox:
     """The Toolbox of ``case``: ``case.tools`` by name (default every builtin, then every ``extra``),
     with ``extra`` (e.g. the case's mocks, then its MCP tools) overriding a builtin of the same name;
     ``case.deny`` refused; ``faults`` applied to its calls. A ``SERVER__*`` pattern in either stands for every
-    such tool of ``extra``.
+    such tool of ``extra``. ``defs``, the arm's tool-definition file, says which are shown and how
+    (runner.tools.redefine).
 
     Raises ValueError for a name in ``case.tools`` or ``case.deny`` that is no known tool.
     """
@@ -147,4 +156,4 @@ def build_toolbox(case: Case, context: ToolContext, extra: Mapping[str, Tool] = 
         raise ValueError(
             f"{case.full_id}: unknown tool {', '.join(map(repr, unknown))}; known: {', '.join(known)}"
         )
-    return Toolbox({name: known[name] for name in names}, deny, context, faults)
+    return Toolbox(redefine({name: known[name] for name in names}, defs), deny, context, faults)

@@ -47,8 +47,14 @@
   function secs(x) { return x === null || x === undefined ? "n/a" : x.toFixed(2) + " s"; }
   function interval(f) { return pct(f.interval[0]) + " to " + pct(f.interval[1]); }
   function group(run) { return run.case.split("/")[0]; }
-  function armOf(run) {  // the arm label as report.json names it: provider, prompt, then its --faults arm if any
-    return run.provider + " \u00b7 " + run.prompt + (run.faults && run.faults.arm ? " \u00b7 faults " + run.faults.arm : "");
+  function armOf(run) {  // the arm label as report.json names it: provider, prompt, -T's name, then its --faults arm
+    return run.provider + " \u00b7 " + run.prompt + (run.tool_defs ? " \u00b7 " + run.tool_defs : "") +
+      (run.faults && run.faults.arm ? " \u00b7 faults " + run.faults.arm : "");
+  }
+  function toolDefs(run) {  // the -T file's name and fingerprint, from the arm's provenance
+    var arm = (summary.arms || []).filter(function (a) { return a.arm === armOf(run); })[0];
+    var print = arm && arm.provenance && arm.provenance.tool_defs;
+    return run.tool_defs + (print ? " (sha256 " + print.slice(0, 12) + ")" : "");
   }
   function json(value) { return JSON.stringify(value, null, 2); }
   function table(head, rows, cls) {
@@ -105,6 +111,17 @@
       Object.keys(a.groups).forEach(function (g) { rows.push(figuresRow(g + " [" + a.arm + "]", a.groups[g])); });
     });
     append(node, table(FIGURE_HEAD.map(function (h, i) { return i ? h : "group [arm]"; }), rows, "figures groups"));
+    var attacked = s.arms.filter(function (a) { return a.injection; });
+    if (attacked.length) {  // prompt injections (docs/robustness.md)
+      append(node, el("h3", null, "Prompt injections"));
+      var measures = [["utility_clean", "utility, no attack"], ["utility_attacked", "utility under attack"], ["attack_success", "attack success"]];
+      append(node, table(["arm", "measure", "runs", "rate", "95% interval"], [].concat.apply([], attacked.map(function (a) {
+        return measures.map(function (m) {
+          var x = a.injection[m[0]];
+          return [a.arm, m[1], x.count + "/" + x.runs, pct(x.rate), x.rate === null ? "n/a" : interval(x)];
+        });
+      })), "figures injections"));
+    }
     var cells = el("details", {id: "cells"}, el("summary", null, "Per case (" + s.cells.length + " cases \u00d7 arms)"));
     cells.addEventListener("toggle", function () {  // drawn when first opened: a suite may have thousands
       if (!cells.open || cells.querySelector("table")) return;
@@ -234,7 +251,21 @@
     append(node, el("p", {class: "note"}, "Runs paired by case and run index, infrastructure errors left out; exact McNemar test on the pairs that disagree." +
       (summary.comparisons.length > 1 ? " Each comparison is of two arms that differ in one thing: the prompts within each provider, the providers within each prompt." : "")));
     summary.comparisons.forEach(function (p) { append(node, pairedBlock(p)); });
+    if (summary.sequential) append(node, sequentialBlock(summary.sequential));
     return node;
+  }
+  function sequentialBlock(q) {  // run --until-decided: each comparison's decision, what the rounds spent and saved
+    var spent = function (x, show) { return x.spent == null ? "\u2014" : show(x.spent) + " spent, about " + show(x.saved) + " saved"; };
+    return el("div", {class: "sequential"}, el("h3", null, "Until decided"),
+      el("p", {class: "note"}, "Sequential " + q.method + ": alpha " + q.alpha + ", margin \u00b1" + q.margin +
+        ", cap " + q.cap + " runs of each case in each arm; round r is run r of every case in every arm still needed."),
+      table(["comparison", "decision", "stopped after", "pairs", "B \u2212 A"], q.comparisons.map(function (c) {
+        return [c.title, c.decision.replace("_", " "), c.stopped_after == null ? "\u2014" : "round " + c.stopped_after, c.pairs,
+                c.difference == null ? "\u2014" : (c.difference >= 0 ? "+" : "") + c.difference.toFixed(2)];
+      }), "decisions"),
+      table(["rounds", "runs at the cap", "runs spent", "runs saved", "tokens", "cost"],
+            [[q.rounds, q.runs.cap, q.runs.spent, q.runs.saved, spent(q.tokens, function (v) { return num(v, 0); }), spent(q.cost, usd)]], "spent"),
+      el("p", null, q.summary), el("ul", null, q.comparisons.map(function (c) { return el("li", null, c.reason); })));
   }
   function regressionSection() {
     var r = summary.regression, node = section("regression", "Regression: before against after");
@@ -435,7 +466,12 @@
       ["tokens", num(r.tokens.prompt) + " in, " + num(r.tokens.completion) + " out, " + num(r.tokens.total) + " total"],
       ["cost", usd(r.cost)], ["outcome", num(r.outcome, 2)], ["process", num(r.process, 2)],
       ["sandbox", r.sandbox ? r.sandbox.mode : "n/a"]];
+    if (r.tool_defs) facts.splice(2, 0, ["tool definitions", toolDefs(r)]);
     if (r.cause) facts.splice(4, 0, ["cause", (r.error_kind ? r.error_kind + ": " : "") + r.cause]);
+    var inj = r.injection;  // only for a case with injections or its clean twin
+    if (inj) facts.push(["injection", (inj.attacked ? "attacked (" + (inj.planted.join(", ") || "nothing planted") + ")" : "clean twin") +
+      "; utility " + (inj.utility === null ? "n/a" : inj.utility ? "yes" : "no") +
+      (inj.attacked ? "; attack " + (inj.attack_success === null ? "not judged" : inj.attack_success ? "succeeded" : "failed") : "")]);
     var tm = r.trajectory_match;  // only when the case gives a reference trajectory
     if (tm) facts.push(["trajectory", ["exact", "in_order", "any_order"].filter(function (k) { return tm[k]; }).join(", ") +
       (tm.exact || tm.in_order || tm.any_order ? "; " : "no match; ") + "names precision " + num(tm.name_precision, 2) +
