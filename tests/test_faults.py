@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 from jsonschema import Draft202012Validator
 
 from runner.kinds import FailureCause
@@ -22,11 +21,9 @@ from runner.spec.faults import faults_of
 from runner.spec.fingerprint import digest
 from runner.tools.base import ToolContext, ToolResult
 from runner.tools.faults import Injector, draw
+from tests.fault_cases import SUITE, naive_suite
 from tests.helpers import GOOD, ROOT, run_cli
-from tests.test_mcp import http_server  # noqa: F401 (the fixture)
-
-SUITE = ROOT / "cases" / "robustness.yml"
-NAIVE = ROOT / "examples" / "robustness" / "naive.yml"
+from tests.mcp_http import http_server  # noqa: F401 (the fixture)
 
 
 def _runs(folder: Path) -> dict[str, list[dict[str, Any]]]:
@@ -85,21 +82,9 @@ def test_the_robustness_suite_passes_offline_each_run_recording_the_fault_it_got
         "table": []}
 
 
-def _naive_suite(tmp_path: Path) -> Path:
-    """cases/robustness.yml with each case's script the naive agent's (examples/robustness/naive.yml)."""
-    data = yaml.safe_load(SUITE.read_text())
-    naive = yaml.safe_load(NAIVE.read_text())
-    assert sorted(naive) == sorted(case["id"] for case in data["cases"])
-    for case in data["cases"]:
-        case["script"] = naive[case["id"]]
-    path = tmp_path / "robustness.yml"
-    path.write_text(yaml.safe_dump(data, sort_keys=False))
-    return path
-
-
 def test_the_naive_agent_fails_every_case_with_fault_not_handled_and_the_robustness_table_shows_it(
         tmp_path: Path) -> None:
-    done = run_cli("run", str(_naive_suite(tmp_path)), "-p", "scripted", "--faults", "case",
+    done = run_cli("run", str(naive_suite(tmp_path)), "-p", "scripted", "--faults", "case",
                    "--results", str(tmp_path / "r"))
     assert done.returncode == 1, done.stderr
     runs = _runs(tmp_path / "r")

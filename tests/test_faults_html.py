@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
+from tests.fault_cases import naive_suite
 from tests.helpers import run_cli
-from tests.test_faults import _naive_suite
 
 CHROMIUM = "/usr/bin/chromium"
 sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (the test extra)")
@@ -25,7 +25,7 @@ def _cells(page: Any, selector: str) -> list[list[str]]:
 
 def test_the_page_shows_the_fault_tables_and_each_calls_fault(tmp_path: Path) -> None:
     page_file = tmp_path / "page.html"
-    done = run_cli("run", str(_naive_suite(tmp_path)), "-c", "robustness/read-*", "--faults", "case",
+    done = run_cli("run", str(naive_suite(tmp_path)), "-c", "robustness/read-*", "--faults", "case",
                    "--results", str(tmp_path / "r"), "--html", str(page_file))
     assert done.returncode == 1, done.stderr
     with sync_api.sync_playwright() as playwright:

@@ -12,7 +12,7 @@ import pytest
 
 from tests.browser import browser_or_skip, offline_context
 from tests.helpers import cli_output
-from tests.test_injection import HOSTILE, MIX
+from tests.injection_cases import HOSTILE, MIX
 
 sync_api = browser_or_skip()
 pytestmark = pytest.mark.slow  # a browser

@@ -57,7 +57,7 @@ def test_cancel_stops_a_run_at_its_next_step_and_the_matrix_reports_what_is_left
     with pytest.raises(Interrupted) as caught:
         run_matrix([case], [ARM], SuiteOptions(options), repeats=2)
     assert caught.value.records == []
-    assert caught.value.left == [("t/case", "scripted", "default", 1), ("t/case", "scripted", "default", 2)]
+    assert caught.value.left == [("t/case", "scripted", "default", 1, None), ("t/case", "scripted", "default", 2, None)]
 
 
 def test_runs_finished_before_the_cancel_are_kept_in_plan_order() -> None:

@@ -21,8 +21,8 @@ from runner.names import ID_PATTERN, SCRIPTED
 from runner.providers.registry import kind_of, resolve_provider
 from runner.providers.settings import ModelSettings
 from runner.sandbox.command import Sandbox
-from runner.spec.casefile import merge_defaults
 from runner.spec.config import Config, read_config
+from runner.spec.defaults import merge_defaults
 from runner.spec.discover import load_cases
 from runner.spec.expect import FileExpect, as_list
 from runner.spec.offered import offered_tools

@@ -167,7 +167,8 @@ def _same_inputs(kept: Sequence[tuple[RunRecord, Path]]) -> None:
         found = [c.change for c in input_changes(record.case, record.arm, [summarize(earlier)], [summarize(record)], same_arm=True)]
         if not found:
             earlier, there = cases.setdefault(record.case, (record, where))
-            found = case_changes(record.case, earlier.provenance, record.provenance)  # type: ignore[arg-type]
+            found = case_changes(record.case, earlier.provenance, record.provenance,  # type: ignore[arg-type]
+                                 tools=earlier.tool_defs == record.tool_defs)  # -T arms show other tools by design
         if found:
             raise UserError(f"{there} and {where} hold runs of {record.case} [{record.arm}] made from different "
                             f"inputs: {'; '.join(found)}",

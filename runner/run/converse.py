@@ -4,7 +4,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import time
 from dataclasses import dataclass
@@ -74,9 +73,8 @@ def converse(job: Job, run: RunContext, workspace: Workspace, env: dict[str, str
     record.prompt_used = f"{case.full_id}.system" if record.prompt_overridden else arm.prompt.name
     record.provenance = provenance(case, arm.prompt.source if case.system is None else case.system, toolbox.specs(),
                                    arm.provider.cache_identity, arm.provider.name, run.sandbox.mode,
-                                   None if arm.tools is None else arm.tools.fingerprint)
-    if arm.faults is not None and arm.faults.digest is not None:
-        record.provenance = dataclasses.replace(record.provenance, faults=arm.faults.digest)
+                                   None if arm.tools is None else arm.tools.fingerprint,
+                                   None if arm.faults is None else arm.faults.digest)
     provider, cached = _model(job, workspace)
     emit = None
     if job.options.listener is not None:
