@@ -151,6 +151,7 @@ class FailureCause(StrEnum):
     AGENT_FAILED = "agent_failed"
     TRUNCATED = "truncated"
     MALFORMED_CALL = "malformed_call"
+    FAULT_NOT_HANDLED = "fault_not_handled"
     CALLS_AS_TEXT = "calls_as_text"
     NO_TOOLS = "no_tools"
     CALLED_FORBIDDEN = "called_forbidden"

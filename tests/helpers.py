@@ -32,8 +32,8 @@ T = TypeVar("T")
 
 # The bundled suite, by a fixed list: a case file a user saves in cases/ (as the README says) is theirs,
 # and no test that means the bundled suite reads it. tests/test_bundled.py holds that each file exists.
-BUNDLED_GROUPS = ("build", "builtin", "calc", "fix", "fs", "general", "git", "refactor", "research", "search", "tests",
-                  "robustness_injection")
+BUNDLED_GROUPS = ("build", "builtin", "calc", "fix", "fs", "general", "git", "refactor", "research", "robustness",
+                  "search", "tests", "robustness_injection")
 BUNDLED_FILES = tuple(ROOT / "cases" / f"{group}.yml" for group in BUNDLED_GROUPS)
 BUNDLED_ARGS = tuple(f"cases/{group}.yml" for group in BUNDLED_GROUPS)  # as a command line in the checkout names them
 # The groups the executor tests (worker processes, Ray, shards, the pytest plugin's workers) run to compare one way

@@ -77,7 +77,7 @@ def test_the_long_way_round_lowers_the_process_score() -> None:
 
 def test_the_fixed_list_names_each_bundled_file_and_no_test_reads_cases_as_a_folder() -> None:
     assert [path for path in BUNDLED_FILES if not path.is_file()] == []
-    assert len(CASES) == 54  # robustness_injection's four cases with their clean twins among them
+    assert len(CASES) == 60  # robustness's six and robustness_injection's four cases with their clean twins among them
     # a user's own file in cases/ (the README's first case) must not change what these tests count
     folder_reads = re.compile(r"""\(ROOT / "cases"\)\.(?:glob|iterdir)|bundled\("cases"\)|\[ROOT / "cases"\]""")
     readers = [path.name for path in sorted((ROOT / "tests").glob("*.py"))

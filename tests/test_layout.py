@@ -153,8 +153,9 @@ def _names_used(path: Path) -> set[str]:
 
 def test_the_call_fit_rule_is_written_once_and_its_users_import_it() -> None:
     users = {path.relative_to(RUNNER).as_posix() for path in RUNNER.rglob("*.py") if _names_used(path) & _FIT_PARTS}
-    # the matchers build their own parts; a mock's ``when`` chooses a response, it expects no call
-    assert users == {"checks/callfit.py", "spec/matchers.py", "tools/mocks.py"}
+    # the matchers build their own parts; a mock's ``when`` chooses a response and a fault's the calls it fits,
+    # neither expects a call
+    assert users == {"checks/callfit.py", "spec/matchers.py", "tools/faults.py", "tools/mocks.py"}
     for user in ("checks/calls.py", "checks/trace.py", "scoring/trajectorymatch.py"):
         assert "runner.checks.callfit" in {module for module, _ in _runtime_imports(RUNNER / user)}, user
 

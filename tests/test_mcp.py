@@ -5,7 +5,6 @@ server process left behind."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import socket
@@ -13,7 +12,6 @@ import subprocess
 import sys
 import threading
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -22,10 +20,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from runner.sandbox.bwrap import PRIVATE
-from tests.helpers import ROOT, run_cli
+from tests.helpers import run_cli
+from tests.mcp_http import SERVER, HttpServer, http_server  # noqa: F401 (the fixture)
 from tests.sandboxes import MODES, make_sandbox, needs_visible_checkout, processes_with
 
-SERVER = ROOT / "tests" / "data" / "mcp_server.py"
 COMMAND = json.dumps([sys.executable, str(SERVER)])
 # bubblewrap gives commands a private /tmp: an interpreter that lives there (a checkout cloned into /tmp, as CI
 # may do) is not seen inside, so the stdio server then runs unconfined, which this file's other tests cover apart
@@ -98,42 +96,7 @@ def test_a_stdio_server_runs_in_the_workspace_and_its_calls_are_checked_and_reco
     assert processes_with(server) == []
 
 
-class HttpServer(str):
-    """The /mcp URL of the test server over streamable HTTP; ``stop()`` ends it at once."""
-
-    server: Any
-    thread: threading.Thread
-
-    def stop(self) -> None:
-        self.server.should_exit = self.server.force_exit = True
-        self.thread.join(10)
-
-
-@pytest.fixture
-def http_server() -> Iterator[HttpServer]:
-    """The test server over streamable HTTP on 127.0.0.1 (a free port), in a thread."""
-    import uvicorn
-
-    spec = importlib.util.spec_from_file_location("mcp_test_server", SERVER)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(module.server.streamable_http_app(), log_level="error"))
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    while not server.started:
-        thread.join(0.01)
-    url = HttpServer(f"http://127.0.0.1:{port}/mcp")
-    url.server, url.thread = server, thread
-    yield url
-    url.stop()
-    sock.close()
-
-
-def test_an_http_server_alone_replaces_the_builtins(tmp_path: Path, http_server: HttpServer) -> None:
+def test_an_http_server_alone_replaces_the_builtins(tmp_path: Path, http_server: HttpServer) -> None:  # noqa: F811
     cases = tmp_path / "remote.yml"
     case = f"""\
 - id: sum
@@ -169,7 +132,7 @@ def test_an_http_server_alone_replaces_the_builtins(tmp_path: Path, http_server:
 
 
 def test_an_http_servers_tools_are_offered_with_its_descriptions_and_schemas_and_its_end_is_survived(
-        tmp_path: Path, http_server: HttpServer) -> None:
+        tmp_path: Path, http_server: HttpServer) -> None:  # noqa: F811
     from runner.sandbox.command import Sandbox
     from runner.spec.discover import load_cases
     from runner.tools.base import ToolContext, ToolError

@@ -37,7 +37,7 @@ def test_every_bundled_run_record_converts_as_asdict_does(tmp_path: Path) -> Non
     done = run_cli("run", *BUNDLED_ARGS, "--results", str(tmp_path / "r"), "-q")
     assert done.returncode == 0, done.stderr
     files = sorted((tmp_path / "r").glob("*/runs/*.json"))
-    assert len(files) == 54
+    assert len(files) == 60
     for path in files:
         record = record_from_dict(json.loads(path.read_text(encoding="utf-8")))
         mine, reference = record.to_dict(), _asdict_form(record)

@@ -382,9 +382,10 @@ def test_each_wrong_script_gets_exactly_its_failure_cause_and_metrics(case_id: s
 def test_every_cause_is_covered() -> None:
     # over_budget needs reported usage, so tests/test_budget.py covers it over a loopback provider; truncated and
     # malformed_call need a provider's finish reasons, so tests/test_truncation.py covers them over loopback fakes;
-    # tests/test_request_record.py covers calls_as_text; tests/test_agent_cli.py agent_failed (an external agent program)
+    # tests/test_request_record.py covers calls_as_text; tests/test_agent_cli.py agent_failed (an external agent program);
+    # tests/test_faults.py fault_not_handled (a case with faults)
     covered = {expected[0] for expected in EXPECTED.values()} | {"unknown", "over_budget", "truncated", "malformed_call",
-                                                                "calls_as_text", "agent_failed"}
+                                                                "calls_as_text", "agent_failed", "fault_not_handled"}
     assert covered == set(FAILURE_CAUSES) | {None}
 
 

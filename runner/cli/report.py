@@ -24,7 +24,8 @@ from runner.cli.outputs import add_outputs, check_output_files, wanted_outputs
 from runner.errors import UserError
 from runner.output.finish import Ending, View, finish
 from runner.output.formats import REPORT
-from runner.output.report import regression_document, report_head
+from runner.output.regressiondoc import regression_document
+from runner.output.report import report_head
 from runner.output.scan import Scanned, scan_results
 from runner.run.record import PASS
 from runner.scoring.aggregate import aggregate

@@ -42,10 +42,11 @@ from runner.sandbox.command import MODES
 from runner.spec.agentspec import with_agents
 from runner.spec.case import Case
 from runner.spec.config import Config, load_config
+from runner.spec.faults import CASE, OFF, load_profiles
 from runner.spec.tooldefs import check_tool_defs, load_all
 from runner.suite.engine import plan_keys, preflight, require_scripts
 from runner.suite.executors import AUTO_MIN_RUNS, worker_count
-from runner.suite.options import DEFAULT_JOBS, SuiteOptions, make_arms
+from runner.suite.options import DEFAULT_JOBS, SuiteOptions, make_arms, with_faults
 from runner.suite.request import SuiteRequest, run_suite
 from runner.suite.rounds import DEFAULT_MARGIN, Stopping
 from runner.suite.shard import shard_summary
@@ -72,6 +73,9 @@ def add(sub: argparse._SubParsersAction) -> None:
     run.add_argument("-P", "--prompt", action="append", default=[], metavar="FILE",
                      help="system prompt template: a file, or a bundled prompt's name (default, terse) from any folder "
                      "(repeatable, A/B)")
+    run.add_argument("--faults", action="append", default=[], metavar="FILE|off|case",
+                     help="a fault arm: a fault profile file, off (no faults) or case (each case's own faults); "
+                     "repeatable, the clean twin (off) added when not given (docs/robustness.md)")
     run.add_argument("-T", "--tools", action="append", default=[], metavar="FILE",
                      help="tool definitions the model is shown (descriptions, parameter names, enums, which tools): "
                      "a YAML file, each one an arm (repeatable, A/B)")
@@ -239,21 +243,26 @@ def command(args: argparse.Namespace) -> int:
     if args.retry_errors and args.resume is None:
         raise UserError("--retry-errors is for --resume: it runs again the errored runs of the folder --resume reuses",
                         hint="add --resume RESULTS, the results/<run-id> folder whose errored runs to run again")
+    if args.record is not None and args.faults:
+        raise UserError("--record cannot record fault arms: a recorded case replays its own faults, not a profile's",
+                        hint="record without --faults (each case's own faults are recorded with it)")
     _check_output_files(args)
     outputs = wanted_outputs(args, RUN, os.environ)
     cases = [s.case for s in selected(args)]
     if not cases:
         return ExitCode.NO_CASES
     refuse_inputs(args, RUN, [c.source for c in cases] + [Path(prompt_file(p)) for p in args.prompt or []]
-                  + [Path(t) for t in args.tools])
+                  + [Path(t) for t in args.tools] + [Path(v) for v in args.faults if v not in (OFF, CASE)])
     config = load_config(args.config)
     cases = with_agents(cases, args.agent, config.agents, config.path)
     names = args.provider or [config.default_provider or SCRIPTED]
     judge = _precheck(args, config, cases, names)
     prompts, tool_defs = load_prompts(args.prompt), load_all(args.tools)
     check_tool_defs(tool_defs, cases)
-    _warm_up(args, cases, names, config, len(prompts) * max(1, len(tool_defs)))
+    profiles = load_profiles(args.faults)
+    _warm_up(args, cases, names, config, len(prompts) * max(1, len(tool_defs)) * max(1, len(profiles)))
     arms = make_arms([resolve_provider(name, config, args.verbose, args.stream) for name in names], prompts, tool_defs)
+    arms = with_faults(arms, profiles)
     until = _until(args, arms)
     require_scripts(cases, arms)
     preflight(cases, arms)

@@ -67,7 +67,7 @@ class Ending:
         report: the file that holds the report's text as report.json has it, None when none could be written
             (or none was: ``report`` and ``merge`` make it again from the run files).
         failed_writes: one line per output that could not be written (the file and why).
-        change: for ``report A B``, the regression document (runner.output.report.regression_document) of
+        change: for ``report A B``, the regression document (runner.output.regressiondoc.regression_document) of
             ``runs``, the second folder's, against the first; None otherwise.
         models: each arm's provider label -> the model string it sends, as far as the command knows.
         gated: whether the exit code is the gates' (``run``, ``merge``) or 0 (``report``: its gates are the

@@ -71,7 +71,7 @@ def comparisons(head: dict[str, Any], records: Sequence[RunSummary]) -> list[dic
 def html_page(document: dict[str, Any], records: Sequence[RunRecord], regression: dict[str, Any] | None = None) -> str:
     """The page for one report ``document`` (runner.output.report.report_document) of ``records`` (each run shown
     from its record, with what each request first said; with no records, from the document's ``runs``), and for
-    two results folders the ``regression`` document (runner.output.report.regression_document)."""
+    two results folders the ``regression`` document (runner.output.regressiondoc.regression_document)."""
     head = {key: value for key, value in document.items() if key != "runs"}
     runs = map(_shown, records) if records else document.get("runs", [])  # no records: the document's runs
     return "".join(page_parts(head, [summarize(r) for r in records], runs, regression))

@@ -76,8 +76,9 @@ def ending_markdown(ending: Ending) -> str:
 def summary_markdown(document: dict[str, Any], runs: Iterable[dict[str, Any]] | None = None) -> str:
     """The summary of one report document (``report_document``): a heading with the pass count and
     the exit code, a table per arm and group, the failed and errored runs with their failure cause
-    and failed checks, each paired comparison (the report's ``comparisons``; of a report of an earlier
-    version, its ``paired``), and with ``run --until-decided`` its decisions (``sequential``). Ends with a newline. ``runs``
+    and failed checks, the fault tables (the report's ``robustness``), each paired comparison (the report's
+    ``comparisons``; of a report of an earlier version, its ``paired``), and with ``run --until-decided`` its
+    decisions (``sequential``). Ends with a newline. ``runs``
     (default: the document's) are read once, one at a time, keeping the first MOST_FAILURES failed ones."""
     count = passed = failing = 0
     repeated = False
@@ -100,6 +101,7 @@ def summary_markdown(document: dict[str, Any], runs: Iterable[dict[str, Any]] | 
     lines += injection_markdown(document.get("arms") or [], md_text)
     lines += _failures(failures, failing, len(document.get("arms") or []) > 1, repeated)
     lines += _judges(document.get("judges"))
+    lines += _robustness(document.get("robustness") or {})
     paired = document.get("paired")
     compared = document.get("comparisons") or ([paired] if paired else [])  # a report of an earlier version: paired alone
     if compared:
@@ -190,6 +192,33 @@ def _estimates(paired: dict[str, Any]) -> list[str]:
 def _flipped(changes: Sequence[dict[str, Any]], key: str) -> str:
     """``3 runs in 2 cases``: the paired runs the regression's ``changes`` count under ``key``, and their cases."""
     return f"{_many(sum(c.get(key, 0) for c in changes), 'run')} in {_many(len(changes), 'case')}"
+
+
+def _robustness(section: dict[str, Any]) -> list[str]:
+    """The report's ``robustness`` (runner.scoring.robustness.robustness_dict): each arm's recovery, then each
+    case against its clean twin; [] without it."""
+    lines = []
+    if section.get("recovery"):
+        head = "| arm | faulted runs | recovered | fault\\_not\\_handled | retries / run | calls to recover |"
+        lines += ["### Faults", "", head, "|---|---:|---:|---:|---:|---:|"]
+        for r in section["recovery"]:
+            lines.append(_row([md_text(r["arm"]), str(r["faulted"]), f"{r['recovered']} \\({_rate(r['recovery'])}\\)",
+                               str(r["not_handled"]), _mean(r["retries"]), _mean(r["calls_to_recover"])]))
+        lines.append("")
+    if section.get("table"):
+        lines += ["### Robustness", "", "| case | arm | faults | clean | faulty | difference |",
+                  "|---|---|---|---:|---:|---:|"]
+        for row in section["table"]:
+            difference = "—" if row["difference"] is None else f"{100 * row['difference']:+.0f} pts"
+            lines.append(_row([md_text(row["case"]), md_text(row["arm"]), md_text(row["faults"]),
+                               f"{row['clean_passed']}/{row['clean_runs']}", f"{row['passed']}/{row['runs']}",
+                               md_text(difference)]))
+        lines.append("")
+    return lines
+
+
+def _mean(value: float | None) -> str:
+    return "—" if value is None else f"{value:.1f}"
 
 
 def _many(count: int, noun: str) -> str:

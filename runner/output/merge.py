@@ -133,7 +133,8 @@ def _join(parts: Sequence[Results], prefer: str | None) -> tuple[list[RunRecord]
     overlapping = 0
     for part in parts:
         for record in part.records:
-            key = (record.case, record.provider, record.prompt, record.run, record.tool_defs)
+            key = (record.case, record.provider, record.key_prompt, record.run,
+                   record.tool_defs)  # the run's key (runner.suite.engine.run_key): its arm, fault arm included
             if key not in kept:
                 kept[key] = (record, part.path)
                 continue
@@ -166,7 +167,8 @@ def _same_inputs(kept: Sequence[tuple[RunRecord, Path]]) -> None:
         found = [c.change for c in input_changes(record.case, record.arm, [summarize(earlier)], [summarize(record)], same_arm=True)]
         if not found:
             earlier, there = cases.setdefault(record.case, (record, where))
-            found = case_changes(record.case, earlier.provenance, record.provenance)  # type: ignore[arg-type]
+            found = case_changes(record.case, earlier.provenance, record.provenance,  # type: ignore[arg-type]
+                                 tools=earlier.tool_defs == record.tool_defs)  # -T arms show other tools by design
         if found:
             raise UserError(f"{there} and {where} hold runs of {record.case} [{record.arm}] made from different "
                             f"inputs: {'; '.join(found)}",
@@ -176,7 +178,7 @@ def _same_inputs(kept: Sequence[tuple[RunRecord, Path]]) -> None:
 
 def _unfinished(parts: Sequence[Results], records: Sequence[RunRecord]) -> list[dict[str, Any]]:
     """The runs the parts' reports list as unfinished that no part holds, once each."""
-    done = {(r.case, r.provider, r.prompt, r.run, r.tool_defs) for r in records}
+    done = {(r.case, r.provider, r.key_prompt, r.run, r.tool_defs) for r in records}
     left: dict[tuple[str, str, str, int, str | None], dict[str, Any]] = {}
     for part in parts:
         for run in (part.report or {}).get("unfinished") or []:

@@ -26,7 +26,7 @@ from runner.scoring.gates import Gate
 from runner.scoring.inputs import arm_provenances
 from runner.scoring.judging import judges_dict
 from runner.scoring.paired import Paired
-from runner.scoring.regression import Regression
+from runner.scoring.robustness import robustness_dict
 from runner.scoring.summary import RunSummary, retried_count, summarize
 from runner.sums import known_sum
 from runner.text import cap_text
@@ -35,7 +35,6 @@ if TYPE_CHECKING:
     from runner.output.finish import Ending
 
 REPORT_KIND = "tooltrial.report"
-REGRESSION_KIND = "tooltrial.regression"
 TRACE_RESULT_LIMIT = 2000  # characters of each tool result kept in the report (head and tail)
 RATE_DIGITS = 6  # decimals of every fraction the report writes
 _RATES = ("pass_rate", "accuracy_mean", "outcome_mean", "outcome_std", "process_mean", "process_std")
@@ -57,7 +56,8 @@ def report_document(
     unfinished: Sequence[dict[str, Any]] = (),
 ) -> dict[str, Any]:
     """The report of one invocation: ``{schema_version, kind, tooltrial, **meta, exit_code,
-    [unfinished], overall, arms, cells, paired, comparisons, [retried], [cache], runs}``; ``retried`` (how many
+    [unfinished], overall, arms, cells, paired, comparisons, [retried], [cache], [robustness], runs}``; ``robustness``
+    (runner.scoring.robustness.robustness_dict) only with faults or a clean twin; ``retried`` (how many
     runs ``run --retry-errors`` ran again, ``retried_count``) only when some were, ``cache`` (``cache_totals``)
     only when some run used a response cache. ``paired`` is the paired analysis of
     exactly two arms (else None), ``comparisons`` every paired analysis (runner.scoring.pairs), each
@@ -100,6 +100,8 @@ def report_head(
         **({"retried": retried} if (retried := retried_count(runs)) else {}),
         **({"cache": used.to_dict()} if (used := cache_totals(runs)) else {}),
         **({"judges": judged} if (judged := judges_dict(runs)) else {}),
+        **({"robustness": robustness_dict(model.recoveries, model.robustness)}
+           if model.recoveries or model.robustness else {}),
     }
 
 
@@ -164,8 +166,8 @@ def run_dict(record: RunRecord, data: dict[str, Any] | None = None) -> dict[str,
     (each tool call with its result cut to TRACE_RESULT_LIMIT characters) in place of ``steps``;
     ``script`` (what ``--record`` writes) is left out, ``trace`` and ``model_requests`` tell it; so is
     ``provenance``, kept once per arm (``arm_provenances``), and the conversation as sent (``messages``,
-    ``message_cuts``, ``tools``) and the files' contents (``files``), kept by the run file. A trace entry names the model request its call came
-    from (``request``) and the call's full ``call_id``;
+    ``message_cuts``, ``tools``) and the files' contents (``files``), kept by the run file. A trace entry names the
+    model request its call came from (``request``), the call's full ``call_id`` and the ``fault`` its result got;
     ``commands`` keep TRACE_RESULT_LIMIT characters of each stream. ``data`` is ``record.to_dict()`` where
     the caller has made it already (the run file is written from it too); it is not changed."""
     data = {key: value for key, value in (record.to_dict() if data is None else data).items()
@@ -173,7 +175,7 @@ def run_dict(record: RunRecord, data: dict[str, Any] | None = None) -> dict[str,
     trace = [
         {"turn": s.turn, "request": s.request, "call_id": s.call_id, "status": s.status, "name": s.name,
          "arguments": s.arguments, "result": cap_text(s.result, TRACE_RESULT_LIMIT), "is_error": s.is_error,
-         "duration": s.duration, "started": s.started}
+         "duration": s.duration, "started": s.started, "fault": s.fault}
         for s in record.steps
     ]
     commands = [{**c, "stdout": cap_text(c["stdout"], TRACE_RESULT_LIMIT), "stderr": cap_text(c["stderr"], TRACE_RESULT_LIMIT)}
@@ -182,32 +184,12 @@ def run_dict(record: RunRecord, data: dict[str, Any] | None = None) -> dict[str,
 
 
 def unfinished_list(left: Sequence[tuple[str, str, str, int, str | None]]) -> list[dict[str, Any]]:
-    """The runs an interruption left undone, ``(case, provider, prompt, run index, tool definitions)`` each, as
-    the report's ``unfinished`` entries ``{"case", "provider", "prompt", "run"}``, with ``tool_defs`` in a ``-T``
-    arm's."""
+    """The runs an interruption left undone, ``(case, provider, prompt slot, run index, tool definitions)`` each
+    (runner.suite.engine.run_key), as the report's ``unfinished`` entries ``{"case", "provider", "prompt", "run"}``,
+    with ``tool_defs`` in a ``-T`` arm's; a fault arm's ``prompt`` is the prompt slot (``default · faults flaky``)."""
     return [{"case": case, "provider": provider, "prompt": prompt, "run": run,
              **({"tool_defs": tool_defs} if tool_defs is not None else {})}
             for case, provider, prompt, run, tool_defs in left]
-
-
-def regression_document(regression: Regression, before: str, after: str) -> dict[str, Any]:
-    """The regression view of two results folders (paths ``before`` and ``after``); ``changed`` lists each
-    change of inputs ``{name, change}``, ``left_out`` the ``case [arm]`` cells it kept from ``paired``."""
-    return {
-        "schema_version": SCHEMA_VERSION,
-        "kind": REGRESSION_KIND,
-        "before": before,
-        "after": after,
-        "arms": [{"before": arm_dict(old), "after": arm_dict(new)} for old, new in regression.arms],
-        "pass_to_fail": [dataclasses.asdict(c) for c in regression.pass_to_fail],
-        "fail_to_pass": [dataclasses.asdict(c) for c in regression.fail_to_pass],
-        "only_before": regression.only_before,
-        "only_after": regression.only_after,
-        "paired": paired_dict(regression.paired),
-        "changed": [dataclasses.asdict(c) for c in regression.changed],
-        "left_out": regression.left_out,
-        "allow_changed": regression.allow_changed,
-    }
 
 
 def figures_dict(figures: Figures) -> dict[str, Any]:

@@ -164,11 +164,11 @@ def _run_call(toolbox: Toolbox, call: ToolCall, turn: int, request: int) -> Step
     result = toolbox.call(call.name, call.arguments, call.error)
     status = "refused" if result.refused else "invalid" if call.error else "executed"
     return Step(turn, call.id, call.name, toolbox.own(call.name, call.arguments), result.content, result.is_error,
-                time.monotonic() - started, request, status, wall, call.repaired)
+                time.monotonic() - started, request, status, wall, call.repaired, result.fault)
 
 
 def _call_done(step: Step) -> CallDone:
-    return CallDone(step.name, step.arguments, step.status, step.is_error, step.result, step.duration)
+    return CallDone(step.name, step.arguments, step.status, step.is_error, step.result, step.duration, step.fault)
 
 
 def _ignore(event: Event) -> None:

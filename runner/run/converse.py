@@ -20,6 +20,7 @@ from runner.run.agent import run_agent
 from runner.run.context import RunContext
 from runner.run.events import Event, Listener, RunRef, RunStarted
 from runner.run.external import run_external
+from runner.run.faulted import FaultUse
 from runner.run.injection import inject_tools
 from runner.run.options import Arm, RunOptions
 from runner.run.prompts import context_for, system_prompt, turn_prompts, user_prompts
@@ -34,6 +35,7 @@ from runner.spec.case import Case
 from runner.spec.tooldefs import ToolDefs
 from runner.sums import known_sum
 from runner.tools.base import ToolContext
+from runner.tools.faults import Injector
 from runner.tools.mcp import McpError, McpServers
 from runner.tools.mocks import mock_tools
 from runner.tools.toolbox import Toolbox, build_toolbox
@@ -61,7 +63,7 @@ def converse(job: Job, run: RunContext, workspace: Workspace, env: dict[str, str
     server that did not start (RunTimeout once the run's time is up), UserError for a template that does not
     render, HiddenFile for an agent command naming a file the sandbox hides, ProviderError from the model's setup."""
     case, arm, record = job.case, job.arm, job.record
-    toolbox = _toolbox(case, run, workspace, env, servers, arm.tools)
+    toolbox = _toolbox(case, run, workspace, env, servers, arm.tools, _injector(job, run, workspace, env))
     inject_tools(toolbox, case, record.injection)
     context = context_for(case, toolbox.specs(), str(workspace.path))
     system = system_prompt(arm.prompt, case, context)
@@ -71,7 +73,8 @@ def converse(job: Job, run: RunContext, workspace: Workspace, env: dict[str, str
     record.prompt_used = f"{case.full_id}.system" if record.prompt_overridden else arm.prompt.name
     record.provenance = provenance(case, arm.prompt.source if case.system is None else case.system, toolbox.specs(),
                                    arm.provider.cache_identity, arm.provider.name, run.sandbox.mode,
-                                   None if arm.tools is None else arm.tools.fingerprint)
+                                   None if arm.tools is None else arm.tools.fingerprint,
+                                   None if arm.faults is None else arm.faults.digest)
     provider, cached = _model(job, workspace)
     emit = None
     if job.options.listener is not None:
@@ -95,19 +98,36 @@ def converse(job: Job, run: RunContext, workspace: Workspace, env: dict[str, str
     return trajectory, user
 
 
+def _tool_context(case: Case, run: RunContext, workspace: Workspace, env: dict[str, str]) -> ToolContext:
+    return ToolContext(workspace.path, run.sandbox, env, run.command_timeout, run.deadline, case.network, run.cancel)
+
+
+def _injector(job: Job, run: RunContext, workspace: Workspace, env: dict[str, str]) -> Injector | None:
+    """The run's faults (the case's, unless the arm is ``off``, then the arm's profile's), its ``faults`` record
+    begun; None, and no record, for a run of no fault arm whose case has none."""
+    profile = job.arm.faults
+    faults = (*(job.case.faults if profile is None or profile.case_faults else ()),
+              *(profile.faults if profile is not None else ()))
+    if profile is None and not faults:
+        return None
+    seed = 0 if profile is None else profile.seed
+    job.record.faults = FaultUse(None if profile is None else profile.name, seed)
+    key = f"{job.case.full_id}#{job.record.run}"
+    return Injector(faults, seed, key, _tool_context(job.case, run, workspace, env)) if faults else None
+
+
 def _toolbox(case: Case, run: RunContext, workspace: Workspace, env: dict[str, str], servers: McpServers,
-             defs: ToolDefs | None) -> Toolbox:
-    """The tools the case offers as the arm's tool definitions ``defs`` show them, its MCP servers started; one
-    that fails once the run's time is up: RunTimeout."""
-    tool_context = ToolContext(workspace.path, run.sandbox, env, run.command_timeout, run.deadline, case.network,
-                               run.cancel)
+             defs: ToolDefs | None, faults: Injector | None) -> Toolbox:
+    """The tools the case offers as the arm's tool definitions ``defs`` show them, ``faults`` applied to their
+    calls, its MCP servers started; one that fails once the run's time is up: RunTimeout."""
+    tool_context = _tool_context(case, run, workspace, env)
     try:
         served = servers.start(case, tool_context)
     except McpError as e:
         if time.monotonic() >= run.deadline:
             raise RunTimeout(run.timed_out(f"starting MCP servers: {e}")) from e
         raise
-    return build_toolbox(case, tool_context, {**mock_tools(case.mocks), **served}, defs)
+    return build_toolbox(case, tool_context, {**mock_tools(case.mocks), **served}, defs, faults)
 
 
 def _model(job: Job, workspace: Workspace) -> tuple[TurnLimited, Cached | None]:

@@ -44,7 +44,7 @@ class RequestDone:
 class CallDone:
     """A tool call dealt with: its ``name`` and ``arguments`` (None when they did not parse), the
     step ``status`` (``executed``, ``recovered``, ``invalid``, ``truncated``, ...), whether its result
-    ``is_error``, the ``result`` text, and ``duration`` in seconds."""
+    ``is_error``, the ``result`` text, ``duration`` in seconds, and the kind of injected ``fault`` it got, if any."""
 
     name: str
     arguments: dict[str, Any] | None
@@ -52,6 +52,7 @@ class CallDone:
     is_error: bool
     result: str
     duration: float
+    fault: str | None = None
 
 
 Event = RunStarted | RequestDone | CallDone

@@ -19,6 +19,7 @@ from runner.providers.ratelimit import RateLimiter
 from runner.providers.redact import RunSecrets, Secrets
 from runner.run.context import RunContext
 from runner.run.converse import Job, converse
+from runner.run.faulted import FaultUse
 from runner.run.injection import judge_attack, plant_files
 from runner.run.options import DEFAULT_RUN_TIMEOUT, Arm, RunOptions
 from runner.run.record import COMMAND_OUTPUT_LIMIT, ERROR, FAIL, PASS, CommandRun, RunRecord
@@ -34,8 +35,8 @@ from runner.scoring.metrics import fill_metrics
 from runner.spec.case import Case
 from runner.tools.mcp import McpError, McpServers
 
-_KEPT = frozenset({"case", "provider", "prompt", "run", "duration", "sandbox", "queued", "rate_limited",
-                   "started"})  # what _clear keeps
+_KEPT = frozenset({"case", "provider", "prompt", "run", "tool_defs", "faults", "duration", "sandbox", "queued",
+                   "rate_limited", "started"})  # what _clear keeps: the arm (its tool definitions, its fault arm) too
 
 
 def execute(case: Case, arm: Arm, options: RunOptions, number: int = 1, breaker: Breaker | None = None,
@@ -50,7 +51,8 @@ def execute(case: Case, arm: Arm, options: RunOptions, number: int = 1, breaker:
     (runner.providers.redact), once scored: a warning says how many values were replaced.
     """
     record = RunRecord(case=case.full_id, provider=arm.provider.name, prompt=arm.prompt.name, run=number,
-                       sandbox=options.sandbox.confinement, started=time.time(), tool_defs=arm.tool_defs)
+                       sandbox=options.sandbox.confinement, started=time.time(), tool_defs=arm.tool_defs,
+                       faults=None if arm.faults is None else FaultUse(arm.faults.name, arm.faults.seed))
     started = time.monotonic()
     secrets = RunSecrets(options.secrets)
     try:

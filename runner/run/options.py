@@ -1,4 +1,4 @@
-"""What every run of an invocation shares: its arm (provider x prompt, x tool definitions) and its options.
+"""What every run of an invocation shares: its arm (provider x prompt, x tool definitions, x faults) and its options.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from runner.run.events import Listener
 from runner.run.prompts import PromptTemplate
 from runner.run.record import arm_label
 from runner.sandbox.command import Sandbox
+from runner.spec.faults import FaultProfile
 from runner.spec.tooldefs import ToolDefs
 
 DEFAULT_RUN_TIMEOUT = 600.0
@@ -25,12 +26,14 @@ DEFAULT_COMMAND_TIMEOUT = 60.0
 
 @dataclass(frozen=True)
 class Arm:
-    """One column of a comparison: a provider, a system prompt template and, with ``-T``, the tool definitions the
-    model is shown (None: the tools' own)."""
+    """One column of a comparison: a provider, a system prompt template, with ``-T`` the tool definitions the model
+    is shown (None: the tools' own) and, with ``run --faults``, a fault profile (runner.spec.faults; None: each
+    case's own faults, no fault dimension)."""
 
     provider: ProviderSpec
     prompt: PromptTemplate
     tools: ToolDefs | None = None
+    faults: FaultProfile | None = None
 
     @property
     def tool_defs(self) -> str | None:
@@ -38,10 +41,15 @@ class Arm:
         return None if self.tools is None else self.tools.name
 
     @property
+    def fault_arm(self) -> str | None:
+        """The fault arm's name (RunRecord.faults.arm: ``off``, ``case`` or a profile's), None without ``--faults``."""
+        return None if self.faults is None else self.faults.name
+
+    @property
     def label(self) -> str:
-        """``provider · prompt`` (``provider · prompt · tools`` with ``-T``), as every run of the arm records it
-        (RunRecord.arm)."""
-        return arm_label(self.provider.name, self.prompt.name, self.tool_defs)
+        """``provider · prompt``, then ``· TOOLS`` with ``-T`` and ``· faults NAME`` with a fault arm, as every run
+        of the arm records it (RunRecord.arm)."""
+        return arm_label(self.provider.name, self.prompt.name, self.tool_defs, self.fault_arm)
 
 
 @dataclass(frozen=True)

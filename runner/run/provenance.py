@@ -37,6 +37,7 @@ class Provenance:
         params: the request parameters the arm sent besides the model (``api_base``, ``temperature``,
             ``max_tokens``, ``params``, ``stream``), {} for a provider without any.
         sandbox: the sandbox mode (``bwrap`` or ``none``).
+        faults: the arm's fault profile (``run --faults FILE``: what the file holds), None for none.
         tool_defs: the arm's tool-definition file (``-T``, runner.spec.tooldefs), None without one.
     """
 
@@ -53,15 +54,17 @@ class Provenance:
     commit: str | None = None
     litellm: str | None = None
     params: dict[str, Any] = field(default_factory=dict)
+    faults: str | None = None
     tool_defs: str | None = None
 
 
 def provenance(case: Case, prompt: str, tools: list[dict[str, Any]], identity: Mapping[str, Any] | None,
-               provider: str, sandbox: str, tool_defs: str | None = None) -> Provenance:
+               provider: str, sandbox: str, tool_defs: str | None = None, faults: str | None = None) -> Provenance:
     """The Provenance of a run of ``case`` rendering the template text ``prompt``, offering ``tools`` (their
     definitions as the model is shown them), with the arm's ``identity`` (its ``cache_identity``: ``model`` and
     the request parameters; None for a provider without one, named ``provider``) under ``sandbox`` mode, with the
-    fingerprint of the arm's tool-definition file ``tool_defs`` (None without one)."""
+    fingerprint of the arm's tool-definition file ``tool_defs`` and that of its fault profile ``faults`` (each None
+    without one)."""
     parts = case_parts(case)
     settings = {k: v for k, v in (identity or {}).items() if k not in ("provider", "model")}
     return Provenance(
@@ -71,6 +74,7 @@ def provenance(case: Case, prompt: str, tools: list[dict[str, Any]], identity: M
         persona=None if case.user is None else digest(case.user.persona),
         rubric=None if case.expect.judge is None else digest(case.expect.judge.rubric),
         commit=checkout_commit(), litellm=_litellm_version(), params=settings, tool_defs=tool_defs,
+        faults=faults,
     )
 
 

@@ -9,6 +9,7 @@ from typing import Any
 from runner.checks.base import CheckResult
 from runner.kinds import ErrorKind, FailureCause, Status, UserStop
 from runner.providers.base import Usage
+from runner.run.faulted import FaultUse
 from runner.run.injected import InjectionOutcome
 from runner.run.plain import plain
 from runner.run.provenance import Provenance
@@ -98,9 +99,18 @@ class EarlierAttempt:
         return cls(record.error_kind, record.cause, record.started, record.duration)
 
 
-def arm_label(provider: str, prompt: str, tool_defs: str | None = None) -> str:
-    """How output, reports and run files name an arm: ``provider · prompt`` (``· tools`` after it with ``-T``)."""
-    return f"{provider} · {prompt}" if tool_defs is None else f"{provider} · {prompt} · {tool_defs}"
+def arm_label(provider: str, prompt: str, tool_defs: str | None = None, faults: str | None = None) -> str:
+    """How output, reports and run files name an arm: ``provider · prompt``, then ``· TOOLS`` (the tool definitions'
+    name) with ``-T`` and ``· faults NAME`` with a fault arm, in that order."""
+    label = f"{provider} · {prompt}" if tool_defs is None else f"{provider} · {prompt} · {tool_defs}"
+    return label if faults is None else f"{label} · faults {faults}"
+
+
+def prompt_slot(prompt: str, fault_arm: str | None) -> str:
+    """A run key's prompt slot (runner.suite.engine.run_key, report.json's ``unfinished``): the prompt name, then
+    ``· faults NAME`` for a run of fault arm ``NAME`` as its arm label has it, so that a suite without
+    ``--faults`` keys its runs as ever while each fault arm's runs resume, shard and merge as an arm of their own."""
+    return prompt if fault_arm is None else f"{prompt} · faults {fault_arm}"
 
 
 @dataclass
@@ -166,7 +176,8 @@ class RunRecord:
             sends again kept once. Each of ``model_requests`` says which it carried (``messages: [start, end]``).
         message_cuts: the texts of ``messages`` kept cut to their head and tail (runner.run.transcript.Cut:
             over TEXT_LIMIT characters). tools: the tools offered, as sent, once (for an external agent,
-            those of its first request that offered any).
+            those of its first request that offered any). faults: its fault arm, seed and what it received and
+            how it coped (runner.run.faulted.FaultUse), None for a run of no fault arm and a case without faults.
         injection: its part in a prompt-injection measurement (runner.run.injected), None for a case without one.
     """
     case: str
@@ -215,6 +226,7 @@ class RunRecord:
     messages: list[dict[str, Any]] = field(default_factory=list)
     message_cuts: list[Cut] = field(default_factory=list)
     tools: list[dict[str, Any]] = field(default_factory=list)
+    faults: FaultUse | None = None
     tool_defs: str | None = None
     injection: InjectionOutcome | None = None
 
@@ -256,8 +268,18 @@ class RunRecord:
         return [c for c in self.checks if not c.passed]
 
     @property
+    def fault_arm(self) -> str | None:
+        """Its fault arm's name (``run --faults``: ``off``, ``case`` or a profile's), None without one."""
+        return None if self.faults is None else self.faults.arm
+
+    @property
     def arm(self) -> str:
-        return arm_label(self.provider, self.prompt, self.tool_defs)
+        return arm_label(self.provider, self.prompt, self.tool_defs, self.fault_arm)
+
+    @property
+    def key_prompt(self) -> str:
+        """Its run key's prompt slot (``prompt_slot``): the prompt name, then ``· faults NAME`` in a fault arm."""
+        return prompt_slot(self.prompt, self.fault_arm)
 
     @property
     def attempt(self) -> int:

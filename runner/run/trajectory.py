@@ -36,7 +36,9 @@ class Step:
     run because the alias says ``recover_text_calls``). Only ``executed`` and ``recovered`` calls
     ``ran``: the trace checks that ask for calls count no other (runner.checks.trace). ``started``: when
     the call began, epoch seconds (None in records of earlier versions). ``repaired``: how its arguments
-    were made usable (runner.providers.base.ToolCall.repaired), else None."""
+    were made usable (runner.providers.base.ToolCall.repaired), else None. ``fault``: the kind of the injected
+    fault its result got (runner.tools.faults: ``error``, ``timeout``, ``empty``, ``truncated``, ``garbage``,
+    ``slow``), else None."""
 
     turn: int
     call_id: str
@@ -49,6 +51,7 @@ class Step:
     status: str = "executed"
     started: float | None = None
     repaired: str | None = None
+    fault: str | None = None
 
     @property
     def ran(self) -> bool:

@@ -28,6 +28,7 @@ from runner.scoring.gates import blame, is_infrastructure_error
 from runner.scoring.injection import InjectionFigures, injection_figures
 from runner.scoring.paired import Paired
 from runner.scoring.pairs import comparisons
+from runner.scoring.robustness import Recovery, RobustRow, recoveries, robustness_rows
 from runner.scoring.stats import is_flaky, mean_std, pass_at_k, pass_hat_k, wilson
 from runner.scoring.summary import RunSummary
 from runner.scoring.trajectorymatch import TrajectoryMatch
@@ -219,12 +220,15 @@ class Arm:
 class Aggregate:
     """Every run aggregated: ``overall`` (every run of every arm), the ``arms`` and ``cells`` in
     first-seen order, and ``comparisons``, the paired analyses of the arms (runner.scoring.pairs: with
-    two arms the one of them, with more each two that differ in one dimension)."""
+    two arms the one of them, with more each two that differ in one dimension); with faults, each arm's
+    ``recoveries`` and the ``robustness`` table against the clean twin (runner.scoring.robustness)."""
 
     overall: Figures
     arms: list[Arm]
     cells: list[Cell]
     comparisons: list[Paired]
+    recoveries: list[Recovery] = field(default_factory=list)
+    robustness: list[RobustRow] = field(default_factory=list)
 
     @property
     def paired(self) -> Paired | None:
@@ -254,7 +258,7 @@ def aggregate(records: Sequence[RunSummary]) -> Aggregate:
         by_arm[record.arm].append(record)
     cells = [_cell(case, arm, runs) for (case, arm), runs in by_cell.items()]
     arms = [_arm(runs, [c for c in cells if c.arm == label]) for label, runs in by_arm.items()]
-    return Aggregate(figures(records), arms, cells, comparisons(records))
+    return Aggregate(figures(records), arms, cells, comparisons(records), recoveries(records), robustness_rows(records))
 
 
 def _cell(case: str, arm: str, runs: list[RunSummary]) -> Cell:

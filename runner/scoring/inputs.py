@@ -44,6 +44,8 @@ def input_changes(case: str, arm: str, before: Sequence[RunSummary], after: Sequ
     overridden = all(r.prompt_overridden for r in (*before, *after))  # the case's own system: a case part
     if old.prompt != new.prompt and not overridden:
         found.append(InputChange(arm, f"prompt {before[0].prompt} changed"))
+    if old.faults != new.faults and (fault_arm := before[0].faults) is not None:  # the arm's --faults profile
+        found.append(InputChange(arm, f"fault profile {fault_arm.arm} changed"))
     if old.tool_defs != new.tool_defs:
         found.append(InputChange(arm, f"tool definitions {before[0].tool_defs} changed"))
     if same_arm:
@@ -117,9 +119,10 @@ _CASE_INPUTS = ("case", "case_parts", "fixture", "tools", "persona", "rubric")
 
 def arm_provenances(runs: Iterable[RunSummary]) -> dict[str, dict[str, Any]]:
     """Each arm label -> what its runs ran on (runner.run.provenance), from the first run with provenance:
-    ``{tooltrial, commit, litellm, model, params, sandbox, tool_defs, [prompt], cases: {case: {case, case_parts, fixture,
-    tools, persona, rubric}}}``; ``prompt`` from a run that rendered the arm's prompt (none when every case had
-    its own). Arms with no run with provenance are not keys."""
+    ``{tooltrial, commit, litellm, model, params, sandbox, tool_defs, [prompt], [faults], cases: {case: {case,
+    case_parts, fixture, tools, persona, rubric}}}``; ``prompt`` from a run that rendered the arm's prompt (none when
+    every case had its own), ``faults`` the arm's fault profile's fingerprint (``run --faults FILE``). Arms with no
+    run with provenance are not keys."""
     arms: dict[str, dict[str, Any]] = {}
     for run in runs:
         if (inputs := run.provenance) is None:
@@ -127,5 +130,7 @@ def arm_provenances(runs: Iterable[RunSummary]) -> dict[str, dict[str, Any]]:
         arm = arms.setdefault(run.arm, {**{key: getattr(inputs, key) for key in _ARM_INPUTS}, "cases": {}})
         if not run.prompt_overridden:
             arm.setdefault("prompt", inputs.prompt)
+        if inputs.faults is not None:
+            arm.setdefault("faults", inputs.faults)
         arm["cases"].setdefault(run.case, {key: getattr(inputs, key) for key in _CASE_INPUTS})
     return arms

@@ -1,14 +1,12 @@
 """Metrics of one run: accuracy, redundant calls, errors, outcome and process scores, failure cause.
 
-Everything here is a pure function of the Case and its finished RunRecord; the
-engine calls ``fill_metrics`` once per run, whatever its status. A run ended by an error not of
-the agent's making (runner.scoring.gates.is_infrastructure_error: provider or judge failed, setup,
-the case's data, tooltrial's own bug) is not scored: its accuracy, outcome and process are None,
-whatever checks did run, so no mean or pass rate counts it. The split of
-a run's quality into an *outcome* score and a *process* score, the efficiency
-ratio, and the first-match failure taxonomy follow ToolEval (an agent-agnostic
-tool-use harness: "outcome vs process, variance, failure cause"); the trace
-metrics (accuracy, redundant, errors) follow replio eval.
+Everything here is a pure function of the Case and its finished RunRecord; the engine calls ``fill_metrics``
+once per run, whatever its status. A run ended by an error not of the agent's making
+(runner.scoring.gates.is_infrastructure_error: provider or judge failed, setup, the case's data, tooltrial's own
+bug) is not scored: its accuracy, outcome and process are None, whatever checks did run, so no mean or pass rate
+counts it. The split of a run's quality into an *outcome* score and a *process* score, the efficiency ratio, and
+the first-match failure taxonomy follow ToolEval (an agent-agnostic tool-use harness: "outcome vs process,
+variance, failure cause"); the trace metrics (accuracy, redundant, errors) follow replio eval.
 """
 
 from __future__ import annotations
@@ -25,6 +23,7 @@ from runner.kinds import ErrorKind, FailureCause, Status
 from runner.run.record import ERROR, PASS, RunRecord
 from runner.run.trajectory import Step
 from runner.scoring.gates import infrastructure_error
+from runner.scoring.robustness import fill_faults
 from runner.scoring.trajectorymatch import TrajectoryMatch, run_trajectory_match
 from runner.spec.case import Case
 from runner.spec.expect import TraceExpect
@@ -49,9 +48,11 @@ class Metrics:
 
 
 def fill_metrics(case: Case, record: RunRecord) -> None:
-    """Set ``record``'s accuracy, redundant, errors, outcome, process, failure and trajectory_match from ``score``."""
+    """Set ``record``'s accuracy, redundant, errors, outcome, process, failure and trajectory_match from ``score``,
+    then its fault counts and ``fault_not_handled`` (runner.scoring.robustness.fill_faults)."""
     for name, value in vars(score(case, record)).items():
         setattr(record, name, value)
+    fill_faults(record)
 
 
 def score(case: Case, record: RunRecord) -> Metrics:
@@ -248,8 +249,8 @@ def failure_cause(case: Case, record: RunRecord) -> FailureCause | None:
 
     Source: ToolEval's mutually exclusive, first-match taxonomy (run_error, no_tools,
     called_forbidden, wrong_tool, missing_output, wrong_args, excessive_calls,
-    good_process_bad_outcome, unknown); tooltrial adds ``turn_limit`` and ``over_budget`` and ties each
-    cause to the checks above, so the same run always gets the same cause.
+    good_process_bad_outcome, unknown); tooltrial adds ``turn_limit``, ``over_budget`` and ``fault_not_handled``
+    (runner.scoring.robustness, set after these) and ties each cause to the checks, so a run always gets one cause.
     """
     if record.status == PASS:
         return None

@@ -29,7 +29,7 @@ class Flip:
 @dataclass(frozen=True)
 class Factor:
     """What a comparison of two arms varies and what it holds: the one dimension ``name`` (``prompt``,
-    ``tools`` or ``provider``) in which they differ, its values ``a`` and ``b`` in arms A and B, and ``fixed``, each
+    ``tools``, ``provider`` or ``faults``) in which they differ, its values ``a`` and ``b`` in arms A and B, and ``fixed``, each
     other dimension's value, which both arms share (``{"provider": "scripted"}``)."""
 
     name: str

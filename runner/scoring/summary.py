@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from runner.checks.base import CheckResult, JudgeCalibration
 from runner.kinds import ErrorKind, FailureCause, Status
+from runner.run.faulted import FaultUse
 from runner.run.injected import InjectionOutcome
 from runner.run.provenance import Provenance
 from runner.run.record import CacheUse, RunRecord
@@ -36,9 +37,9 @@ class RunSummary:
     judges' ``judge_tokens`` and ``judge_cost`` (USD), ``duration``, ``queued`` and ``rate_limited``
     (seconds), the ``failure`` cause, the ``trajectory_match``, the ``sandbox`` used, the response
     ``cache``'s use, the flags ``prompt_overridden`` and ``truncated_reply``, the ``provenance`` (fingerprints of
-    its inputs), the ``arm`` label and the ``attempt`` number (``run --retry-errors``): each as RunRecord has it
-    (runner.run.record); its ``injection`` without the attack checks' results; ``judge_marks`` and
-    ``judge_scores``, its judge checks' calibration marks and judged scores (``marks_of``, ``scores_of``)."""
+    its inputs), the ``arm`` label, the ``attempt`` number (``run --retry-errors``) and the ``faults`` it received:
+    each as RunRecord has it (runner.run.record); its ``injection`` without the attack checks' results; ``judge_marks``
+    and ``judge_scores``, its judge checks' calibration marks and judged scores (``marks_of``, ``scores_of``)."""
 
     case: str
     provider: str
@@ -69,9 +70,15 @@ class RunSummary:
     provenance: Provenance | None
     arm: str
     attempt: int
+    faults: FaultUse | None = None
     injection: InjectionOutcome | None = None
     judge_marks: tuple[JudgeCalibration, ...] = ()
     judge_scores: tuple[float, ...] = ()
+
+    @property
+    def fault_arm(self) -> str | None:
+        """Its fault arm's name (``run --faults``), None without one (RunRecord.fault_arm)."""
+        return None if self.faults is None else self.faults.arm
 
 
 def summarize(record: RunRecord) -> RunSummary:
@@ -86,7 +93,7 @@ def summarize(record: RunRecord) -> RunSummary:
         duration=record.duration, failure=record.failure, trajectory_match=record.trajectory_match,
         sandbox=record.sandbox, prompt_overridden=record.prompt_overridden, truncated_reply=record.truncated_reply,
         queued=record.queued, rate_limited=record.rate_limited, cache=record.cache,
-        provenance=record.provenance, arm=record.arm, attempt=record.attempt,
+        provenance=record.provenance, arm=record.arm, attempt=record.attempt, faults=record.faults,
         injection=None if record.injection is None else dataclasses.replace(record.injection, attack_checks=[]),
         judge_marks=marks_of(record.checks), judge_scores=scores_of(record.checks),
     )

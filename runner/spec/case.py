@@ -14,6 +14,7 @@ from runner.spec.inject import Injection, attack_expect, injections_of, task_exp
 
 if TYPE_CHECKING:
     from runner.spec.agentspec import AgentSpec
+    from runner.spec.faults import Fault
 
 DEFAULT_MAX_TURNS = 30
 DEFAULT_USER_TURNS = 10
@@ -67,6 +68,7 @@ class Case:
         user: the simulated user that replaces ``turns``, or None.
         agent: the external agent program that replaces the built-in loop (runner.spec.agentspec): its
             spec, its name under tooltrial.yml's ``agents`` until the run resolves it, or None.
+        faults: the tool failures injected in its runs (runner.spec.faults, runner.tools.faults), in order.
         inject / attack / twin_of: the texts planted (runner.spec.inject), the attacker's checks
             (``expect.attack``) or None, and for a clean twin the id of the case it is the twin of.
     """
@@ -99,6 +101,7 @@ class Case:
     turn_expect: tuple[TurnExpect, ...] = ()
     user: SimulatedUser | None = None
     agent: AgentSpec | str | None = None
+    faults: tuple[Fault, ...] = ()
     inject: tuple[Injection, ...] = ()
     attack: Expect | None = None
     twin_of: str | None = None
@@ -143,9 +146,16 @@ def build_case(path: Path, group: str, line: int, data: dict[str, Any], fixtures
         turn_expect=_turn_expect(data.get("turns", [])),
         user=_user(data["user"]) if "user" in data else None,
         agent=_agent(data["agent"], path) if "agent" in data else None,
+        faults=_faults(data["faults"]) if "faults" in data else (),
         inject=injections_of(data),
         attack=attack_expect(data),
     )
+
+
+def _faults(specs: list[dict[str, Any]]) -> tuple[Fault, ...]:
+    from runner.spec.faults import faults_of  # the case model's own imports stay few (tests/test_layout.py)
+
+    return faults_of(specs)
 
 
 def _agent(agent: str | dict[str, Any], path: Path) -> AgentSpec | str:

@@ -30,6 +30,7 @@ CASE_PARTS: dict[str, tuple[str, ...]] = {  # part -> the Case fields it holds
     "expect": ("expect", "turn_expect"),
     "script": ("script",),
     "other": ("vars", "timeout", "command_timeout", "network", "agent", "inject", "attack"),
+    "faults": ("faults",),  # a part only where the case declares some, so a case without them reads as before
 }
 NOT_FINGERPRINTED = frozenset({"group", "id", "source", "line", "fixtures_dir", "description", "tags", "runs",
                                "min_pass_rate", "twin_of"})  # Case fields that change nothing a run does
@@ -61,7 +62,8 @@ def digest(value: Any) -> str:
 
 def case_parts(case: Case) -> dict[str, str]:
     """Each part of ``case`` (``CASE_PARTS``, and ``judge``: its ``expect.judge``) -> its fingerprint."""
-    parts = {part: digest({name: getattr(case, name) for name in names}) for part, names in CASE_PARTS.items()}
+    parts = {part: digest({name: getattr(case, name) for name in names}) for part, names in CASE_PARTS.items()
+             if part != "faults" or case.faults}
     if case.expect.judge is not None:  # the rubric apart, so a rubric edit is named as one
         rest = dataclasses.replace(case.expect, judge=None)
         parts["expect"] = digest({"expect": rest, "turn_expect": case.turn_expect})

@@ -1,7 +1,7 @@
 """The rules on the tools and parameters a case names, which the schema cannot say: a check that
 can never pass is an error, one that checks nothing a warning.
 
-Every name ``tools``, ``deny`` and the trace checks (the case's and each turn's: ``expected``,
+Every name ``tools``, ``deny``, each ``faults`` item's ``tool`` (but ``*``) and the trace checks (the case's and each turn's: ``expected``,
 ``exact``, ``exact_unordered``, ``must_include``, ``avoid``, ``order``, the keys of ``args``, each
 ``calls`` item's ``name``) write must be a builtin tool, one of the case's mocks or a name under one
 of its MCP servers' prefixes (runner.spec.offered; an error, with a did-you-mean); a ``SERVER__*``
@@ -10,7 +10,8 @@ pattern selects only in ``tools`` and ``deny``. Beyond that, by what the check c
 - ``expected``, ``must_include``, ``exact``, ``exact_unordered``, ``order``, ``args`` and ``calls``
   naming a tool the case does not offer (its ``tools`` leave it out) or denies: an error, since only
   calls that ran count for them (and for accuracy);
-- ``avoid`` and ``deny`` naming a tool the case does not offer: a warning (it can never be called);
+- ``avoid`` and ``deny`` naming a tool the case does not offer: a warning (it can never be called); so is a
+  fault of a tool the case does not offer or denies (it never fires), and its ``when`` is an ``args`` spec;
 - an ``args`` spec (or a ``calls`` item's ``args``, or the spec inside ``{exact: SPEC}``) naming a parameter the tool's schema does not declare (``properties``): an error
   when the schema allows no other (``additionalProperties: false``, as every builtin's does), else
   a warning (the model is never told of it); ``{absent: true}`` for it is a warning (it always holds).
@@ -86,6 +87,11 @@ def _unusable(name: str, role: str, offered: tuple[str, ...], denied: list[str])
     usable = [n for n in offered if n not in denied]
     if role == "tools":
         return None
+    if role == "faults":  # a fault of a tool never called fires never
+        if offers(usable, name):
+            return None
+        why = "denied by" if offers(denied, name) else "not offered by"
+        return f"tool {name!r} is {why} the case, so its fault never fires", "remove the fault, or offer the tool", True
     if role in ("deny", "avoid"):
         if offers(offered, name) or (role == "deny" and any(offers((name,), n) for n in offered)):
             return None
@@ -111,8 +117,11 @@ class _Named(NamedTuple):
 
 
 def _named_tools(case: dict[str, Any]) -> list[_Named]:
-    """Each tool name the case writes, in ``tools``, ``deny`` and every trace (the case's and each turn's)."""
+    """Each tool name the case writes, in ``tools``, ``deny``, ``faults`` and every trace (the case's and each turn's)."""
     found = [_Named(path, name, key) for key in ("tools", "deny") for path, name in strings_at(case.get(key), [key])]
+    found += [_Named(["faults", i, "tool"], fault["tool"], "faults", ["faults", i, "when"])
+              for i, fault in enumerate(_list(case.get("faults")))
+              if isinstance(_get(fault, "tool"), str) and fault["tool"] != "*"]
     traces: list[tuple[Path, Any]] = [(["expect", "trace"], _get(case.get("expect"), "trace"))]
     for i, turn in enumerate(_list(case.get("turns"))):
         traces.append((["turns", i, "expect", "trace"], _get(_get(turn, "expect"), "trace")))

@@ -1,4 +1,4 @@
-"""The run matrix: cases x arms (provider x prompt) x repeats, each run isolated
+"""The run matrix: cases x arms (provider x prompt x tool definitions x faults) x repeats, each run isolated
 (runner.run.execute), the templates checked before any starts, ``--resume`` keys.
 
 Runs execute concurrently on an executor (runner.suite.executors: threads, or worker processes);
@@ -22,7 +22,7 @@ from runner.run.prompts import (
     turn_prompt,
     user_prompts,
 )
-from runner.run.record import RunRecord
+from runner.run.record import RunRecord, prompt_slot
 from runner.scoring.summary import RunSummary
 from runner.spec.case import Case
 from runner.suite.executors import choose_executor
@@ -34,7 +34,8 @@ from runner.suite.shard import Shard
 from runner.suite.slots import Slots
 from runner.text import plural
 
-# case full id, provider name, prompt name, run number (1-based), tool definitions' name (None without -T)
+# case full id, provider name, prompt slot (the prompt name, ``· faults NAME`` after it for a fault arm: prompt_slot),
+# run number (1-based), tool definitions' name (None without -T)
 RunKey = tuple[str, str, str, int, str | None]
 Kept = TypeVar("Kept")  # what run_matrix keeps of each finished run: the record, or its summary
 
@@ -179,14 +180,16 @@ def plan_keys(cases: Sequence[Case], arms: Sequence[Arm], repeats: int = 1, shar
               number: int | None = None) -> list[RunKey]:
     """The key of every run ``run_matrix`` plans for these arguments, in plan order (only ``shard``'s runs, and
     only run number ``number``'s, if given)."""
-    return [(case.full_id, arm.provider.name, arm.prompt.name, run, arm.tool_defs)
+    return [(case.full_id, arm.provider.name, prompt_slot(arm.prompt.name, arm.fault_arm), run, arm.tool_defs)
             for case, arm, run in _plan(cases, arms, repeats, shard, number)]
 
 
 def run_key(record: RunRecord | RunSummary) -> RunKey:
-    """What identifies a run in a matrix, a record or its summary: ``(case full id, provider name, prompt name, run
-    number, tool definitions' name)``."""
-    return record.case, record.provider, record.prompt, record.run, record.tool_defs
+    """What identifies a run in a matrix, a record or its summary: ``(case full id, provider name, prompt slot, run
+    number, tool definitions' name)``; the prompt slot is the prompt name, followed by the arm's fault arm where it
+    has one (``default · faults flaky``: prompt_slot)."""
+    return record.case, record.provider, prompt_slot(record.prompt, record.fault_arm), record.run, record.tool_defs
+
 
 
 def _plan(cases: Sequence[Case], arms: Sequence[Arm], repeats: int,

@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -12,6 +13,7 @@ from runner.errors import UserError
 from runner.providers.kind import ProviderSpec
 from runner.run.options import Arm, RunOptions
 from runner.run.prompts import PromptTemplate
+from runner.spec.faults import FaultProfile
 from runner.spec.tooldefs import ToolDefs
 from runner.suite.shard import Shard
 
@@ -35,12 +37,18 @@ def make_arms(providers: Sequence[ProviderSpec], prompts: Sequence[PromptTemplat
             raise UserError(f"{what} {twice!r} is given twice with {flag}",
                             hint=f"give each {flag} once; to run each case more often, use --runs N")
     each: list[ToolDefs | None] = [*tool_defs] or [None]
-    arms = [Arm(p, t, d) for p in providers for t in prompts for d in each]
+    arms = [Arm(p, t, tools=d) for p in providers for t in prompts for d in each]
     twice = next((label for label, count in Counter(a.label for a in arms).items() if count > 1), None)
     if twice is not None:
         also = ", a tool-definition file's name" if tool_defs else ""
         raise UserError(f"two arms would both be labelled {twice!r}", hint=f"rename a prompt file{also} or an alias")
     return arms
+
+
+def with_faults(arms: Sequence[Arm], profiles: Sequence[FaultProfile]) -> list[Arm]:
+    """Each arm with each fault profile (``run --faults``; runner.spec.faults.load_profiles), by arm then profile;
+    ``arms`` as they are for no profiles."""
+    return [dataclasses.replace(arm, faults=profile) for arm in arms for profile in profiles] or list(arms)
 
 
 @dataclass(frozen=True)

@@ -149,7 +149,8 @@ def _same_inputs(earlier: Sequence[RunRecord], cases: Sequence[Case], arms: Sequ
         seen.add((record.case, record.arm))
         now = provenance(case, arm.prompt.source if case.system is None else case.system, [],
                          arm.provider.cache_identity, arm.provider.name, sandbox,
-                         None if arm.tools is None else arm.tools.fingerprint)
+                         None if arm.tools is None else arm.tools.fingerprint,
+                         None if arm.faults is None else arm.faults.digest)
         now = dataclasses.replace(now, tools=record.provenance.tools)
         summary = summarize(record)
         found = input_changes(record.case, record.arm, [summary], [dataclasses.replace(summary, provenance=now)], True)

@@ -43,7 +43,8 @@ class LiveView:
 
 def describe(event: RequestDone | CallDone) -> str:
     """One event on one line: ``model request 2 (turn 1): tool_calls, 1 call, 812+64 tokens, 1.20s``,
-    or ``-> bash {"command":"make"}: ok, 0.31s`` / ``-> bash {...}: error: <first line>, 0.02s``."""
+    or ``-> bash {"command":"make"}: ok, 0.31s`` / ``-> bash {...}: error: <first line>, 0.02s``, then
+    `` [fault KIND]`` for a call that got an injected fault."""
     if isinstance(event, RequestDone):
         tokens = ("tokens not reported" if event.prompt_tokens is None and event.completion_tokens is None
                   else f"{_count(event.prompt_tokens)}+{_count(event.completion_tokens)} tokens")
@@ -59,7 +60,8 @@ def describe(event: RequestDone | CallDone) -> str:
     else:
         how = "ok"
     recovered = " (written as text)" if event.status == "recovered" else ""
-    return f"-> {_one_line(event.name)}{recovered} {_one_line(arguments)}: {how}, {event.duration:.2f}s"
+    fault = f" [fault {event.fault}]" if event.fault else ""
+    return f"-> {_one_line(event.name)}{recovered} {_one_line(arguments)}: {how}, {event.duration:.2f}s{fault}"
 
 
 def _count(tokens: int | None) -> str:

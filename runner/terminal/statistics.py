@@ -18,6 +18,7 @@ from runner.scoring.gates import Gate
 from runner.scoring.paired import Paired
 from runner.scoring.regression import Regression
 from runner.terminal.console import shown
+from runner.terminal.robustness import print_robustness
 from runner.terminal.tables import plain_table
 
 Number = float | None
@@ -214,9 +215,11 @@ def print_statistics(console: Console, model: Aggregate, gates: Sequence[Gate]) 
     """What follows the run lines: the per-case table when any case ran more than once, the comparison
     when there are several arms, then each paired analysis (runner.scoring.pairs: with more than two
     arms, each two that differ in one dimension, a blank line before each), and the gates that failed
-    where a gate is more than "every run passes" (several runs or a threshold below 1)."""
+    where a gate is more than "every run passes" (several runs or a threshold below 1); the fault tables
+    (runner.terminal.robustness) before the comparison."""
     if any(c.figures.runs > 1 for c in model.cells):
         print_cells(console, model)
+    print_robustness(console, model)
     if len(model.arms) > 1:
         print_comparison(console, model)
     for paired in model.comparisons:

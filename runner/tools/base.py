@@ -20,11 +20,13 @@ class ToolError(Exception):
 class ToolResult:
     """What a tool call returned: the text the model sees, whether it is an error, and ``refused``:
     whether the tool never ran because the Toolbox turned the call away (unknown tool, denied by
-    the case, arguments invalid for the tool's JSON Schema)."""
+    the case, arguments invalid for the tool's JSON Schema); ``fault``: the kind of the injected fault the result
+    got (runner.tools.faults), None for none."""
 
     content: str
     is_error: bool = False
     refused: bool = False
+    fault: str | None = None
 
 
 INTERRUPTED = "the suite was interrupted"

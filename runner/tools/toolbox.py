@@ -21,6 +21,7 @@ if TYPE_CHECKING:  # the case loader imports the tool names, so no import cycle 
 
     from runner.spec.case import Case
     from runner.spec.tooldefs import ToolDefs
+    from runner.tools.faults import Injector
 
 
 def builtin_tool(row: Builtin) -> Tool:
@@ -75,11 +76,13 @@ class Toolbox:
     every result is capped at 30,000 characters (head and tail kept). Every
     result goes into the next model request, which is UTF-8: a lone surrogate in
     it is escaped (runner.text.encodable), so a byte of a file name that is not
-    UTF-8 reads ``\\xff``.
+    UTF-8 reads ``\\xff``. ``faults``, when given, alters the results of the calls it fits (runner.tools.faults).
     """
 
-    def __init__(self, tools: Mapping[str, Tool], deny: Collection[str], context: ToolContext) -> None:
+    def __init__(self, tools: Mapping[str, Tool], deny: Collection[str], context: ToolContext,
+                 faults: Injector | None = None) -> None:
         self.tools = dict(tools)
+        self.faults = faults
         self.deny = frozenset(deny)
         self.context = context
         self.offered: list[str] = list(self.tools)
@@ -117,8 +120,16 @@ class Toolbox:
 
         try:
             problem = best_match(self._validators[name].iter_errors(arguments))
-            if problem is not None:
-                return _error(f"invalid arguments for {name}: {_describe(problem)}", refused=True)
+        except Exception as e:  # noqa: BLE001 (the boundary: a schema's bug must reach the model, not crash the run)
+            return _error(f"{type(e).__name__}: {e}")
+        if problem is not None:
+            return _error(f"invalid arguments for {name}: {_describe(problem)}", refused=True)
+        if self.faults is None:
+            return self._run(name, arguments)
+        return self.faults.apply(name, arguments, functools.partial(self._run, name, arguments))
+
+    def _run(self, name: str, arguments: dict[str, Any]) -> ToolResult:
+        try:
             return ToolResult(cap_text(encodable(self.tools[name].run(arguments, self.context))))
         except ToolError as e:
             return _error(str(e))
@@ -129,11 +140,12 @@ class Toolbox:
 
 
 def build_toolbox(case: Case, context: ToolContext, extra: Mapping[str, Tool] = {},
-                  defs: ToolDefs | None = None) -> Toolbox:
+                  defs: ToolDefs | None = None, faults: Injector | None = None) -> Toolbox:
     """The Toolbox of ``case``: ``case.tools`` by name (default every builtin, then every ``extra``),
     with ``extra`` (e.g. the case's mocks, then its MCP tools) overriding a builtin of the same name;
-    ``case.deny`` refused. A ``SERVER__*`` pattern in either stands for every such tool of ``extra``.
-    ``defs``, the arm's tool-definition file, says which are shown and how (runner.tools.redefine).
+    ``case.deny`` refused; ``faults`` applied to its calls. A ``SERVER__*`` pattern in either stands for every
+    such tool of ``extra``. ``defs``, the arm's tool-definition file, says which are shown and how
+    (runner.tools.redefine).
 
     Raises ValueError for a name in ``case.tools`` or ``case.deny`` that is no known tool.
     """
@@ -144,4 +156,4 @@ def build_toolbox(case: Case, context: ToolContext, extra: Mapping[str, Tool] = 
         raise ValueError(
             f"{case.full_id}: unknown tool {', '.join(map(repr, unknown))}; known: {', '.join(known)}"
         )
-    return Toolbox(redefine({name: known[name] for name in names}, defs), deny, context)
+    return Toolbox(redefine({name: known[name] for name in names}, defs), deny, context, faults)

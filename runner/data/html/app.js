@@ -47,7 +47,10 @@
   function secs(x) { return x === null || x === undefined ? "n/a" : x.toFixed(2) + " s"; }
   function interval(f) { return pct(f.interval[0]) + " to " + pct(f.interval[1]); }
   function group(run) { return run.case.split("/")[0]; }
-  function armOf(run) { return run.provider + " \u00b7 " + run.prompt + (run.tool_defs ? " \u00b7 " + run.tool_defs : ""); }
+  function armOf(run) {  // the arm label as report.json names it: provider, prompt, -T's name, then its --faults arm
+    return run.provider + " \u00b7 " + run.prompt + (run.tool_defs ? " \u00b7 " + run.tool_defs : "") +
+      (run.faults && run.faults.arm ? " \u00b7 faults " + run.faults.arm : "");
+  }
   function toolDefs(run) {  // the -T file's name and fingerprint, from the arm's provenance
     var arm = (summary.arms || []).filter(function (a) { return a.arm === armOf(run); })[0];
     var print = arm && arm.provenance && arm.provenance.tool_defs;
@@ -67,6 +70,7 @@
     var meta = ["run " + (s.run_id || "?"), "started " + (s.started || "?"), "finished " + (s.finished || "?"),
                 "tooltrial " + s.tooltrial, "exit code " + s.exit_code];
     var links = [["summary", "Summary"], ["plots", "Plots"]];
+    if (s.robustness) links.push(["robustness", "Robustness"]);
     if (s.comparisons.length) links.push(["comparison", "Comparison"]);
     if (s.judges) links.push(["judges", "Judges"]);
     if (s.regression) links.push(["regression", "Regression"]);
@@ -246,6 +250,18 @@
           num(n.run_variance, 4), num(n.total_variance, 4)]; }), "judge-noise"));
     return node;
   }
+  function robustnessSection() {  // report.json's robustness: each fault arm's recovery, each case against its clean twin
+    var r = summary.robustness, node = section("robustness", "Robustness: faults injected into tool results");
+    var mean = function (v) { return v === null || v === undefined ? "n/a" : v.toFixed(1); };
+    if (r.recovery.length) append(node, el("h3", null, "Faults"), table(
+      ["arm", "faulted runs", "recovered", "fault_not_handled", "retries / run", "calls to recover"],
+      r.recovery.map(function (a) { return [a.arm, a.faulted, a.recovered + " (" + pct(a.recovery) + ")", a.not_handled, mean(a.retries), mean(a.calls_to_recover)]; }), "recovery"));
+    if (r.table.length) append(node, el("h3", null, "Against the clean twin (faults off)"), table(
+      ["case", "arm", "faults", "clean", "faulty", "difference"],
+      r.table.map(function (t) { return [t.case, t.arm, t.faults, t.clean_passed + "/" + t.clean_runs, t.passed + "/" + t.runs,
+        t.difference === null ? "n/a" : (t.difference >= 0 ? "+" : "") + (100 * t.difference).toFixed(0) + " pts"]; }), "robustness"));
+    return node;
+  }
   function comparisonSection() {
     var node = section("comparison", "Paired comparison");
     append(node, el("p", {class: "note"}, "Runs paired by case and run index, infrastructure errors left out; exact McNemar test on the pairs that disagree." +
@@ -408,7 +424,8 @@
     var status = step ? step.status : call.status;
     var node = el("div", {class: "call" + (step && step.is_error ? " bad" : "")},
       el("div", {class: "call-head"}, "tool call ", el("code", null, call.name), " \u00b7 " + status +
-        (step ? " \u00b7 " + secs(step.duration) : "") + (step && step.is_error ? " \u00b7 error" : "")));
+        (step ? " \u00b7 " + secs(step.duration) : "") + (step && step.is_error ? " \u00b7 error" : "") +
+        (step && step.fault ? " \u00b7 fault " + step.fault : "")));
     append(node, el("h5", null, "arguments"), pre(call.raw_arguments !== null && call.raw_arguments !== undefined ? call.raw_arguments : json(call.arguments), "args"));
     if (call.error) append(node, el("p", {class: "warn"}, call.error));
     if (step) append(node, el("h5", null, "result"), folded(step.result, "result"));
@@ -495,6 +512,7 @@
   append(app, header(), summarySection());
   var plots = plotsSection();
   append(app, plots.node);
+  if (summary.robustness) append(app, robustnessSection());
   if (summary.comparisons.length) append(app, comparisonSection());
   if (summary.judges) append(app, judgesSection());
   if (summary.regression) append(app, regressionSection());
