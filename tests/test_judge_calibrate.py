@@ -136,6 +136,27 @@ def _key(tmp_path: Path, name: str = "local-openai", extra: str = "") -> str:
     return judge_key(resolve_provider(name, load_config(config(tmp_path, extra=extra))))
 
 
+def test_a_live_judge_is_its_model_and_the_parameters_that_change_its_answers(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")  # nothing is sent: the judge is refused before any run
+    extra = ("  same-openai:\n    model: openai/fake\n    api_base: http://127.0.0.2:9/v1\n    temperature: 0\n"
+             "  warm-openai:\n    model: openai/fake\n    temperature: 0.7\n"
+             "  long-openai:\n    model: openai/fake\n    temperature: 0\n    max_tokens: 50\n")
+    key = _key(tmp_path, "local-openai", extra)
+    assert _key(tmp_path, "same-openai", extra) == key  # another alias, another server: the same model, same answers
+    assert key not in {_key(tmp_path, "warm-openai", extra), _key(tmp_path, "long-openai", extra),
+                       _key(tmp_path, "openai/fake", extra)}  # the model string alone: no temperature
+    store = tmp_path / "calibrations.json"
+    store.write_text(json.dumps({"calibrations": [{"rubric": digest(RUBRIC), "judge": "local-openai", "judge_key": key,
+                                                    "items": 20, "agreed": 19, "accuracy": 0.95, "kappa": 0.9}]}))
+    (tmp_path / "judged.yml").write_text(JUDGED, encoding="utf-8")
+    done = run_cli("run", "judged.yml", "-p", "scripted", "--judge", "warm-openai", "--config", str(tmp_path / "tooltrial.yml"),
+                   "--calibrations", str(store), "--require-calibrated-judges", cwd=tmp_path)
+    assert (done.returncode, run_output(done).split(" (calibrate")[0]) == (
+        4, ("error: --require-calibrated-judges: 1 judged case(s) have no calibrated judge: judged/polite "
+        "(judge warm-openai: uncalibrated)"))
+
+
 @pytest.mark.parametrize(("text", "expected"), [
     ("rubric: R\nitems:\n  - {reply: hi, verdict: maybe}\n", "labels.yml:3:26: items[0].verdict: 'maybe' is not one of 'pass', 'fail'"),
     ("rubric: R\nitems:\n  - {reply: hi, verdict: pass, rply: x}\n", "labels.yml:3:32: items[0]: unknown key 'rply' (did you mean 'reply'?)"),

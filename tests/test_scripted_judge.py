@@ -133,6 +133,19 @@ def test_bad_rules_are_told_before_anything_runs(tmp_path: Path, text: str, expe
     assert done.returncode == 4 and expected in run_output(done), run_output(done)
 
 
+def test_a_reply_no_rule_matches_is_a_judge_error_with_the_judges_reason(tmp_path: Path) -> None:
+    judge = _rules(tmp_path)
+    (tmp_path / "greet.yml").write_text(
+        "- id: hello\n  turns: [Greet the user]\n  expect:\n    judge: {rubric: The reply greets the user.}\n"
+        "  script:\n    - content: Nothing to say.\n", encoding="utf-8")
+    done = run_cli("run", "greet.yml", "-p", "scripted", "--judge", judge, "--calibrations", "c.json",
+                   "--report", "report.json", "--results", "r", cwd=tmp_path)
+    check = json.loads((tmp_path / "report.json").read_text())["runs"][0]["checks"][-1]
+    assert (check["error_kind"], check["message"]) == (
+        "judge_error", ("judge scripted-judge:judge.yml gave no verdict: no rule of scripted-judge:judge.yml matches "
+        "the final reply")), run_output(done)
+
+
 def test_every_wrong_rule_is_told_at_once_each_at_its_own_key(tmp_path: Path) -> None:
     judge = _rules(tmp_path, '- when: "(("\n  score: 1.5\n- nope\n- {when: Hi}\n')
     (tmp_path / "labels.yml").write_text("rubric: R\nitems:\n  - {reply: Hi, verdict: pass}\n", encoding="utf-8")
