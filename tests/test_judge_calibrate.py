@@ -9,7 +9,10 @@ from typing import Any
 
 import pytest
 
-from runner.scoring.agreement import agreement, cohen_kappa, kappa_interval, kappa_standard_error
+from runner.checks.judge import judge_key
+from runner.providers.registry import resolve_provider
+from runner.scoring.agreement import agreement, cohen_kappa, kappa_interval, kappa_standard_error, one_sided
+from runner.spec.config import load_config
 from runner.spec.fingerprint import digest
 from tests.fake_servers import OpenAIServer, openai_reply
 from tests.helpers import config, run_cli, run_output
@@ -43,6 +46,19 @@ def test_kappa_is_one_for_perfect_agreement_and_undefined_for_one_verdict() -> N
     assert kappa_interval([[5, 0], [0, 5]]) == (1.0, 1.0)
     found = agreement([("pass", "pass")] * 4)
     assert (found.kappa, found.low, found.high, found.accuracy) == (None, None, None, 1.0)
+
+
+def test_kappa_is_undefined_when_either_rater_gives_one_verdict_only() -> None:
+    # the judge passes all 5: p_o = p_pp = 3/5 and p_e = 3/5 * 1 + 2/5 * 0 = 3/5, so (p_o - p_e) / (1 - p_e) is 0
+    # whatever the person said, and the standard error is 0 (A = .6^3, B = .4 * .6^2, C = .6^2: A + B - C = 0)
+    for table, raters in (([[3, 0], [2, 0]], ["judge"]), ([[3, 2], [0, 0]], ["person"]), ([[4, 0], [0, 0]],
+                                                                                         ["person", "judge"])):
+        assert (cohen_kappa(table), one_sided(table)) == (None, raters)
+        with pytest.raises(ValueError, match="kappa is undefined: a rater gave one verdict only"):
+            kappa_interval(table)
+    assert one_sided([[3, 1], [2, 0]]) == []
+    found = agreement([("pass", "pass")] * 3 + [("fail", "pass")] * 2)
+    assert (found.kappa, found.low, found.high, found.accuracy) == (None, None, None, 0.6)
 
 
 def _labels(tmp_path: Path, run_file: Path) -> Path:
@@ -89,17 +105,19 @@ def test_calibrate_twenty_items_reports_and_keeps_the_agreement(tmp_path: Path) 
     second = server.chats[1].body["messages"][1]["content"]
     assert '1. list_dir {"path": "."} -> ok: a.txt' in second and second.endswith("Final reply:\nReply number 2")
     lines = done.stdout.splitlines()
-    assert lines[1:8] == [
+    assert lines[1:9] == [
         "  items:     20",
         "  accuracy:  0.750 (15 of 20 agreed)",
         "  kappa:     0.490 (95% interval 0.106 to 0.874)",
+        ("  min_kappa: 0.6 (tooltrial's default: substantial agreement, Landis and Koch 1977): not reached, "
+        "under-calibrated"),
         "",
         "                  judge pass  judge fail",
         "  person pass              9           2",
         "  person fail              3           6",
     ]
-    assert lines[8] == "  judge used: 300 tokens"  # 15 a reply; the fake model is in no cost table
-    assert lines[9] == "  disagreed: item-10: person pass, judge fail (score 0.20: graded fail)"
+    assert lines[9] == "  judge used: 300 tokens"  # 15 a reply; the fake model is in no cost table
+    assert lines[10] == "  disagreed: item-10: person pass, judge fail (score 0.20: graded fail)"
     assert lines[-1] == f"kept in {store}"
     (kept,) = json.loads(store.read_text())["calibrations"]
     assert kept["judge"] == "local-openai" and kept["threshold"] == 0.7
@@ -107,6 +125,36 @@ def test_calibrate_twenty_items_reports_and_keeps_the_agreement(tmp_path: Path) 
     assert kept["kappa"] == pytest.approx(24 / 49) and kept["kappa_low"] == pytest.approx(0.1058257, abs=1e-6)
     assert kept["confusion"] == {"pass": {"pass": 9, "fail": 2}, "fail": {"pass": 3, "fail": 6}}
     assert kept["rubric"] == digest(RUBRIC)
+    # what the judge is: the alias's model string and the parameters that change its answers, not the alias's
+    # name nor the server's address (the loopback server's port changes from one test server to the next)
+    assert kept["judge_identity"] == {"model": "openai/fake", "temperature": 0.0, "max_tokens": None, "params": {}}
+    assert kept["judge_key"] == digest(kept["judge_identity"]) == _key(tmp_path)
+
+
+def _key(tmp_path: Path, name: str = "local-openai", extra: str = "") -> str:
+    """The key calibrations of the judge ``name`` of config()'s tooltrial.yml (with ``extra``) are kept by."""
+    return judge_key(resolve_provider(name, load_config(config(tmp_path, extra=extra))))
+
+
+def test_a_live_judge_is_its_model_and_the_parameters_that_change_its_answers(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")  # nothing is sent: the judge is refused before any run
+    extra = ("  same-openai:\n    model: openai/fake\n    api_base: http://127.0.0.2:9/v1\n    temperature: 0\n"
+             "  warm-openai:\n    model: openai/fake\n    temperature: 0.7\n"
+             "  long-openai:\n    model: openai/fake\n    temperature: 0\n    max_tokens: 50\n")
+    key = _key(tmp_path, "local-openai", extra)
+    assert _key(tmp_path, "same-openai", extra) == key  # another alias, another server: the same model, same answers
+    assert key not in {_key(tmp_path, "warm-openai", extra), _key(tmp_path, "long-openai", extra),
+                       _key(tmp_path, "openai/fake", extra)}  # the model string alone: no temperature
+    store = tmp_path / "calibrations.json"
+    store.write_text(json.dumps({"calibrations": [{"rubric": digest(RUBRIC), "judge": "local-openai", "judge_key": key,
+                                                    "items": 20, "agreed": 19, "accuracy": 0.95, "kappa": 0.9}]}))
+    (tmp_path / "judged.yml").write_text(JUDGED, encoding="utf-8")
+    done = run_cli("run", "judged.yml", "-p", "scripted", "--judge", "warm-openai", "--config", str(tmp_path / "tooltrial.yml"),
+                   "--calibrations", str(store), "--require-calibrated-judges", cwd=tmp_path)
+    assert (done.returncode, run_output(done).split(" (calibrate")[0]) == (
+        4, ("error: --require-calibrated-judges: 1 judged case(s) have no calibrated judge: judged/polite "
+        "(judge warm-openai: uncalibrated)"))
 
 
 @pytest.mark.parametrize(("text", "expected"), [
@@ -189,12 +237,13 @@ def test_judge_repeats_split_the_variance_and_runs_are_marked_uncalibrated(tmp_p
 def test_require_calibrated_judges_refuses_before_running(tmp_path: Path) -> None:
     store = tmp_path / "calibrations.json"
     store.write_text(json.dumps({"calibrations": [{"rubric": digest(RUBRIC), "judge": "local-openai", "items": 20,
-                                                    "agreed": 15, "accuracy": 0.75, "kappa": 0.49}]}))
+                                                    "judge_key": _key(tmp_path), "agreed": 15, "accuracy": 0.75,
+                                                    "kappa": 0.49}]}))
     with OpenAIServer() as server:
         code, out, report = _judged_run(tmp_path, server, "--calibrations", str(store), "--require-calibrated-judges")
     assert (code, server.chats, report) == (4, [], {})
     assert out == ("error: --require-calibrated-judges: 1 judged case(s) have no calibrated judge: judged/polite "
-                   "(judge local-openai: kappa 0.49 < min_kappa 0.60) (calibrate each judge on the case's "
+                   "(judge local-openai: kappa 0.49 < min_kappa 0.60, the case's) (calibrate each judge on the case's "
                    "rubric: tooltrial judge calibrate LABELS.yml -j JUDGE (docs/judges.md), or give --calibrations FILE)\n")
     with OpenAIServer() as server:
         server.push(openai_reply(json.dumps({"score": 0.9, "reasoning": "fine"})))
@@ -264,6 +313,6 @@ def test_a_judge_with_no_usable_verdict_keeps_nothing(tmp_path: Path) -> None:
         done = run_cli("judge", "calibrate", str(labels), "-j", "local-openai",
                        "--config", str(config(tmp_path, server.api_base)), "--calibrations", str(store))
     assert (done.returncode, done.stdout, store.exists()) == (4, "", False)
-    assert run_output(done) == ("error: judge local-openai gave no usable verdict on any item: no usable verdict: no JSON "
+    assert run_output(done) == ("error: judge local-openai gave no usable verdict on any item: no JSON "
                                 "object in 'Looks fine to me.' (a judge answers {\"score\": 0..1, \"reasoning\": \"...\"}; "
                                 "name a model that follows instructions)\n")

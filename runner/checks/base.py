@@ -25,7 +25,8 @@ class JudgeCalibration:
     """How far a judge check's judge is calibrated on its rubric (runner.output.calibrations): ``judge`` (its
     name as given), ``status`` (``calibrated``; ``under-calibrated``: its kappa is below the case's
     ``min_kappa``, or undefined; ``uncalibrated``: never calibrated on this rubric), its Cohen's ``kappa`` (in
-    [-1, 1], None without one) and the case's ``min_kappa`` (None: any calibration will do)."""
+    [-1, 1], None without one) and ``min_kappa``, the floor that applied: the case's, else
+    runner.checks.judge.DEFAULT_MIN_KAPPA (None only in records written before there was a default)."""
 
     judge: str
     status: str
@@ -37,7 +38,7 @@ class JudgeCalibration:
 class JudgeSettings:
     """How judge checks run: ``repeats``, the times the judge is asked per run (``--judge-repeats``; the
     check's score is their mean), and ``calibrations``, the kappa of each calibration kept, by (the rubric's
-    fingerprint, the judge's name) (None where kappa is undefined); None where they were not looked up (a
+    fingerprint, the judge's key: runner.checks.judge.judge_key) (None where kappa is undefined); None where they were not looked up (a
     judge check then records no calibration mark: ``run`` looks them up, an in-process run need not)."""
 
     repeats: int = 1

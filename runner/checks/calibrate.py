@@ -10,7 +10,7 @@ from pathlib import Path
 
 from runner.checks.judge import DEFAULT_THRESHOLD, SYSTEM, judge_prompt, parse_verdict
 from runner.errors import UserError
-from runner.providers.base import OutOfTime, ProviderError, Usage
+from runner.providers.base import NoVerdict, OutOfTime, ProviderError, Usage
 from runner.providers.kind import ProviderSpec
 from runner.run.trajectory import Step, Trajectory
 from runner.spec.case import Case
@@ -54,13 +54,16 @@ def judge_items(labels: Labels, trajectories: Sequence[Trajectory], judge: Provi
         messages = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": judge_prompt(labels.rubric, trajectory)}]
         try:
             reply = provider.complete(messages, [])
+        except NoVerdict as e:  # the judge says why it gives none (a scripted judge: no rule matches)
+            judged.append(Judged(item, None, "", None, str(e)))
+            continue
         except (OutOfTime, ProviderError) as e:
-            raise UserError(f"judge {judge.name} failed on item {item.name}: {e}",
+            raise UserError(f"judge {judge.name} failed on {item.name}: {e}",
                             hint="check the judge's alias and that its server answers (tooltrial doctor)") from e
         try:
             score, reasoning = parse_verdict(reply.content or "")
         except ValueError as e:
-            judged.append(Judged(item, None, "", None, f"no usable verdict: {e}", reply.usage))
+            judged.append(Judged(item, None, "", None, str(e), reply.usage))
             continue
         judged.append(Judged(item, score, reasoning, "pass" if score >= threshold else "fail", usage=reply.usage))
     return judged

@@ -13,7 +13,8 @@ ERROR, never a crash. The judge's request ends with the run's time
 
 ``--judge-repeats K`` asks the judge K times (``CheckContext.judging``): the score is the mean, each answer
 is recorded (``scores``), the reasoning is the first. Every grade records how far its judge is calibrated on
-the rubric (``calibration``: runner.output.calibrations, ``tooltrial judge calibrate``).
+the rubric (``calibration``: runner.output.calibrations, ``tooltrial judge calibrate``), keyed by what the judge
+is (``judge_key``), not by the name it was given.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ from runner.checks.base import (
 from runner.errors import Location, UserError
 from runner.kinds import ErrorKind
 from runner.names import JUDGE_HINT, provider_kind
-from runner.providers.base import OutOfTime, ProviderError, Usage
+from runner.providers.base import NoVerdict, OutOfTime, ProviderError, Usage
 from runner.providers.kind import ProviderSpec
 from runner.providers.registry import PROVIDER_KINDS
 from runner.run.trajectory import Trajectory
@@ -45,6 +46,9 @@ from runner.spec.fingerprint import digest
 from runner.sums import known_sum
 
 DEFAULT_THRESHOLD = 0.5
+# The least kappa of a calibrated judge whose case sets no min_kappa: "substantial" agreement (0.61 to 0.80) in
+# Landis and Koch 1977, "The measurement of observer agreement for categorical data", Biometrics 33(1), p. 165.
+DEFAULT_MIN_KAPPA = 0.6
 _RESULT_CHARS = 300
 _MOST_CALLS = 60
 
@@ -68,6 +72,8 @@ def check_judge(spec: JudgeExpect, ctx: CheckContext) -> list[CheckResult]:
     for _ in range(repeats):  # --judge-repeats: the same question again, for the judge's own spread
         try:
             reply = provider.complete(messages, [], ctx.deadline)
+        except NoVerdict as e:
+            return [_broken(f"judge {judge.name} gave no verdict: {e}", _summed(usages))]
         except OutOfTime:
             return [CheckResult("judge", False, f"waiting for the judge {judge.name}", error_kind=ErrorKind.TIMEOUT,
                                 usage=_summed(usages))]
@@ -86,18 +92,26 @@ def check_judge(spec: JudgeExpect, ctx: CheckContext) -> list[CheckResult]:
     message = f"judge score {score:.2f}{asked} {verdict} {threshold:.2f}: {reasons[0]}"
     return [CheckResult("judge", score >= threshold, message, score=score, reasoning=reasons[0], usage=_summed(usages),
                         scores=scores if repeats > 1 else [], calibration=None if ctx.judging.calibrations is None
-                        else calibration(spec, judge.name, ctx.judging))]
+                        else calibration(spec, judge, ctx.judging))]
 
 
-def calibration(spec: JudgeExpect, judge: str, judging: JudgeSettings) -> JudgeCalibration:
-    """How far ``judge`` is calibrated on ``spec``'s rubric (runner.output.calibrations): ``uncalibrated``
-    without a calibration kept, ``under-calibrated`` when its kappa is undefined or below ``spec.min_kappa``."""
-    key, kept = (digest(spec.rubric), judge), judging.calibrations or {}
+def calibration(spec: JudgeExpect, judge: ProviderSpec, judging: JudgeSettings) -> JudgeCalibration:
+    """How far ``judge`` is calibrated on ``spec``'s rubric (runner.output.calibrations, keyed by the rubric's
+    fingerprint and ``judge_key``): ``uncalibrated`` without a calibration kept, ``under-calibrated`` when its
+    kappa is undefined or below the floor (``spec.min_kappa``, else DEFAULT_MIN_KAPPA), the mark's ``min_kappa``."""
+    key, kept = (digest(spec.rubric), judge_key(judge)), judging.calibrations or {}
+    floor = DEFAULT_MIN_KAPPA if spec.min_kappa is None else spec.min_kappa
     if key not in kept:
-        return JudgeCalibration(judge, UNCALIBRATED, None, spec.min_kappa)
+        return JudgeCalibration(judge.name, UNCALIBRATED, None, floor)
     kappa = kept[key]
-    low = kappa is None or (spec.min_kappa is not None and kappa < spec.min_kappa)
-    return JudgeCalibration(judge, UNDER_CALIBRATED if low else CALIBRATED, kappa, spec.min_kappa)
+    low = kappa is None or kappa < floor
+    return JudgeCalibration(judge.name, UNDER_CALIBRATED if low else CALIBRATED, kappa, floor)
+
+
+def judge_key(judge: ProviderSpec) -> str:
+    """The key a judge's calibrations are kept by: the fingerprint of what it is (its ``judge_identity``: a
+    scripted judge's file's SHA-256, a live judge's model string and answer-changing request parameters)."""
+    return digest(judge.judge_identity)
 
 
 def _summed(usages: Sequence[Usage | None]) -> Usage | None:

@@ -1,6 +1,6 @@
 """``tooltrial judge calibrate LABELS.yml -j MODEL``: a judge's verdicts on items a person labelled, compared with
 the person's (accuracy, Cohen's kappa with its interval, the confusion matrix), printed and kept by rubric
-fingerprint and judge (runner.output.calibrations)."""
+fingerprint and what the judge is (runner.checks.judge.judge_key; runner.output.calibrations)."""
 
 from __future__ import annotations
 
@@ -12,13 +12,14 @@ from pathlib import Path
 from typing import Any
 
 from runner.checks.calibrate import Judged, judge_items, transcript
-from runner.checks.judge import DEFAULT_THRESHOLD, refuse_judge
+from runner.checks.judge import DEFAULT_MIN_KAPPA, DEFAULT_THRESHOLD, judge_key, refuse_judge
 from runner.errors import ExitCode, UserError
 from runner.output.calibrations import calibrations_path, save_calibration
 from runner.output.load import read_run
+from runner.providers.kind import ProviderSpec
 from runner.providers.registry import precheck, resolve_provider
 from runner.run.trajectory import Trajectory
-from runner.scoring.agreement import VERDICTS, Agreement, agreement
+from runner.scoring.agreement import VERDICTS, Agreement, agreement, one_sided
 from runner.spec.config import load_config
 from runner.spec.fingerprint import digest
 from runner.spec.labels import Labels, read_labels
@@ -52,14 +53,15 @@ def command(args: argparse.Namespace) -> int:
                         hint="give -j MODEL, the case's expect.judge.model, or judge: in tooltrial.yml")
     precheck(name, config)
     trajectories = [_trajectory(labels, i) for i in range(len(labels.items))]
-    judged = judge_items(labels, trajectories, resolve_provider(name, config))
+    judge = resolve_provider(name, config)
+    judged = judge_items(labels, trajectories, judge)
     usable = [j for j in judged if j.verdict is not None]
     if not usable:
         raise UserError(f"judge {name} gave no usable verdict on any item: {judged[0].problem}",
                         hint='a judge answers {"score": 0..1, "reasoning": "..."}; name a model that follows instructions')
     found = agreement((j.item.verdict, j.verdict) for j in usable if j.verdict is not None)
     path = calibrations_path(args.calibrations, os.environ)
-    save_calibration(path, calibration_entry(labels, name, found))
+    save_calibration(path, calibration_entry(labels, judge, found))
     sys.stdout.write(render(labels, name, found, judged) + f"kept in {path}\n")
     return ExitCode.OK
 
@@ -79,28 +81,28 @@ def _trajectory(labels: Labels, index: int) -> Trajectory:
     return Trajectory(messages=record.messages, steps=record.steps, replies=[record.final_reply])
 
 
-def calibration_entry(labels: Labels, judge: str, found: Agreement) -> dict[str, Any]:
-    """The calibration as the calibrations file keeps it: the rubric's fingerprint, the judge, the threshold,
-    the agreement's figures, the labels file and when (ISO 8601, UTC)."""
-    return {"rubric": digest(labels.rubric), "judge": judge,
-            "threshold": DEFAULT_THRESHOLD if labels.threshold is None else labels.threshold,
+def calibration_entry(labels: Labels, judge: ProviderSpec, found: Agreement) -> dict[str, Any]:
+    """The calibration as the calibrations file keeps it: the rubric's fingerprint, the judge's key (judge_key)
+    and what it is (``judge_identity``), its name as given, the threshold, the agreement's figures, the labels
+    file and when (ISO 8601, UTC)."""
+    return {"rubric": digest(labels.rubric), "judge_key": judge_key(judge), "judge_identity": judge.judge_identity,
+            "judge": judge.name, "threshold": DEFAULT_THRESHOLD if labels.threshold is None else labels.threshold,
             "items": found.items, "agreed": found.agreed, "accuracy": found.accuracy,
             "kappa": found.kappa, "kappa_low": found.low, "kappa_high": found.high, "confusion": found.confusion,
             "labels": str(labels.path), "calibrated": datetime.now(UTC).isoformat(timespec="seconds")}
 
 
 def render(labels: Labels, judge: str, found: Agreement, judged: list[Judged]) -> str:
-    """The calibration as printed: the figures, the confusion matrix, the judge's tokens and USD when it reported
-    them, then each item the two disagreed on and each the judge gave no usable verdict on (untrusted text made
-    printable)."""
+    """The calibration as printed: the figures (kappa undefined, and why, when a rater gave one verdict only),
+    the floor kappa is held to and whether it reaches it, the confusion matrix, the judge's tokens and USD when
+    it reported them, then each item the two disagreed on and each the judge gave no usable verdict on
+    (untrusted text made printable)."""
     threshold = DEFAULT_THRESHOLD if labels.threshold is None else labels.threshold
-    kappa = "undefined (both gave one verdict only)" if found.kappa is None else (
-        f"{found.kappa:.3f} (95% interval {found.low:.3f} to {found.high:.3f})")
     lines = [f"judge {printable(judge)} on {labels.path} (rubric {digest(labels.rubric)[:12]}, threshold {threshold:g})",
              f"  items:     {found.items}",
              f"  accuracy:  {found.accuracy:.3f} ({found.agreed} of {found.items} agreed)",
-             f"  kappa:     {kappa}",
-             *_least(labels.min_kappa, found.kappa),
+             f"  kappa:     {_kappa(found)}",
+             _floor(labels.min_kappa, found.kappa),
              "",
              f"  {'':<14}{'judge pass':>12}{'judge fail':>12}"]
     lines += [f"  {'person ' + p:<14}" + "".join(f"{found.confusion[p][j]:>12}" for j in VERDICTS) for p in VERDICTS]
@@ -113,14 +115,28 @@ def render(labels: Labels, judge: str, found: Agreement, judged: list[Judged]) -
         if j.problem is not None:
             lines.append(f"  no verdict: {printable(j.item.name)}: {printable(j.problem)}")
         elif j.verdict != j.item.verdict:
+            why = f": {printable(j.reasoning)}" if j.reasoning else ""
             lines.append(f"  disagreed: {printable(j.item.name)}: person {j.item.verdict}, judge {j.verdict} "
-                         f"(score {j.score:.2f}: {printable(j.reasoning)})")
+                         f"(score {j.score:.2f}{why})")
     return "\n".join(lines) + "\n"
 
 
-def _least(least: float | None, kappa: float | None) -> list[str]:
-    """The line saying whether kappa reaches the case's ``min_kappa``; none when it sets none."""
-    if least is None:
-        return []
-    reached = kappa is not None and kappa >= least
-    return [f"  min_kappa: {least:g} (the case's): {'reached, calibrated' if reached else 'not reached, under-calibrated'}"]
+def _kappa(found: Agreement) -> str:
+    """Kappa and its interval, or why it is undefined: the rater(s) that gave every item one verdict."""
+    if found.kappa is not None:
+        return f"{found.kappa:.3f} (95% interval {found.low:.3f} to {found.high:.3f})"
+    table = [[found.confusion[p][j] for j in VERDICTS] for p in VERDICTS]
+    raters = one_sided(table)
+    said = {"person": next(p for p in VERDICTS if any(found.confusion[p].values())),
+            "judge": next(j for j in VERDICTS if any(found.confusion[p][j] for p in VERDICTS))}
+    gave = " and ".join(f"the {r} gave {said[r]}" for r in raters)
+    return f"undefined: {gave} on every item, so the agreement is all chance (kappa needs both verdicts from each)"
+
+
+def _floor(least: float | None, kappa: float | None) -> str:
+    """The line saying which least kappa applies (the case's ``min_kappa``, else DEFAULT_MIN_KAPPA) and whether
+    kappa reaches it."""
+    floor, whose = (DEFAULT_MIN_KAPPA, "tooltrial's default: substantial agreement, Landis and Koch 1977") \
+        if least is None else (least, "the case's")
+    reached = kappa is not None and kappa >= floor
+    return f"  min_kappa: {floor:g} ({whose}): {'reached, calibrated' if reached else 'not reached, under-calibrated'}"

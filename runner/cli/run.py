@@ -267,7 +267,7 @@ def command(args: argparse.Namespace) -> int:
     require_scripts(cases, arms)
     preflight(cases, arms)
     judges = resolve_judges(cases, judge, lambda name: resolve_provider(name, config, args.verbose))
-    judging = judge_settings(args, cases, judge)
+    judging = judge_settings(args, cases, judges)
     shard = _shard(args, cases, arms)
     if shard is not None and not shard["selected"]:
         return ExitCode.NO_CASES

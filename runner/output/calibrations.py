@@ -1,7 +1,9 @@
 """Where judge calibrations are kept: one JSON file, each calibration keyed by the rubric's fingerprint (the
-SHA-256 that run provenance records, runner.spec.fingerprint.digest) and the judge's name as given (``-j``,
-``--judge``, ``expect.judge.model``). ``tooltrial judge calibrate`` writes it; ``run`` reads it to mark
-the runs of uncalibrated judges.
+SHA-256 that run provenance records, runner.spec.fingerprint.digest) and ``judge_key``, the fingerprint of what
+the judge is (runner.checks.judge.judge_key: a scripted judge's file's text, a live judge's model string and
+answer-changing request parameters), kept as ``judge_identity`` beside it; ``judge`` is the name it was given,
+for reading only. ``tooltrial judge calibrate`` writes it; ``run`` reads it to mark the runs of uncalibrated
+judges. An entry with no ``judge_key`` (written before judges were keyed so) matches no judge.
 
 The file is ``--calibrations FILE``, else ``$TOOLTRIAL_CALIBRATIONS``, else
 ``$XDG_CACHE_HOME/tooltrial/calibrations.json`` (``~/.cache/tooltrial/calibrations.json`` when that is unset).
@@ -53,20 +55,23 @@ def read_calibrations(path: Path) -> list[dict[str, Any]]:
         if not wrong and kappa is not None and (isinstance(kappa, bool) or not isinstance(kappa, (int, float))
                                                 or not -1 <= kappa <= 1):
             wrong = ["kappa"]
+        if not wrong and not isinstance(entry.get("judge_key", ""), str):
+            wrong = ["judge_key"]
         if wrong:
             raise _foreign(path, f"calibrations[{i}] has no valid {wrong[0]}")
     return entries
 
 
-def find_calibration(entries: list[dict[str, Any]], rubric: str, judge: str) -> dict[str, Any] | None:
-    """The calibration of the rubric fingerprinted ``rubric`` by ``judge``, or None."""
-    return next((e for e in entries if e["rubric"] == rubric and e["judge"] == judge), None)
+def find_calibration(entries: list[dict[str, Any]], rubric: str, judge_key: str) -> dict[str, Any] | None:
+    """The calibration of the rubric fingerprinted ``rubric`` by the judge keyed ``judge_key``, or None."""
+    return next((e for e in entries if e["rubric"] == rubric and e.get("judge_key") == judge_key), None)
 
 
 def save_calibration(path: Path, entry: dict[str, Any]) -> None:
-    """Keep ``entry`` in ``path``, replacing the earlier calibration of its rubric and judge (an atomic write).
-    Raises UserError as read_calibrations, or when the file cannot be written."""
-    kept = [e for e in read_calibrations(path) if (e["rubric"], e["judge"]) != (entry["rubric"], entry["judge"])]
+    """Keep ``entry`` in ``path``, replacing the earlier calibration of its rubric and judge key (an atomic
+    write). Raises UserError as read_calibrations, or when the file cannot be written."""
+    kept = [e for e in read_calibrations(path)
+            if (e["rubric"], e.get("judge_key")) != (entry["rubric"], entry["judge_key"])]
     try:
         write_replace(path, to_json({"calibrations": [*kept, entry]}))
     except OSError as e:

@@ -148,6 +148,13 @@ class ProviderError(Exception):
         self.attempts = attempts
 
 
+class NoVerdict(ProviderError):
+    """A judge answered but gave no verdict, and the message says why in its own words (the scripted judge: no
+    rule of its file matches the final reply): the check is a ``judge_error``, a calibration item is left out."""
+
+    kind = ErrorKind.JUDGE_ERROR
+
+
 class OutOfTime(ProviderError):
     """The run's deadline came before the model answered: the run is a timeout, not a provider failure.
 

@@ -31,7 +31,8 @@ class ProviderSpec:
     ``cache_identity``, what names it in a response cache key (runner.providers.cache; None: never cached,
     as the scripted provider, whose replies are the case's own), and ``limited``, the factory of a run whose
     tries wait for the suite's rate limiter of the provider (runner.providers.ratelimit; None: it sends no
-    request a rate limit applies to, as the scripted provider). It travels to worker processes and Ray
+    request a rate limit applies to, as the scripted provider), and ``identity``, what it is as a judge
+    (``judge_identity``; None: taken from ``cache_identity``). It travels to worker processes and Ray
     tasks pickled, so its factories are module-level functions or objects that pickle."""
 
     name: str
@@ -40,6 +41,23 @@ class ProviderSpec:
     max_concurrency: int | None = None
     cache_identity: Mapping[str, Any] | None = None
     limited: Callable[[Case, RateLimiter], Provider] | None = None
+    identity: Mapping[str, Any] | None = None
+
+    @property
+    def judge_identity(self) -> dict[str, Any]:
+        """What this provider is as a judge, which keys its calibrations (runner.output.calibrations): its
+        ``identity`` (a scripted judge's: the SHA-256 of its rules file's text); else the model string and the
+        request parameters that change its answers (``temperature``, ``max_tokens``, ``params``) of its
+        ``cache_identity``, never the name it was given (an alias), where it is served (``api_base``) nor
+        ``stream``; else its name."""
+        if self.identity is not None:
+            return dict(self.identity)
+        if self.cache_identity is not None:
+            return {k: self.cache_identity.get(k) for k in _ANSWERING}
+        return {"provider": self.name}
+
+
+_ANSWERING = ("model", "temperature", "max_tokens", "params")  # what changes a live judge's answers
 
 
 def _no_precheck(name: str, config: Config | None, environ: Mapping[str, str]) -> None:

@@ -8,12 +8,14 @@ replies with the case's script). Each rule of the file is tried in order on the 
 
 The first rule that matches answers ``{"score": ..., "reasoning": ...}``; with ``scores``, asking about the same
 transcript again (``run --judge-repeats``) gives the next score, so a judge's noise can be played. A reply no rule
-matches is no verdict (the run's ``judge_error``). Nothing is sent anywhere, no tokens are counted.
+matches is no verdict (NoVerdict: the run's ``judge_error``, an item a calibration leaves out). Nothing is sent
+anywhere, no tokens are counted. The judge is its file's text: its calibrations are keyed by the text's SHA-256.
 """
 
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
 import re
 from collections.abc import Mapping, Sequence
@@ -25,9 +27,9 @@ import regex
 from ruamel.yaml import YAML
 from ruamel.yaml.error import YAMLError
 
-from runner.errors import Location, UserError, did_you_mean
+from runner.errors import CaseFileError, Location, UserError, UserErrors, did_you_mean, in_file_order
 from runner.patterns import PATTERN_TIMEOUT, compile_pattern
-from runner.providers.base import Completion
+from runner.providers.base import Completion, NoVerdict
 from runner.providers.kind import ProviderKind, ProviderSpec
 
 if TYPE_CHECKING:
@@ -61,7 +63,7 @@ class ScriptedJudge:
 
     def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], deadline: float | None = None
                  ) -> Completion:
-        """The verdict of the first matching rule as JSON text, or a sentence (no verdict) when none matches."""
+        """The verdict of the first matching rule as JSON text. Raises NoVerdict when no rule matches."""
         prompt = str(messages[-1].get("content") or "")
         reply = prompt.rsplit(_FINAL, 1)[-1]
         for rule in self._rules:
@@ -70,14 +72,17 @@ class ScriptedJudge:
                 self._asked[prompt] = asked + 1
                 score = rule.scores[asked % len(rule.scores)]
                 return Completion(json.dumps({"score": score, "reasoning": rule.reasoning}), finish_reason="stop")
-        return Completion(f"no rule of {self.name} matches the final reply", finish_reason="stop")
+        raise NoVerdict(f"no rule of {self.name} matches the final reply")
 
 
-def read_rules(path: Path) -> tuple[Rule, ...]:
-    """The rules of a scripted judge's file. Raises UserError at the file, line and column of what is wrong."""
+def read_rules(path: Path) -> tuple[tuple[Rule, ...], str]:
+    """The rules of a scripted judge's file, and the SHA-256 (hex) of its text, what the judge is
+    (runner.providers.kind.ProviderSpec.judge_identity). Raises UserError for a file that cannot be read or
+    is not YAML, UserErrors listing every wrong rule, key and value at once, each at its own line and column."""
     file = str(path)
     try:
-        data = YAML(typ="rt").load(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
+        data = YAML(typ="rt").load(text)
     except (OSError, UnicodeDecodeError) as e:
         raise UserError(f"cannot read the scripted judge's rules: {e}", Location(file), hint=_HINT) from e
     except YAMLError as e:
@@ -86,29 +91,59 @@ def read_rules(path: Path) -> tuple[Rule, ...]:
         raise UserError(f"not YAML: {getattr(e, 'problem', e)}", where, hint=_HINT) from e
     if not isinstance(data, list) or not data:
         raise UserError("expected a list of rules", Location(file, 1, 1), hint=_HINT)
-    return tuple(_rule(file, i, entry) for i, entry in enumerate(data))
+    errors: list[CaseFileError] = []
+    rules = [_rule(file, data, i, errors) for i in range(len(data))]
+    if errors:
+        raise UserErrors(in_file_order(errors))
+    return tuple(r for r in rules if r is not None), hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def _rule(file: str, index: int, entry: Any) -> Rule:
-    line, col = (entry.lc.line + 1, entry.lc.col + 1) if hasattr(entry, "lc") else (None, None)
+def _at(file: str, node: Any, step: Any, kind: str = "value") -> Location:
+    """Where ``node``'s item or key ``step`` is written (``kind``: ``item``, ``key`` or ``value``), 1-based."""
+    try:
+        line, col = getattr(node.lc, kind)(step)
+    except (AttributeError, KeyError, IndexError, TypeError):
+        return Location(file)
+    return Location(file, line + 1, col + 1)
 
-    def wrong(message: str, hint: str = _HINT) -> UserError:
-        return UserError(message, Location(file, line, col), f"[{index}]", hint)
+
+def _rule(file: str, rules: Any, index: int, errors: list[CaseFileError]) -> Rule | None:
+    """Rule ``index`` of ``rules``, or None after adding to ``errors`` each thing wrong with it, at its place."""
+    entry, name = rules[index], f"[{index}]"
+
+    def wrong(message: str, where: Location, path: str = name, hint: str = _HINT) -> None:
+        errors.append(CaseFileError(message, where, path, hint))
 
     if not isinstance(entry, Mapping):
-        raise wrong("a rule is a mapping")
+        wrong("a rule is a mapping", _at(file, rules, index, "item"))
+        return None
+    before = len(errors)
     for key in entry:
         if key not in _KEYS:
-            raise wrong(f"unknown key {key!r}", did_you_mean(str(key), _KEYS, "allowed: " + ", ".join(_KEYS)))
-    scores = [entry["score"]] if "score" in entry else list(entry.get("scores") or [])
-    if ("score" in entry) == ("scores" in entry) or not scores or not all(_unit(s) for s in scores):
-        raise wrong("give score: a number from 0 to 1, or scores: a list of them")
+            wrong(f"unknown key {key!r}", _at(file, entry, key, "key"),
+                  hint=did_you_mean(str(key), _KEYS, "allowed: " + ", ".join(_KEYS)))
+    if "score" in entry and "scores" in entry:
+        wrong("give score or scores, not both", _at(file, entry, "scores", "key"))
+    elif "score" not in entry and "scores" not in entry:
+        wrong("give score: a number from 0 to 1, or scores: a list of them", _at(file, rules, index, "item"))
+    scores = [(entry["score"], _at(file, entry, "score"), f"{name}.score")] if "score" in entry else []
+    given = entry.get("scores")
+    if "scores" in entry and (not isinstance(given, list) or not given):
+        wrong("give a list of numbers from 0 to 1", _at(file, entry, "scores"), f"{name}.scores")
+    elif isinstance(given, list):
+        scores += [(s, _at(file, given, j, "item"), f"{name}.scores[{j}]") for j, s in enumerate(given)]
+    for score, where, path in scores:
+        if not _unit(score):
+            shown = json.dumps(score) if isinstance(score, bool) or score is None else repr(score)
+            wrong(f"{shown} is not a number from 0 to 1", where, path)
     when = entry.get("when")
     try:
         pattern = None if when is None else compile_pattern(str(when))
     except regex.error as e:
-        raise wrong(f"when: {when!r} is not a regular expression: {e}") from e
-    return Rule(pattern, tuple(float(s) for s in scores), str(entry.get("reasoning", "")))
+        wrong(f"{when!r} is not a regular expression: {e}", _at(file, entry, "when"), f"{name}.when")
+    if len(errors) > before:
+        return None
+    return Rule(pattern, tuple(float(s) for s, _, _ in scores), str(entry.get("reasoning", "")))
 
 
 def _unit(value: Any) -> bool:
@@ -116,7 +151,9 @@ def _unit(value: Any) -> bool:
 
 
 def _resolve(name: str, config: Config | None, verbose: bool, stream: bool) -> ProviderSpec:
-    return ProviderSpec(name, functools.partial(ScriptedJudge, name, read_rules(Path(name[len(PREFIX):]))))
+    rules, sha256 = read_rules(Path(name[len(PREFIX):]))
+    return ProviderSpec(name, functools.partial(ScriptedJudge, name, rules),
+                        identity={"provider": "scripted-judge", "sha256": sha256})
 
 
 def _precheck(name: str, config: Config | None, environ: Mapping[str, str]) -> None:
@@ -128,9 +165,11 @@ def _probe(name: str, config: Config | None, call: bool, environ: Mapping[str, s
     from runner.providers.probe import FAIL, OK, Diagnosis, Finding
 
     try:
-        rules = read_rules(Path(name[len(PREFIX):]))
+        rules, _ = read_rules(Path(name[len(PREFIX):]))
     except UserError as e:
         return Diagnosis(name, name, (Finding("key", FAIL, e.render()),))
+    except UserErrors as e:
+        return Diagnosis(name, name, (Finding("key", FAIL, str(e)),))
     return Diagnosis(name, name, (Finding("key", OK, "none needed: a scripted judge answers from its rules"),
                                   Finding("endpoint", OK, f"none: offline, {len(rules)} rules")))
 

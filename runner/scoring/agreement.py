@@ -25,7 +25,8 @@ class Agreement:
         confusion: ``confusion[person][judge]``, the count of items the person gave ``person`` and the judge
             ``judge`` (each ``pass`` or ``fail``).
         accuracy: ``agreed / items``, in [0, 1].
-        kappa: Cohen's kappa (``cohen_kappa``), None where chance agreement is 1 (both gave one verdict only).
+        kappa: Cohen's kappa (``cohen_kappa``), None where it is undefined (the person or the judge gave one
+            verdict only: ``one_sided``).
         low, high: its 95% interval (``kappa_interval``), None with ``kappa``.
     """
 
@@ -73,13 +74,24 @@ def cohen_kappa(table: list[list[int]]) -> float | None:
     ``(p_o - p_e) / (1 - p_e)``: the observed agreement ``p_o`` (the diagonal's share) beyond the agreement
     ``p_e`` two raters giving their verdicts at random with the same shares would reach, as a share of the most
     that could be reached beyond it (Cohen 1960, "A coefficient of agreement for nominal scales",
-    Educational and Psychological Measurement 20(1), eq. 1). None where ``p_e`` is 1 (undefined).
+    Educational and Psychological Measurement 20(1), eq. 1). None (undefined) where a rater gave one verdict
+    only (``one_sided``): then ``p_o = p_e`` whatever the other rater said (with column margin ``(1, 0)``,
+    ``p_o = p_11 = p_1.`` and ``p_e = p_1. * 1``), so kappa is 0 (0/0 when both gave one verdict), its standard
+    error 0, and it measures nothing.
     """
-    p, _, _, expected = _proportions(table)
-    if math.isclose(expected, 1.0):
+    if one_sided(table):
         return None
+    p, _, _, expected = _proportions(table)
     observed = sum(p[i][i] for i in range(len(p)))
     return (observed - expected) / (1 - expected)
+
+
+def one_sided(table: list[list[int]]) -> list[str]:
+    """Which raters of a table of counts gave every item the same verdict: ``person`` (the rows), ``judge``
+    (the columns), in that order; [] when each gave more than one."""
+    rows = [sum(row) for row in table]
+    cols = [sum(row[j] for row in table) for j in range(len(table))]
+    return [rater for rater, margin in (("person", rows), ("judge", cols)) if sum(m > 0 for m in margin) < 2]
 
 
 def kappa_standard_error(table: list[list[int]]) -> float:
@@ -92,7 +104,7 @@ def kappa_standard_error(table: list[list[int]]) -> float:
     """
     kappa = cohen_kappa(table)
     if kappa is None:
-        raise ValueError("kappa is undefined: both raters gave one verdict only")
+        raise ValueError("kappa is undefined: a rater gave one verdict only")
     p, rows, cols, expected = _proportions(table)
     size = range(len(p))
     a = sum(p[i][i] * (1 - (rows[i] + cols[i]) * (1 - kappa)) ** 2 for i in size)
@@ -110,6 +122,6 @@ def kappa_interval(table: list[list[int]], z: float = Z_95) -> tuple[float, floa
     """
     kappa = cohen_kappa(table)
     if kappa is None:
-        raise ValueError("kappa is undefined: both raters gave one verdict only")
+        raise ValueError("kappa is undefined: a rater gave one verdict only")
     half = z * kappa_standard_error(table)
     return max(-1.0, kappa - half), min(1.0, kappa + half)

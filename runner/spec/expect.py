@@ -88,7 +88,8 @@ class TraceExpect:
 class JudgeExpect:
     """An LLM judge's grading (``expect.judge``): the rubric, the judge model (None: the default
     judge), the lowest passing score in [0, 1] (None: the judge's default), the lowest Cohen's kappa a
-    calibration of the judge on this rubric must reach (``min_kappa``; None: any calibration will do)."""
+    calibration of the judge on this rubric must reach (``min_kappa``; None: tooltrial's default floor,
+    runner.checks.judge.DEFAULT_MIN_KAPPA)."""
 
     rubric: str
     model: str | None = None

@@ -14,7 +14,7 @@ from runner.errors import CaseFileError, Location, UserErrors, did_you_mean, in_
 from runner.resources import bundled
 from runner.spec.casefile import load_file
 from runner.spec.expect import JudgeExpect, as_list
-from runner.spec.positions import Spot
+from runner.spec.positions import Spot, position
 from runner.spec.schema import schema_errors, schema_validator
 from runner.spec.source import parse, to_plain
 
@@ -37,8 +37,8 @@ class LabelCall:
 
 @dataclass(frozen=True)
 class LabelItem:
-    """One item a person judged: ``verdict`` (``pass`` or ``fail``), ``name`` (its ``id``, else its 1-based
-    number), ``index`` (0-based, in the file), and either ``run`` (a run file, resolved against the labels
+    """One item a person judged: ``verdict`` (``pass`` or ``fail``), ``name`` (its ``id``, else its place:
+    ``item 3 (labels.yml:14)``, its 1-based number and the labels file's line it starts on), ``index`` (0-based, in the file), and either ``run`` (a run file, resolved against the labels
     file's folder) or the transcript (``turns``, ``calls``, ``reply``)."""
 
     name: str
@@ -95,7 +95,7 @@ def read_labels(path: Path) -> Labels:
     errors = [e for error in _validator().iter_errors(data) for e in schema_errors(error, spot)]
     if errors:
         raise UserErrors(in_file_order(errors))
-    items = [_item(i, entry, path.parent) for i, entry in enumerate(data["items"])]
+    items = [_item(i, entry, path.parent, spot) for i, entry in enumerate(data["items"])]
     errors = [e for i, entry in enumerate(data["items"]) for e in _rules(i, entry, spot)]
     if ("rubric" in data) == ("case" in data):
         errors.append(spot.error("give the rubric or the case whose rubric it is, one of them",
@@ -143,10 +143,11 @@ def _rules(index: int, entry: dict[str, Any], spot: Spot) -> list[CaseFileError]
     return []
 
 
-def _item(index: int, entry: dict[str, Any], folder: Path) -> LabelItem:
+def _item(index: int, entry: dict[str, Any], folder: Path, spot: Spot) -> LabelItem:
     calls = tuple(LabelCall(c["name"], dict(c.get("arguments", {})), c.get("result", ""), c.get("error", False))
                   for c in entry.get("calls", ()))
     return LabelItem(
-        name=entry.get("id", str(index + 1)), index=index, verdict=entry["verdict"],
+        name=entry["id"] if "id" in entry else f"item {index + 1} ({spot.file}:{position(spot.node, ['items', index])[0]})",
+        index=index, verdict=entry["verdict"],
         run=folder / entry["run"] if "run" in entry else None,
         turns=tuple(as_list(entry.get("turns", ()))), calls=calls, reply=entry.get("reply", ""))
