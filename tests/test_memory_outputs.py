@@ -26,7 +26,7 @@ from runner.kinds import Blame, ErrorKind, FailureCause, Status
 from runner.output import scan
 from runner.output.html import html_page
 from runner.output.junit import junit_xml
-from runner.output.load import read_results
+from runner.output.load import read_results, read_run
 from runner.output.markdown import summary_markdown
 from runner.output.report import report_document, report_head, report_text, run_item
 from runner.output.scan import read_report_head
@@ -279,3 +279,14 @@ def test_report_json_read_in_pieces_of_any_size_finds_its_runs_key_where_a_piece
     for piece in sorted({1, 2, 5, 64, at - 3, at, at + 1, at + len(scan._RUNS_KEY) - 1, len(text) + 1}):
         monkeypatch.setattr(scan, "_PIECE", piece)
         assert read_report_head(path) == expected, piece
+
+
+def test_summaries_of_runs_read_back_share_their_fingerprints_and_keep_them_equal(suite: dict[str, Any]) -> None:
+    files = sorted((suite["folder"] / "runs").glob("*.json"))
+    first, second = (read_run(path) for path in files[:2])  # a case's two runs: the same inputs, read apart
+    assert first.provenance is not None and second.provenance is not None
+    assert first.provenance.prompt is not second.provenance.prompt  # each file read gives its own copies
+    one, two = summarize(first).provenance, summarize(second).provenance
+    assert (one, two) == (first.provenance, second.provenance)
+    assert one is not None and two is not None
+    assert one.prompt is two.prompt and one.tools is two.tools and one.case_parts["user"] is two.case_parts["user"]
