@@ -23,9 +23,10 @@ import runner.suite.request
 from runner.checks.base import CheckResult
 from runner.errors import UserError
 from runner.kinds import Blame, ErrorKind, FailureCause, Status
+from runner.output import scan
 from runner.output.html import html_page
 from runner.output.junit import junit_xml
-from runner.output.load import read_results
+from runner.output.load import read_results, read_run
 from runner.output.markdown import summary_markdown
 from runner.output.report import report_document, report_head, report_text, run_item
 from runner.output.scan import read_report_head
@@ -266,3 +267,26 @@ def test_report_json_is_read_up_to_its_runs_a_cell_at_a_time_with_the_whole_file
     assert caught.value.render() == expected.value.render()
     assert caught.value.render() == f"{path}: cells[1].runs: expected an integer, got a string (not a file this " \
                                     "tooltrial wrote as it is: restore it, or move it out of the results folder)"
+
+
+def test_report_json_read_in_pieces_of_any_size_finds_its_runs_key_where_a_piece_ends(
+        suite: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
+    path = suite["folder"] / "report.json"
+    text = path.read_text(encoding="utf-8")
+    whole = json.loads(text)
+    expected = {**whole, "runs": [], "cells": [{"case": c["case"], "gate": c["gate"]} for c in whole["cells"]]}
+    at = text.find(scan._RUNS_KEY)
+    for piece in sorted({1, 2, 5, 64, at - 3, at, at + 1, at + len(scan._RUNS_KEY) - 1, len(text) + 1}):
+        monkeypatch.setattr(scan, "_PIECE", piece)
+        assert read_report_head(path) == expected, piece
+
+
+def test_summaries_of_runs_read_back_share_their_fingerprints_and_keep_them_equal(suite: dict[str, Any]) -> None:
+    files = sorted((suite["folder"] / "runs").glob("*.json"))
+    first, second = (read_run(path) for path in files[:2])  # a case's two runs: the same inputs, read apart
+    assert first.provenance is not None and second.provenance is not None
+    assert first.provenance.prompt is not second.provenance.prompt  # each file read gives its own copies
+    one, two = summarize(first).provenance, summarize(second).provenance
+    assert (one, two) == (first.provenance, second.provenance)
+    assert one is not None and two is not None
+    assert one.prompt is two.prompt and one.tools is two.tools and one.case_parts["user"] is two.case_parts["user"]

@@ -1,9 +1,11 @@
-"""A live run's start-up and per-run work: litellm imported once a process, its switches written to
+"""A live run's start-up and per-run work: litellm imported once a process (the garbage collector off
+meanwhile, on again after), its switches written to
 the environment once and on the main thread; one litellm provider for every run, no logger level set again per run; errors told as before
 (a failed import, an unknown model, a case file's own mistake)."""
 
 from __future__ import annotations
 
+import gc
 import json
 import logging
 import os
@@ -35,11 +37,17 @@ CASES = """\
 # In a fresh interpreter: count the one-time load, the providers made, the LiteLLM loggers' level sets and
 # the environment writes (with the thread that made each) over a live run of 2 cases x 2 runs at -j 2.
 _PROBE = """\
-import json, logging, os, sys, threading
+import builtins, gc, json, logging, os, sys, threading
 from runner.providers import litellm_load
 from runner.providers.litellm import LiteLLMProvider
 from tests.fake_servers import OpenAIServer, openai_reply
-seen = {"loads": [], "providers": 0, "levels": 0, "environ": []}
+seen = {"loads": [], "providers": 0, "levels": 0, "environ": [], "collector at import": []}
+imported = builtins.__import__
+def watched(name, *args, **kwargs):
+    if name == "litellm" and name not in sys.modules:
+        seen["collector at import"].append(gc.isenabled())
+    return imported(name, *args, **kwargs)
+builtins.__import__ = watched
 first_load, init, set_level, put = litellm_load._first_load, LiteLLMProvider.__init__, logging.Logger.setLevel, os._Environ.__setitem__
 def counted_load():
     seen["loads"].append(threading.current_thread().name)
@@ -63,7 +71,7 @@ with OpenAIServer(fallback=openai_reply("done")) as server:
         new.write(config)
     code = main(["run", sys.argv[1], "-p", "local-openai", "--config", sys.argv[2], "--results", sys.argv[3],
                  "--runs", "2", "-j", "2", "-q"])
-print(json.dumps({"code": code, **seen}))
+print(json.dumps({"code": code, **seen, "collector after": gc.isenabled(), "frozen": gc.get_freeze_count() > 100_000}))
 """
 
 
@@ -90,7 +98,8 @@ def test_a_fresh_live_run_loads_litellm_once_and_writes_the_environment_on_the_m
     seen = json.loads(done.stdout.splitlines()[-1])
     assert seen == {"code": 0, "loads": ["MainThread"], "providers": 1, "levels": 3,
                     "environ": [["LITELLM_LOCAL_MODEL_COST_MAP", "MainThread"], ["LITELLM_OFFLINE_MODE", "MainThread"],
-                                ["LITELLM_MODE", "MainThread"]]}, done.stderr
+                                ["LITELLM_MODE", "MainThread"]],
+                    "collector at import": [False], "collector after": True, "frozen": True}, done.stderr
     report = _report(tmp_path / "r")
     assert sorted((r["case"], r["run"], r["status"], r["requests"]) for r in report["runs"]) == [
         ("cases/first", 1, "pass", 1), ("cases/first", 2, "pass", 1),
@@ -174,3 +183,14 @@ def test_a_failed_import_and_a_case_file_mistake_are_told_as_before(tmp_path: Pa
     assert mistaken.stdout == "4 False\n"
     assert mistaken.stderr.startswith(f"error: {bad}:3:")
     assert not (tmp_path / "r").exists()
+
+
+@pytest.mark.parametrize("was_on", [True, False])
+def test_the_collector_is_off_during_the_import_and_as_it_was_after(was_on: bool) -> None:
+    (gc.enable if was_on else gc.disable)()
+    try:
+        with litellm_load._collector_off():
+            during = gc.isenabled()
+        assert (during, gc.isenabled()) == (False, was_on)
+    finally:
+        gc.enable()

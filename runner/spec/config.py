@@ -30,6 +30,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import jsonschema_rs
+
 from runner.errors import (
     CaseFileError,
     ConfigError,
@@ -46,7 +48,7 @@ from runner.providers.settings import ModelSettings
 from runner.resources import bundled
 from runner.spec.agentspec import AgentSpec, agent_of, agent_rule_errors
 from runner.spec.positions import Spot
-from runner.spec.schema import schema_errors, schema_validator
+from runner.spec.schema import schema_errors, schema_validator, surely_valid
 from runner.spec.source import parse, to_plain
 
 if TYPE_CHECKING:
@@ -102,7 +104,12 @@ def config_schema() -> dict[str, Any]:
 
 @functools.cache
 def _validator() -> Draft202012Validator:
-    return schema_validator(config_schema())  # imports jsonschema: only commands with a config pay for it
+    return schema_validator(config_schema())  # imports jsonschema: only a config jsonschema-rs rejects pays for it
+
+
+@functools.cache
+def _compiled() -> jsonschema_rs.Validator:
+    return jsonschema_rs.Draft202012Validator(config_schema())
 
 
 def find_config(explicit: str | Path | None = None, cwd: Path | None = None) -> Path | None:
@@ -148,7 +155,8 @@ def read_config(path: Path) -> Config:
     spot = Spot(file, root, empty="(file)")
     if not isinstance(data, dict):
         raise UserErrors([_as_config(spot.error("expected a mapping of settings", hint="see examples/tooltrial.yml"))])
-    errors = [_as_config(e) for error in _validator().iter_errors(data) for e in schema_errors(error, spot)]
+    errors = [] if surely_valid(_compiled(), data) else [
+        _as_config(e) for error in _validator().iter_errors(data) for e in schema_errors(error, spot)]
     errors += _extra_rules(data, spot)
     if errors:
         raise UserErrors(in_file_order(errors))
