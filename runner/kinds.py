@@ -162,4 +162,5 @@ class FailureCause(StrEnum):
     OVER_BUDGET = "over_budget"
     CHECK_FAILED = "check_failed"
     GOOD_PROCESS_BAD_OUTCOME = "good_process_bad_outcome"
+    WRONG_ANSWER = "wrong_answer"
     UNKNOWN = "unknown"
