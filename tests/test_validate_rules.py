@@ -478,3 +478,32 @@ def test_a_misspelt_matcher_on_a_builtin_s_string_parameter_or_in_response_json_
     _write(tmp_path, "m.yml", fixed)
     clean = run_cli("validate", "cases", "--strict", cwd=tmp_path)
     assert (clean.returncode, clean.stderr, clean.stdout) == (ExitCode.OK, "", "3 cases in 1 file are valid\n")
+
+
+SCRIPT_TYPO = """\
+- id: find
+  tools: [grep, read_file]
+  deny: [read_file]
+  mocks: [{name: lookup, responses: [{result: ok}]}]
+  turns: [Find TODO.]
+  script:
+    - tool_calls: [{name: grepp, arguments: {pattern: TODO}}, {name: read_file, arguments: {path: a}}]
+    - tool_calls: [{name: lookup, arguments: {}}]
+    - content: Found it.
+"""
+
+
+def test_a_script_call_of_a_tool_the_case_does_not_offer_is_a_warning_with_the_nearest_name(tmp_path: Path) -> None:
+    _write(tmp_path, "s.yml", SCRIPT_TYPO)
+    done = run_cli("validate", "cases", cwd=tmp_path)
+    assert (done.returncode, done.stdout) == (ExitCode.OK, "1 case in 1 file is valid (2 warnings)\n")
+    assert done.stderr.splitlines() == [  # a denied tool is offered: its refusal is what such a script tests
+        ("warning: cases/s.yml:7:27: script[0].tool_calls[0].name: tool 'grepp' is not offered by the case, so this"
+         " scripted call is refused (did you mean 'grep'?)"),
+        ("warning: cases/s.yml:8:27: script[1].tool_calls[0].name: tool 'lookup' is not offered by the case, so this"
+         " scripted call is refused (offered: grep, read_file)"),
+    ]
+    fixed = SCRIPT_TYPO.replace("grepp", "grep").replace("tools: [grep, read_file]", "tools: [grep, read_file, lookup]")
+    _write(tmp_path, "s.yml", fixed)
+    clean = run_cli("validate", "cases", "--strict", cwd=tmp_path)
+    assert (clean.returncode, clean.stderr, clean.stdout) == (ExitCode.OK, "", "1 case in 1 file is valid\n")

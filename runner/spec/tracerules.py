@@ -21,7 +21,8 @@ pattern selects only in ``tools`` and ``deny``. Beyond that, by what the check c
   but close to one (``{normalised: Paris}``, ``{optinal: x}``, ``{any_off: [...]}``) is read as an
   object spec: an error when the schema (a mock's ``parameters``, a builtin's own) gives that value a
   type other than ``object`` (no call can match), else a warning; both say which matcher was meant
-  (``misspelt_matchers``; runner.spec.jsonpaths applies it to ``expect.response_json.paths`` too).
+  (``misspelt_matchers``; runner.spec.jsonpaths applies it to ``expect.response_json.paths`` too);
+- a ``script`` call of a tool the case does not offer: a warning with the nearest offered name (``script_call_errors``).
 """
 
 from __future__ import annotations
@@ -80,6 +81,25 @@ def tool_rule_errors(case: dict[str, Any], spot: Spot, defaults: Spot | None) ->
             spec = _walk(case, named.args)
             errors += _parameter_errors(spec, schemas.get(named.name), named.name, named.args, spot, defaults)
             errors += misspelt_matchers(spec, schemas.get(named.name), named.args, spot, defaults, top=True)
+    return errors
+
+
+def script_call_errors(case: dict[str, Any], spot: Spot, defaults: Spot | None) -> list[CaseFileError]:
+    """A warning at each ``script`` call (``script[i].tool_calls[j].name``) of a tool the case does not offer: the
+    scripted call is refused as an unknown tool's (``grepp`` where ``grep`` was meant), with the nearest offered name."""
+    mocks = [m["name"] for m in _list(case.get("mocks")) if isinstance(_get(m, "name"), str)]
+    servers = [s["name"] for s in _list(case.get("mcp")) if isinstance(_get(s, "name"), str)]
+    tools = case.get("tools")
+    offered = offered_tools([t for t in tools if isinstance(t, str)] if isinstance(tools, list) else None, mocks, servers)
+    errors: list[CaseFileError] = []
+    for i, reply in enumerate(_list(case.get("script"))):
+        for j, call in enumerate(_list(_get(reply, "tool_calls"))):
+            name = _get(call, "name")
+            if isinstance(name, str) and not offers(offered, name):
+                path: Path = ["script", i, "tool_calls", j, "name"]
+                hint = did_you_mean(name, offered, f"offered: {', '.join(offered) or 'none'}")
+                message = f"tool {name!r} is not offered by the case, so this scripted call is refused"
+                errors.append(written(path, spot, defaults).warning(message, path, hint=hint))
     return errors
 
 
