@@ -52,6 +52,7 @@ class ErrorKind(StrEnum):
     SCRIPT_EXHAUSTED = "script_exhausted"  # the agent asked the scripted provider for more replies than it holds
     TIMEOUT = "timeout"  # the run's time ran out
     JUDGE_ERROR = "judge_error"  # the judge was unreachable or gave no usable verdict
+    CHECK_ERROR = "check_error"  # an expect.check command's program was not found, or its verdict line was malformed
     USER_ERROR = "user_error"  # the simulated user's model failed for good, or its script ran out
     PATTERN_TIMEOUT = "pattern_timeout"  # a case's regex took too long to search: the case's pattern
     CANCELLED = "cancelled"  # the suite was interrupted; such a run counts as not run
@@ -69,7 +70,7 @@ class ErrorKind(StrEnum):
         exhausted script, replies truncated or calls malformed again and again, an external agent program that
         exited non-zero or passed its timeout, a conversation grown past the
         context window), the case for data it gives (fixture, files, templates, a pattern too slow
-        to search), tooltrial for its own bug, else the infrastructure (provider, judge, setup)."""
+        to search, a check command that cannot give a verdict), tooltrial for its own bug, else the infrastructure (provider, judge, setup)."""
         if self in _AGENT_STOPS:
             return Blame.AGENT
         if self in _CASE_DATA:
@@ -88,7 +89,7 @@ _PROVIDER_FAILURES = frozenset({
     ErrorKind.PROVIDER_ERROR, ErrorKind.RATE_LIMIT, ErrorKind.QUOTA_EXHAUSTED, ErrorKind.CONTEXT_OVERFLOW,
     ErrorKind.AUTH, ErrorKind.BAD_REQUEST, ErrorKind.SERVER_ERROR, ErrorKind.PROVIDER_TIMEOUT, ErrorKind.CONNECTION,
     ErrorKind.MALFORMED_RESPONSE})
-_CASE_DATA = frozenset({ErrorKind.WORKSPACE, ErrorKind.TEMPLATE, ErrorKind.PATTERN_TIMEOUT})
+_CASE_DATA = frozenset({ErrorKind.WORKSPACE, ErrorKind.TEMPLATE, ErrorKind.PATTERN_TIMEOUT, ErrorKind.CHECK_ERROR})
 
 
 class StopReason(StrEnum):
@@ -162,4 +163,5 @@ class FailureCause(StrEnum):
     OVER_BUDGET = "over_budget"
     CHECK_FAILED = "check_failed"
     GOOD_PROCESS_BAD_OUTCOME = "good_process_bad_outcome"
+    WRONG_ANSWER = "wrong_answer"
     UNKNOWN = "unknown"

@@ -126,6 +126,8 @@ def test_a_misspelt_tool_in_a_trace_check_is_a_positioned_error(command: str, tm
         f"error: {path}:3:28: expect.trace.avoid[0]: unknown tool 'writefile' (did you mean 'write_file'?)",
         f"error: {path}:3:47: expect.trace.args: unknown tool 'raed_file' (did you mean 'read_file'?)",
         f"error: {path}:6:64: turns[1].expect.trace.must_include[0]: unknown tool 'grpe' (did you mean 'grep'?)",
+        (f"warning: {path}:8:33: script[0].tool_calls[0].name: tool 'no_such_tool' is not offered by the case, so"
+         " this scripted call is refused (offered: read_file, write_file, edit_file, list_dir, glob, grep, bash, lookup)"),
     ]
     assert not (tmp_path / "results").exists()
 

@@ -133,16 +133,45 @@ def test_huge_and_invalid_utf8_output_is_read_from_its_tail(tmp_path: Path) -> N
     assert "\x1b" not in out and "check huge: caf" in out  # the terminal escape shown, never sent
 
 
-def test_a_malformed_verdict_line_fails_the_check_and_says_why(tmp_path: Path) -> None:
+def test_a_malformed_verdict_line_is_an_error_of_the_case_that_says_why(tmp_path: Path) -> None:
     cases = [_case("bad", [{"run": "echo '{\"pass\": \"yes\"}'", "name": "typed"}, {"run": "echo '{oops'", "name": "json"}])]
     code, out, (run,) = _run(tmp_path, cases)
-    assert code == 1
+    assert code == 4  # the case's mistake, not the agent's failure
     hint = '; the last line of stdout must be one JSON object such as {"pass": true, "score": 0.5, "message": "..."}'
+    typed = 'check typed: malformed verdict on stdout ("pass" must be true or false)' + hint
     assert _checks(run) == [
-        (False, "outcome", 'check typed: malformed verdict on stdout ("pass" must be true or false)' + hint, None),
+        (False, "outcome", typed, None),
         (False, "outcome", "check json: malformed verdict on stdout (not JSON: Expecting property name enclosed in "
                            "double quotes: line 1 column 2 (char 1))" + hint, None)]
-    assert "check typed: malformed verdict on stdout" in out
+    assert [c["error_kind"] for c in run["checks"] if c["check"] == "check"] == ["check_error", "check_error"]
+    assert (run["status"], run["error_kind"], run["cause"], run["failure"]) == ("error", "check_error", typed, "run_error")
+    assert (run["outcome"], run["process"]) == (None, None)  # not scored: the agent is not to blame
+    assert f"ERROR checks/bad: {typed}\n" in out
+
+
+@pytest.mark.parametrize("sandbox", MODES)
+def test_a_program_the_shell_cannot_find_is_an_error_of_the_case(tmp_path: Path, sandbox: str) -> None:
+    checks = [{"run": "nosuchgrader --strict", "name": "missing"}, {"run": "./grade_missing.py", "name": "nofile"}]
+    code, out, (run,) = _run(tmp_path, [_case("missing", checks)], sandbox)
+    assert code == 4
+    missing = "check missing: program not found (exit 127): bash: line 1: nosuchgrader: command not found"
+    assert _checks(run) == [
+        (False, "outcome", missing, None),
+        (False, "outcome", ("check nofile: program not found (exit 127): bash: line 1: ./grade_missing.py: No such"
+                            " file or directory"), None)]
+    assert (run["status"], run["error_kind"], run["cause"]) == ("error", "check_error", missing)
+    assert f"ERROR checks/missing: {missing}\n" in out
+
+
+def test_a_failed_check_without_a_verdict_shows_what_it_printed_last(tmp_path: Path) -> None:
+    checks = [{"run": "echo checking; echo oops; exit 2", "name": "quiet"},
+              {"run": "echo 'expected 42'; echo 'ValueError: boom' >&2; exit 1", "name": "both"}]
+    code, out, (run,) = _run(tmp_path, [_case("said", checks)])
+    assert code == 1
+    assert _checks(run) == [(False, "outcome", "check quiet: failed (exit 2): oops", None),
+                            (False, "outcome", "check both: failed (exit 1): expected 42 | ValueError: boom", None)]
+    assert (run["status"], run["error_kind"], run["failure"]) == ("fail", None, "check_failed")
+    assert "  check quiet: failed (exit 2): oops\n" in out
 
 
 @pytest.mark.parametrize(("stdout", "error"), [

@@ -383,9 +383,10 @@ def test_every_cause_is_covered() -> None:
     # over_budget needs reported usage, so tests/test_budget.py covers it over a loopback provider; truncated and
     # malformed_call need a provider's finish reasons, so tests/test_truncation.py covers them over loopback fakes;
     # tests/test_request_record.py covers calls_as_text; tests/test_agent_cli.py agent_failed (an external agent program);
-    # tests/test_faults.py fault_not_handled (a case with faults)
+    # tests/test_faults.py fault_not_handled (a case with faults); wrong_answer the test below on runs with no call
     covered = {expected[0] for expected in EXPECTED.values()} | {"unknown", "over_budget", "truncated", "malformed_call",
-                                                                "calls_as_text", "agent_failed", "fault_not_handled"}
+                                                                "calls_as_text", "agent_failed", "fault_not_handled",
+                                                                "wrong_answer"}
     assert covered == set(FAILURE_CAUSES) | {None}
 
 
@@ -493,3 +494,27 @@ def test_an_error_a_mock_declares_for_the_arguments_is_an_answer(tmp_path: Path)
     run = _divide_by_zero(tmp_path, "10 / 0", "It is infinity.")
     assert [s["result"] for s in run["trace"]] == ["Error: division by zero"]
     assert (run["status"], run["failure"], run["process"]) == ("fail", "good_process_bad_outcome", 1.0)
+
+
+NO_CALLS = """\
+- id: no-tools
+  tools: []
+  turns: [What is 2 + 2?]
+  expect: {response_contains: ["4"]}
+  script: [{content: "It is five."}]
+- id: json-no-calls
+  turns: [Name the capital of France as JSON.]
+  expect: {response_json: {paths: {city: Paris}}}
+  script: [{content: '{"city": "Rome"}'}]
+"""
+
+
+def test_a_wrong_answer_without_any_tool_call_is_wrong_answer_not_good_process_bad_outcome(tmp_path: Path) -> None:
+    (tmp_path / "answers.yml").write_text(NO_CALLS)
+    done = run_cli("run", str(tmp_path / "answers.yml"), "-p", "scripted", "--output", "json",
+                   "--results", str(tmp_path / "results"))
+    assert done.returncode == 1, done.stderr
+    got = {run["case"]: (run["status"], run["failure"], run["process"], run["outcome"], run["calls"])
+           for run in json.loads(done.stdout)["runs"]}
+    assert got == {"answers/no-tools": ("fail", "wrong_answer", None, 0.0, 0),
+                   "answers/json-no-calls": ("fail", "wrong_answer", None, 0.5, 0)}  # JSON, the wrong city

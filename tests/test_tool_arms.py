@@ -213,7 +213,7 @@ def test_the_tools_lint_warns_of_each_rule_with_its_position_and_exits_0(tmp_pat
     code, out, err = cli_output(["validate", str(tmp_path / "case.yml"), "--tools-lint", "-T", str(tmp_path / "t.yml")])
     case, t = tmp_path / "case.yml", tmp_path / "t.yml"
     assert code == 0
-    assert out.splitlines()[-1] == "tools lint: 8 findings"
+    assert out.splitlines()[-1] == "tools lint: 7 findings"
     assert err.splitlines() == [
         (f"warning: {case}:5:7: get_weather: the tool's description is 1 word (fewer than 4): say what it takes and what "
         "it is for [short-description] (tools plain)"),
@@ -227,10 +227,15 @@ def test_the_tools_lint_warns_of_each_rule_with_its_position_and_exits_0(tmp_pat
         "drop the default [required-with-default] (tools plain)"),
         (f"warning: {t}:3:3: bash: the tool's description is 2 words (fewer than 4): say what it takes and what it is "
         "for [short-description] (tools plain)"),
-        (f"warning: {t}:3:3: bash.command: the parameter has no description: say what it is for and when to use it "
-        "[no-description] (tools plain)"),
         (f"warning: {case}:15:7: get_weathers: its name is close to 'get_weather': name them by what sets them apart "
         "[near-duplicate] (tools plain)")]
+
+
+def test_the_tools_lint_finds_nothing_in_tooltrial_s_own_builtin_tools(tmp_path: Path) -> None:
+    (tmp_path / "case.yml").write_text("- id: every-builtin\n  turns: [Hi]\n", encoding="utf-8")  # offers them all
+    code, out, err = cli_output(["validate", str(tmp_path / "case.yml"), "--tools-lint"])
+    assert (code, out, err) == (0, "1 case in 1 file is valid\ntools lint: 0 findings\n", "")
+    assert all(spec.get("description") for tool in BUILTINS.values() for spec in tool.parameters["properties"].values())
 
 
 ENUM_CASE = """\

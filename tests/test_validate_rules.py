@@ -416,8 +416,8 @@ def test_a_misspelt_matcher_name_is_an_error_where_the_schema_types_the_value_el
          " asks for an object with a key 'any_off' (did you mean 'any_of'?)"),
         (f"error: cases/w.yml:15:55: expect.trace.calls[0].args.city.any_of[0]: 'normalised' {never}"
          " (did you mean 'normalized'?)"),
-        ("warning: cases/w.yml:16:51: expect.trace.calls[1].args.exact.path: 'optinal' is not a matcher name, so this"
-         " asks for an object with a key 'optinal' (did you mean 'optional'?)"),
+        # a builtin's parameter typed string, as a mock's: read_file's path
+        f"error: cases/w.yml:16:51: expect.trace.calls[1].args.exact.path: 'optinal' {never} (did you mean 'optional'?)",
     ]
     fixed = MISSPELT.replace("normalised", "normalized").replace("optinal", "optional").replace("any_off", "any_of")
     _write(tmp_path, "w.yml", fixed)
@@ -432,10 +432,78 @@ def test_only_a_key_close_to_a_matcher_name_is_taken_for_a_misspelt_matcher(key:
 
     from runner.spec.matchers import MATCHERS, is_matcher
     from runner.spec.positions import Spot
-    from runner.spec.tracerules import _misspelt_matchers
+    from runner.spec.tracerules import misspelt_matchers
 
     spot = Spot("f.yml", None, ("c",))
-    found = _misspelt_matchers({"p": {key: 1}}, {"properties": {"p": {"type": "string"}}}, ["args"], spot, None, top=True)
+    found = misspelt_matchers({"p": {key: 1}}, {"properties": {"p": {"type": "string"}}}, ["args"], spot, None, top=True)
     close = not is_matcher({key: 1}) and bool(difflib.get_close_matches(key, MATCHERS, n=1, cutoff=0.75))
     assert len(found) == int(close)
     assert all(not isinstance(f, CaseFileWarning) for f in found)
+
+
+MISSPELT_BUILTIN_AND_JSON = """\
+- id: grep
+  turns: [Find x.]
+  expect:
+    trace: {args: {grep: {pattern: {normalised: x}}}}
+- id: city
+  turns: [The capital of France as JSON?]
+  expect:
+    response_json:
+      paths: {city: {normalised: paris}}
+- id: typed
+  turns: [The capital of France as JSON?]
+  expect:
+    response_json:
+      schema: {type: object, properties: {trip: {type: object, properties: {city: {type: string}}}}}
+      paths: {trip.city: {any_of: [{normalised: paris}]}, "length(trip)": {typ: number}}
+"""
+
+
+def test_a_misspelt_matcher_on_a_builtin_s_string_parameter_or_in_response_json_paths_is_told(tmp_path: Path) -> None:
+    _write(tmp_path, "m.yml", MISSPELT_BUILTIN_AND_JSON)
+    done = run_cli("validate", "cases", cwd=tmp_path)
+    assert (done.returncode, done.stdout) == (ExitCode.USAGE, "")
+    assert done.stderr.splitlines() == [
+        ("error: cases/m.yml:4:37: expect.trace.args.grep.pattern: 'normalised' is not a matcher name, so this asks"
+         " for an object, and the schema says string: no call can match (did you mean 'normalized'?)"),
+        ("warning: cases/m.yml:9:22: expect.response_json.paths.city: 'normalised' is not a matcher name, so this"
+         " asks for an object with a key 'normalised' (did you mean 'normalized'?)"),
+        ("error: cases/m.yml:15:37: expect.response_json.paths.trip.city.any_of[0]: 'normalised' is not a matcher"
+         " name, so this asks for an object, and the schema says string: no reply can match (did you mean 'normalized'?)"),
+        ("warning: cases/m.yml:15:76: expect.response_json.paths.length(trip): 'typ' is not a matcher name, so this"
+         " asks for an object with a key 'typ' (did you mean 'type'?)"),
+    ]
+    fixed = MISSPELT_BUILTIN_AND_JSON.replace("normalised", "normalized").replace("typ:", "type:")
+    _write(tmp_path, "m.yml", fixed)
+    clean = run_cli("validate", "cases", "--strict", cwd=tmp_path)
+    assert (clean.returncode, clean.stderr, clean.stdout) == (ExitCode.OK, "", "3 cases in 1 file are valid\n")
+
+
+SCRIPT_TYPO = """\
+- id: find
+  tools: [grep, read_file]
+  deny: [read_file]
+  mocks: [{name: lookup, responses: [{result: ok}]}]
+  turns: [Find TODO.]
+  script:
+    - tool_calls: [{name: grepp, arguments: {pattern: TODO}}, {name: read_file, arguments: {path: a}}]
+    - tool_calls: [{name: lookup, arguments: {}}]
+    - content: Found it.
+"""
+
+
+def test_a_script_call_of_a_tool_the_case_does_not_offer_is_a_warning_with_the_nearest_name(tmp_path: Path) -> None:
+    _write(tmp_path, "s.yml", SCRIPT_TYPO)
+    done = run_cli("validate", "cases", cwd=tmp_path)
+    assert (done.returncode, done.stdout) == (ExitCode.OK, "1 case in 1 file is valid (2 warnings)\n")
+    assert done.stderr.splitlines() == [  # a denied tool is offered: its refusal is what such a script tests
+        ("warning: cases/s.yml:7:27: script[0].tool_calls[0].name: tool 'grepp' is not offered by the case, so this"
+         " scripted call is refused (did you mean 'grep'?)"),
+        ("warning: cases/s.yml:8:27: script[1].tool_calls[0].name: tool 'lookup' is not offered by the case, so this"
+         " scripted call is refused (offered: grep, read_file)"),
+    ]
+    fixed = SCRIPT_TYPO.replace("grepp", "grep").replace("tools: [grep, read_file]", "tools: [grep, read_file, lookup]")
+    _write(tmp_path, "s.yml", fixed)
+    clean = run_cli("validate", "cases", "--strict", cwd=tmp_path)
+    assert (clean.returncode, clean.stderr, clean.stdout) == (ExitCode.OK, "", "1 case in 1 file is valid\n")

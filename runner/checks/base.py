@@ -55,8 +55,8 @@ class CheckResult:
     ``usage`` the judge's own tokens and USD cost (None when it reported none;
     never part of the run's ``tokens`` or ``cost``, summed into its
     ``judge_tokens`` and ``judge_cost`` instead). ``error_kind`` marks a
-    check that could not be made (``judge_error``): the run becomes an
-    infrastructure ERROR with ``message`` as its cause. ``scores`` are each of a judge's answers when it was
+    check that could not be made (``judge_error``, ``check_error``, ...): the run becomes an
+    ERROR of that kind (blamed as runner.kinds.ErrorKind.blame says) with ``message`` as its cause. ``scores`` are each of a judge's answers when it was
     asked more than once (``--judge-repeats``; ``score`` is their mean), ``calibration`` how far the judge
     is calibrated on the rubric (None for checks that are no judge's).
     """

@@ -13,13 +13,18 @@ Exit 0 passes. The last line of stdout, when it starts with ``{``, is the verdic
 ``{"pass": bool, "score": 0..1, "message": "..."}``, every key optional (``pass`` defaults to exit 0; a non-zero
 exit fails whatever it says). ``score`` is partial credit: the result's share of the outcome (or, with
 ``process: true``, the process) score instead of 1 or 0. A failed command that gave no message is told by the last
-line of its stderr (a crashed script's exception).
+line of its stdout and of its stderr (what it printed last, a crashed script's exception).
+
+A check that cannot give a verdict is the case's mistake, not the agent's: a program the shell did not find (exit
+127: ``command not found``, ``No such file or directory``) or a malformed verdict line makes its result one that
+could not be made (``error_kind`` ``check_error``), so the run is an ERROR blamed on the case, not a failed check.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import re
 import shutil
 import tempfile
 from collections.abc import Mapping
@@ -27,9 +32,12 @@ from pathlib import Path
 from typing import Any
 
 from runner.checks.base import OUTCOME, PROCESS, CheckCommand, CheckContext, CheckResult
+from runner.kinds import ErrorKind
 from runner.run.trajectory import Trajectory
 from runner.spec.expect import as_list
 
+NOT_FOUND = 127  # the shell's exit status for a program it could not find or run as named
+_NOT_FOUND = re.compile(r": (command not found|No such file or directory)$")
 MESSAGE_LIMIT = 500  # characters of a check's own message kept on its result
 NAME_LIMIT = 80  # characters of a command shown as the name of a check that has none
 VERDICT_KEYS = frozenset({"pass", "score", "message"})
@@ -89,22 +97,31 @@ def _one(item: Mapping[str, Any], env: dict[str, str], folder: str, ctx: CheckCo
     done = ctx.run_check(CheckCommand(str(item["run"]), env, (folder,), timeout))
     if done.timed_out:
         return CheckResult("check", False, f"check {name} timed out after {done.duration:.1f}s", category)
+    said = [_last_line(done.output), _last_line(done.stderr or "")]
+    if done.exit_code == NOT_FOUND and _NOT_FOUND.search(said[1]):
+        return CheckResult("check", False, f"check {name}: program not found (exit {NOT_FOUND}): {_bounded(said[1])}",
+                           category, error_kind=ErrorKind.CHECK_ERROR)
     try:
         verdict = verdict_of(done.output)
     except Malformed as e:
         return CheckResult("check", False, f"check {name}: malformed verdict on stdout ({e}); {_VERDICT_HINT}",
-                           category)
+                           category, error_kind=ErrorKind.CHECK_ERROR)
     passed = done.exit_code == 0 and verdict.get("pass", True)
     text = verdict.get("message") or ("passed" if passed else "failed")
     if done.exit_code != 0:
         text += f" (exit {done.exit_code})"
-    last = [line for line in (done.stderr or "").splitlines() if line.strip()][-1:]
-    if not passed and "message" not in verdict and last:  # a crashed script's error says why
-        text += ": " + _bounded(last[0])
+    if not passed and "message" not in verdict and any(said):  # what it printed last says why
+        text += ": " + " | ".join(_bounded(line) for line in said if line)
     score = verdict.get("score")
     if score is not None:
         text += f" (score {score:.2f})"
     return CheckResult("check", passed, f"check {name}: {text}", category, score=score)
+
+
+def _last_line(text: str) -> str:
+    """The last line of ``text`` that is not blank, else ``""``."""
+    lines = [line for line in text.splitlines() if line.strip()]
+    return lines[-1] if lines else ""
 
 
 def verdict_of(stdout: str) -> dict[str, Any]:

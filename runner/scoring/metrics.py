@@ -138,8 +138,6 @@ def credit(result: CheckResult) -> float:
     return result.score if result.check == "check" and result.score is not None else float(result.passed)
 
 
-
-
 def process_score(case: Case, checks: Sequence[CheckResult], steps: Sequence[Step],
                   offered: frozenset[str]) -> float | None:
     """The mean of every process component the case defines (ToolEval's process score), in [0, 1].
@@ -245,12 +243,13 @@ def failure_cause(case: Case, record: RunRecord) -> FailureCause | None:
     11. ``good_process_bad_outcome``: every process check passed, some outcome check failed, and some call
         got an answer; when every call got an error result instead (``_unanswered``) the cause is ``wrong_args``:
         the right tools, called so that none answered, which the process checks did not see.
-    12. ``unknown``: none of the above (e.g. a failed check of a kind this list does not know).
+    12. ``wrong_answer``: only outcome checks failed and no tool call was made (none wanted): no process to credit.
+    13. ``unknown``: none of the above (e.g. a failed check of a kind this list does not know).
 
     Source: ToolEval's mutually exclusive, first-match taxonomy (run_error, no_tools,
     called_forbidden, wrong_tool, missing_output, wrong_args, excessive_calls,
-    good_process_bad_outcome, unknown); tooltrial adds ``turn_limit``, ``over_budget`` and ``fault_not_handled``
-    (runner.scoring.robustness, set after these) and ties each cause to the checks, so a run always gets one cause.
+    good_process_bad_outcome, unknown); tooltrial adds ``turn_limit``, ``over_budget``, ``wrong_answer`` and
+    ``fault_not_handled`` (runner.scoring.robustness, set after these) and ties each cause to the checks.
     """
     if record.status == PASS:
         return None
@@ -272,8 +271,9 @@ def failure_cause(case: Case, record: RunRecord) -> FailureCause | None:
     first = next((cause for cause in FailureCause if cause in pointed), None)  # the enum is in first-match order
     if first is not None:
         return first
-    if {c.category for c in record.failed_checks} == {OUTCOME}:
-        return FailureCause.WRONG_ARGS if _unanswered(case, record.steps) else FailureCause.GOOD_PROCESS_BAD_OUTCOME
+    if {c.category for c in record.failed_checks} == {OUTCOME}:  # no call at all: no process to call good
+        return (FailureCause.WRONG_ANSWER if not record.steps else FailureCause.WRONG_ARGS
+                if _unanswered(case, record.steps) else FailureCause.GOOD_PROCESS_BAD_OUTCOME)
     return FailureCause.UNKNOWN
 
 

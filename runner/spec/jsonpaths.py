@@ -1,12 +1,14 @@
 """The rules of ``expect.response_json`` the case schema cannot say, checked when the case is loaded:
 its ``schema`` is a JSON Schema (draft 2020-12), and each key of its ``paths`` is a JMESPath
 expression (https://jmespath.org/specification.html) that compiles. Each error is positioned where
-the value is written, the case or its file's defaults.
+the value is written, the case or its file's defaults. A ``paths`` value whose one key is close to a
+matcher name is told as in ``trace.args``.
 """
 
 from __future__ import annotations
 
 import functools
+import re
 from typing import Any
 
 import jmespath
@@ -24,9 +26,11 @@ from jmespath.parser import ParsedResult
 from runner.errors import CaseFileError
 from runner.spec.positions import Spot, written
 from runner.spec.schemacheck import schema_problem
+from runner.spec.tracerules import misspelt_matchers
 
 KIND = "response_json"
 _PATH_HINT = "write a JMESPath expression: items[0].name, data.\"odd-key\", length(items)"
+_FIELDS = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")
 
 
 @functools.lru_cache(maxsize=1024)
@@ -58,7 +62,10 @@ def path_problem(expression: str) -> str | None:
 
 def response_json_errors(case: dict[str, Any], spot: Spot, defaults: Spot | None) -> list[CaseFileError]:
     """Each error of the case's ``expect.response_json``: a ``schema`` that is no JSON Schema, a
-    ``paths`` key that is no JMESPath expression."""
+    ``paths`` key that is no JMESPath expression; and, as in ``trace.args`` (runner.spec.tracerules
+    ``misspelt_matchers``), a ``paths`` value with a misspelt matcher name (``{normalised: paris}``): an error
+    when ``schema`` types what the path finds other than ``object`` (found for a chain of field names), else a
+    warning."""
     expect = case.get("expect")
     spec = expect.get(KIND) if isinstance(expect, dict) else None
     if not isinstance(spec, dict):
@@ -69,9 +76,23 @@ def response_json_errors(case: dict[str, Any], spot: Spot, defaults: Spot | None
         problem = schema_problem(spec["schema"])
         if problem is not None:
             errors.append(written([*at, "schema"], spot, defaults).error(problem, [*at, "schema"]))
-    for expression in spec["paths"] if isinstance(spec.get("paths"), dict) else {}:
+    for expression, wanted in (spec["paths"] if isinstance(spec.get("paths"), dict) else {}).items():
         problem = path_problem(expression)
+        path = [*at, "paths", expression]
         if problem is not None:
-            path = [*at, "paths", expression]
             errors.append(written(path, spot, defaults).error(problem, path, key=True, hint=_PATH_HINT))
+            continue
+        errors += misspelt_matchers(wanted, _schema_at(spec.get("schema"), expression), path, spot, defaults,
+                                    subject="reply")
     return errors
+
+
+def _schema_at(schema: Any, expression: str) -> Any:
+    """The subschema ``schema`` gives the value ``expression`` finds when that is a chain of plain field names
+    (``city``, ``trip.city``) through ``properties``, else None (not known here)."""
+    if not _FIELDS.fullmatch(expression):
+        return None
+    for name in expression.split("."):
+        properties = schema.get("properties") if isinstance(schema, dict) else None
+        schema = properties.get(name) if isinstance(properties, dict) else None
+    return schema

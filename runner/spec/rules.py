@@ -33,7 +33,7 @@ from runner.spec.jsonpaths import response_json_errors
 from runner.spec.mcpservers import mcp_server_errors
 from runner.spec.positions import Spot, position, written
 from runner.spec.schemacheck import schema_problem
-from runner.spec.tracerules import strings_at, tool_rule_errors
+from runner.spec.tracerules import script_call_errors, strings_at, tool_rule_errors
 
 Checked = list[tuple[Spot, dict[str, Any]]]  # each case merged over the defaults, with its Spot
 
@@ -70,7 +70,7 @@ def _rules(checked: Checked, defaults: Spot | None, fixtures: Path) -> list[Case
         if "agent" in case:  # an external agent's tools are its own: no name of them is known here
             errors += case_agent_errors(case, spot, defaults)
         else:
-            errors += tool_rule_errors(case, spot, defaults)
+            errors += tool_rule_errors(case, spot, defaults) + script_call_errors(case, spot, defaults)
         errors += _file_path_errors(case, spot, defaults) + inject_errors(case, spot, defaults)
         errors += _mock_errors(case, spot, defaults) + _verify_errors(case, spot, defaults)
         errors += mcp_server_errors(case, spot, defaults) + conversation_errors(case, spot, defaults)

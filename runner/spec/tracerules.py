@@ -19,15 +19,17 @@ pattern selects only in ``tools`` and ``deny``. Beyond that, by what the check c
   ``properties`` in its ``parameters`` has no rule;
 - a one-key mapping in an ``args`` spec (at any depth, inside matchers too) whose key is no matcher
   but close to one (``{normalised: Paris}``, ``{optinal: x}``, ``{any_off: [...]}``) is read as an
-  object spec: an error when the schema gives that value a type other than ``object`` (no call can
-  match), else a warning; both say which matcher was meant.
+  object spec: an error when the schema (a mock's ``parameters``, a builtin's own) gives that value a
+  type other than ``object`` (no call can match), else a warning; both say which matcher was meant
+  (``misspelt_matchers``; runner.spec.jsonpaths applies it to ``expect.response_json.paths`` too);
+- a ``script`` call of a tool the case does not offer: a warning with the nearest offered name (``script_call_errors``).
 """
 
 from __future__ import annotations
 
 import difflib
 import functools
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import Any, NamedTuple
 
 from runner.errors import CaseFileError, did_you_mean
@@ -78,7 +80,26 @@ def tool_rule_errors(case: dict[str, Any], spot: Spot, defaults: Spot | None) ->
         elif named.args is not None:
             spec = _walk(case, named.args)
             errors += _parameter_errors(spec, schemas.get(named.name), named.name, named.args, spot, defaults)
-            errors += _misspelt_matchers(spec, schemas.get(named.name), named.args, spot, defaults, top=True)
+            errors += misspelt_matchers(spec, schemas.get(named.name), named.args, spot, defaults, top=True)
+    return errors
+
+
+def script_call_errors(case: dict[str, Any], spot: Spot, defaults: Spot | None) -> list[CaseFileError]:
+    """A warning at each ``script`` call (``script[i].tool_calls[j].name``) of a tool the case does not offer: the
+    scripted call is refused as an unknown tool's (``grepp`` where ``grep`` was meant), with the nearest offered name."""
+    mocks = [m["name"] for m in _list(case.get("mocks")) if isinstance(_get(m, "name"), str)]
+    servers = [s["name"] for s in _list(case.get("mcp")) if isinstance(_get(s, "name"), str)]
+    tools = case.get("tools")
+    offered = offered_tools([t for t in tools if isinstance(t, str)] if isinstance(tools, list) else None, mocks, servers)
+    errors: list[CaseFileError] = []
+    for i, reply in enumerate(_list(case.get("script"))):
+        for j, call in enumerate(_list(_get(reply, "tool_calls"))):
+            name = _get(call, "name")
+            if isinstance(name, str) and not offers(offered, name):
+                path: Path = ["script", i, "tool_calls", j, "name"]
+                hint = did_you_mean(name, offered, f"offered: {', '.join(offered) or 'none'}")
+                message = f"tool {name!r} is not offered by the case, so this scripted call is refused"
+                errors.append(written(path, spot, defaults).warning(message, path, hint=hint))
     return errors
 
 
@@ -180,22 +201,23 @@ def _close_matcher(key: str) -> list[str]:
     return difflib.get_close_matches(key, MATCHERS, n=1, cutoff=0.75)
 
 
-def _misspelt_matchers(spec: Any, schema: Any, path: Path, spot: Spot, defaults: Spot | None,
-                       top: bool = False) -> list[CaseFileError]:
+def misspelt_matchers(spec: Any, schema: Any, path: Path, spot: Spot, defaults: Spot | None,
+                      top: bool = False, subject: str = "call") -> list[CaseFileError]:
     """Each one-key mapping in the args spec ``spec`` (at ``path``; ``schema`` the JSON Schema of the
     value it matches, if known) whose key is no matcher name but close to one (difflib, cutoff 0.75:
     ``normalised``, ``optinal``, ``any_off``), so it is read as an object spec: an error when
     ``schema`` gives the value a type that is not ``object`` (it can never match), else a warning.
     A key the schema declares as a property is no misspelling. ``top``: ``spec`` names the
-    parameters (a whole args spec, or the SPEC of ``{exact: SPEC}``), so its keys are no matchers."""
+    parameters (a whole args spec, or the SPEC of ``{exact: SPEC}``), so its keys are no matchers. ``subject``: what
+    the spec is matched against, as the error names it (``no call can match``; ``reply`` for a JSON reply's path)."""
     if not isinstance(spec, Mapping):
         return []
     if is_matcher(spec):
         name, inner = next(iter(spec.items()))
         if name in ("any_of", "all_of") and isinstance(inner, list):
             return [e for i, item in enumerate(inner)
-                    for e in _misspelt_matchers(item, schema, [*path, name, i], spot, defaults)]
-        return _misspelt_matchers(inner, schema, [*path, name], spot, defaults, top=name == "exact")
+                    for e in misspelt_matchers(item, schema, [*path, name, i], spot, defaults, subject=subject)]
+        return misspelt_matchers(inner, schema, [*path, name], spot, defaults, top=name == "exact", subject=subject)
     declared = schema.get("properties") if isinstance(schema, Mapping) else None
     declared = declared if isinstance(declared, Mapping) else {}
     close = _close_matcher(str(next(iter(spec)))) if len(spec) == 1 and not top and next(iter(spec)) not in declared else []
@@ -207,21 +229,17 @@ def _misspelt_matchers(spec: Any, schema: Any, path: Path, spot: Spot, defaults:
         hint = f"did you mean {close[0]!r}?"
         if types and "object" not in types:
             message = (f"{key!r} is not a matcher name, so this asks for an object, and the schema says"
-                       f" {' or '.join(map(str, types))}: no call can match")
+                       f" {' or '.join(map(str, types))}: no {subject} can match")
             return [where.error(message, path, at=[*path, key], key=True, hint=hint)]
         message = f"{key!r} is not a matcher name, so this asks for an object with a key {key!r}"
         return [where.warning(message, path, at=[*path, key], key=True, hint=hint)]
     return [e for key, wanted in spec.items()
-            for e in _misspelt_matchers(wanted, declared.get(key), [*path, key], spot, defaults)]
+            for e in misspelt_matchers(wanted, declared.get(key), [*path, key], spot, defaults, subject=subject)]
 
 
-def _closed(parameters: Iterable[str]) -> dict[str, Any]:
-    """A builtin's parameters as the rules read its JSON Schema: their names, and no other allowed;
-    not their types, so a misspelt matcher on a builtin's parameter is a warning."""
-    return {"properties": {name: {} for name in parameters}, "additionalProperties": False}
-
-
-_BUILTIN_SCHEMAS = {name: _closed(tool.parameters["properties"]) for name, tool in BUILTINS.items()}
+# A builtin's parameters as the rules read them: its own JSON Schema, as a mock's, so a parameter it does not declare
+# is an error (it allows no other), and so is a misspelt matcher on a parameter it types other than object.
+_BUILTIN_SCHEMAS = {name: tool.parameters for name, tool in BUILTINS.items()}
 
 
 def _names(declared: Mapping[Any, Any]) -> str:

@@ -54,7 +54,11 @@ BUILTINS: dict[str, Builtin] = {tool.name: tool for tool in (
     Builtin(
         name="write_file",
         description="Write `content` to a file, replacing it if it exists and creating parent folders.",
-        parameters=object_schema({"path": _PATH, "content": {"type": "string"}}, ["path", "content"]),
+        parameters=object_schema(
+            {"path": _PATH, "content": {"type": "string", "description": (
+                "The file's whole new text, written exactly as given: include every line, and the final newline.")}},
+            ["path", "content"],
+        ),
         read_only=False,
         run="runner.tools.files:write_file",
     ),
@@ -65,7 +69,14 @@ BUILTINS: dict[str, Builtin] = {tool.name: tool for tool in (
             "`old_string` must match exactly (whitespace included) and occur exactly once."
         ),
         parameters=object_schema(
-            {"path": _PATH, "old_string": {"type": "string", "minLength": 1}, "new_string": {"type": "string"}},
+            {
+                "path": _PATH,
+                "old_string": {"type": "string", "minLength": 1, "description": (
+                    "The exact text to replace, whitespace and indentation included; it must occur exactly once in "
+                    "the file, so include enough surrounding lines to make it unique.")},
+                "new_string": {"type": "string", "description": (
+                    "The text to put in place of `old_string`, indented as the file is; empty to delete it.")},
+            },
             ["path", "old_string", "new_string"],
         ),
         read_only=False,
@@ -119,7 +130,12 @@ BUILTINS: dict[str, Builtin] = {tool.name: tool for tool in (
             "Run a bash command in the workspace (the current directory) and return its output "
             "(stdout and stderr together) and exit code. stdin is closed; long output is cut in the middle."
         ),
-        parameters=object_schema({"command": {"type": "string", "minLength": 1}}, ["command"]),
+        parameters=object_schema(
+            {"command": {"type": "string", "minLength": 1, "description": (
+                "The bash command line to run, e.g. 'python -m pytest -q'. Nothing can answer a prompt: "
+                "pass the flags that skip one.")}},
+            ["command"],
+        ),
         read_only=False,
         run="runner.tools.shell:bash",
     ),
