@@ -72,7 +72,9 @@ def _rescore(tmp_path: Path, source: Path, *more: str) -> tuple[Any, dict[str, A
      ("fail", "pass", "files", "fail", "pass", 'note.txt contains "hello"')),
     ("verify: grep -q hello note.txt", "verify: grep -q goodbye note.txt",
      ("pass", "fail", "verify", "pass", "fail", "verify failed (exit 1): grep -q goodbye note.txt")),
-], ids=["reply", "trace", "file", "verify"])
+    ("check: {run: grep -q hello note.txt, name: note}", "check: {run: grep -q goodbye note.txt, name: note}",
+     ("pass", "fail", "check", "pass", "fail", "check note: failed (exit 1)")),
+], ids=["reply", "trace", "file", "verify", "check"])
 def test_an_edited_expect_flips_exactly_its_verdict_with_no_request(
         tmp_path: Path, before: str, after: str, flip: tuple[str, ...]) -> None:
     with OpenAIServer() as server:

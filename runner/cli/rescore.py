@@ -28,7 +28,7 @@ from runner.output.store import ResultsWriter
 from runner.providers.kind import ProviderSpec
 from runner.providers.registry import resolve_provider
 from runner.run.record import RunRecord
-from runner.run.rescore import Rescoring, changed_inputs, rescorable, rescore
+from runner.run.rescore import Rescoring, changed_inputs, rebuilds, rescorable, rescore
 from runner.sandbox.choose import choose_sandbox
 from runner.sandbox.command import Sandbox
 from runner.scoring.aggregate import aggregate
@@ -108,9 +108,9 @@ def _refuse_changed(records: Sequence[RunRecord], cases: Mapping[str, Case], sou
 
 def _sandbox(records: Sequence[RunRecord], cases: Mapping[str, Case], hide: Sequence[Path]) -> Sandbox | None:
     """The sandbox of the verify and setup commands a rebuilt workspace runs: the mode the runs were made under
-    (``auto`` for runs that did not record one); None when no run's case has file or verify checks. Raises
+    (``auto`` for runs that did not record one); None when no run's case has file, verify or check commands. Raises
     UserError for runs made under different modes."""
-    needing = [r for r in records if cases[r.case].expect.verify or cases[r.case].expect.files]
+    needing = [r for r in records if rebuilds(cases[r.case])]
     modes = sorted({r.sandbox.mode if r.sandbox is not None else "auto" for r in needing})
     if not modes:
         return None

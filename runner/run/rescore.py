@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from runner.checks.base import BUDGET, CheckContext, CheckResult
+from runner.checks.base import BUDGET, CheckCommand, CheckContext, CheckResult
 from runner.checks.registry import run_checks
 from runner.kinds import ErrorKind, Status
 from runner.providers.kind import ProviderSpec
@@ -30,7 +30,7 @@ from runner.run.savedfiles import restore
 from runner.run.trajectory import Trajectory
 from runner.run.workspace import SetupError, Workspace, WorkspaceError
 from runner.sandbox.bounds import Access, Bounds
-from runner.sandbox.command import CommandResult, Sandbox
+from runner.sandbox.command import CommandResult, Sandbox, budget
 from runner.sandbox.visible import HiddenFile
 from runner.scoring.inputs import changed_parts
 from runner.scoring.metrics import fill_metrics
@@ -66,10 +66,10 @@ def rescore(case: Case, record: RunRecord, how: Rescoring) -> RunRecord:
     if not rescorable(record):
         return record
     new = dataclasses.replace(record, status=Status.ERROR, cause=None, error_kind=None, failure=None,
-                              commands=[c for c in record.commands if c.phase != "verify"],
+                              commands=[c for c in record.commands if c.phase not in ("verify", "check")],
                               warnings=list(record.warnings))
     checked = case if how.rejudge else dataclasses.replace(case, expect=dataclasses.replace(case.expect, judge=None))
-    needs_workspace = bool(case.expect.verify or case.expect.files)
+    needs_workspace = rebuilds(case)
     timeout = case.timeout or DEFAULT_RUN_TIMEOUT
     started = time.monotonic()
     if not needs_workspace:
@@ -103,6 +103,12 @@ def rescore(case: Case, record: RunRecord, how: Rescoring) -> RunRecord:
     return new
 
 
+def rebuilds(case: Case) -> bool:
+    """Whether rescoring a run of ``case`` rebuilds its workspace: for its ``files`` checks, or to run its ``verify``
+    or ``check`` commands again."""
+    return bool(case.expect.verify or case.expect.files or case.expect.spec("check"))
+
+
 def _checked(case: Case, record: RunRecord, workspace: Workspace, run: RunContext, unkept: list[str],
              commands: list[CommandRun], judges: Mapping[str | None, ProviderSpec]) -> list[CheckResult]:
     """The checks of ``case`` in the rebuilt ``workspace``; a ``files`` content rule on a file whose content the
@@ -110,7 +116,8 @@ def _checked(case: Case, record: RunRecord, workspace: Workspace, run: RunContex
     files = case.expect.files or {}
     blocked = [name for name, rules in files.items() if name in unkept and rules.content_rules]
     expect = dataclasses.replace(case.expect, files={n: r for n, r in files.items() if n not in blocked} or None,
-                                 verify=None if unkept else case.expect.verify)
+                                 verify=None if unkept else case.expect.verify,
+                                 more={k: v for k, v in case.expect.more.items() if not (unkept and k == "check")})
     env = workspace.env(case)
 
     def run_command(command: str) -> CommandResult:
@@ -119,14 +126,23 @@ def _checked(case: Case, record: RunRecord, workspace: Workspace, run: RunContex
         commands.append(CommandRun.of("verify", command, done))
         return done
 
+    def run_check(check: CheckCommand) -> CommandResult:  # expect.check's, as a run runs them
+        bounds = Bounds(budget(check.timeout or run.command_timeout, run.deadline), COMMAND_OUTPUT_LIMIT, run.cancel)
+        access = Access(network=case.network, readable=check.readable)
+        done = run.sandbox.run(check.command, workspace.path, {**env, **check.env}, bounds, access, split=True)
+        commands.append(CommandRun.of("check", check.command, done))
+        return done
+
     context = _context(dataclasses.replace(case, expect=expect), record, judges, run.deadline)
-    results = run_checks(dataclasses.replace(context, workspace=workspace.path, run_command=run_command))
+    results = run_checks(dataclasses.replace(context, workspace=workspace.path, run_command=run_command,
+                                             run_check=run_check))
     kept = "the run kept only its hash (over the record's bound: runner.run.savedfiles)"
     results += [CheckResult("files", False, f"{name}: {UNKEPT}: {kept}", error_kind=ErrorKind.WORKSPACE)
                 for name in blocked]
-    if unkept and case.expect.verify:
-        results.append(CheckResult("verify", False, f"verify {UNKEPT}: {unkept[0]}: {kept}",
-                                   error_kind=ErrorKind.WORKSPACE))
+    for kind in ("verify", "check"):
+        if unkept and case.expect.spec(kind):
+            results.append(CheckResult(kind, False, f"{kind} {UNKEPT}: {unkept[0]}: {kept}",
+                                       error_kind=ErrorKind.WORKSPACE))
     return results
 
 
