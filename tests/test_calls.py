@@ -248,7 +248,7 @@ def test_a_refused_call_is_recorded_and_satisfies_no_check_that_asks_for_a_call(
         ("trace.calls", False, (f"expected call #1 lookup (any arguments) found no partner: lookup was never called "
                                 f"(not counted: 1 refused call of lookup: {why})")),
     ]
-    assert (run["status"], run["failure"]) == ("fail", "wrong_tool")
+    assert (run["status"], run["failure"]) == ("fail", "wrong_args")  # lookup was called: its arguments were refused
 
 
 def test_arguments_that_did_not_parse_count_as_no_call(runs: dict[str, dict[str, Any]]) -> None:

@@ -123,13 +123,20 @@ def test_plan_prints_the_runs_and_cases_a_difference_needs(tmp_path: Path) -> No
     assert done.stdout.splitlines()[:5] == [
         "plan: a difference of 0.1 in pass rate, two-sided alpha 0.05, power 0.8, 10 runs a case (the pilot: 10 runs a case)",
         "",
-        "scripted · terse vs scripted · default: 20 pairs in the pilot, 40% of them disagreed",
+        "scripted · terse vs scripted · default: 20 pairs in the pilot, 40% of them disagreed; assumed 40% (the pilot's)",
         "  needs 329 paired runs: 33 cases at 10 runs a case (Connor's approximation: 312)",  # as by hand above
         "",
     ]
     assert "assumptions:" in done.stdout and "exact McNemar test" in done.stdout
     fewer = run_cli("plan", str(tmp_path / "results"), "--difference", "0.1", "--runs", "4", "--discordance", "0.2")
-    assert "  needs 168 paired runs: 42 cases at 4 runs a case (Connor's approximation: 155)" in fewer.stdout.splitlines()
+    assert fewer.stdout.splitlines()[2:4] == [
+        "scripted · terse vs scripted · default: 20 pairs in the pilot, 40% of them disagreed; assumed 20% (--discordance)",
+        "  needs 168 paired runs: 42 cases at 4 runs a case (Connor's approximation: 155)"]
+    below = run_cli("plan", str(tmp_path / "results"), "--difference", "0.1", "--discordance", "0.05")
+    assert (below.returncode, below.stdout) == (4, "")
+    assert below.stderr == ("error: --discordance 0.05 is below --difference 0.1: a difference of 0.1 needs at least "
+                            "10% of pairs to disagree (give --discordance 0.1 or more, or leave it out to take the "
+                            "pilot's)\n")
 
 
 def test_plan_from_a_scripted_run_with_two_prompts(tmp_path: Path) -> None:
@@ -147,10 +154,14 @@ def test_plan_from_a_scripted_run_with_two_prompts(tmp_path: Path) -> None:
     assert paired["means"]["outcome"] == {"estimate": 0.0, "low": 0.0, "high": 0.0, "pairs": 6, "method": "bootstrap"}
     planned = run_cli("plan", str(folder), "--difference", "0.05")
     assert planned.stdout.splitlines()[2:4] == [
-        "scripted · chatty vs scripted · terse: 6 pairs in the pilot, 0% of them disagreed; taken as 5%",
+        ("scripted · chatty vs scripted · terse: 6 pairs in the pilot, 0% of them disagreed; assumed 5%, the least a "
+         "difference of 0.05 allows (the pilot's is lower; give --discordance to plan at another)"),
         # Connor: (1.95996 sqrt(0.05) + 0.84162 sqrt(0.05 - 0.0025))^2 / 0.0025 = 0.62170^2 / 0.0025 = 154.6
         "  needs 157 paired runs: 53 cases at 3 runs a case (Connor's approximation: 155)",
     ]
+    given = run_cli("plan", str(folder), "--difference", "0.1", "--discordance", "0.3")
+    assert given.stdout.splitlines()[2] == ("scripted · chatty vs scripted · terse: 6 pairs in the pilot, 0% of them "
+                                            "disagreed; assumed 30% (--discordance)")
 
 
 def test_plan_refuses_a_pilot_of_one_arm_and_a_bad_difference(tmp_path: Path) -> None:

@@ -208,3 +208,27 @@ def test_a_second_ctrl_c_quits_at_once_kills_running_commands_and_keeps_finished
     assert none_left(token)
     assert out == ""  # quick's line waited for stuck's, in plan order, but its run is on disk:
     assert [p.name for p in runs.glob("*/runs/*.json")] == ["0002-slow-quick-scripted-default-r1.json"]
+
+
+def test_a_folder_interrupted_before_any_run_finished_resumes_by_running_them_all(tmp_path: Path) -> None:
+    token = "sleep 1.8765"
+    suite = "".join(f"- id: {name}\n  turns: [go]\n  script:\n    - tool_calls: [{{name: bash, arguments: {{command: "
+                    f"{token}}}}}]\n    - content: done\n" for name in ("a", "b"))
+    proc = start_run(tmp_path, suite, "--runs", "2", "-j", "1", "--sandbox", "none")
+    deadline = time.monotonic() + 10
+    while not processes_with(token) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    proc.send_signal(signal.SIGINT)
+    out, _ = proc.communicate(timeout=20)
+    assert proc.returncode == 2
+    assert out.splitlines()[:3] == ["0/0 passed (4 runs not finished: interrupted)",
+                                    "interrupted: 4 runs did not finish (cases: slow/a, slow/b)",
+                                    "no run finished: run the same command again"]
+    (folder,) = (tmp_path / "results").iterdir()
+    assert not list((folder / "runs").iterdir())
+    assert len(json.loads((folder / "report.json").read_text())["unfinished"]) == 4
+    resumed = run_cli("run", str(tmp_path / "slow.yml"), "--runs", "2", "-j", "4", "--sandbox", "none",
+                      "--results", str(tmp_path / "results"), "--resume", str(folder))
+    assert resumed.returncode == 0, resumed.stderr
+    assert resumed.stdout.splitlines()[:5] == ["PASS slow/a #1", "PASS slow/a #2", "PASS slow/b #1", "PASS slow/b #2",
+                                               "4/4 passed"]

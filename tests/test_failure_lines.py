@@ -125,3 +125,16 @@ def test_an_exhausted_script_says_how_many_turns_the_case_has(tmp_path: Path) ->
     done = run_cli("run", str(tmp_path / "t.yml"), "--results", str(tmp_path / "r"))
     assert "ERROR t/split: script exhausted: the model was asked for reply 2 but the case's script has 1 " \
            "(the case has 2 turns; each ends at a reply without tool calls)" in done.stdout.splitlines()
+
+
+@pytest.mark.parametrize(("script", "said"), [
+    ('[{content: ""}]', ("reply 2 but the case's script has 1 (the case has 1 turn; each ends at a reply without tool "
+                        "calls; reply 1 was empty and asked again")),
+    ('[{content: ""}, {content: " "}]', ("reply 3 but the case's script has 2 (the case has 1 turn; each ends at a "
+                                        "reply without tool calls; replies 1 and 2 were empty and asked again")),
+], ids=["one", "two"])
+def test_an_exhausted_script_names_the_empty_replies_that_were_asked_again(tmp_path: Path, script: str, said: str) -> None:
+    (tmp_path / "t.yml").write_text(f"- id: empty\n  turns: [Say hi]\n  script: {script}\n")
+    done = run_cli("run", str(tmp_path / "t.yml"), "--results", str(tmp_path / "r"))
+    assert done.stdout.splitlines()[0] == (f"ERROR t/empty: script exhausted: the model was asked for {said}: a reply "
+                                           "with no text and no tool call is no answer and ends no turn)")

@@ -218,3 +218,51 @@ def test_a_run_without_provenance_is_refused(tmp_path: Path) -> None:
     done, _, _ = _rescore(tmp_path, source)
     assert done.returncode == 4
     assert f"{tmp_path / 'cases' / 'rs.yml'}:2: case rs/note: its run in {source} kept no fingerprints" in done.stderr
+
+
+SCRIPTED = """\
+- id: one
+  turns: [Write the note]
+  expect: {EXPECT}
+  script:
+    - tool_calls: [{name: write_file, arguments: {path: note.txt, content: hello}}]
+    - content: written
+- id: two
+  turns: [Say hi]
+  expect: {response_contains: [hi]}
+  script: [{content: hi}]
+"""
+
+
+def _scripted(tmp_path: Path) -> Path:
+    """Two scripted cases (group ``g``) run twice each: their results folder."""
+    (tmp_path / "g.yml").write_text(SCRIPTED.replace("{EXPECT}", "{response_contains: [written]}"), encoding="utf-8")
+    done = run_cli("run", str(tmp_path / "g.yml"), "--runs", "2", "--sandbox", "none", "--results",
+                   str(tmp_path / "results"), "-q")
+    assert done.returncode == 0, done.stderr
+    (folder,) = (tmp_path / "results").iterdir()
+    return folder
+
+
+def test_a_selection_that_matches_no_run_is_refused_before_writing(tmp_path: Path) -> None:
+    source = _scripted(tmp_path)
+    (tmp_path / "other.yml").write_text("- {id: x, turns: [Hi], script: [{content: hi}]}\n", encoding="utf-8")
+    done = run_cli("rescore", str(source), str(tmp_path / "other.yml"), "-o", str(tmp_path / "out"))
+    assert (done.returncode, done.stdout) == (4, "")
+    assert done.stderr == (f"error: none of the 4 runs in {source} is of a selected case (1 case selected, none of "
+                           "them ran there) (give the case files the runs were made from: the runs are of g/one, "
+                           "g/two)\n")
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_run_whose_checks_changed_but_not_its_status_reads_still_pass(tmp_path: Path) -> None:
+    source = _scripted(tmp_path)
+    (tmp_path / "g.yml").write_text(
+        SCRIPTED.replace("{EXPECT}", "{response_contains: [written], verify: test -f note.txt}"), encoding="utf-8")
+    done = run_cli("rescore", str(source), str(tmp_path / "g.yml"), "-o", str(tmp_path / "out"), "-q")
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    start = lines.index(f"rescored 4 of 4 runs from {source}: 2 runs whose checks changed, 0 whose status changed")
+    assert lines[start + 1:] == [
+        "  g/one [scripted · default] #1: still pass", "    verify: none -> pass: verify passed: test -f note.txt",
+        "  g/one [scripted · default] #2: still pass", "    verify: none -> pass: verify passed: test -f note.txt"]

@@ -314,7 +314,7 @@ cases:
     script:
       - tool_calls: [{name: lookup, arguments: {id: 7}}]
       - content: Order 7 is still being packed.
-  - id: calls-tool-never-ran
+  - id: calls-arguments-refused
     turns: [What is the status of order 7?]
     expect:
       response_contains: [shipped]
@@ -365,7 +365,7 @@ EXPECTED: dict[str, tuple[Any, ...]] = {
     "excessive-calls": ("excessive_calls", "fail", 3, None, 2, 0, 1.0, (1 + 0 + 1 / 3) / 3),
     "good-process-bad-outcome": ("good_process_bad_outcome", "fail", 1, 1, 0, 0, 0.0, 1.0),
     # the one call was refused (the schema wants an integer): never ran, so no accuracy and the tool is the fault
-    "calls-tool-never-ran": ("wrong_tool", "fail", 1, 0, 0, 1, 1.0, 0.0),
+    "calls-arguments-refused": ("wrong_args", "fail", 1, 0, 0, 1, 1.0, 0.0),
     "check-failed": ("check_failed", "fail", 1, None, 0, 0, 1.0, (1 + 0.25) / 2),  # its partial credit a process part
     "passes": (None, "pass", 2, 1, 0, 1, 1.0, (1 + 1 + 1 / 2) / 3),  # accuracy: the refused first call never ran
 }

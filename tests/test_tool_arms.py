@@ -345,3 +345,30 @@ def test_a_missing_tool_definition_file_is_named_with_the_fix(tmp_path: Path) ->
     assert err.splitlines() == [
         (f"error: {tmp_path / 'nope.yml'}: cannot read the tool-definition file: [Errno 2] No such file or directory: "
         f"'{tmp_path / 'nope.yml'}' (give -T a YAML file such as examples/tool-descriptions/terse.yml)")]
+
+
+SCRIPTED_WRITE = """\
+- id: write-hi
+  turns: [Write hi to out.txt]
+  tools: [read_file, write_file]
+  expect:
+    files: {out.txt: {equals: hi}}
+    trace: {must_include: [write_file]}
+  script:
+    - tool_calls: [{name: write_file, arguments: {KEY: out.txt, content: hi}}]
+    - content: Done.
+"""
+
+
+@pytest.mark.parametrize(("key", "status", "failure"), [("path", "fail", "wrong_args"), ("file_path", "pass", None)])
+def test_a_script_calls_by_the_names_its_arm_shows_and_a_refused_call_is_wrong_args(
+        tmp_path: Path, key: str, status: str, failure: str | None) -> None:
+    (tmp_path / "case.yml").write_text(SCRIPTED_WRITE.replace("KEY", key), encoding="utf-8")
+    (tmp_path / "renamed.yml").write_text(RENAMED, encoding="utf-8")
+    code, out, _ = cli_output(["run", str(tmp_path / "case.yml"), "-p", "scripted", "-T", str(tmp_path / "renamed.yml"),
+                               "--results", str(tmp_path / "results"), "--sandbox", "none", "-q"])
+    (record,) = [json.loads(p.read_text()) for p in (tmp_path / "results").glob("*/runs/*.json")]
+    assert (code, record["status"], record["failure"]) == ((1, status, failure) if failure else (0, status, failure))
+    if failure:
+        assert ("  never called write_file (1 refused call: invalid arguments for write_file: "
+                "'file_path' is a required property)") in out.splitlines()

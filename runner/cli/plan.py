@@ -11,7 +11,7 @@ from pathlib import Path
 from runner.errors import UserError
 from runner.output.scan import scan_results
 from runner.scoring.pairs import comparisons
-from runner.scoring.planning import plan
+from runner.scoring.planning import Need, plan
 from runner.scoring.power import ALPHA, POWER
 from runner.text import plural, printable
 
@@ -27,7 +27,8 @@ def add(sub: argparse._SubParsersAction) -> None:
                         help=f"the chance of a significant result when the difference is real (default {POWER})")
     parser.add_argument("--runs", type=int, metavar="N", help="runs of each case in the planned suite (default: the pilot's)")
     parser.add_argument("--discordance", type=_fraction, metavar="S",
-                        help="the share of pairs expected to disagree (default: each comparison's in the pilot)")
+                        help="the share of pairs expected to disagree, at least D (default: each comparison's in the "
+                             "pilot, raised to D where lower)")
 
 
 def command(args: argparse.Namespace) -> int:
@@ -41,6 +42,10 @@ def command(args: argparse.Namespace) -> int:
                         hint="run the pilot with two -P prompts or two -p providers, then plan from its folder")
     if args.runs is not None and args.runs < 1:
         raise UserError(f"--runs {args.runs}: a case needs at least one run", hint="give --runs 1 or more")
+    if args.discordance is not None and args.discordance < args.difference:
+        raise UserError(f"--discordance {args.discordance:g} is below --difference {args.difference:g}: a difference "
+                        f"of {args.difference:g} needs at least {args.difference:.0%} of pairs to disagree",
+                        hint=f"give --discordance {args.difference:g} or more, or leave it out to take the pilot's")
     pilot = max(r.run for r in summaries)
     repeats = args.runs or pilot
     out = sys.stdout
@@ -48,8 +53,8 @@ def command(args: argparse.Namespace) -> int:
               f"power {args.power:g}, {plural(repeats, 'run')} a case (the pilot: {plural(pilot, 'run')} a case)\n")
     for need in plan(compared, repeats, args.difference, args.alpha, args.power, args.discordance):
         seen = "no pairs" if need.observed is None else f"{need.observed:.0%} of them disagreed"
-        taken = f"; taken as {need.discordance:.0%}" if need.assumed else ""
-        out.write(f"\n{printable(need.title)}: {plural(need.pairs, 'pair')} in the pilot, {seen}{taken}\n"
+        out.write(f"\n{printable(need.title)}: {plural(need.pairs, 'pair')} in the pilot, {seen}; "
+                  f"{_assumed(need, args.difference)}\n"
                   f"  needs {plural(need.needed, 'paired run')}: {plural(need.cases, 'case')} at "
                   f"{plural(repeats, 'run')} a case (Connor's approximation: {need.connor})\n")
     out.write(ASSUMPTIONS)
@@ -61,11 +66,23 @@ assumptions:
   - the test is the exact McNemar test tooltrial reports, on runs paired by case and run index; the runs
     needed are the fewest at which its power reaches the target, searched from Connor's normal
     approximation (1987), which that test reaches only 0.76 to 0.78 of the time where 0.80 is asked
-  - the share of pairs whose arms disagree is as in the pilot (or --discordance), and at least the
-    difference, since a difference needs at least that share of pairs to disagree
+  - the share of pairs whose arms disagree is --discordance where given, else as in the pilot and at least
+    the difference, since a difference needs at least that share of pairs to disagree
   - every pair is independent: where one case's runs tend to agree with each other, more cases help
     more than more runs of the same cases
 """
+
+
+def _assumed(need: Need, difference: float) -> str:
+    """The discordance the plan assumes and where it came from: ``assumed 30% (--discordance)``, ``assumed 40%
+    (the pilot's)``, or the floor with its reason."""
+    if need.source == "given":
+        return f"assumed {need.discordance:.0%} (--discordance)"
+    if need.source == "pilot":
+        return f"assumed {need.discordance:.0%} (the pilot's)"
+    fewer = "the pilot has no pairs" if need.observed is None else "the pilot's is lower"
+    return (f"assumed {need.discordance:.0%}, the least a difference of {difference:g} allows ({fewer}; "
+            "give --discordance to plan at another)")
 
 
 def _fraction(text: str) -> float:

@@ -73,6 +73,7 @@ def command(args: argparse.Namespace) -> int:
     cases = {s.case.full_id: s.case for s in selected(args)}
     if not cases:
         return ExitCode.NO_CASES
+    _refuse_unmatched(source, cases)
     todo = [r for r in source.records if r.case in cases and rescorable(r)]
     _refuse_changed(todo, cases, source.path)
     how = Rescoring(_sandbox(todo, cases, [source.path, root]), _judges(args, [cases[r.case] for r in todo]),
@@ -87,6 +88,16 @@ def command(args: argparse.Namespace) -> int:
     _print_changes(changes, len(todo), len(source.records), source.path, out)
     print(f"rescored results: {printable(str(path))}", file=sys.stderr)
     return ending.code
+
+
+def _refuse_unmatched(source: Results, cases: Mapping[str, Case]) -> None:
+    """Raise UserError when no run of ``source`` is of a selected case: there would be nothing to rescore."""
+    ran = list(dict.fromkeys(r.case for r in source.records))
+    if ran and not set(ran) & set(cases):
+        shown = ", ".join(printable(c) for c in ran[:3]) + (", ..." if len(ran) > 3 else "")
+        raise UserError(f"none of the {plural(len(source.records), 'run')} in {printable(str(source.path))} is of a "
+                        f"selected case ({plural(len(cases), 'case')} selected, none of them ran there)",
+                        hint=f"give the case files the runs were made from: the runs are of {shown}")
 
 
 def _refuse_changed(records: Sequence[RunRecord], cases: Mapping[str, Case], source: Path) -> None:
@@ -148,12 +159,15 @@ def _write(source: Results, records: Sequence[RunRecord], changes: Sequence[Verd
 
 
 def _print_changes(changes: Sequence[VerdictChange], rescored: int, runs: int, source: Path, out: TextIO) -> None:
-    """``rescored N of M runs from SOURCE: K changed`` and a line per run and per check whose verdict changed."""
+    """``rescored N of M runs from SOURCE: K runs whose checks changed, J whose status changed``, then a line per
+    such run (``pass -> fail``, or ``still pass`` where only its checks changed) and per check whose verdict
+    changed."""
+    flipped = sum(c.before != c.after for c in changes)
     print(f"rescored {rescored} of {plural(runs, 'run')} from {printable(str(source))}: "
-          f"{plural(len(changes), 'run')} with changed verdicts", file=out)
+          f"{plural(len(changes), 'run')} whose checks changed, {flipped} whose status changed", file=out)
     for change in changes:
-        print(f"  {printable(change.case)} [{printable(change.arm)}] #{change.run}: {change.before} -> {change.after}",
-              file=out)
+        status = f"still {change.after}" if change.before == change.after else f"{change.before} -> {change.after}"
+        print(f"  {printable(change.case)} [{printable(change.arm)}] #{change.run}: {status}", file=out)
         for check in change.checks:
             print(f"    {printable(check.check)}: {check.before or 'none'} -> {check.after or 'none'}: "
                   f"{printable(check.message)}", file=out)

@@ -51,6 +51,16 @@ def read_results(folder: Path) -> Results:
     return Results(folder, records, report)
 
 
+def resumed_records(folder: Path) -> list[RunRecord]:
+    """The runs ``run --resume FOLDER`` reuses: ``read_results``' records; none for a folder whose run was
+    interrupted before any run finished (no run file, its report.json listing the runs not finished), so a
+    resume makes them all. Raises UserError as ``read_results`` does."""
+    folder = run_folder(Path(folder))
+    if not run_files(folder) and (folder / REPORT_FILE).is_file() and _load(folder / REPORT_FILE, "report").get("unfinished"):
+        return []
+    return read_results(folder).records
+
+
 def run_files(folder: Path) -> list[Path]:
     """The run files of a ``results/<run-id>/`` folder, in plan order (their names start with their
     place in the plan), leftover temporary files left out."""

@@ -20,7 +20,7 @@ from runner.kinds import ErrorKind
 from runner.names import SCRIPTED
 from runner.providers.base import Completion, Provider, ProviderError, ToolCall, Usage
 from runner.providers.kind import ProviderKind, ProviderSpec
-from runner.providers.parse import parse_arguments
+from runner.providers.parse import ReplyKind, parse_arguments, reply_kind
 from runner.text import plural
 
 if TYPE_CHECKING:
@@ -58,27 +58,42 @@ class ScriptedProvider:
         self._script = list(script)
         self._next = 0
         self._turns = turns
+        self._unanswered: list[int] = []  # the 1-based replies that were no answer, so the loop asked again
 
     def complete(
         self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], deadline: float | None = None
     ) -> Completion:
         """The next script item; ``deadline`` is unused: a scripted reply takes no time."""
         if self._next >= len(self._script):
-            turns = (f" (the case has {plural(self._turns, 'turn')}; each ends at a reply without tool calls)"
-                     if self._turns is not None else "")
-            raise ScriptExhausted(
-                f"script exhausted: the model was asked for reply {self._next + 1} "
-                f"but the case's script has {len(self._script)}{turns}"
-            )
+            raise ScriptExhausted(f"script exhausted: the model was asked for reply {self._next + 1} "
+                                  f"but the case's script has {len(self._script)}{self._why()}")
         item = self._script[self._next]
         self._next += 1
         calls = tuple(_call(f"call_{self._next}_{i}", c) for i, c in enumerate(item.get("tool_calls") or ()))
-        return Completion(
+        completion = Completion(
             content=item.get("content"),
             tool_calls=calls,
             finish_reason=item.get("finish_reason", _finish_reason(calls)),
             usage=Usage(**item["usage"]) if "usage" in item else None,
         )
+        if reply_kind(completion) is ReplyKind.EMPTY:
+            self._unanswered.append(self._next)
+        return completion
+
+    def _why(self) -> str:
+        """Why the script ran out, for its error: `` (the case has 1 turn; each ends at a reply without tool
+        calls; reply 1 was empty and asked again: ...)``; the replies that were no answer (runner.run.agent asks
+        again, docs/providers.md) are named, since each takes a script item and ends no turn."""
+        parts = [f"the case has {plural(self._turns, 'turn')}; each ends at a reply without tool calls"
+                 if self._turns is not None else ""]
+        if self._unanswered:
+            numbers = [str(n) for n in self._unanswered]
+            named = numbers[0] if len(numbers) == 1 else f"{', '.join(numbers[:-1])} and {numbers[-1]}"
+            were = ("reply " + named + " was") if len(numbers) == 1 else ("replies " + named + " were")
+            parts.append(f"{were} empty and asked again: a reply with no text and no tool call is no answer "
+                         "and ends no turn")
+        shown = "; ".join(p for p in parts if p)
+        return f" ({shown})" if shown else ""
 
 
 def _finish_reason(calls: Sequence[ToolCall]) -> str:

@@ -15,7 +15,7 @@ from typing import Any
 from runner.errors import UserError, silence_output
 from runner.output.finish import Conclusion, View, conclude, finish, utc_now
 from runner.output.formats import streamed
-from runner.output.load import read_results
+from runner.output.load import resumed_records
 from runner.output.replay import Recorder
 from runner.output.report import cache_totals
 from runner.output.scan import saved_runs
@@ -89,7 +89,7 @@ def run_suite(request: SuiteRequest) -> int:
     made, or ``record`` cases whose fixtures clash (runner.output.replay.Recorder). A closed output (``| head``) cuts the printing short, never a result: every output
     is written before anything is printed.
     """
-    earlier = read_results(request.resume).records if request.resume else []
+    earlier = resumed_records(request.resume) if request.resume else []
     if request.resume:
         _same_inputs(earlier, request.cases, request.arms, request.options.run.sandbox.mode, request.resume)
     writer, started = ResultsWriter(request.results), utc_now()
