@@ -87,6 +87,9 @@ def tool_rule_errors(case: dict[str, Any], spot: Spot, defaults: Spot | None) ->
 def script_call_errors(case: dict[str, Any], spot: Spot, defaults: Spot | None) -> list[CaseFileError]:
     """A warning at each ``script`` call (``script[i].tool_calls[j].name``) of a tool the case does not offer: the
     scripted call is refused as an unknown tool's (``grepp`` where ``grep`` was meant), with the nearest offered name."""
+    named = [call for reply in _list(case.get("script")) for call in _list(_get(reply, "tool_calls"))]
+    if not any(isinstance(_get(call, "name"), str) for call in named):
+        return []  # nothing to ask which tools the case offers about (a large suite loads without the question)
     mocks = [m["name"] for m in _list(case.get("mocks")) if isinstance(_get(m, "name"), str)]
     servers = [s["name"] for s in _list(case.get("mcp")) if isinstance(_get(s, "name"), str)]
     tools = case.get("tools")
