@@ -81,3 +81,11 @@ def test_a_p_template_s_error_is_at_its_line_in_that_file_with_the_nearest_name(
     ran = run_cli("run", "ok.yml", "-P", "mine.j2", "--results", "results", cwd=tmp_path)
     assert (ran.returncode, ran.stderr) == (
         ExitCode.USAGE, "error: mine.j2:2: case has no attribute 'ful_id' (did you mean 'full_id'?)\n")
+
+
+def test_a_key_a_loop_variable_lacks_names_the_nearest_of_its_keys(tmp_path: Path) -> None:
+    (tmp_path / "ok.yml").write_text("- id: one\n  turns: [Hi.]\n  script: [{content: x}]\n")
+    (tmp_path / "tools.j2").write_text("Your tools:\n{% for t in tools %}- {{ t.nmae }}\n{% endfor %}")
+    validated = run_cli("validate", "ok.yml", "-P", "tools.j2", cwd=tmp_path)
+    assert (validated.returncode, validated.stderr) == (
+        ExitCode.USAGE, "error: tools.j2:2: 'dict object' has no attribute 'nmae', for ok/one (did you mean 'name'?)\n")

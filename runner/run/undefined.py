@@ -48,8 +48,9 @@ def explained(error: MissingName, context: Mapping[str, Any]) -> tuple[str, str]
 
     A top-level variable gets the nearest variable there is, else the advice to define it under
     ``vars:``; an attribute of ``case`` or ``vars`` is named as such (``case has no attribute 'x'``),
-    with the nearest of their attributes, else the list of ``case``'s or that advice; anything else
-    keeps jinja's message and that advice.
+    with the nearest of their attributes, else the list of ``case``'s or that advice; a key another mapping
+    lacks (a tool of ``tools`` in a loop) gets the nearest of its keys, else the list of them; anything else
+    keeps jinja's message and the advice to check its spelling.
     """
     name, owner = str(error.name), error.owner
     if owner is missing:
@@ -59,4 +60,7 @@ def explained(error: MissingName, context: Mapping[str, Any]) -> tuple[str, str]
             have = [str(key) for key in owner]
             hint = did_you_mean(name, have, otherwise or f"{variable} has " + ", ".join(have))
             return f"{variable} has no attribute {name!r}", hint
-    return error.message or "undefined variable", _VARS_HINT
+    if isinstance(owner, Mapping):  # a key of a value the template holds, such as a tool in {% for t in tools %}
+        have = [str(key) for key in owner]
+        return error.message or f"no key {name!r}", did_you_mean(name, have, "it has " + (", ".join(have) or "no key"))
+    return error.message or "undefined variable", "check its spelling"
