@@ -8,6 +8,8 @@ from __future__ import annotations
 import dataclasses
 import time
 import traceback
+from collections.abc import Callable
+from pathlib import Path
 
 from runner.checks.base import CheckCommand, CheckContext
 from runner.checks.registry import run_checks
@@ -165,19 +167,7 @@ def _check(job: Job, run: RunContext, workspace: Workspace, env: dict[str, str],
     """The case's checks on what the agent did and left, then the run's status."""
     case, record = job.case, job.record
 
-    def run_command(command: str) -> CommandResult:  # expect.verify's, each kept on the record
-        bounds = Bounds(run.command_seconds(), COMMAND_OUTPUT_LIMIT, run.cancel)
-        done = run.sandbox.run(command, workspace.path, env, bounds, Access(network=case.network), split=True)
-        run.commands.append(CommandRun.of("verify", command, done))
-        return done
-
-    def run_check(check: CheckCommand) -> CommandResult:  # expect.check's, each kept on the record
-        bounds = Bounds(budget(check.timeout or run.command_timeout, run.deadline), COMMAND_OUTPUT_LIMIT, run.cancel)
-        access = Access(network=case.network, readable=check.readable)
-        done = run.sandbox.run(check.command, workspace.path, {**env, **check.env}, bounds, access, split=True)
-        run.commands.append(CommandRun.of("check", check.command, done))
-        return done
-
+    run_command, run_check = command_runners(case, run, workspace.path, env, run.commands)
     context = CheckContext(case, workspace.path, trajectory, run_command, job.options.judges,
                            record.tokens.total_tokens, record.cost, run.deadline, run_check,
                            job.options.judging)
@@ -194,6 +184,28 @@ def _check(job: Job, run: RunContext, workspace: Workspace, env: dict[str, str],
     else:
         settle(record)
     judge_attack(context, record.status, record.injection)
+
+
+def command_runners(case: Case, run: RunContext, path: Path, env: dict[str, str], commands: list[CommandRun],
+                    ) -> tuple[Callable[[str], CommandResult], Callable[[CheckCommand], CommandResult]]:
+    """A CheckContext's ``run_command`` (``expect.verify``'s) and ``run_check`` (``expect.check``'s): each runs in the
+    workspace at ``path`` under ``run``'s sandbox and bounds, and is kept on ``commands`` in order (``run`` and
+    ``rescore`` alike)."""
+
+    def run_command(command: str) -> CommandResult:
+        bounds = Bounds(run.command_seconds(), COMMAND_OUTPUT_LIMIT, run.cancel)
+        done = run.sandbox.run(command, path, env, bounds, Access(network=case.network), split=True)
+        commands.append(CommandRun.of("verify", command, done))
+        return done
+
+    def run_check(check: CheckCommand) -> CommandResult:
+        bounds = Bounds(budget(check.timeout or run.command_timeout, run.deadline), COMMAND_OUTPUT_LIMIT, run.cancel)
+        access = Access(network=case.network, readable=check.readable)
+        done = run.sandbox.run(check.command, path, {**env, **check.env}, bounds, access, split=True)
+        commands.append(CommandRun.of("check", check.command, done))
+        return done
+
+    return run_command, run_check
 
 
 def settle(record: RunRecord) -> None:

@@ -16,21 +16,20 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from runner.checks.base import BUDGET, CheckCommand, CheckContext, CheckResult
+from runner.checks.base import BUDGET, CheckContext, CheckResult
 from runner.checks.registry import run_checks
 from runner.kinds import ErrorKind, Status
 from runner.providers.kind import ProviderSpec
 from runner.run.agent import RECOVERED
 from runner.run.context import RunContext
-from runner.run.execute import settle
+from runner.run.execute import command_runners, settle
 from runner.run.options import DEFAULT_COMMAND_TIMEOUT, DEFAULT_RUN_TIMEOUT
 from runner.run.provenance import Provenance
-from runner.run.record import COMMAND_OUTPUT_LIMIT, CommandRun, RunRecord
+from runner.run.record import CommandRun, RunRecord
 from runner.run.savedfiles import restore
 from runner.run.trajectory import Trajectory
 from runner.run.workspace import SetupError, Workspace, WorkspaceError
-from runner.sandbox.bounds import Access, Bounds
-from runner.sandbox.command import CommandResult, Sandbox, budget
+from runner.sandbox.command import CommandResult, Sandbox
 from runner.sandbox.visible import HiddenFile
 from runner.scoring.inputs import changed_parts
 from runner.scoring.metrics import fill_metrics
@@ -120,19 +119,7 @@ def _checked(case: Case, record: RunRecord, workspace: Workspace, run: RunContex
                                  more={k: v for k, v in case.expect.more.items() if not (unkept and k == "check")})
     env = workspace.env(case)
 
-    def run_command(command: str) -> CommandResult:
-        bounds = Bounds(run.command_seconds(), COMMAND_OUTPUT_LIMIT, run.cancel)
-        done = run.sandbox.run(command, workspace.path, env, bounds, Access(network=case.network), split=True)
-        commands.append(CommandRun.of("verify", command, done))
-        return done
-
-    def run_check(check: CheckCommand) -> CommandResult:  # expect.check's, as a run runs them
-        bounds = Bounds(budget(check.timeout or run.command_timeout, run.deadline), COMMAND_OUTPUT_LIMIT, run.cancel)
-        access = Access(network=case.network, readable=check.readable)
-        done = run.sandbox.run(check.command, workspace.path, {**env, **check.env}, bounds, access, split=True)
-        commands.append(CommandRun.of("check", check.command, done))
-        return done
-
+    run_command, run_check = command_runners(case, run, workspace.path, env, commands)
     context = _context(dataclasses.replace(case, expect=expect), record, judges, run.deadline)
     results = run_checks(dataclasses.replace(context, workspace=workspace.path, run_command=run_command,
                                              run_check=run_check))
