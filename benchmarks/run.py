@@ -50,6 +50,8 @@
     ``list`` and ``validate`` of it in this process, wall-clock and CPU time, best of 3
     (benchmarks/dataset_cases.py). Measured on a busy 2-core machine, two passes: list 1.52 to 1.75 s CPU
     (1.9 to 3.9 s wall), validate 1.86 to 2.16 s CPU (3.1 to 4.2 s wall): about 150 to 220 us a row.
+(q) Big suites: ``list`` and ``validate`` of 10,000 generated cases (without and with three mocks each) and,
+    with ``--bfcl DATA``, of BFCL's imported single-turn suite, each a whole command (benchmarks/bigsuites.py).
 """
 
 from __future__ import annotations
@@ -71,6 +73,7 @@ from pathlib import Path
 from typing import Any
 
 from agents import figure_j
+from bigsuites import figure_q
 from commands import figure_n
 from dataset_cases import figure_p
 from executors import figure_k
@@ -415,7 +418,9 @@ def main_benchmark() -> None:
     parser.add_argument("--delay", type=float, default=0.1, help="seconds the fake server waits (default 0.1)")
     parser.add_argument("--litellm", action="store_true", help="measure (c) through the litellm provider too")
     parser.add_argument("--executors", action="store_true", help="measure (k), threads against worker processes")
-    parser.add_argument("--only", metavar="LETTERS", default="abcdefghijnop",
+    parser.add_argument("--bfcl", metavar="DATA", type=Path,
+                        help="(q) also imports BFCL's data folder (bfcl_eval/data of the bfcl-eval wheel)")
+    parser.add_argument("--only", metavar="LETTERS", default="abcdefghijnopq",
                         help="measure only these figures, e.g. 'o' or 'bg' (default: all but k; f and g run b)")
     args = parser.parse_args()
     want = set(args.only) | ({"k"} if args.executors else set())
@@ -451,6 +456,11 @@ def main_benchmark() -> None:
     if "p" in want:
         with tempfile.TemporaryDirectory(prefix="tooltrial-bench-") as folder:
             figure_p(Path(folder))
+    if "q" in want:
+        with tempfile.TemporaryDirectory(prefix="tooltrial-bench-") as folder:
+            generated = {"10,000 cases": generate(Path(folder) / "plain", 10_000),
+                         "10,000 cases x 3 mocks": generate(Path(folder) / "mocked", 10_000, case=mocked_case)}
+            figure_q(Path(folder), generated, args.bfcl)
     if "e" in want:
         with tempfile.TemporaryDirectory(prefix="tooltrial-bench-") as folder:
             figure_e(Path(folder), sandbox)
