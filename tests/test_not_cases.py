@@ -40,7 +40,7 @@ def test_validate_list_and_run_of_a_folder_read_its_case_files_and_leave_results
 
 def test_a_path_that_names_results_is_refused_saying_what_to_give(cases: Path) -> None:
     (results,) = [p for p in cases.iterdir() if p.is_dir()]
-    run_file = sorted((results / "runs").iterdir())[0]
+    run_file = min((results / "runs").iterdir())
     expected = {
         str(results): f"error: {results} is a results folder tooltrial wrote, not case files (give the case files "
                       f"the runs were made from; 'tooltrial report {results}' reads the results)\n",
