@@ -112,12 +112,13 @@ def test_list_shows_what_a_shard_holds_and_auto_takes_k_from_the_job_index(demo:
     assert two.stderr == "shard 2/2 holds 4 of 5 runs (3 of 3 cases)\n"
 
 
-def test_run_l_counts_a_shards_runs_in_every_arm_fault_arms_and_their_clean_twin_included(demo: Path,
-                                                                                         tmp_path: Path) -> None:
+@pytest.mark.parametrize("listing", [("list",), ("run", "-l")])
+def test_list_counts_a_shards_runs_in_every_arm_fault_arms_and_their_clean_twin_included(
+        demo: Path, tmp_path: Path, listing: tuple[str, ...]) -> None:
     profile = tmp_path / "flaky.yml"
     profile.write_text("faults:\n  - {tool: bash, kind: error}\n")  # a tool no script calls: every run passes
     arms = ("-P", "default", "-P", "terse", "--faults", str(profile))  # 2 prompts x (faults off, flaky): 4 arms
-    listed = run_cli("run", "-l", str(demo), "--shard", "2/2", *arms)
+    listed = run_cli(*listing, str(demo), "--shard", "2/2", *arms)
     assert listed.stderr == "shard 2/2 holds 16 of 20 runs of 4 arms (3 of 3 cases)\n"
     assert listed.stdout.splitlines()[-1] == "demo/say-hi       (runs 2, 3 of 3)"
     folder = _run(demo, tmp_path / "r", "--shard", "2/2", *arms)

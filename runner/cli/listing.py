@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import NoReturn
 
-from runner.cli.options import add_selection, add_shard, selected
+from runner.cli.options import add_arms, add_selection, add_shard, selected
 from runner.errors import ExitCode
 from runner.names import SCRIPTED
 from runner.providers.kind import ProviderSpec
@@ -29,6 +29,7 @@ def add(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("list", help="list cases (group/id and description)")
     add_selection(parser)
     add_shard(parser)
+    add_arms(parser)
     parser.add_argument("--sources", action="store_true", help="show where each case came from and what it overrides")
 
 
@@ -48,9 +49,9 @@ def command(args: argparse.Namespace) -> int:
 def _in_shard(args: argparse.Namespace, chosen: list[Sourced]) -> tuple[list[Sourced], dict[str, str]]:
     """The cases ``args.shard`` holds a run of, and for each it holds only some runs of, which
     (``run 2 of 2``, ``runs 1, 3 of 3``); says on stderr how many of the suite's runs the shard holds, over every
-    arm (runner.suite.engine.plan_runs, as ``run --shard`` plans them). ``run -l`` gives ``--runs`` and the arms
-    (``-p``, ``-P``, ``-T``, ``--faults`` with its clean twin); a case's own ``runs`` wins."""
-    shard, repeats, arms = args.shard, getattr(args, "runs", 1), _arms(args)
+    arm (runner.suite.engine.plan_runs, as ``run --shard`` plans them): the arms of ``-p``, ``-P``, ``-T`` and
+    ``--faults`` (with its clean twin), each case ``--runs`` times; a case's own ``runs`` wins."""
+    shard, repeats, arms = args.shard, args.runs, _arms(args)
     cases = [item.case for item in chosen]
     total = sum(1 for _ in plan_runs(cases, arms, repeats))
     held_runs: dict[str, list[int]] = {}
@@ -73,11 +74,10 @@ def _note(runs: list[int], case: Case, repeats: int) -> str:
 
 
 def _arms(args: argparse.Namespace) -> list[Arm]:
-    """The arms ``run`` would make of ``args`` (one for ``list``), its providers named only: nothing is resolved
-    or run to list. Raises what loading a ``-P``, ``-T`` or ``--faults`` file raises."""
-    providers = [ProviderSpec(name, _not_run) for name in getattr(args, "provider", None) or [SCRIPTED]]
-    arms = make_arms(providers, load_prompts(getattr(args, "prompt", [])), load_all(getattr(args, "tools", [])))
-    return with_faults(arms, load_profiles(getattr(args, "faults", [])))
+    """The arms ``run`` would make of ``args``, its providers named only: nothing is resolved or run to list.
+    Raises what loading a ``-P``, ``-T`` or ``--faults`` file raises."""
+    providers = [ProviderSpec(name, _not_run) for name in args.provider or [SCRIPTED]]
+    return with_faults(make_arms(providers, load_prompts(args.prompt), load_all(args.tools)), load_profiles(args.faults))
 
 
 def _not_run(case: Case) -> NoReturn:
