@@ -11,11 +11,13 @@ import json
 import socket
 import sys
 import textwrap
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from runner.endpoint import handler
 from runner.endpoint.handler import BODY_LIMIT
 from runner.endpoint.server import Endpoint
 from runner.endpoint.wire import NESTING_LIMIT
@@ -223,4 +225,57 @@ def test_the_refused_requests_are_on_the_runs_record(tmp_path: Path, capfd: pyte
                                  "reads (Content-Length 99999999999999)")),
         ("messages", 200, False, None)]
     assert json.loads(record.commands[0].stdout)["content"][0]["text"] == "done"
+    assert capfd.readouterr().err == ""
+
+
+def test_a_body_that_stalls_is_a_recorded_408_within_the_bound(monkeypatch: pytest.MonkeyPatch,
+                                                                capfd: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setattr(handler, "BODY_SECONDS", 0.3)
+    with Endpoint(_Ok()) as endpoint:  # 10 of 100 bytes sent, then nothing: the agent waits for its answer
+        started = time.monotonic()
+        status, headers, body = _post(endpoint, "/v1/chat/completions", b"100", b'{"messages"')
+        took = time.monotonic() - started
+        good = b'{"messages": [{"role": "user", "content": "hi"}]}'
+        after = _post(endpoint, "/v1/chat/completions", str(len(good)).encode(), good)  # the endpoint still serves
+    assert 0.3 <= took < 1.5
+    assert (status, headers["connection"]) == (b"HTTP/1.1 408 Request Timeout", "close")
+    error = f"{UNREADABLE}its body did not arrive within 0.3 s (11 of 100 bytes came)"
+    assert json.loads(body) == {"error": {"message": error, "type": "tooltrial", "code": 408}}
+    assert after[0] == b"HTTP/1.1 200 OK"
+    assert [(e.api, e.status, e.error) for e in endpoint.exchanges] == [("chat", 408, error), ("chat", 200, None)]
+    assert capfd.readouterr() == ("", "")
+
+
+STALLING = textwrap.dedent('''
+    import os, socket
+    port, key = int(os.environ["ANTHROPIC_BASE_URL"].rsplit(":", 1)[1]), os.environ["ANTHROPIC_API_KEY"]
+
+    def post(length, body):
+        with socket.create_connection(("127.0.0.1", port), timeout=30) as raw:
+            raw.sendall(b"POST /v1/messages HTTP/1.1\\r\\nHost: x\\r\\nConnection: close\\r\\nx-api-key: "
+                        + key.encode() + b"\\r\\nContent-Length: " + length + b"\\r\\n\\r\\n" + body)
+            data = b""
+            while chunk := raw.recv(65536):
+                data += chunk
+        return data.split(b"\\r\\n\\r\\n", 1)[1]
+
+    post(b"1000", b'{"messages": [')  # and then nothing more, until the endpoint answers
+    good = b'{"messages": [{"role": "user", "content": "hi"}]}'
+    print(post(str(len(good)).encode(), good).decode())
+''')
+
+
+def test_an_agent_that_stalls_mid_body_gets_a_recorded_408_and_its_run_ends(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setattr(handler, "BODY_SECONDS", 0.3)
+    (tmp_path / "stalling.py").write_text(STALLING, encoding="utf-8")
+    agent = AgentSpec("stalling", f"{sys.executable} {tmp_path / 'stalling.py'}", "stdin")
+    case = make_case(agent=agent, script=({"content": "done"},), expect={"response_contains": ["done"]})
+    started = time.monotonic()
+    record = execute(case, Arm(resolve_provider("scripted"), load_prompt(None)), RunOptions(sandbox=Sandbox()))
+    assert time.monotonic() - started < 5
+    assert (record.status, record.final_reply) == ("pass", "done")
+    assert [(w["api"], w["status"], w["error"]) for w in record.agent["wire"]] == [
+        ("messages", 408, f"{UNREADABLE}its body did not arrive within 0.3 s (14 of 1000 bytes came)"),
+        ("messages", 200, None)]
     assert capfd.readouterr().err == ""

@@ -209,3 +209,22 @@ def _refuse(received: Received) -> Reply:
 
 def _chat(received: Received) -> Reply:
     return openai_reply(f"no tools, but your key is {_key(received)}")
+
+
+@pytest.mark.parametrize(("key", "marked"), [
+    ("sk-test-SECRET123", "REDACTED"),  # litellm's own filter knows the pattern, and runs first
+    ("tt-local-SECRET123", "[redacted: TT_CANARY]"),  # no pattern of litellm's knows it: tooltrial's filter, by value
+])
+def test_litellms_verbose_log_holds_no_key_of_an_alias(tmp_path: Path, key: str, marked: str) -> None:
+    (tmp_path / "hi.yml").write_text("- id: hi\n  turns: [Say hi]\n  expect: {response_contains: [hi]}\n")
+    with OpenAIServer() as server:
+        (tmp_path / "tooltrial.yml").write_text(f"providers:\n  canary:\n    model: openai/fake\n    api_base: "
+                                                f"{server.api_base}\n    api_key_env: TT_CANARY\n    timeout: 10\n")
+        server.push(openai_reply(f"hi, the key you sent is {key}"))  # a server that echoes the key: litellm logs it
+        done = run_cli("run", str(tmp_path / "hi.yml"), "-p", "canary", "--config", str(tmp_path / "tooltrial.yml"),
+                       "-v", "--sandbox", "none", "--results", str(tmp_path / "r"), env={"TT_CANARY": key})
+        assert server.chats[0].headers["authorization"] == f"Bearer {key}"
+    assert done.returncode == 0, done.stderr
+    assert "LiteLLM DEBUG" in done.stderr and "RAW RESPONSE" in done.stderr
+    assert "SECRET123" not in done.stderr + done.stdout
+    assert f"the key you sent is {marked}" in done.stderr

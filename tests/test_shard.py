@@ -105,11 +105,25 @@ def test_a_bad_shard_is_a_usage_error_that_says_what_k_and_n_may_be(demo: Path, 
 def test_list_shows_what_a_shard_holds_and_auto_takes_k_from_the_job_index(demo: Path) -> None:
     one = run_cli("list", str(demo), "--shard", "1/2")
     assert (one.returncode, one.stdout.splitlines()) == (ExitCode.OK, ["demo/say-hi  (run 1 of 3)"])
-    assert one.stderr == "shard 1/2 holds 1 of 5 runs of each arm (1 of 3 cases)\n"
+    assert one.stderr == "shard 1/2 holds 1 of 5 runs (1 of 3 cases)\n"
     two = run_cli("list", str(demo), "--shard", "auto/2", env={"JOB_COMPLETION_INDEX": "1"})
     assert two.stdout.splitlines() == ["demo/write-hello  Write a greeting file.", "demo/count-lines  Count lines.",
                                        "demo/say-hi       (runs 2, 3 of 3)"]
-    assert two.stderr == "shard 2/2 holds 4 of 5 runs of each arm (3 of 3 cases)\n"
+    assert two.stderr == "shard 2/2 holds 4 of 5 runs (3 of 3 cases)\n"
+
+
+@pytest.mark.parametrize("listing", [("list",), ("run", "-l")])
+def test_list_counts_a_shards_runs_in_every_arm_fault_arms_and_their_clean_twin_included(
+        demo: Path, tmp_path: Path, listing: tuple[str, ...]) -> None:
+    profile = tmp_path / "flaky.yml"
+    profile.write_text("faults:\n  - {tool: bash, kind: error}\n")  # a tool no script calls: every run passes
+    arms = ("-P", "default", "-P", "terse", "--faults", str(profile))  # 2 prompts x (faults off, flaky): 4 arms
+    listed = run_cli(*listing, str(demo), "--shard", "2/2", *arms)
+    assert listed.stderr == "shard 2/2 holds 16 of 20 runs of 4 arms (3 of 3 cases)\n"
+    assert listed.stdout.splitlines()[-1] == "demo/say-hi       (runs 2, 3 of 3)"
+    folder = _run(demo, tmp_path / "r", "--shard", "2/2", *arms)
+    assert len(_runs(folder)) == 16
+    assert {k: _report(folder)["shard"][k] for k in ("planned", "selected")} == {"planned": 20, "selected": 16}
 
 
 def test_a_shard_runs_its_runs_only_and_its_report_records_the_shard(demo: Path, tmp_path: Path) -> None:

@@ -36,6 +36,23 @@ def add_selection(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--fixtures-dir", type=Path, help="folder of fixture folders (default: ../fixtures beside the cases, else the bundled ones)")
 
 
+def add_arms(parser: argparse.ArgumentParser) -> None:
+    """The flags that make the arms of the run matrix, and its repeats: ``-p``, ``-P``, ``--faults``, ``-T``,
+    ``--runs`` (``run`` runs them; ``list --shard`` counts them)."""
+    parser.add_argument("-p", "--provider", action="append", default=[],
+                        help="'scripted', a litellm model (ollama/qwen3, openai/gpt-4o) or an alias from tooltrial.yml (repeatable)")
+    parser.add_argument("-P", "--prompt", action="append", default=[], metavar="FILE",
+                        help="system prompt template: a file, or a bundled prompt's name (default, terse) from any folder "
+                        "(repeatable, A/B)")
+    parser.add_argument("--faults", action="append", default=[], metavar="FILE|off|case",
+                        help="a fault arm: a fault profile file, off (no faults) or case (each case's own faults); "
+                        "repeatable, the clean twin (off) added when not given (docs/robustness.md)")
+    parser.add_argument("-T", "--tools", action="append", default=[], metavar="FILE",
+                        help="tool definitions the model is shown (descriptions, parameter names, enums, which tools): "
+                        "a YAML file, each one an arm (repeatable, A/B)")
+    parser.add_argument("--runs", type=runs, default=1, metavar="N", help="repeat each case N times (a case's runs: wins)")
+
+
 def add_shard(parser: argparse.ArgumentParser) -> None:
     """``--shard K/N`` (runner.suite.shard)."""
     parser.add_argument("--shard", type=shard, metavar="K/N",

@@ -16,12 +16,12 @@ from runner.checks.judge import judge_names, refuse_judge, resolve_judges
 from runner.cli import listing
 from runner.cli.judgeoptions import add_judge_options, judge_settings
 from runner.cli.options import (
+    add_arms,
     add_selection,
     add_shard,
     check_writable,
     fraction,
     positive_int,
-    runs,
     seconds,
     selected,
     workers,
@@ -60,8 +60,7 @@ def add(sub: argparse._SubParsersAction) -> None:
     """The ``run`` subcommand's parser."""
     run = sub.add_parser("run", help="run cases against providers and prompts")
     add_selection(run)
-    run.add_argument("-p", "--provider", action="append", default=[],
-                     help="'scripted', a litellm model (ollama/qwen3, openai/gpt-4o) or an alias from tooltrial.yml (repeatable)")
+    add_arms(run)
     run.add_argument("--config", metavar="FILE", help="project config (default: ./tooltrial.yml if it exists)")
     run.add_argument("-v", "--verbose", action="store_true", help="let litellm log its requests (DEBUG)")
     view = run.add_mutually_exclusive_group()
@@ -70,16 +69,6 @@ def add(sub: argparse._SubParsersAction) -> None:
     view.add_argument("-q", "--quiet", action="store_true", help="print only the runs that did not pass, and the summary")
     run.add_argument("--agent", metavar="NAME|FILE", help="run every selected case with this external agent program "
                      "instead of the built-in loop: a name under agents: in tooltrial.yml, or a .yml file holding one")
-    run.add_argument("-P", "--prompt", action="append", default=[], metavar="FILE",
-                     help="system prompt template: a file, or a bundled prompt's name (default, terse) from any folder "
-                     "(repeatable, A/B)")
-    run.add_argument("--faults", action="append", default=[], metavar="FILE|off|case",
-                     help="a fault arm: a fault profile file, off (no faults) or case (each case's own faults); "
-                     "repeatable, the clean twin (off) added when not given (docs/robustness.md)")
-    run.add_argument("-T", "--tools", action="append", default=[], metavar="FILE",
-                     help="tool definitions the model is shown (descriptions, parameter names, enums, which tools): "
-                     "a YAML file, each one an arm (repeatable, A/B)")
-    run.add_argument("--runs", type=runs, default=1, metavar="N", help="repeat each case N times (a case's runs: wins)")
     run.add_argument("--until-decided", action="store_true", help="run in rounds (run 1 of every case in every arm, "
                      "then run 2...) and stop each comparison of two arms once an anytime-valid test decides it: "
                      "A better, B better or within --margin; --runs N is the cap")

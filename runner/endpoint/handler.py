@@ -1,9 +1,9 @@
 """The HTTP side of the model endpoint (runner.endpoint.server): each request's key is checked, then its
-route, then its body's length, before a byte of its body is read; only then is the body read, whole,
-and handed to the run's Endpoint.
+route, then its body's length, before a byte of its body is read; only then is the body read, whole and
+within BODY_SECONDS, and handed to the run's Endpoint.
 
 A POST whose body is not read (a wrong key: 401; a route not served: 404; a length missing: 411,
-unreadable: 400, or over BODY_LIMIT: 413) is answered with ``Connection: close``; what the client
+unreadable: 400, or over BODY_LIMIT: 413; a body not all sent within BODY_SECONDS: 408) is answered with ``Connection: close``; what the client
 still sends of the body is then read and dropped for LINGER seconds at most, so closing the connection
 does not reset it before the client has read the answer. Every answer has a JSON body, http.server's
 own refusals (a request line or headers that do not read, a method not served) included.
@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from runner.endpoint.server import Endpoint
 
 BODY_LIMIT = 16 * 1024 * 1024  # bytes of one request body: a long conversation with a few images is a few MiB
+BODY_SECONDS = 10.0  # seconds a request's whole body may take to arrive once its headers are read (loopback: ms)
 LINGER = 2.0  # seconds at most that the unread body of a refused request is read and dropped
 ROUTES = {"/v1/chat/completions": "chat", "/chat/completions": "chat", "/v1/messages": "messages"}
 
@@ -95,8 +96,34 @@ class Handler(BaseHTTPRequestHandler):
             length = body_length(self.headers)
         except Unread as e:
             return self._send(e.status, [endpoint.refuse_unread(api, e.status, str(e))], unread=True)
-        status, chunks, stream = endpoint.answer(api, self.rfile.read(length))
+        try:
+            body = self._read_body(length)
+        except Unread as e:
+            return self._send(e.status, [endpoint.refuse_unread(api, e.status, str(e))], unread=True)
+        status, chunks, stream = endpoint.answer(api, body)
         self._send(status, chunks, stream)
+
+    def _read_body(self, length: int) -> bytes:
+        """The ``length`` bytes of the body (fewer when the client closes first), read within BODY_SECONDS in all,
+        so an agent that sends its headers and then stalls holds this thread no longer. Raises Unread (408)."""
+        end, parts, left = time.monotonic() + BODY_SECONDS, [], length
+        try:
+            while left > 0:
+                wait = end - time.monotonic()
+                if wait <= 0:
+                    raise TimeoutError
+                self.connection.settimeout(wait)
+                chunk = self.rfile.read1(min(left, 1 << 16))
+                if not chunk:
+                    break
+                parts.append(chunk)
+                left -= len(chunk)
+        except TimeoutError:
+            raise Unread(408, f"its body did not arrive within {BODY_SECONDS:g} s ({length - left} of "
+                              f"{length} bytes came)") from None
+        finally:
+            self.connection.settimeout(self.timeout)
+        return b"".join(parts)
 
     def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
         """http.server's own refusals, before any route is known (a request line or headers that do not

@@ -239,7 +239,7 @@ class Endpoint:
 
     def refuse_unread(self, api: str, status: int, why: str) -> bytes:
         """Record a request of format ``api`` answered ``status`` before its body was read (runner.endpoint.handler:
-        its length missing, unreadable or too large), ``why`` its reason; return the error body it gets."""
+        its length missing, unreadable or too large, or its body not all sent in time), ``why`` its reason; return the error body it gets."""
         error = f"{_UNREADABLE}{why}"
         with self._lock:
             self.exchanges.append(Exchange(self.turn, api, status, None, None, error, time.time(), 0.0))

@@ -73,7 +73,7 @@ def model_problem(
     Only the key variables litellm itself would read are checked, in ``environ``, and only when
     no ``api_base`` is set (a custom server may take any key or none).
     """
-    litellm = load_litellm(verbose)
+    litellm = load_litellm(verbose, [settings.api_key_env] if settings.api_key_env else [])
     model = route(settings.model)
     try:
         litellm.get_llm_provider(model)
@@ -125,7 +125,7 @@ class LiteLLMProvider:
         self.sleep = sleep
         self.limiter = limiter
         self.name = name or settings.model
-        self._litellm = load_litellm(verbose)
+        self._litellm = load_litellm(verbose, [settings.api_key_env] if settings.api_key_env else [])
         self._echo = OllamaEcho() if route(settings.model).startswith("ollama_chat/") else None
 
     def complete(

@@ -1,7 +1,8 @@
 """litellm's import, once a process: ``load_litellm`` where a provider needs it.
 
 Before the import litellm's remote model-cost-map fetch and its reading of ``.env`` files are turned
-off; afterwards its logging is kept quiet unless ``verbose``. litellm reads those switches from the
+off; afterwards its logging is kept quiet unless ``verbose``, and every line of it has the invocation's keys
+replaced by their markers (runner.providers.redact), whatever litellm's own patterns miss. litellm reads those switches from the
 environment, at import and while it runs, so they are set in ``os.environ`` once, on the main thread
 (``resolve_provider``'s first load), before any run starts; nothing here writes
 the environment after that (runs in other threads read it).
@@ -15,15 +16,53 @@ import logging
 import os
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
+
+from runner.providers.redact import Secrets
 
 LOGGERS = ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy")
 _import_lock = threading.Lock()
 
 
-def load_litellm(verbose: bool = False) -> Any:
-    """Import litellm with the cost-map fetch off and its logging quiet (DEBUG when ``verbose``).
+class _Redacting(logging.Filter):
+    """A filter that replaces the known secrets (``secrets``: the environment's keys and those of the key variables
+    ``know`` was given) in each record's message and traceback with their markers; it drops no record."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.secrets = Secrets()
+        self._names: frozenset[str] = frozenset()  # the key variables ``know`` was given so far
+
+    def know(self, names: Iterable[str]) -> None:
+        """Read the secrets again from ``os.environ``, with ``names`` and those given before (a few microseconds:
+        once a provider is made); the filter keeps its ``secrets`` (and their compiled pattern) when unchanged."""
+        self._names |= frozenset(names)
+        known = Secrets.known(os.environ, sorted(self._names))
+        if known.named != self.secrets.named:
+            self.secrets = known
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        secrets = self.secrets
+        try:
+            text, found = secrets.redact(record.getMessage())
+        except (TypeError, ValueError):  # arguments that do not fit the message: logging reports it as it emits
+            return True
+        if found:
+            record.msg, record.args = text, None
+        if record.exc_info and not record.exc_text:
+            record.exc_text = logging.Formatter().formatException(record.exc_info)
+        if record.exc_text:
+            record.exc_text = secrets.redact(record.exc_text)[0]
+        return True
+
+
+REDACTING = _Redacting()  # on the handler of each of litellm's loggers (``_to_stderr``)
+
+
+def load_litellm(verbose: bool = False, key_variables: Iterable[str] = ()) -> Any:
+    """Import litellm with the cost-map fetch off and its logging quiet (DEBUG when ``verbose``), its log lines
+    cleared of the keys in the environment and in ``key_variables`` (an alias's ``api_key_env``: REDACTING).
 
     The import and its settings happen once a process (``_first_load``); later calls, one per provider
     made, only take the lock and set the loggers' level when ``verbose`` asks for another one (a level
@@ -34,6 +73,7 @@ def load_litellm(verbose: bool = False) -> Any:
         litellm = sys.modules.get("litellm")
         if litellm is None or not getattr(litellm, "suppress_debug_info", False):
             litellm = _first_load()
+        REDACTING.know(key_variables)
         level = logging.DEBUG if verbose else logging.CRITICAL
         for logger in map(logging.getLogger, LOGGERS):
             if logger.level != level or not _ours(logger):
@@ -142,7 +182,8 @@ def _ours(logger: logging.Logger) -> bool:
 
 def _to_stderr(logger: logging.Logger, level: int) -> None:
     """Send ``logger`` to stderr at ``level``: litellm logs debug lines to stdout, which carries
-    ``--output json``. Its handlers' filters (which redact keys) are kept."""
+    ``--output json``. Its handlers' filters (which redact keys by their patterns) are kept, then REDACTING's
+    (the keys tooltrial knows, by value)."""
     logger.setLevel(level)
     if _ours(logger):
         return
@@ -151,6 +192,7 @@ def _to_stderr(logger: logging.Logger, level: int) -> None:
     for old in logger.handlers:
         for one in old.filters:
             handler.addFilter(one)
+    handler.addFilter(REDACTING)
     handler._tooltrial = True  # type: ignore[attr-defined]
     logger.handlers = [handler]
     logger.propagate = False

@@ -3,7 +3,8 @@
 The reply, turn, trace and budget checks read the record (its steps, messages, final reply, tokens and cost);
 ``expect.files`` and ``expect.verify`` read a workspace rebuilt from the case's fixture, ``files`` and setup, with
 the run's saved changes put back (runner.run.savedfiles), ``verify`` run again under the sandbox given. Judges are
-asked again only when ``rejudge``; else the run's judge results are kept. The checks and the status go through the
+asked again only when ``rejudge``; else the run's judge results are kept. An injected run's attack verdict
+is judged again against the case's current ``expect.attack``. The checks and the status go through the
 same functions as a run's (runner.checks.registry.run_checks, runner.run.execute.settle, runner.scoring.metrics).
 """
 
@@ -23,6 +24,7 @@ from runner.providers.kind import ProviderSpec
 from runner.run.agent import RECOVERED
 from runner.run.context import RunContext
 from runner.run.execute import command_runners, settle
+from runner.run.injection import judge_attack
 from runner.run.options import DEFAULT_COMMAND_TIMEOUT, DEFAULT_RUN_TIMEOUT
 from runner.run.provenance import Provenance
 from runner.run.record import CommandRun, RunRecord
@@ -34,7 +36,7 @@ from runner.sandbox.visible import HiddenFile
 from runner.scoring.inputs import changed_parts
 from runner.scoring.metrics import fill_metrics
 from runner.spec.case import Case
-from runner.spec.fingerprint import JUDGE_PART, case_parts, fixture_digest
+from runner.spec.fingerprint import ATTACK_PART, JUDGE_PART, case_parts, fixture_digest
 
 CHECK_ERRORS = frozenset({ErrorKind.JUDGE_ERROR, ErrorKind.PATTERN_TIMEOUT, ErrorKind.WORKSPACE})
 UNKEPT = "cannot be re-scored"  # the words of a check whose input the record does not hold
@@ -67,12 +69,17 @@ def rescore(case: Case, record: RunRecord, how: Rescoring) -> RunRecord:
     new = dataclasses.replace(record, status=Status.ERROR, cause=None, error_kind=None, failure=None,
                               commands=[c for c in record.commands if c.phase not in ("verify", "check")],
                               warnings=list(record.warnings))
+    if record.injection is not None:  # judged again below, never the run's verdict kept (nor shared with it)
+        new.injection = dataclasses.replace(record.injection, planted=list(record.injection.planted), utility=None,
+                                            attack_success=None, attack_checks=[])
     checked = case if how.rejudge else dataclasses.replace(case, expect=dataclasses.replace(case.expect, judge=None))
     needs_workspace = rebuilds(case)
     timeout = case.timeout or DEFAULT_RUN_TIMEOUT
     started = time.monotonic()
     if not needs_workspace:
-        new.checks = run_checks(_context(checked, record, how.judges, started + timeout))
+        context = _context(checked, record, how.judges, started + timeout)
+        new.checks = run_checks(context)
+        _settle(new, record, case, how, context)
     else:
         if how.sandbox is None:
             raise ValueError("a rescore with file or verify checks needs a sandbox")
@@ -85,11 +92,20 @@ def rescore(case: Case, record: RunRecord, how: Rescoring) -> RunRecord:
         try:
             workspace.run_setup(case, run)
             unkept = restore(workspace.path, record.changes, record.files)
-            new.checks = _checked(checked, record, workspace, run, unkept, new.commands, how.judges)
+            new.checks, context = _checked(checked, record, workspace, run, unkept, new.commands, how.judges)
+            _settle(new, record, case, how, context)  # in the workspace: the attack's file checks read it
         except (SetupError, HiddenFile) as e:
             return _failed(new, case, f"{UNKEPT}: the workspace could not be rebuilt: {e}")
         finally:
             new.warnings.extend(workspace.cleanup())
+    fill_metrics(case, new)
+    return new
+
+
+def _settle(new: RunRecord, record: RunRecord, case: Case, how: Rescoring, context: CheckContext) -> None:
+    """``new``'s status from its checks made again (the run's judge results kept unless ``how.rejudge``), and its
+    injection's utility and attack verdict judged again against ``case``'s current ``expect.attack``
+    (runner.run.injection.judge_attack), on ``context``, the trajectory (and workspace) the checks read."""
     if not how.rejudge and case.expect.judge is not None:
         new.checks = _with_judges(new.checks, record)
         if not any(c.check == "judge" for c in record.checks):
@@ -98,20 +114,22 @@ def rescore(case: Case, record: RunRecord, how: Rescoring) -> RunRecord:
             new.warnings.append("expect.judge changed since the run, and its result is kept as the run's judge gave it; "
                                 "rescore with --judge to ask again")
     settle(new)
-    fill_metrics(case, new)
-    return new
+    judge_attack(context, new.status, new.injection)
 
 
 def rebuilds(case: Case) -> bool:
-    """Whether rescoring a run of ``case`` rebuilds its workspace: for its ``files`` checks, or to run its ``verify``
-    or ``check`` commands again."""
-    return bool(case.expect.verify or case.expect.files or case.expect.spec("check"))
+    """Whether rescoring a run of ``case`` rebuilds its workspace: for its ``files`` checks (its own or its
+    attacker's, ``expect.attack.files``), or to run its ``verify`` or ``check`` commands again."""
+    attack_files = case.attack is not None and case.attack.files
+    return bool(case.expect.verify or case.expect.files or attack_files or case.expect.spec("check"))
 
 
 def _checked(case: Case, record: RunRecord, workspace: Workspace, run: RunContext, unkept: list[str],
-             commands: list[CommandRun], judges: Mapping[str | None, ProviderSpec]) -> list[CheckResult]:
-    """The checks of ``case`` in the rebuilt ``workspace``; a ``files`` content rule on a file whose content the
-    record does not hold (``unkept``), and ``verify`` when any is, become checks that could not be made."""
+             commands: list[CommandRun], judges: Mapping[str | None, ProviderSpec],
+             ) -> tuple[list[CheckResult], CheckContext]:
+    """The checks of ``case`` in the rebuilt ``workspace``, and the context they read; a ``files`` content rule on a
+    file whose content the record does not hold (``unkept``), and ``verify`` when any is, become checks that could
+    not be made."""
     files = case.expect.files or {}
     blocked = [name for name, rules in files.items() if name in unkept and rules.content_rules]
     expect = dataclasses.replace(case.expect, files={n: r for n, r in files.items() if n not in blocked} or None,
@@ -121,8 +139,8 @@ def _checked(case: Case, record: RunRecord, workspace: Workspace, run: RunContex
 
     run_command, run_check = command_runners(case, run, workspace.path, env, commands)
     context = _context(dataclasses.replace(case, expect=expect), record, judges, run.deadline)
-    results = run_checks(dataclasses.replace(context, workspace=workspace.path, run_command=run_command,
-                                             run_check=run_check))
+    context = dataclasses.replace(context, workspace=workspace.path, run_command=run_command, run_check=run_check)
+    results = run_checks(context)
     kept = "the run kept only its hash (over the record's bound: runner.run.savedfiles)"
     results += [CheckResult("files", False, f"{name}: {UNKEPT}: {kept}", error_kind=ErrorKind.WORKSPACE)
                 for name in blocked]
@@ -130,7 +148,7 @@ def _checked(case: Case, record: RunRecord, workspace: Workspace, run: RunContex
         if unkept and case.expect.spec(kind):
             results.append(CheckResult(kind, False, f"{kind} {UNKEPT}: {unkept[0]}: {kept}",
                                        error_kind=ErrorKind.WORKSPACE))
-    return results
+    return results, context
 
 
 def _context(case: Case, record: RunRecord, judges: Mapping[str | None, ProviderSpec], deadline: float) -> CheckContext:
@@ -175,13 +193,13 @@ def _failed(record: RunRecord, case: Case, cause: str) -> RunRecord:
     return record
 
 
-SCORED_PARTS = frozenset({"expect", JUDGE_PART})  # the case parts a rescore may find changed: its checks
+SCORED_PARTS = frozenset({"expect", JUDGE_PART, ATTACK_PART})  # the case parts a rescore may find changed: its checks
 
 
 def changed_inputs(case: Case, ran: Provenance) -> list[str]:
     """What of ``case`` as loaded now differs from what a run with provenance ``ran`` ran on, but its checks
-    (``expect``, its judge's rubric too): the changed parts (runner.spec.fingerprint.case_parts, by
-    runner.scoring.inputs.changed_parts) and ``fixture contents``; [] when only checks changed, or nothing."""
+    (``expect``, its judge's rubric and its attacker's checks too): the changed parts
+    (runner.spec.fingerprint.case_parts, by runner.scoring.inputs.changed_parts) and ``fixture contents``; [] when only checks changed, or nothing."""
     now = dataclasses.replace(ran, case_parts=case_parts(case), fixture=fixture_digest(case))
     changed = changed_parts(ran, now, SCORED_PARTS)
     if ran.fixture != now.fixture and "files" not in changed:

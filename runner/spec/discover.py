@@ -24,6 +24,7 @@ from runner.errors import CaseFileError, CaseFileWarning, Location, UserError, U
 from runner.resources import bundled
 from runner.spec.case import Case
 from runner.spec.casefile import read_file
+from runner.spec.notcases import RESULTS, RUNS_DIR, is_results_folder, not_a_case, results_error
 
 CASE_SUFFIXES = (".yml", ".yaml", ".json")
 _GLOB_CHARS = frozenset("*?[")
@@ -34,9 +35,11 @@ def discover(paths: Sequence[str | Path], cases_dir: Path | None = None) -> list
 
     A path may be a file, a folder (its ``*.yml``, ``*.yaml`` and ``*.json``
     files, sorted; not recursive) or a shell glob (``cases/*.yml``; ``**``
-    recurses). No paths means every case file in ``cases_dir``, or in the
+    recurses). A folder or glob leaves out tooltrial's own files (``not_a_case``: results documents, the
+    project config). No paths means every case file in ``cases_dir``, or in the
     bundled suite when that is None. Raises UserError (exit 4) naming a path
-    that does not exist or a glob that matches no case file.
+    that does not exist, a glob that matches no case file, a file or folder of tooltrial's results, or a folder
+    whose only files of those suffixes are tooltrial's own.
     """
     if not paths:
         paths = [cases_dir if cases_dir is not None else bundled("cases")]
@@ -47,15 +50,37 @@ def discover(paths: Sequence[str | Path], cases_dir: Path | None = None) -> list
 def _expand(given: str) -> list[Path]:
     path = Path(given)
     if path.is_dir():
-        return sorted(p for p in path.iterdir() if p.suffix in CASE_SUFFIXES and p.is_file())
+        return _folder(path)
     if path.is_file():
+        if not_a_case(path) == RESULTS:
+            raise results_error(path)
         return [path]
     if not _GLOB_CHARS.intersection(given):
         raise UserError(f"no such file or folder: {given}")
     matches = [Path(m) for m in sorted(glob.glob(given, recursive=True))]
-    files = [f for m in matches if m.is_dir() or m.suffix in CASE_SUFFIXES for f in _expand(str(m))]
+    files = [f for m in matches if not (is_results_folder(m) or m.name == RUNS_DIR and is_results_folder(m.parent))
+             for f in (_case_files(m) if m.is_dir() else [m] if m.suffix in CASE_SUFFIXES else [])
+             if not_a_case(f) is None]
     if not files:
-        raise UserError(f"no case files match {given}", hint=f"case files end in {', '.join(CASE_SUFFIXES)}")
+        raise UserError(f"no case files match {given}", hint=f"case files end in {', '.join(CASE_SUFFIXES)}; "
+                        "tooltrial's results and its tooltrial.yml are left out")
+    return files
+
+
+def _case_files(path: Path) -> list[Path]:
+    return sorted(p for p in path.iterdir() if p.suffix in CASE_SUFFIXES and p.is_file())
+
+
+def _folder(path: Path) -> list[Path]:
+    """A folder's case files, tooltrial's own left out; raises UserError for a results folder, or a folder whose
+    only files of a case file's suffix are tooltrial's own."""
+    if is_results_folder(path):
+        raise results_error(path)
+    named = _case_files(path)
+    files = [p for p in named if not_a_case(p) is None]
+    if named and not files:
+        raise UserError(f"{path} holds no case files: {', '.join(f'{p.name} is {not_a_case(p)}' for p in named)}",
+                        hint="give the folder of case files")
     return files
 
 

@@ -35,6 +35,7 @@ CASE_PARTS: dict[str, tuple[str, ...]] = {  # part -> the Case fields it holds
 NOT_FINGERPRINTED = frozenset({"group", "id", "source", "line", "fixtures_dir", "description", "tags", "runs",
                                "min_pass_rate", "twin_of"})  # Case fields that change nothing a run does
 JUDGE_PART = "judge"  # expect.judge, apart from the rest of ``expect``
+ATTACK_PART = "attack"  # expect.attack, apart from ``other``: the attacker's checks, which a rescore judges again
 
 
 def canonical(value: Any) -> Any:
@@ -61,7 +62,8 @@ def digest(value: Any) -> str:
 
 
 def case_parts(case: Case) -> dict[str, str]:
-    """Each part of ``case`` (``CASE_PARTS``, and ``judge``: its ``expect.judge``) -> its fingerprint."""
+    """Each part of ``case`` (``CASE_PARTS``, ``judge``: its ``expect.judge``, and ``attack``: its ``expect.attack``,
+    each where it has one) -> its fingerprint."""
     parts = {part: digest({name: getattr(case, name) for name in names}) for part, names in CASE_PARTS.items()
              if part != "faults" or case.faults}
     if case.expect.judge is not None:  # the rubric apart, so a rubric edit is named as one
@@ -69,6 +71,9 @@ def case_parts(case: Case) -> dict[str, str]:
         parts["expect"] = digest({"expect": rest, "turn_expect": case.turn_expect})
         judge = canonical(case.expect.judge)
         parts[JUDGE_PART] = digest({k: v for k, v in judge.items() if k != "min_kappa"})  # not what it grades
+    if case.attack is not None:  # ``other`` as of a case without one, so an edit of the attack's checks reads as one
+        parts["other"] = digest({name: getattr(case, name) if name != "attack" else None for name in CASE_PARTS["other"]})
+        parts[ATTACK_PART] = digest(case.attack)
     return parts
 
 

@@ -37,6 +37,7 @@ from runner.text import plural
 # case full id, provider name, prompt slot (the prompt name, ``· faults NAME`` after it for a fault arm: prompt_slot),
 # run number (1-based), tool definitions' name (None without -T)
 RunKey = tuple[str, str, str, int, str | None]
+Planned = TypeVar("Planned")  # an arm as the plan sees it: any value, repeated per case and run
 Kept = TypeVar("Kept")  # what run_matrix keeps of each finished run: the record, or its summary
 
 
@@ -135,7 +136,7 @@ def run_matrix(
     ``--until-decided``, runner.suite.rounds). The runs go on threads of this process, or on worker processes, each with its
     own breakers and rate limiters (``options.workers``, runner.suite.executors); records come back here.
     """
-    plan = list(_plan(cases, arms, repeats, options.shard, number))
+    plan = list(plan_runs(cases, arms, repeats, options.shard, number))
     keys = plan_keys(cases, arms, repeats, options.shard, number)
     reused = {run_key(record): record for record in earlier}
     todo = [i for i, key in enumerate(keys) if key not in reused]
@@ -181,7 +182,7 @@ def plan_keys(cases: Sequence[Case], arms: Sequence[Arm], repeats: int = 1, shar
     """The key of every run ``run_matrix`` plans for these arguments, in plan order (only ``shard``'s runs, and
     only run number ``number``'s, if given)."""
     return [(case.full_id, arm.provider.name, prompt_slot(arm.prompt.name, arm.fault_arm), run, arm.tool_defs)
-            for case, arm, run in _plan(cases, arms, repeats, shard, number)]
+            for case, arm, run in plan_runs(cases, arms, repeats, shard, number)]
 
 
 def run_key(record: RunRecord | RunSummary) -> RunKey:
@@ -192,8 +193,11 @@ def run_key(record: RunRecord | RunSummary) -> RunKey:
 
 
 
-def _plan(cases: Sequence[Case], arms: Sequence[Arm], repeats: int,
-          shard: Shard | None = None, only: int | None = None) -> Iterable[tuple[Case, Arm, int]]:
+def plan_runs(cases: Sequence[Case], arms: Sequence[Planned], repeats: int, shard: Shard | None = None,
+              only: int | None = None) -> Iterable[tuple[Case, Planned, int]]:
+    """Every run of the matrix as ``(case, arm, run number)``, in plan order: by arm, then case, then run number
+    (1-based, up to the case's ``runs`` or ``repeats``); only ``shard``'s runs and run number ``only``'s, if given.
+    The one enumeration ``run`` plans and ``list --shard`` / ``run -l --shard`` count."""
     for arm in arms:
         for case in cases:
             for number in range(1, (case.runs or repeats) + 1):  # run numbers are 1-based
