@@ -126,7 +126,7 @@ def _walk(value: Any, replace: Callable[[str], str]) -> Any:
     kind = type(value)
     if kind is str:
         return replace(value)
-    if kind in _ATOMS:  # most of a record's leaves: told apart before the container tests
+    if kind in _ATOMS:  # numbers and None, told apart before the container tests
         return value
     if kind is list or kind is tuple:
         items = [_walk(item, replace) for item in value]
@@ -136,7 +136,8 @@ def _walk(value: Any, replace: Callable[[str], str]) -> Any:
         same = all(k is k0 and v is v0 for (k, v), (k0, v0) in zip(pairs, value.items()))
         return value if same else dict(pairs)
     changed = {}
-    for name in _field_names(kind):  # none for a class itself (its type is no dataclass) or a non-dataclass
+    # none for a class itself (its type is no dataclass) or a non-dataclass
+    for name in _field_names(kind):  # type: ignore[arg-type]  # mypy#11470: a class is hashable
         old = getattr(value, name)
         new = _walk(old, replace)
         if new is not old:

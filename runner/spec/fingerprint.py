@@ -41,7 +41,7 @@ JUDGE_PART = "judge"  # expect.judge, apart from the rest of ``expect``
 def canonical(value: Any) -> Any:
     """``value`` as plain JSON data: dataclasses and mappings as dicts, tuples as lists, paths as strings,
     enums as their values; an agent spec without ``here`` (where its file is, not what it does)."""
-    names = _field_names(type(value))
+    names = _field_names(type(value))  # type: ignore[arg-type]  # mypy#11470: a class is hashable
     if names is not None:
         return {name: canonical(getattr(value, name)) for name in names}
     if isinstance(value, Mapping):
