@@ -232,3 +232,21 @@ def test_merge_refuses_runs_of_one_case_made_from_different_inputs(tmp_path: Pat
     assert done.stderr.splitlines()[0] == (f"error: {before} and {after} hold runs of g/hello [scripted · b] made "
                                            "from different inputs: case g/hello changed: expect only (merge results of the same "
                                            "cases, prompts and settings; compare the two with 'tooltrial report A B')")
+
+
+@dataclasses.dataclass
+class _NoFields:
+    pass
+
+
+@dataclasses.dataclass
+class _Holder:
+    here: Path
+    inner: _NoFields
+    count: int
+
+
+def test_a_digest_reads_a_dataclass_as_its_fields_without_here_and_a_field_less_one_as_an_empty_object() -> None:
+    value = _Holder(Path("/somewhere"), _NoFields(), 3)
+    assert digest(value) == digest({"inner": {}, "count": 3}) == digest(_Holder(Path("/elsewhere"), _NoFields(), 3))
+    assert digest(_NoFields()) == hashlib.sha256(b"{}").hexdigest()

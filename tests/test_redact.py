@@ -80,6 +80,21 @@ def test_scrub_returns_the_same_object_when_no_secret_is_in_it() -> None:
     assert clean is value and not found
 
 
+@dataclass
+class _Empty:
+    pass
+
+
+def test_scrub_keeps_classes_numbers_and_field_less_dataclasses_and_goes_into_subclassed_dicts() -> None:
+    class Table(dict[str, object]):
+        pass
+
+    value = [_Outer, _Empty(), True, 3, 2.5, None, Table({"k": f"a {KEY}"})]
+    clean, found = Secrets.known({"OPENAI_API_KEY": KEY}).scrub(value)
+    assert clean == [_Outer, _Empty(), True, 3, 2.5, None, {"k": f"a {marker('OPENAI_API_KEY')}"}]
+    assert clean[0] is _Outer and clean[1] is value[1] and found == {"OPENAI_API_KEY": 1}
+
+
 def test_secrets_cross_a_process_boundary_and_a_run_adds_its_own() -> None:
     secrets = pickle.loads(pickle.dumps(Secrets.known({"OPENAI_API_KEY": KEY})))
     run = RunSecrets(secrets)

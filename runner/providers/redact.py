@@ -123,29 +123,40 @@ def _replaced(pattern: re.Pattern[str], by_value: Mapping[str, str], text: str, 
 
 def _walk(value: Any, replace: Callable[[str], str]) -> Any:
     """``value`` with ``replace`` (str -> str) applied to every plain str within (see ``Secrets.scrub``)."""
-    if type(value) is str:
+    kind = type(value)
+    if kind is str:
         return replace(value)
-    if type(value) in (list, tuple):
+    if kind in _ATOMS:  # numbers and None, told apart before the container tests
+        return value
+    if kind is list or kind is tuple:
         items = [_walk(item, replace) for item in value]
-        return value if all(a is b for a, b in zip(items, value)) else type(value)(items)
+        return value if all(a is b for a, b in zip(items, value)) else kind(items)
     if isinstance(value, dict):
         pairs = [(_walk(k, replace), _walk(v, replace)) for k, v in value.items()]
         same = all(k is k0 and v is v0 for (k, v), (k0, v0) in zip(pairs, value.items()))
         return value if same else dict(pairs)
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        changed = {}
-        for item in dataclasses.fields(value):
-            old = getattr(value, item.name)
-            new = _walk(old, replace)
-            if new is not old:
-                changed[item.name] = new
-        if not changed:
-            return value
-        fresh = copy.copy(value)
-        for name, new in changed.items():
-            object.__setattr__(fresh, name, new)  # a frozen dataclass too: ``fresh`` is this call's own copy
-        return fresh
-    return value
+    changed = {}
+    # none for a class itself (its type is no dataclass) or a non-dataclass
+    for name in _field_names(kind):  # type: ignore[arg-type]  # mypy#11470: a class is hashable
+        old = getattr(value, name)
+        new = _walk(old, replace)
+        if new is not old:
+            changed[name] = new
+    if not changed:
+        return value
+    fresh = copy.copy(value)
+    for name, new in changed.items():
+        object.__setattr__(fresh, name, new)  # a frozen dataclass too: ``fresh`` is this call's own copy
+    return fresh
+
+
+_ATOMS = frozenset({int, float, bool, type(None)})
+
+
+@functools.cache  # once a type: a record's scrub took 0.63 ms with dataclasses.fields on every value, 0.45 ms so
+def _field_names(kind: type) -> tuple[str, ...]:
+    """The field names of dataclass ``kind``, none for any other type."""
+    return tuple(f.name for f in dataclasses.fields(kind)) if dataclasses.is_dataclass(kind) else ()
 
 
 class RunSecrets:

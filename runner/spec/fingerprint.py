@@ -9,6 +9,7 @@ settings are not part of it: they change nothing a run does.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import json
 import os
@@ -41,9 +42,9 @@ ATTACK_PART = "attack"  # expect.attack, apart from ``other``: the attacker's ch
 def canonical(value: Any) -> Any:
     """``value`` as plain JSON data: dataclasses and mappings as dicts, tuples as lists, paths as strings,
     enums as their values; an agent spec without ``here`` (where its file is, not what it does)."""
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        fields = {f.name: getattr(value, f.name) for f in dataclasses.fields(value) if f.name != "here"}
-        return {name: canonical(item) for name, item in fields.items()}
+    names = _field_names(type(value))  # type: ignore[arg-type]  # mypy#11470: a class is hashable
+    if names is not None:
+        return {name: canonical(getattr(value, name)) for name in names}
     if isinstance(value, Mapping):
         return {str(key): canonical(item) for key, item in value.items()}
     if isinstance(value, (list, tuple)):
@@ -53,6 +54,12 @@ def canonical(value: Any) -> Any:
     if isinstance(value, PurePath):
         return str(value)
     return value
+
+
+@functools.cache  # once a type, not once a value: half of what digesting a run record took
+def _field_names(kind: type) -> tuple[str, ...] | None:
+    """The fields ``canonical`` keeps of dataclass ``kind`` (all but ``here``), None for any other type."""
+    return tuple(f.name for f in dataclasses.fields(kind) if f.name != "here") if dataclasses.is_dataclass(kind) else None
 
 
 def digest(value: Any) -> str:
