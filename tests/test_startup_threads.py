@@ -15,6 +15,7 @@ import pytest
 
 from runner.cli import early
 from runner.errors import MachineBusy
+from runner.providers import litellm_load
 from runner.spec.config import load_config
 from tests.fake_servers import OpenAIServer, openai_reply
 from tests.helpers import ROOT, config, run_cli, tooltrial
@@ -71,13 +72,12 @@ def test_a_trial_the_machine_refused_stops_the_run_as_before(tmp_path: Path, mon
 
 
 def test_sandbox_none_starts_no_trial_and_a_scripted_run_no_import(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    def never() -> tuple[str | None, bool, str]:
-        raise AssertionError("no trial with --sandbox none")
+    def never(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("nothing to start for --sandbox none and a scripted provider")
 
-    monkeypatch.setattr(early, "bubblewrap", never)
-    before = threading.active_count()
-    assert early.start_early("none", False, load_config(str(config(tmp_path))), ["scripted"]) is never
-    assert threading.active_count() == before
+    monkeypatch.setattr(early, "ThreadPoolExecutor", never)
+    monkeypatch.setattr(litellm_load, "load_in_background", never)
+    assert early.start_early("none", False, load_config(str(config(tmp_path))), ["scripted"]) is None
 
 
 # console() with a main that registers an exit handler (after console's own), prints without a newline to a

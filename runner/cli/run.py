@@ -38,7 +38,7 @@ from runner.providers.registry import kind_of, precheck, resolve_provider
 from runner.run.options import Arm, RunOptions
 from runner.run.prompts import load_prompts, prompt_file
 from runner.run.simuser import resolve_users
-from runner.sandbox.choose import bubblewrap, choose_sandbox
+from runner.sandbox.choose import choose_sandbox
 from runner.sandbox.command import MODES
 from runner.spec.agentspec import with_agents
 from runner.spec.case import Case
@@ -211,7 +211,7 @@ def _shard(args: argparse.Namespace, cases: list[Case], arms: list[Arm]) -> dict
 def _request(args: argparse.Namespace, config: Config, cases: list[Case], arms: list[Arm], outputs: dict[str, Any],
              judges: Mapping[str | None, ProviderSpec], shard: dict[str, Any] | None,
              judging: JudgeSettings, until: Stopping | None = None,
-             trial: Trial = bubblewrap) -> SuiteRequest:
+             trial: Trial | None = None) -> SuiteRequest:
     """The matrix's request from the parsed ``args``, the config and what is resolved so far: the simulated
     users resolved (runner.run.simuser.resolve_users), the Ray cluster checked (``_ray``), the console,
     ``--live``'s view, the response cache opened, the sandbox chosen (``trial``: bubblewrap's, as for
