@@ -120,3 +120,19 @@ def test_a_live_run_through_python_m_runner_reports_as_before(tmp_path: Path) ->
     (run,) = _report(tmp_path / "r")["runs"]
     assert (run["case"], run["status"], run["requests"]) == ("cases/first", "pass", 1)
     assert [chat.body["messages"][-1]["content"] for chat in server.chats] == ["Say done."]
+
+
+@pytest.mark.parametrize("entry", [["-m", "runner"], ["-c", "import sys; from runner.cli import main; sys.exit(main())"]])
+def test_a_mistake_told_while_litellm_imports_ends_the_process_as_before(tmp_path: Path, entry: list[str]) -> None:
+    # the tools file is read after the import started: the process ends with its error, the import left unfinished
+    cases, tools = tmp_path / "cases.yml", tmp_path / "tools.yml"
+    cases.write_text("- id: first\n  description: Say done.\n  turns: [Say done.]\n"
+                     "  expect: {response_contains: [done]}\n", encoding="utf-8")
+    tools.write_text("oops: [\n", encoding="utf-8")
+    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT), "HOME": str(tmp_path), "TOOLTRIAL_TEST_LOCAL_KEY": "sk-test"}
+    done = subprocess.run([sys.executable, *entry, "run", str(cases), "-p", "local-openai", "--config",
+                           str(config(tmp_path)), "-T", str(tools), "--results", str(tmp_path / "r")],
+                          capture_output=True, text=True, env=env, cwd=tmp_path, timeout=60, check=False)
+    assert (done.returncode, done.stdout) == (4, "")
+    assert done.stderr == f"error: {tools}:2:1: invalid YAML: expected the node content, but found '<stream end>'\n"
+    assert not (tmp_path / "r").exists()
