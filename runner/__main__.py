@@ -23,7 +23,7 @@ def console() -> None:
 
 def _leave(ended: list[int]) -> None:
     """End the process with the code ``ended`` holds, stdout and stderr flushed: what Python would still do is
-    free every module's objects one by one, about 0.13 s of CPU after litellm's import (docs/performance.md,
+    free every module's objects one by one, about 0.15 s of CPU after litellm's import (docs/performance.md,
     figure (h)), which the system does at once. Nothing when ``ended`` is empty (``main`` raised)."""
     if ended:
         sys.stdout.flush()
