@@ -93,7 +93,7 @@ def test_exit_status_alone_decides_and_a_process_check_counts_in_the_process_sco
 @pytest.mark.parametrize("sandbox", MODES)
 def test_the_files_are_written_after_the_agent_outside_its_reach(tmp_path: Path, sandbox: str) -> None:
     # The agent leaves files named as the check's are, and looks for the check's folder while it runs.
-    look = "ls -d /tmp/tooltrial-check-* 2>/dev/null | wc -l; printf forged > reply.txt; printf '[]' > trace.json"
+    look = "ls -d /tmp/tooltrial-check-* 2>/dev/null; printf forged > reply.txt; printf '[]' > trace.json"
     probe = ('set -e; case "$TOOLTRIAL_REPLY" in "$PWD"/*) exit 7;; esac; '
              'test "$(cat "$TOOLTRIAL_REPLY")" = "The answer is 42."; test "$(cat reply.txt)" = forged; '
              'test "$(dirname "$TOOLTRIAL_TRACE")" = "$(dirname "$TOOLTRIAL_TURNS")"; '
@@ -105,9 +105,9 @@ def test_the_files_are_written_after_the_agent_outside_its_reach(tmp_path: Path,
                        {"content": "The answer is 42."}]}
     code, _, (run,) = _run(tmp_path, [case], sandbox)
     assert code == 0, run["checks"]
-    assert run["steps"][0]["result"].startswith("0")  # no check folder existed while the agent ran
     folder = run["commands"][0]["stdout"].strip()
     assert folder.startswith("/") and "tooltrial-check-" in folder
+    assert folder not in run["steps"][0]["result"]  # the check's folder did not exist while the agent ran (others may)
     assert not Path(folder).exists()  # removed once the checks ran
 
 
