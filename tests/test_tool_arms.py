@@ -338,10 +338,11 @@ def test_run_refuses_a_file_naming_no_offered_tool_or_showing_two_parameters_und
     assert not (tmp_path / "results").exists()
 
 
-def test_a_missing_tool_definition_file_is_named_with_the_fix(tmp_path: Path) -> None:
-    code, _, err = cli_output(["run", str(ROOT / "cases" / "fs.yml"), "-T", str(tmp_path / "nope.yml"),
-                               "--results", str(tmp_path / "results")])
-    assert code == 4
+@pytest.mark.parametrize("command", [["run", "--results", "RESULTS"], ["list"], ["list", "--shard", "1/2"]])
+def test_a_missing_tool_definition_file_is_named_with_the_fix(tmp_path: Path, command: list[str]) -> None:
+    argv = [word.replace("RESULTS", str(tmp_path / "results")) for word in command]
+    code, out, err = cli_output([*argv, str(ROOT / "cases" / "fs.yml"), "-T", str(tmp_path / "nope.yml")])
+    assert (code, out) == (4, "")
     assert err.splitlines() == [
         (f"error: {tmp_path / 'nope.yml'}: cannot read the tool-definition file: [Errno 2] No such file or directory: "
         f"'{tmp_path / 'nope.yml'}' (give -T a YAML file such as examples/tool-descriptions/terse.yml)")]

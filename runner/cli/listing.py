@@ -34,11 +34,13 @@ def add(sub: argparse._SubParsersAction) -> None:
 
 
 def command(args: argparse.Namespace) -> int:
-    """Print the list; exit 5 when no case is selected (or the shard holds none of their runs)."""
+    """Print the list; exit 5 when no case is selected (or the shard holds none of their runs). The arm flags'
+    files (``-P``, ``-T``, ``--faults``) are read and checked as ``run`` reads them, shard or not."""
     chosen = selected(args)
+    arms = _arms(args)
     notes: dict[str, str] = {}
     if args.shard is not None and chosen:
-        chosen, notes = _in_shard(args, chosen)
+        chosen, notes = _in_shard(args, chosen, arms)
     if args.sources:
         print_sources(make_console(), chosen, Path.cwd())
     else:
@@ -46,12 +48,12 @@ def command(args: argparse.Namespace) -> int:
     return ExitCode.OK if chosen else ExitCode.NO_CASES
 
 
-def _in_shard(args: argparse.Namespace, chosen: list[Sourced]) -> tuple[list[Sourced], dict[str, str]]:
+def _in_shard(args: argparse.Namespace, chosen: list[Sourced], arms: list[Arm]) -> tuple[list[Sourced], dict[str, str]]:
     """The cases ``args.shard`` holds a run of, and for each it holds only some runs of, which
     (``run 2 of 2``, ``runs 1, 3 of 3``); says on stderr how many of the suite's runs the shard holds, over every
     arm (runner.suite.engine.plan_runs, as ``run --shard`` plans them): the arms of ``-p``, ``-P``, ``-T`` and
     ``--faults`` (with its clean twin), each case ``--runs`` times; a case's own ``runs`` wins."""
-    shard, repeats, arms = args.shard, args.runs, _arms(args)
+    shard, repeats = args.shard, args.runs
     cases = [item.case for item in chosen]
     total = sum(1 for _ in plan_runs(cases, arms, repeats))
     held_runs: dict[str, list[int]] = {}
