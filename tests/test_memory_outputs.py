@@ -256,7 +256,9 @@ def test_report_json_is_read_up_to_its_runs_a_cell_at_a_time_with_the_whole_file
     whole = json.loads(path.read_text(encoding="utf-8"))
     head = read_report_head(path)
     assert head == {**whole, "runs": [], "cells": [{"case": c["case"], "gate": c["gate"]} for c in whole["cells"]]}
-    path.write_text(json.dumps(whole), encoding="utf-8")  # not as tooltrial writes it: read whole
+    path.write_text(json.dumps(whole), encoding="utf-8")  # on one line: still read a value at a time
+    assert read_report_head(path) == head
+    path.write_text(json.dumps({"runs": whole["runs"], **whole}), encoding="utf-8")  # runs first: read whole
     assert read_report_head(path) == {**head, "runs": whole["runs"], "cells": whole["cells"]}
     whole["cells"][1]["runs"] = "two"
     path.write_text(to_json(whole), encoding="utf-8")
@@ -275,8 +277,9 @@ def test_report_json_read_in_pieces_of_any_size_finds_its_runs_key_where_a_piece
     text = path.read_text(encoding="utf-8")
     whole = json.loads(text)
     expected = {**whole, "runs": [], "cells": [{"case": c["case"], "gate": c["gate"]} for c in whole["cells"]]}
-    at = text.find(scan._RUNS_KEY)
-    for piece in sorted({1, 2, 5, 64, at - 3, at, at + 1, at + len(scan._RUNS_KEY) - 1, len(text) + 1}):
+    key = '\n  "runs": '
+    at = text.find(key)
+    for piece in sorted({1, 2, 5, 64, at - 3, at, at + 1, at + len(key) - 1, len(text) + 1}):
         monkeypatch.setattr(scan, "_PIECE", piece)
         assert read_report_head(path) == expected, piece
 
