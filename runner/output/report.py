@@ -131,16 +131,11 @@ def write_report(path: Path, ending: Ending) -> None:
 
 def run_item(record: RunRecord, data: dict[str, Any] | None = None) -> str:
     """The text of ``run_dict(record, data)`` as an item of the report's ``runs`` (indented to its depth)."""
-    return _item(run_dict(record, data))
-
-
-def _item(value: Any) -> str:
-    return _nested(value, "\n    ")
+    return _nested(run_dict(record, data), "\n    ")
 
 
 def _pieces(items: Iterable[Iterable[str]]) -> Iterator[str]:
-    """A list one level down the document, as ``to_json`` indents it, from its items' texts (``_item``), each
-    given as its pieces."""
+    """A list one level down the document, as ``to_json`` indents it, from its items' texts (``run_item``), each in pieces."""
     first = True
     for item in items:
         yield "[\n    " if first else ",\n    "
@@ -149,10 +144,9 @@ def _pieces(items: Iterable[Iterable[str]]) -> Iterator[str]:
     yield "[]" if first else "\n  ]"
 
 
-# The lists of the head whose items are written a key at a time, and how many levels of dicts down: an arm's
-# ``provenance`` holds each case's fingerprints (about 1.1 KB of text a case: 11 MB at 10,000 cases), and an
-# arm encoded whole was held four times over (orjson's bytes, their text, cut, indented).
-_OPENED = {"arms": 3}  # arm -> its provenance -> its cases -> one case, encoded whole
+# The head's lists whose items are written a key at a time, so many dicts down (arm, its provenance, its cases): an
+# arm's provenance holds every case's fingerprints (11 MB of text at 10,000), held four times over when encoded whole.
+_OPENED = {"arms": 3}
 
 
 def _streamed(value: Any, depth: int, levels: int) -> Iterator[str]:
