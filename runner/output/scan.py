@@ -106,16 +106,16 @@ def _head(path: Path) -> dict[str, Any] | None:
     """The checked report of ``path`` read one top-level value at a time up to its ``runs`` key, each cell
     decoded, checked and cut to what a report reads of it (``case``, ``gate``) one at a time, so neither the
     file's text nor its cells are ever held whole (holding the text before ``runs`` took two copies of it
-    at once: 80 MB at 10,000 cells); None where the file is not laid out so (no ``runs`` after the other
-    keys, ``cells`` not a list, ``schema_version`` not first...): then it is read whole. Raises UserError
-    for a cell not of its schema, OSError and UnicodeDecodeError as reading does."""
+    at once: 80 MB at 10,000 cells); None where the file is not laid out so (``runs`` not on a line of its own
+    after the other keys, ``cells`` not a list, no ``schema_version`` before it...): then it is read whole.
+    Raises UserError for a cell not of its schema, OSError and UnicodeDecodeError as reading does."""
     kept: dict[str, Any] = {}
     with open(path, encoding="utf-8") as file:
         text = _Values(file)
         try:
             if not text.take("{"):
                 return None
-            while isinstance(key := text.value(), str) and text.take(":") and key != "runs":
+            while isinstance(key := text.value(), str) and key != "runs" and text.take(":"):
                 if key != "cells":
                     kept[key] = text.value()
                 elif "schema_version" in kept and text.take("["):
@@ -126,7 +126,7 @@ def _head(path: Path) -> dict[str, Any] | None:
                     return None
         except (json.JSONDecodeError, RecursionError):
             return None
-    if key != "runs" or "cells" not in kept:
+    if key != "runs" or text.blank != "\n  " or "cells" not in kept:  # indented so, runs is the last key (to_json)
         return None
     return {**checked(path, {**kept, "cells": [], "runs": []}, "report"), "cells": kept["cells"]}
 
@@ -149,6 +149,7 @@ class _Values:
 
     def __init__(self, file: TextIO) -> None:
         self._file, self._text, self._at, self._ended = file, "", 0, False
+        self.blank = ""  # the white space before the last value or character looked for
         self._decoder = json.JSONDecoder()
 
     def _more(self, at_least: int = 0) -> bool:
@@ -160,11 +161,15 @@ class _Values:
         return bool(piece)
 
     def _skip(self) -> None:
-        """Past JSON white space, reading on where a piece ends in it."""
+        """Past JSON white space, reading on where a piece ends in it; what it passed is ``blank``."""
+        passed = []
         while True:
+            start = self._at
             while self._at < len(self._text) and self._text[self._at] in " \t\r\n":
                 self._at += 1
+            passed.append(self._text[start:self._at])
             if self._at < len(self._text) or not self._more():
+                self.blank = "".join(passed)
                 return
 
     def take(self, char: str) -> bool:
