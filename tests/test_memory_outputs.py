@@ -24,7 +24,7 @@ from runner.checks.base import CheckResult
 from runner.errors import UserError
 from runner.kinds import Blame, ErrorKind, FailureCause, Status
 from runner.output import scan
-from runner.output.html import html_page
+from runner.output.html import embed_json, embedded, html_page
 from runner.output.junit import junit_xml
 from runner.output.load import read_results, read_run
 from runner.output.markdown import summary_markdown
@@ -275,8 +275,9 @@ def test_report_json_read_in_pieces_of_any_size_finds_its_runs_key_where_a_piece
     text = path.read_text(encoding="utf-8")
     whole = json.loads(text)
     expected = {**whole, "runs": [], "cells": [{"case": c["case"], "gate": c["gate"]} for c in whole["cells"]]}
-    at = text.find(scan._RUNS_KEY)
-    for piece in sorted({1, 2, 5, 64, at - 3, at, at + 1, at + len(scan._RUNS_KEY) - 1, len(text) + 1}):
+    key = '\n  "runs": '
+    at = text.find(key)
+    for piece in sorted({1, 2, 5, 64, at - 3, at, at + 1, at + len(key) - 1, len(text) + 1}):
         monkeypatch.setattr(scan, "_PIECE", piece)
         assert read_report_head(path) == expected, piece
 
@@ -290,3 +291,22 @@ def test_summaries_of_runs_read_back_share_their_fingerprints_and_keep_them_equa
     assert (one, two) == (first.provenance, second.provenance)
     assert one is not None and two is not None
     assert one.prompt is two.prompt and one.tools is two.tools and one.case_parts["user"] is two.case_parts["user"]
+
+
+_TEXT = st.text(st.characters(blacklist_categories=("Cs",)), max_size=6) | st.sampled_from(["</script>", "a&b", "é"])
+_JSON = st.recursive(st.none() | st.booleans() | st.integers(-(2**63), 2**63 - 1) | st.floats() | _TEXT,
+                     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_TEXT, inner, max_size=3), max_leaves=24)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.dictionaries(st.sampled_from(["arms", "cells", "overall", "paired"]), _JSON))
+def test_the_html_summary_written_a_piece_at_a_time_is_the_same_text_as_encoded_whole(summary: dict[str, Any]) -> None:
+    assert "".join(embedded(summary, {"cells": 1, "arms": 4})) == embed_json(summary)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.dictionaries(_TEXT, _JSON, max_size=4), max_size=3), st.lists(_JSON, max_size=3))
+def test_report_arms_written_a_key_at_a_time_are_the_same_text_as_encoded_whole(
+        arms: list[dict[str, Any]], comparisons: list[Any]) -> None:
+    head = {"schema_version": 2, "arms": arms, "comparisons": comparisons}
+    assert "".join(report_text(head, ["{}"])) == to_json({**head, "runs": [{}]})

@@ -115,11 +115,11 @@ def report_text(head: dict[str, Any], items: Iterable[str]) -> Iterator[str]:
     for place, (key, value) in enumerate(head.items()):
         yield ("{\n  " if place == 0 else ",\n  ") + to_json(key)[:-1] + ": "
         if isinstance(value, (list, CellDicts)):
-            yield from _pieces(map(_item, value))
+            yield from _pieces(_streamed(item, 2, _OPENED.get(key, 0)) for item in value)
         else:
             yield _nested(value, "\n  ")
     yield (",\n  " if head else "{\n  ") + '"runs": '
-    yield from _pieces(items)
+    yield from _pieces([item] for item in items)
     yield "\n}\n"
 
 
@@ -131,20 +131,35 @@ def write_report(path: Path, ending: Ending) -> None:
 
 def run_item(record: RunRecord, data: dict[str, Any] | None = None) -> str:
     """The text of ``run_dict(record, data)`` as an item of the report's ``runs`` (indented to its depth)."""
-    return _item(run_dict(record, data))
+    return _nested(run_dict(record, data), "\n    ")
 
 
-def _item(value: Any) -> str:
-    return _nested(value, "\n    ")
-
-
-def _pieces(items: Iterable[str]) -> Iterator[str]:
-    """A list one level down the document, as ``to_json`` indents it, from its items' texts (``_item``)."""
+def _pieces(items: Iterable[Iterable[str]]) -> Iterator[str]:
+    """A list one level down the document, as ``to_json`` indents it, from its items' texts (``run_item``), each in pieces."""
     first = True
     for item in items:
-        yield ("[\n    " if first else ",\n    ") + item
+        yield "[\n    " if first else ",\n    "
+        yield from item
         first = False
     yield "[]" if first else "\n  ]"
+
+
+# The head's lists whose items are written a key at a time, so many dicts down (arm, its provenance, its cases): an
+# arm's provenance holds every case's fingerprints (11 MB of text at 10,000), held four times over when encoded whole.
+_OPENED = {"arms": 3}
+
+
+def _streamed(value: Any, depth: int, levels: int) -> Iterator[str]:
+    """``_nested(value, ...)`` at ``depth`` (its indent in two-space steps) piece by piece: a non-empty dict
+    ``levels`` deep or less a key at a time, anything else encoded whole: the same characters."""
+    if levels == 0 or not isinstance(value, dict) or not value:
+        yield _nested(value, "\n" + "  " * depth)
+        return
+    inner = "\n" + "  " * (depth + 1)
+    for place, (key, item) in enumerate(value.items()):
+        yield ("{" if place == 0 else ",") + inner + to_json(key if isinstance(key, str) else str(key))[:-1] + ": "
+        yield from _streamed(item, depth + 1, levels - 1)
+    yield "\n" + "  " * depth + "}"
 
 
 def _nested(value: Any, indent: str) -> str:

@@ -10,11 +10,10 @@ memory does not grow with what the runs said or did. The folder's ``report.json`
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from runner.errors import UserError
 from runner.output.load import (
@@ -33,8 +32,6 @@ from runner.output.store import REPORT_FILE, RUNS_DIR
 from runner.run.record import RunRecord
 from runner.scoring.summary import RunSummary, summarize
 
-_RUNS_KEY = '\n  "runs": '  # how to_json writes report.json's last key: a line break never occurs inside a string
-_CELLS_KEY = '\n  "cells": '
 _PIECE = 1 << 20  # characters read at once
 
 
@@ -95,66 +92,107 @@ def scan_results(folder: Path) -> Scanned:
 
 def read_report_head(path: Path) -> dict[str, Any]:
     """A ``report.json`` but its ``runs`` (given as ``[]``), with only ``case`` and ``gate`` of each of its
-    ``cells``, checked against its schema; only the text before ``runs`` is read where tooltrial wrote it
+    ``cells``, checked against its schema; read a value at a time up to ``runs`` where tooltrial wrote it
     (its last key), else the whole file. Raises UserError."""
     try:
-        head = _text_before(path, _RUNS_KEY)
+        head = _head(path)
         whole = path.read_text(encoding="utf-8") if head is None else None
     except (OSError, ValueError) as e:
         raise UserError(f"cannot read {path}: {e}", hint=NOT_OURS) from e
-    return _head(path, head) if head is not None else checked(path, _whole(path, whole or ""), "report")
+    return head if head is not None else checked(path, _whole(path, whole or ""), "report")
 
 
-def _text_before(path: Path, key: str) -> str | None:
-    """The text of ``path`` before the first ``key`` in it, read a piece at a time; None when it has none.
-    One copy of that text is alive once it is returned, two while the pieces are joined (a report's cells
-    are about 2.8 KB each, so 28 MB at 10,000). Raises OSError and ValueError (not UTF-8) as reading does."""
-    pieces: list[str] = []
-    read = 0  # characters in ``pieces``
-    carry = ""  # the end of what was read, where the key may start
-    with open(path, encoding="utf-8") as text:
-        while piece := text.read(_PIECE):
-            window = carry + piece
-            at = window.find(key)
-            pieces.append(piece)
-            if at >= 0:
-                joined = "".join(pieces)
-                del pieces[:]
-                return joined[: read - len(carry) + at]
-            read += len(piece)
-            carry = window[-(len(key) - 1):]
-    return None
+def _head(path: Path) -> dict[str, Any] | None:
+    """The checked report of ``path`` read one top-level value at a time up to its ``runs`` key, each cell
+    decoded, checked and cut to what a report reads of it (``case``, ``gate``) one at a time, so neither the
+    file's text nor its cells are ever held whole (holding the text before ``runs`` took two copies of it
+    at once: 80 MB at 10,000 cells); None where the file is not laid out so (``runs`` not on a line of its own
+    after the other keys, ``cells`` not a list, no ``schema_version`` before it...): then it is read whole.
+    Raises UserError for a cell not of its schema, OSError and UnicodeDecodeError as reading does."""
+    kept: dict[str, Any] = {}
+    with open(path, encoding="utf-8") as file:
+        text = _Values(file)
+        try:
+            if not text.take("{"):
+                return None
+            while isinstance(key := text.value(), str) and key != "runs" and text.take(":"):
+                if key != "cells":
+                    kept[key] = text.value()
+                elif "schema_version" in kept and text.take("["):
+                    kept["cells"] = _cells(path, text, schema_of(kept, "report"))
+                else:
+                    return None
+                if not text.take(","):
+                    return None
+        except (json.JSONDecodeError, RecursionError):
+            return None
+    if key != "runs" or text.blank != "\n  " or "cells" not in kept:  # indented so, runs is the last key (to_json)
+        return None
+    return {**checked(path, {**kept, "cells": [], "runs": []}, "report"), "cells": kept["cells"]}
 
 
-def _head(path: Path, text: str) -> dict[str, Any]:
-    """The checked report of ``text`` (report.json up to ``,`` and its ``runs`` key), ``runs`` empty and
-    each cell decoded, checked and cut to what a report reads of it (``case``, ``gate``) one at a time;
-    the whole file's where that text is not as tooltrial writes it."""
-    version = re.match(r'\{\s*"schema_version": (\d+),', text)
-    start = text.find(_CELLS_KEY)
-    if version is None or start < 0 or not text.startswith("[", start + len(_CELLS_KEY)):
-        return checked(path, _whole(path, path.read_text(encoding="utf-8")), "report")
-    schema = schema_of({"schema_version": int(version.group(1))}, "report")
-    decoder, at = json.JSONDecoder(), start + len(_CELLS_KEY) + 1
+def _cells(path: Path, text: _Values, schema: str) -> list[dict[str, Any]]:
+    """The report's ``cells`` after their ``[``, each checked against ``schema``'s cell as it is decoded."""
     cells: list[dict[str, Any]] = []
-    try:
-        while (at := _blank(text, at)) < len(text) and text[at] != "]":
-            cell, at = decoder.raw_decode(text, at)
-            checked_part(path, cell, schema, "cell", ["cells", len(cells)])
-            cells.append({"case": cell.get("case"), "gate": cell.get("gate")})
-            at = _blank(text, at)
-            at += text.startswith(",", at)
-        rest = json.loads(text[:start] + _CELLS_KEY + "[]" + text[at + 1:].removesuffix(",") + "\n}")
-    except (ValueError, RecursionError):
-        return checked(path, _whole(path, path.read_text(encoding="utf-8")), "report")
-    return {**checked(path, {**rest, "runs": []}, "report"), "cells": cells}
+    while not text.take("]"):
+        if cells and not text.take(","):
+            raise json.JSONDecodeError("expected ',' or ']'", "", 0)
+        cell = text.value()
+        checked_part(path, cell, schema, "cell", ["cells", len(cells)])
+        cells.append({"case": cell.get("case"), "gate": cell.get("gate")})
+    return cells
 
 
-def _blank(text: str, at: int) -> int:
-    """The place of the first character at or after ``at`` that is not JSON white space."""
-    while at < len(text) and text[at] in " \t\r\n":
-        at += 1
-    return at
+class _Values:
+    """JSON values read one after another from a text file a piece at a time: only what is not yet decoded
+    is held, a piece (``_PIECE`` characters) or, for a longer value, about twice the value."""
+
+    def __init__(self, file: TextIO) -> None:
+        self._file, self._text, self._at, self._ended = file, "", 0, False
+        self.blank = ""  # the white space before the last value or character looked for
+        self._decoder = json.JSONDecoder()
+
+    def _more(self, at_least: int = 0) -> bool:
+        """Read on; False at the end of the file."""
+        piece = "" if self._ended else self._file.read(max(at_least, _PIECE))
+        self._ended = not piece
+        if piece:
+            self._text, self._at = self._text[self._at:] + piece, 0
+        return bool(piece)
+
+    def _skip(self) -> None:
+        """Past JSON white space, reading on where a piece ends in it; what it passed is ``blank``."""
+        passed = []
+        while True:
+            start = self._at
+            while self._at < len(self._text) and self._text[self._at] in " \t\r\n":
+                self._at += 1
+            passed.append(self._text[start:self._at])
+            if self._at < len(self._text) or not self._more():
+                self.blank = "".join(passed)
+                return
+
+    def take(self, char: str) -> bool:
+        """Whether the next character but JSON white space is ``char``; taken if so."""
+        self._skip()
+        if self._text.startswith(char, self._at):
+            self._at += 1
+            return True
+        return False
+
+    def value(self) -> Any:
+        """The next value. Raises json.JSONDecodeError (and RecursionError) as ``json.loads`` does."""
+        self._skip()
+        while True:
+            try:
+                value, end = self._decoder.raw_decode(self._text, self._at)
+            except json.JSONDecodeError:
+                if self._more(len(self._text) - self._at):  # cut off where a piece ends: read as much again
+                    continue
+                raise
+            if end < len(self._text) or not self._more():  # a number may go on in the next piece
+                self._at = end
+                return value
 
 
 def _whole(path: Path, text: str) -> Any:

@@ -21,7 +21,7 @@ DEFAULT_USER_TURNS = 10
 DEFAULT_STOP = "###STOP###"  # tau-bench's user simulator's marker
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class SimulatedUser:
     """A case's ``user:``: a model that plays the user in place of fixed turns (runner.run.simuser).
 
@@ -42,7 +42,7 @@ class SimulatedUser:
     script: tuple[Mapping[str, Any], ...] | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Case:
     """One case of a group (a case file), after defaults are merged.
 

@@ -21,7 +21,7 @@ Specs = TypeVar("Specs", bound="TurnExpect")
 T = TypeVar("T")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class FileExpect:
     """The checks on one workspace file (``expect.files.<path>``)."""
 
@@ -37,7 +37,7 @@ class FileExpect:
         return any(rule is not None for rule in (self.contains, self.not_contains, self.matches, self.equals))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class CallExpect:
     """One expected call of ``expect.trace.calls``: the tool ``name``, its ``args`` (None: any
     arguments), and ``exact_args`` / ``strict_types`` for this call (None: the trace's)."""
@@ -48,7 +48,7 @@ class CallExpect:
     strict_types: bool | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class TraceExpect:
     """The checks and metrics on the tool calls (``expect.trace``): names, counts, order, arguments.
 
@@ -84,7 +84,7 @@ class TraceExpect:
         return named or max(self.min_calls or 0, self.min_attempts or 0) >= 1 or self.minimal_calls is not None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class JudgeExpect:
     """An LLM judge's grading (``expect.judge``): the rubric, the judge model (None: the default
     judge), the lowest passing score in [0, 1] (None: the judge's default), the lowest Cohen's kappa a
@@ -97,7 +97,7 @@ class JudgeExpect:
     min_kappa: float | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class TurnExpect:
     """The checks a ``{content, expect}`` turn writes, on that turn's reply and calls only.
 
@@ -123,7 +123,7 @@ class TurnExpect:
         return all(self.spec(name) is None for name in own) and not self.more
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Expect(TurnExpect):
     """The checks of a case (``expect``), run once the last turn is done, and its turn limit.
 
