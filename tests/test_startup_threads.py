@@ -105,6 +105,7 @@ def test_the_console_exits_with_the_code_after_the_threads_and_every_exit_handle
 
 
 @pytest.mark.slow
+@pytest.mark.usefixtures("litellm_loaded")  # the suite's rule for modules with a live server (test_suite_layout)
 def test_a_live_run_through_python_m_runner_reports_as_before(tmp_path: Path) -> None:
     cases = tmp_path / "cases.yml"
     cases.write_text("- id: first\n  description: Say done.\n  turns: [Say done.]\n"
