@@ -2,8 +2,9 @@
 counted from the connection or from the end of the connection's last request: a client that stalls mid-head,
 or sends its headers a byte at a time forever, gets a 408 and its connection closed within the bound, and the
 endpoint serves the next request; an idle connection is closed without a word and nothing is recorded, and
-an OpenAI SDK client that waits longer than the bound between requests still gets its answers. The head's
-size is http.server's bound: 100 headers of at most 64 KiB each."""
+an OpenAI SDK client that waits longer than the bound between requests still gets its answers; an agent that
+stalls mid-headers under ``tooltrial run`` passes, the 408 in its ``agent.wire``. The head's size is
+http.server's bound: 100 headers of at most 64 KiB each."""
 
 from __future__ import annotations
 
@@ -22,13 +23,7 @@ import pytest
 from runner.endpoint import handler
 from runner.endpoint.server import Endpoint
 from runner.providers.base import Completion
-from runner.providers.registry import resolve_provider
-from runner.run.execute import execute
-from runner.run.options import Arm, RunOptions
-from runner.run.prompts import load_prompt
-from runner.sandbox.command import Sandbox
-from runner.spec.agentspec import AgentSpec
-from tests.helpers import make_case
+from tests.helpers import run_cli
 
 UNREADABLE = "tooltrial's endpoint could not read the request: "
 GOOD = b'{"messages": [{"role": "user", "content": "hi"}]}'
@@ -189,18 +184,25 @@ STALLING = textwrap.dedent('''
 
 
 def test_an_agent_that_stalls_mid_headers_gets_a_recorded_408_and_its_run_passes(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]) -> None:
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(handler, "HEAD_SECONDS", 0.3)
     (tmp_path / "stalling.py").write_text(STALLING, encoding="utf-8")
-    agent = AgentSpec("stalling", f"{sys.executable} {tmp_path / 'stalling.py'}", "stdin")
-    case = make_case(agent=agent, script=({"content": "done"},), expect={"response_contains": ["done"]})
+    agent = {"command": f"{sys.executable} {tmp_path / 'stalling.py'}", "input": "stdin"}
+    (tmp_path / "tooltrial.yml").write_text(json.dumps({"agents": {"stalling": agent}}), encoding="utf-8")
+    (tmp_path / "cases.yml").write_text("- id: stall\n  agent: stalling\n  turns: [Say done.]\n"
+                                        "  expect: {response_contains: [done]}\n  script: [{content: done}]\n")
     started = time.monotonic()
-    record = execute(case, Arm(resolve_provider("scripted"), load_prompt(None)), RunOptions(sandbox=Sandbox()))
+    done = run_cli("run", str(tmp_path / "cases.yml"), "--config", str(tmp_path / "tooltrial.yml"), "-p", "scripted",
+                   "--sandbox", "none", "--results", str(tmp_path / "results"))
     assert time.monotonic() - started < 5
-    assert (record.status, record.final_reply) == ("pass", "done")
+    [path] = (tmp_path / "results").glob("*/runs/*.json")
+    assert (done.returncode, done.stderr.splitlines()) == (0, [
+        "warning: --sandbox none: commands run unconfined: they can read and write your files and use your network",
+        f"results: {path.parent.parent}"]), done.stdout
+    record = json.loads(path.read_text(encoding="utf-8"))
+    assert (record["status"], record["final_reply"]) == ("pass", "done")
     came = len(b"POST /v1/messages HTTP/1.1\r\nHost: x\r\nConnection: close\r\nx-api-key: \r\nContent-Len") + 32
-    assert [(w["api"], w["status"], w["error"]) for w in record.agent["wire"]] == [
+    assert [(w["api"], w["status"], w["error"]) for w in record["agent"]["wire"]] == [
         ("messages", 408, f"{UNREADABLE}its request line and headers did not arrive within 0.3 s ({came} bytes came)"),
         ("messages", 200, None)]
-    assert json.loads(record.commands[0].stdout)["content"][0]["text"] == "done"
-    assert capfd.readouterr().err == ""
+    assert json.loads(record["commands"][0]["stdout"])["content"][0]["text"] == "done"
