@@ -1,4 +1,5 @@
-"""The HTTP side of the model endpoint (runner.endpoint.server): each request's key is checked, then its
+"""The HTTP side of the model endpoint (runner.endpoint.server): each request's line and headers are read
+within HEAD_SECONDS of the connection or of the end of the connection's last request, its key is checked, then its
 route, then its body's length, before a byte of its body is read; only then is the body read, whole and
 within BODY_SECONDS, and handed to the run's Endpoint.
 
@@ -6,11 +7,15 @@ A POST whose body is not read (a wrong key: 401; a route not served: 404; a leng
 unreadable: 400, or over BODY_LIMIT: 413; a body not all sent within BODY_SECONDS: 408) is answered with ``Connection: close``; what the client
 still sends of the body is then read and dropped for LINGER seconds at most, so closing the connection
 does not reset it before the client has read the answer. Every answer has a JSON body, http.server's
-own refusals (a request line or headers that do not read, a method not served) included.
+own refusals (a request line or headers that do not read or are too long, a method not served) included.
+A connection whose request line and headers do not all come within HEAD_SECONDS is closed: silently when no byte
+of a request came (an idle keep-alive connection: its client connects again), else after a 408.
 """
 
 from __future__ import annotations
 
+import http.client
+import io
 import json
 import socket
 import sys
@@ -20,11 +25,14 @@ from email.message import Message
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any
 
+from runner.endpoint.timed import Stalled, TimedSocket
+
 if TYPE_CHECKING:
     from runner.endpoint.server import Endpoint
 
 BODY_LIMIT = 16 * 1024 * 1024  # bytes of one request body: a long conversation with a few images is a few MiB
 BODY_SECONDS = 10.0  # seconds a request's whole body may take to arrive once its headers are read (loopback: ms)
+HEAD_SECONDS = 10.0  # seconds a request line and headers may take, from the connection or the last request's end
 LINGER = 2.0  # seconds at most that the unread body of a refused request is read and dropped
 ROUTES = {"/v1/chat/completions": "chat", "/chat/completions": "chat", "/v1/messages": "messages"}
 
@@ -75,6 +83,49 @@ class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     disable_nagle_algorithm = True  # headers and body go in two writes: Nagle's wait would delay each reply
 
+    def setup(self) -> None:
+        """The connection's reads go through a TimedSocket, so HEAD_SECONDS and BODY_SECONDS bound them."""
+        super().setup()
+        self.rfile.close()  # the socket's own file: left open, it would keep the socket from closing
+        self._timed = TimedSocket(self.connection)
+        self.rfile = io.BufferedReader(self._timed)
+
+    def handle_one_request(self) -> None:
+        """One request, its line and headers read within HEAD_SECONDS; past that the connection is closed, after a
+        408 when part of a request came (recorded as an Exchange when its line names a route and its key came)."""
+        self._timed.bound(HEAD_SECONDS, keep=True)
+        self.command, self.request_version, self.requestline = "", self.protocol_version, ""  # for a 408 before them
+        try:
+            super().handle_one_request()
+        except Stalled as e:
+            self.close_connection = True
+            if e.came:
+                self._head_stalled(e.came)
+
+    def parse_request(self) -> bool:
+        """http.server's reading of the request line and headers; whether they read (else it has answered)."""
+        read = super().parse_request()
+        self._timed.bound(None)  # the head is read: answering may take the provider's time
+        return read
+
+    def _head_stalled(self, came: int) -> None:
+        endpoint: Endpoint = self.server.endpoint  # type: ignore[attr-defined]
+        why = f"its request line and headers did not arrive within {HEAD_SECONDS:g} s ({came} bytes came)"
+        api = self._head_api(endpoint)
+        self._send(408, [endpoint.refuse_unread(api, 408, why) if api else _unreadable(408, why)], unread=True)
+
+    def _head_api(self, endpoint: Endpoint) -> str | None:
+        """The format of the route the stalled head's request line names, if its key is among the headers that came."""
+        head = bytes(self._timed.kept)
+        line, _, rest = head[:head.rfind(b"\n") + 1].partition(b"\n")
+        words = line.split()
+        api = ROUTES.get(words[1].split(b"?")[0].decode("latin-1")) if len(words) == 3 else None
+        try:
+            headers = http.client.parse_headers(io.BytesIO(rest + b"\r\n"))
+        except http.client.HTTPException:  # over http.server's bounds: it would not have read them either
+            return None
+        return api if api is not None and endpoint.authorized(headers) else None
+
     def do_GET(self) -> None:
         endpoint: Endpoint = self.server.endpoint  # type: ignore[attr-defined]
         if not endpoint.authorized(self.headers):
@@ -106,31 +157,26 @@ class Handler(BaseHTTPRequestHandler):
     def _read_body(self, length: int) -> bytes:
         """The ``length`` bytes of the body (fewer when the client closes first), read within BODY_SECONDS in all,
         so an agent that sends its headers and then stalls holds this thread no longer. Raises Unread (408)."""
-        end, parts, left = time.monotonic() + BODY_SECONDS, [], length
+        parts, left = [], length
+        self._timed.bound(BODY_SECONDS)
         try:
             while left > 0:
-                wait = end - time.monotonic()
-                if wait <= 0:
-                    raise TimeoutError
-                self.connection.settimeout(wait)
                 chunk = self.rfile.read1(min(left, 1 << 16))
                 if not chunk:
                     break
                 parts.append(chunk)
                 left -= len(chunk)
-        except TimeoutError:
+        except Stalled:
             raise Unread(408, f"its body did not arrive within {BODY_SECONDS:g} s ({length - left} of "
                               f"{length} bytes came)") from None
         finally:
-            self.connection.settimeout(self.timeout)
+            self._timed.bound(None)
         return b"".join(parts)
 
     def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
         """http.server's own refusals, before any route is known (a request line or headers that do not
         read, a method not served), with a JSON body like every other answer."""
-        text = message or self.responses.get(code, ("error",))[0]
-        body = json.dumps({"error": {"message": f"tooltrial's endpoint could not read the request: {text}",
-                                     "type": "invalid_request_error", "code": code}}).encode()
+        body = _unreadable(code, message or self.responses.get(code, ("error",))[0])
         self.send_response(code)
         self.send_header("Connection", "close")
         self.send_header("Content-Type", "application/json")
@@ -191,3 +237,9 @@ class Handler(BaseHTTPRequestHandler):
 
     def log_message(self, format: str, *args: Any) -> None:
         """Quiet: every request is on the run's record instead."""
+
+
+def _unreadable(code: int, text: str) -> bytes:
+    """The JSON error body of a request refused before its route is known."""
+    return json.dumps({"error": {"message": f"tooltrial's endpoint could not read the request: {text}",
+                                 "type": "invalid_request_error", "code": code}}).encode()

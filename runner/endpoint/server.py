@@ -74,7 +74,7 @@ class Endpoint:
     one of its own) is set once a request ends the run (turn limit, provider failure): ``stop`` and
     ``stop_message`` say why; every later request gets the same error. ``refused``: requests turned away for a missing or wrong key (401);
     ``unserved``: ``METHOD /path`` of each request to a route it does not serve (404), the first few. A request
-    with the key to a route it serves is an Exchange whatever its body, one it could not read too (400, 411, 413).
+    with the key to a route it serves is an Exchange whatever its body, one it could not read too (400, 408, 411, 413).
     ``transcript`` holds each request's messages as the agent sent them (the history it sends again kept once)
     and the tools of its first request that offered any; its ``spans`` are those of the requests that went to
     the model. ``tell``, when given (``run --live``), is told each request answered and each call whose result
@@ -239,7 +239,8 @@ class Endpoint:
 
     def refuse_unread(self, api: str, status: int, why: str) -> bytes:
         """Record a request of format ``api`` answered ``status`` before its body was read (runner.endpoint.handler:
-        its length missing, unreadable or too large, or its body not all sent in time), ``why`` its reason; return the error body it gets."""
+        its length missing, unreadable or too large, its body not all sent in time, or its headers not all sent in time when its
+        key came before the stall), ``why`` its reason; return the error body it gets."""
         error = f"{_UNREADABLE}{why}"
         with self._lock:
             self.exchanges.append(Exchange(self.turn, api, status, None, None, error, time.time(), 0.0))
