@@ -1,5 +1,6 @@
 """``tooltrial validate``: every error and warning of every case file the paths name, templates
-rendered (``-P`` templates against each case ``-c`` and ``--tag`` select), and with ``--baseline``
+rendered with every error of each (``-P`` templates against each case ``-c`` and ``--tag`` select;
+runner.run.templatecheck), and with ``--baseline``
 the selected cases a do-nothing or random-tool agent passes.
 
 Exit codes: 0 valid (warnings are printed), 4 an error (or, with ``--strict``, a warning),
