@@ -1,6 +1,7 @@
 """A template error is reported where the template is written (the turn's own line, the line of a
 ``|`` block, the ``-P`` file's line), by ``validate`` and ``run`` alike, and a misspelt name gets the
-nearest one there is: never advice to define a ``case`` attribute under ``vars:``."""
+nearest one there is: never advice to define a ``case`` attribute under ``vars:``. Every error of each
+template is reported, not just the first, each once however many cases share it (``validate`` names them)."""
 
 from __future__ import annotations
 
