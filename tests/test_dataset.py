@@ -141,10 +141,11 @@ def test_run_record_writes_each_expanded_case_which_replays(tmp_path: Path) -> N
     assert (code, out.splitlines()[:3]) == (0, ["PASS math/one", "PASS math/two", "2/2 passed"])
 
 
-def test_a_turn_every_row_fails_to_render_is_reported_once(tmp_path: Path) -> None:
+def test_a_turn_every_row_fails_to_render_is_reported_once_naming_the_rows_cases(tmp_path: Path) -> None:
     path = _write(tmp_path, {"w.yml": "- id: w\n  dataset: d.csv\n  turns: ['Say {{ wrod }}']\n", "d.csv": "word\na\nb\nc\n"})
     code, _, err = cli_output(["validate", str(path)])
-    assert (code, err.splitlines()) == (4, [f"error: {path}:3:11: w/w-1.turns[0]: 'wrod' is undefined (did you mean 'word'?)"])
+    assert (code, err.splitlines()) == (
+        4, [f"error: {path}:3:11: w/w-1.turns[0]: 'wrod' is undefined, for all 3 cases (did you mean 'word'?)"])
 
 
 def test_crlf_lines_and_a_quoted_line_break_keep_the_rows_lines(tmp_path: Path) -> None:

@@ -1,6 +1,7 @@
 """A template error is reported where the template is written (the turn's own line, the line of a
 ``|`` block, the ``-P`` file's line), by ``validate`` and ``run`` alike, and a misspelt name gets the
-nearest one there is: never advice to define a ``case`` attribute under ``vars:``."""
+nearest one there is: never advice to define a ``case`` attribute under ``vars:``. Every error of each
+template is reported, not just the first, each once however many cases share it (``validate`` names them)."""
 
 from __future__ import annotations
 
@@ -89,3 +90,71 @@ def test_a_key_a_loop_variable_lacks_names_the_nearest_of_its_keys(tmp_path: Pat
     validated = run_cli("validate", "ok.yml", "-P", "tools.j2", cwd=tmp_path)
     assert (validated.returncode, validated.stderr) == (
         ExitCode.USAGE, "error: tools.j2:2: 'dict object' has no attribute 'nmae', for ok/one (did you mean 'name'?)\n")
+
+
+MANY = """\
+- {id: a, tools: [read_file], turns: [Hi.], script: [{content: x}]}
+- {id: b, tools: [read_file], turns: [Hi.], script: [{content: x}]}
+- {id: c, tools: [read_file], turns: [Hi.], script: [{content: x}]}
+- {id: d, tools: [read_file], turns: [Hi.], script: [{content: x}]}
+- {id: e, tools: [read_file], vars: {repo: calc}, turns: ['Hi {{ rpo }}.'], script: [{content: x}]}
+- {id: own, system: Own prompt., turns: [Hi.], script: [{content: x}]}
+"""
+PROMPT = """\
+You are {{ agnet }}, on {{ case.full_id }}.
+Tools: {% for t in tools %}{{ t.nmae }} {% endfor %}{{ maybe | default('') }}
+{% if repo is defined %}Repo: {{ repo }}{% endif %} {{ vars.repo }} in {{ workspace }}
+{{ 1 // 0 }}
+"""
+
+
+def test_validate_reports_every_error_of_every_p_template_once_each_by_line_naming_the_cases(tmp_path: Path) -> None:
+    (tmp_path / "many.yml").write_text(MANY)
+    (tmp_path / "mine.j2").write_text(PROMPT)
+    (tmp_path / "other.j2").write_text("Work in {{ workspce }}.\n")
+    done = run_cli("validate", "many.yml", "-P", "mine.j2", "-P", "other.j2", cwd=tmp_path)
+    assert (done.returncode, done.stdout) == (ExitCode.USAGE, "")
+    assert done.stderr.splitlines() == [
+        "error: many.yml:5:59: many/e.turns[0]: 'rpo' is undefined (did you mean 'repo'?)",
+        "error: mine.j2:1: 'agnet' is undefined, for all 5 cases (define it under the case's vars:, or check its spelling)",
+        "error: mine.j2:2: 'dict object' has no attribute 'nmae', for all 5 cases (did you mean 'name'?)",
+        ("error: mine.j2:3: vars has no attribute 'repo', for many/a, many/b, many/c and 1 more"
+         " (define it under the case's vars:, or check its spelling)"),
+        ("error: mine.j2:4: ZeroDivisionError: integer division or modulo by zero, for all 5 cases"
+         " (the expression failed as the template rendered)"),
+        "error: other.j2:1: 'workspce' is undefined, for all 5 cases (did you mean 'workspace'?)",
+    ]
+
+
+TEMPLATED = """\
+defaults:
+  system: |
+    You are an agent.
+    Work on {{ case.idd }} with {{ tolls }}.
+cases:
+  - id: one
+    vars: {name: Ada}
+    turns:
+      - "Hi {{ nme }}, from {{ case.ful_id }}."
+      - Bye.
+    script: [{content: hi}, {content: bye}]
+  - id: two
+    turns: [Hi.]
+    script: [{content: hi}]
+"""
+
+
+def test_validate_reports_every_error_of_each_case_template_and_run_refuses_with_them_all(tmp_path: Path) -> None:
+    (tmp_path / "d.yml").write_text(TEMPLATED)
+    validated = run_cli("validate", "d.yml", cwd=tmp_path)
+    assert (validated.returncode, validated.stdout) == (ExitCode.USAGE, "")
+    assert validated.stderr.splitlines() == [
+        "error: d.yml:4:5: d/one.system: case has no attribute 'idd', for all 2 cases (did you mean 'id'?)",
+        "error: d.yml:4:5: d/one.system: 'tolls' is undefined, for all 2 cases (did you mean 'tools'?)",
+        "error: d.yml:9:9: d/one.turns[0]: 'nme' is undefined (did you mean 'name'?)",
+        "error: d.yml:9:9: d/one.turns[0]: case has no attribute 'ful_id' (did you mean 'full_id'?)",
+    ]
+    ran = run_cli("run", "d.yml", "--results", "results", cwd=tmp_path)
+    assert (ran.returncode, ran.stdout) == (ExitCode.USAGE, "")
+    assert ran.stderr.splitlines() == [line.replace(", for all 2 cases", "") for line in validated.stderr.splitlines()]
+    assert not (tmp_path / "results").exists()

@@ -1,5 +1,6 @@
 """``tooltrial validate``: every error and warning of every case file the paths name, templates
-rendered (``-P`` templates against each case ``-c`` and ``--tag`` select), and with ``--baseline``
+rendered with every error of each (``-P`` templates against each case ``-c`` and ``--tag`` select;
+runner.run.templatecheck), and with ``--baseline``
 the selected cases a do-nothing or random-tool agent passes.
 
 Exit codes: 0 valid (warnings are printed), 4 an error (or, with ``--strict``, a warning),
@@ -16,13 +17,12 @@ from collections.abc import Sequence
 from runner.checks.judge import refuse_judge, resolve_judges
 from runner.cli.options import add_selection, sources
 from runner.errors import CaseFileError, CaseFileWarning, ExitCode, Location, UserError, UserErrors
-from runner.names import SCRIPTED
 from runner.providers.registry import resolve_provider
 from runner.run.baselines import DoNothing, weak_cases
-from runner.run.options import Arm, RunOptions
+from runner.run.options import RunOptions
 from runner.run.prompts import load_prompt, load_prompts
 from runner.run.simuser import resolve_users
-from runner.run.templatecheck import Rendered, render_for_cases
+from runner.run.templatecheck import Rendered, case_template_errors, render_for_cases, reported
 from runner.sandbox.command import Sandbox
 from runner.spec.agentspec import with_agents
 from runner.spec.case import Case
@@ -30,7 +30,6 @@ from runner.spec.config import load_config
 from runner.spec.discover import load_sourced_warned, select
 from runner.spec.tooldefs import ToolDefs, check_tool_defs, load_all
 from runner.spec.unmatched import why_none_selected
-from runner.suite.engine import preflight
 from runner.text import plural, printable
 from runner.tools.lint import lint_cases
 
@@ -70,16 +69,18 @@ def command(args: argparse.Namespace) -> int:
     for warning in warnings:
         print(f"warning: {printable(warning.render())}", file=sys.stderr)
     every = [s.case for s in sourced]
-    preflight(every, [Arm(resolve_provider(SCRIPTED), load_prompt(None))])  # turn and system templates render
+    templated = reported(case_template_errors(every, [load_prompt(None)]), len(every))  # turns, system, user
     cases = select(every, args.cases, args.tag)
     if not cases and (args.cases or args.tag):
+        if templated:
+            raise UserErrors(templated)
         for why in why_none_selected(every, args.cases, args.tag):
             print(f"no case selected: {why}", file=sys.stderr)
         return ExitCode.NO_CASES
     if any(isinstance(case.agent, str) for case in cases):  # agents named by case are tooltrial.yml's
         config = load_config(args.config)
         with_agents(cases, None, config.agents, config.path)
-    rendered = _render_prompts(args.prompt, cases)
+    rendered = _render_prompts(args.prompt, cases, templated)
     tool_defs = _check_tool_defs(args.tools, cases)
     noted = f" ({plural(len(warnings), 'warning')})" if warnings else ""
     counted = f"{plural(len(every), 'case')} in {plural(len(files), 'file')}"
@@ -103,10 +104,11 @@ def _strict(problems: Sequence[UserError]) -> list[UserError]:
             for p in problems]
 
 
-def _render_prompts(paths: Sequence[str], cases: Sequence[Case]) -> list[Rendered]:
-    """Each ``-P`` template rendered against ``cases``; raises UserErrors with every template error."""
+def _render_prompts(paths: Sequence[str], cases: Sequence[Case], templated: Sequence[UserError]) -> list[Rendered]:
+    """Each ``-P`` template rendered against ``cases``; raises UserErrors with every template error: those
+    of the cases' own templates (``templated``), then each template's, in ``-P`` order."""
     rendered = [render_for_cases(template, cases) for template in (load_prompts(paths) if paths else [])]
-    errors: list[UserError] = [e for one in rendered for e in one.errors]
+    errors: list[UserError] = [*templated, *(e for one in rendered for e in one.errors)]
     if errors:
         raise UserErrors(errors)
     return rendered

@@ -5,7 +5,7 @@ misspelled variable is an error that names the template, its line and the neares
 name (runner.run.undefined), never an empty string sent to the model;
 runner.run.templatelimits bounds what one render may build and how long it may run.
 Whatever a template raises (``1/0``, a macro calling itself forever, a limit) is a
-TemplateError at its place.
+TemplateError at its place; ``render_errors`` and ``errors_in_case`` give every error, not just the first.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from runner.run.templatelimits import (
     guard_loops,
     render_bounded,
 )
-from runner.run.undefined import MissingName, NamedUndefined, explained
+from runner.run.undefined import MissingName, NamedUndefined, RecordingUndefined, explained, recorded_names
 from runner.spec.case import Case
 from runner.spec.located import template_location
 from runner.spec.positions import dotted
@@ -135,11 +135,12 @@ def _endings(path: str) -> list[str]:
                               for k in range(1, len(named) + 1) for parts in (bare, named)))
 
 
-@lru_cache(maxsize=1)
-def _environment() -> BoundedEnvironment:
-    """The one template environment, with a ``shell`` filter (shlex.quote) for agent command lines."""
+@lru_cache(maxsize=2)
+def _environment(recording: bool) -> BoundedEnvironment:
+    """The template environment (with RecordingUndefined when ``recording``, for ``_failures``' second
+    render, else NamedUndefined), with a ``shell`` filter (shlex.quote) for agent command lines."""
     environment = BoundedEnvironment()
-    environment.undefined = NamedUndefined
+    environment.undefined = RecordingUndefined if recording else NamedUndefined
     environment.filters["shell"] = shlex.quote
     return environment
 
@@ -165,9 +166,9 @@ def context_for(case: Case, tools: Sequence[Mapping[str, Any]], workspace: str) 
 
 
 @lru_cache(maxsize=1024)
-def _compiled(source: str) -> jinja2.Template:
+def _compiled(source: str, recording: bool = False) -> jinja2.Template:
     """``source`` compiled once, its loops guarded: every run of a case renders the same templates (thread-safe)."""
-    environment = _environment()
+    environment = _environment(recording)
     return environment.from_string(guard_loops(environment.parse(source)))
 
 
@@ -189,41 +190,75 @@ def render_in_case(case: Case, key: tuple[str | int, ...], source: str, context:
     try:
         return _rendered(source, context)
     except _Failure as e:
-        where, own = template_location(case, key, e.line)
-        hint = e.hint
-        if not own and e.line:
-            hint = f"line {e.line} of the template; {hint}" if hint else f"line {e.line} of the template"
-        raise TemplateError(e.message, where, path=f"{case.full_id}.{dotted(key)}", hint=hint) from e
+        raise _in_case(case, key, e) from e
+
+
+def render_errors(source: str, context: Mapping[str, Any], file: str) -> list[TemplateError]:
+    """Every error ``render`` finds in ``source``, not just the first (see ``_failures``); [] when it renders."""
+    return [TemplateError(e.message, Location(file, e.line), hint=e.hint) for e in _failures(source, context)]
+
+
+def errors_in_case(case: Case, key: tuple[str | int, ...], source: str, context: Mapping[str, Any]) -> list[TemplateError]:
+    """Every error ``render_in_case`` finds, each placed as it places one (see ``_failures``); [] when it renders."""
+    return [_in_case(case, key, e) for e in _failures(source, context)]
+
+
+def _in_case(case: Case, key: tuple[str | int, ...], failure: _Failure) -> TemplateError:
+    where, own = template_location(case, key, failure.line)
+    named = f"line {failure.line} of the template" if failure.line and not own else ""
+    hint = "; ".join(part for part in (named, failure.hint) if part)
+    return TemplateError(failure.message, where, path=f"{case.full_id}.{dotted(key)}", hint=hint)
+
+
+def _failures(source: str, context: Mapping[str, Any]) -> list[_Failure]:
+    """Every failure of ``source`` with ``context``, by line: a render stopped by an undefined name is done
+    again with RecordingUndefined standing in for each, so each undefined name is found once per line and
+    message, then whatever else stops that render (``1/0`` further on). A syntax error is the only one."""
+    try:
+        _rendered(source, context)
+        return []
+    except _Failure as e:
+        if not isinstance(e.__cause__, MissingName):
+            return [e]
+        first = e
+    with recorded_names() as recorded:
+        try:
+            _rendered(source, context, recording=True)
+            stopped: list[_Failure] = []
+        except _Failure as e:
+            stopped = [e]
+    found = [_Failure(*explained(error, context), line=line) for (line, _), error in recorded.items()]
+    return sorted(found + stopped, key=lambda one: one.line or 0) or [first]
 
 
 class _Failure(Exception):
-    """A template that failed: the message, its line in the template (None: not known) and the hint."""
+    """A template that failed: the message, the hint and its line in the template (None: not known)."""
 
-    def __init__(self, message: str, line: int | None, hint: str) -> None:
+    def __init__(self, message: str, hint: str, line: int | None) -> None:
         super().__init__(message)
-        self.message, self.line, self.hint = message, line, hint
+        self.message, self.hint, self.line = message, hint, line
 
 
-def _rendered(source: str, context: Mapping[str, Any]) -> str:
+def _rendered(source: str, context: Mapping[str, Any], recording: bool = False) -> str:
     """``source`` rendered with ``context``; raises _Failure saying what failed and what to do."""
     if "{" not in source and "\r" not in source and len(source) <= MAX_SIZE:  # no template syntax: as jinja writes it
         return source.strip()
     try:
-        return render_bounded(_compiled(source), context).strip()
+        return render_bounded(_compiled(source, recording), context).strip()
     except jinja2.TemplateSyntaxError as e:
-        raise _Failure(e.message or "syntax error", e.lineno, _SYNTAX_HINT) from e
+        raise _Failure(e.message or "syntax error", _SYNTAX_HINT, e.lineno) from e
     except MissingName as e:
         message, hint = explained(e, context)
-        raise _Failure(message, _template_line(e), hint) from e
+        raise _Failure(message, hint, _template_line(e)) from e
     except LimitError as e:
-        raise _Failure(e.message, _template_line(e), e.hint) from e
+        raise _Failure(e.message, e.hint, _template_line(e)) from e
     except jinja2.TemplateError as e:
-        raise _Failure(str(e), _template_line(e), "") from e
+        raise _Failure(str(e), "", _template_line(e)) from e
     except RecursionError as e:
-        raise _Failure("the template recurses too deeply", _template_line(e), _RECURSION_HINT) from e
+        raise _Failure("the template recurses too deeply", _RECURSION_HINT, _template_line(e)) from e
     except _FAILURES as e:
         message = f"{type(e).__name__}: {e}" if str(e) else type(e).__name__
-        raise _Failure(message, _template_line(e), _FAILURE_HINT) from e
+        raise _Failure(message, _FAILURE_HINT, _template_line(e)) from e
 
 
 _SYNTAX_HINT = "close each {{ with }} and each {% with %}; write {{ '{{' }} for literal braces"

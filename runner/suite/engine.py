@@ -8,7 +8,6 @@ they share no mutable state, and their records come back in plan order whatever 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from functools import partial
 from typing import Any, TypeVar
 
 from runner.errors import Location, UserError, UserErrors
@@ -16,13 +15,8 @@ from runner.kinds import ErrorKind
 from runner.names import SCRIPTED
 from runner.run.execute import internal_error
 from runner.run.options import Arm
-from runner.run.prompts import (
-    context_for,
-    system_prompt,
-    turn_prompt,
-    user_prompts,
-)
 from runner.run.record import RunRecord, prompt_slot
+from runner.run.templatecheck import case_template_errors
 from runner.scoring.summary import RunSummary
 from runner.spec.case import Case
 from runner.suite.executors import choose_executor
@@ -63,27 +57,12 @@ class Interrupted(Exception):
 def preflight(cases: Sequence[Case], arms: Sequence[Arm]) -> None:
     """Render every prompt template against every case before anything runs.
 
-    Raises UserErrors listing every template error (undefined variable, bad syntax), each
-    template rendered on its own so one error does not hide the next.
+    Raises UserErrors listing every template error (undefined variable, bad syntax), every error
+    of each template (runner.run.templatecheck), each once however many cases it is found for.
     """
-    errors: list[UserError] = []
-    seen: set[tuple[str, str, str]] = set()  # the cases one dataset case expands into share its templates: once each
-    for case in cases:
-        for arm in arms:
-            context = context_for(case, [], "/workspace")
-            renders: list[Callable[[], object]] = [partial(system_prompt, arm.prompt, case, context),
-                       *(partial(turn_prompt, case, index, context) for index in range(len(case.turns))),
-                       *([partial(user_prompts, case, context)] if case.user is not None else [])]
-            for render in renders:
-                try:
-                    render()
-                except UserError as e:
-                    said = (str(e.location), e.message, e.hint)
-                    if said not in seen:
-                        seen.add(said)
-                        errors.append(e)
-    if errors:
-        raise UserErrors(errors)
+    found = case_template_errors(cases, list(dict.fromkeys(arm.prompt for arm in arms)))
+    if found:
+        raise UserErrors([error for error, _ in found])
 
 
 def require_scripts(cases: Sequence[Case], arms: Sequence[Arm]) -> None:
