@@ -12,6 +12,7 @@ from jsonschema import Draft202012Validator
 
 from runner.output.store import ResultsWriter
 from runner.scoring.difference import mean_difference, newcombe_paired
+from runner.scoring.paired import compare_pairs
 from runner.scoring.power import connor_pairs, detectable_difference, exact_power, pairs_needed
 from runner.scoring.stats import mcnemar_exact, wilson
 from tests.helpers import GOOD, ROOT, run_cli
@@ -174,3 +175,16 @@ def test_plan_refuses_a_pilot_of_one_arm_and_a_bad_difference(tmp_path: Path) ->
                            "or two -p providers, then plan from its folder)\n")
     bad = run_cli("plan", str(writer.path), "--difference", "5")
     assert bad.returncode == 4 and "5 is not between 0 and 1" in bad.stderr
+
+
+def test_the_pass_rate_line_says_when_the_interval_and_the_exact_test_disagree() -> None:
+    # 3 of 3 pairs pass -> fail: Newcombe's interval leaves out 0, the exact test cannot reject with three flips.
+    before = {("c", run): True for run in range(3)}
+    after = {("c", run): False for run in range(3)}
+    (line,) = compare_pairs("A", before, "B", after).estimates
+    assert line == ("pass rate: B - A = -1.00 (-1.00 to -0.21), exact McNemar p = 0.25; too few pairs (3) to detect "
+                    "any difference (power 0.8); the interval and the exact test disagree at 3 discordant pairs: "
+                    "the verdict follows the test")
+    # 10 flips of 10: both say it, so no note.
+    more = compare_pairs("A", {("c", r): True for r in range(10)}, "B", {("c", r): False for r in range(10)})
+    assert more.significant and "disagree" not in more.estimates[0]

@@ -97,7 +97,9 @@ class Paired:
     @property
     def estimates(self) -> list[str]:
         """One line per figure: ``pass rate: b - a = +0.08 (-0.03 to +0.19), exact McNemar p = 0.23``, then the
-        outcome and process means; the pass rate's line ends with the smallest detectable difference."""
+        outcome and process means; the pass rate's line ends with the smallest detectable difference, and says so when
+        Newcombe's interval and the exact McNemar test disagree on 0 (possible with few discordant pairs: 3 pass->fail
+        of 3 pairs give -1.00 (-1.00 to -0.21) and p = 0.25); the verdict is the test's."""
         if self.difference is None:
             return []
         detectable = self.detectable
@@ -107,7 +109,12 @@ class Paired:
             can = f"too few pairs ({self.pairs}) to detect any difference (power 0.8)"
         else:
             can = "no pair disagreed: the power cannot be estimated"
-        lines = [f"pass rate: {self.difference.text(self.a, self.b)}, exact McNemar p = {self.p_value:.3g}; {can}"]
+        difference = self.difference
+        lines = [f"pass rate: {difference.text(self.a, self.b)}, exact McNemar p = {self.p_value:.3g}; {can}"]
+        if (difference.low > 0 or difference.high < 0) != self.significant:  # two methods: with few flips they can part
+            flips = self.pass_to_fail + self.fail_to_pass
+            lines[0] += (f"; the interval and the exact test disagree at {flips} discordant pair{'s' if flips > 1 else ''}: "
+                         "the verdict follows the test")
         return lines + [f"{name} mean: {d.text(self.a, self.b)}, {'paired bootstrap' if d.method == 'bootstrap' else 'normal'}"
                         for name, d in self.means.items()]
 
