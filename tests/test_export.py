@@ -112,6 +112,22 @@ def test_status_case_and_provider_filters_choose_the_runs_and_o_writes_a_file(tm
     assert (code, err) == (4, f"error: -o {tmp_path} is a folder (give a file path, e.g. {tmp_path / 'runs.jsonl'})\n")
 
 
+def test_filters_that_match_no_run_are_refused_before_any_output_so_o_is_neither_made_nor_changed(
+        tmp_path: Path) -> None:
+    folder = _scripted_results(tmp_path)
+    refused = ("error: no run matched the filters (check --status, -c, -p and --no-cut against "
+               "'tooltrial report')\n")
+    fresh = tmp_path / "out" / "none.jsonl"
+    assert cli_output(["export", str(folder), "--status", "error", "-o", str(fresh)]) == (4, "", refused)
+    assert not (tmp_path / "out").exists()
+    kept = tmp_path / "kept.jsonl"
+    kept.write_text('{"earlier": 1}\n', encoding="utf-8")
+    before = kept.stat()
+    assert cli_output(["export", str(folder), "-c", "nomatch/*", "-o", str(kept)]) == (4, "", refused)
+    assert kept.read_text(encoding="utf-8") == '{"earlier": 1}\n'
+    assert (kept.stat().st_ino, kept.stat().st_mtime_ns) == (before.st_ino, before.st_mtime_ns)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["cases.yml", "kept.jsonl", "results"]
+
 def test_a_cut_text_is_listed_on_the_line_and_no_cut_leaves_the_run_out(tmp_path: Path) -> None:
     long = "x" * (TEXT_LIMIT + 5)
     folder = _scripted_results(tmp_path, f"""\

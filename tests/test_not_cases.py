@@ -1,6 +1,7 @@
 """A folder or glob of case files leaves out tooltrial's own files (runner.spec.notcases): a report.json written
 beside the cases, a results folder's run files, the project's tooltrial.yml; ``validate``, ``list`` and ``run`` read
-the same case files, and a path that names results is refused with what to give instead."""
+the same case files, and a path that names results (a results folder or document, a folder of results folders)
+or a fixtures folder is refused with what to give instead."""
 
 from __future__ import annotations
 
@@ -63,3 +64,25 @@ def test_a_folder_of_only_tooltrials_own_files_says_what_each_is(cases: Path) ->
     assert (done.returncode, done.stdout) == (ExitCode.USAGE, "")
     assert done.stderr == (f"error: {cases} holds no case files: report.json is a results document tooltrial wrote, "
                            "tooltrial.yml is the project config (give the folder of case files)\n")
+
+
+def test_a_folder_of_results_folders_or_a_fixtures_folder_is_refused_saying_what_to_give(tmp_path: Path) -> None:
+    (tmp_path / "cases").mkdir()
+    (tmp_path / "cases" / "demo.yml").write_text(GOOD)
+    (tmp_path / "fixtures" / "project").mkdir(parents=True)
+    done = run_cli("run", "cases", "--sandbox", "none", cwd=tmp_path)
+    assert done.returncode == ExitCode.OK, done.stderr
+    (written,) = (tmp_path / "results").iterdir()
+    expected = {
+        "results": "error: results is a folder of results folders tooltrial wrote, not case files (give the case files "
+                   "the runs were made from; 'tooltrial report results' reads the newest of them)\n",
+        "fixtures": "error: fixtures is a fixtures folder, not case files (give the case files that name its folders "
+                    "in 'fixture:'; --fixtures-dir FOLDER says where fixtures are read from)\n",
+    }
+    for path, message in expected.items():
+        for command, *flags in (("validate",), ("list",), ("run", "--sandbox", "none")):
+            done = run_cli(command, path, *flags, cwd=tmp_path)
+            assert (done.returncode, done.stdout, done.stderr) == (ExitCode.USAGE, "", message), (command, path)
+    assert list((tmp_path / "results").iterdir()) == [written]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["cases", "fixtures", "results"]
+    assert run_cli("report", "results", cwd=tmp_path).returncode == ExitCode.OK

@@ -4,6 +4,7 @@ per run, the runs chosen by status, case and provider, to stdout or ``-o FILE``.
 from __future__ import annotations
 
 import argparse
+import itertools
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -36,15 +37,20 @@ def add(sub: argparse._SubParsersAction) -> None:
 
 def command(args: argparse.Namespace) -> int:
     """Write the lines; say on stderr how many runs were exported. Exit 0, 2 when ``-o`` cannot be
-    written; a folder that is no results folder is a UserError."""
+    written; a folder that is no results folder, and filters that match no run, are a UserError (raised
+    before anything is written: ``-o``'s file is then neither made nor changed)."""
     if args.output is not None:
         check_writable("-o", args.output, folder=False, example="runs.jsonl")
     keep = Filter(frozenset(Status(s) for s in args.status), tuple(args.cases), tuple(args.provider), args.no_cut)
     results = scan_results(args.folder)
+    made = export_lines(results.runs.records(keep.keeps), EXPORT_FORMATS[args.format], keep)
+    first = next(made, None)  # before any output: a filter that matches nothing writes no line, no file
+    if first is None and (args.status or args.cases or args.provider or args.no_cut):
+        raise UserError("no run matched the filters", hint="check --status, -c, -p and --no-cut against 'tooltrial report'")
     count = [0]
 
     def lines() -> Iterator[str]:
-        for line in export_lines(results.runs.records(keep.keeps), EXPORT_FORMATS[args.format], keep):
+        for line in itertools.chain([] if first is None else [first], made):
             count[0] += 1
             yield line
 
@@ -60,6 +66,4 @@ def command(args: argparse.Namespace) -> int:
             return 2
     where = "" if args.output is None else f" to {printable(str(args.output))}"
     print(f"exported {plural(count[0], 'run')} of {len(results.runs.summaries)}{where}", file=sys.stderr)
-    if not count[0] and (args.status or args.cases or args.provider or args.no_cut):
-        raise UserError("no run matched the filters", hint="check --status, -c, -p and --no-cut against 'tooltrial report'")
     return 0

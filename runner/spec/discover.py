@@ -24,7 +24,7 @@ from runner.errors import CaseFileError, CaseFileWarning, Location, UserError, U
 from runner.resources import bundled
 from runner.spec.case import Case
 from runner.spec.casefile import read_file
-from runner.spec.notcases import RESULTS, RUNS_DIR, is_results_folder, not_a_case, results_error
+from runner.spec.notcases import RESULTS, RUNS_DIR, caseless_error, is_results_folder, not_a_case, results_error
 
 CASE_SUFFIXES = (".yml", ".yaml", ".json")
 _GLOB_CHARS = frozenset("*?[")
@@ -38,8 +38,9 @@ def discover(paths: Sequence[str | Path], cases_dir: Path | None = None) -> list
     recurses). A folder or glob leaves out tooltrial's own files (``not_a_case``: results documents, the
     project config). No paths means every case file in ``cases_dir``, or in the
     bundled suite when that is None. Raises UserError (exit 4) naming a path
-    that does not exist, a glob that matches no case file, a file or folder of tooltrial's results, or a folder
-    whose only files of those suffixes are tooltrial's own.
+    that does not exist, a glob that matches no case file, a file or folder of tooltrial's results, a folder
+    whose only files of those suffixes are tooltrial's own, or a folder of none that holds results folders or
+    is a fixtures folder.
     """
     if not paths:
         paths = [cases_dir if cases_dir is not None else bundled("cases")]
@@ -72,11 +73,14 @@ def _case_files(path: Path) -> list[Path]:
 
 
 def _folder(path: Path) -> list[Path]:
-    """A folder's case files, tooltrial's own left out; raises UserError for a results folder, or a folder whose
-    only files of a case file's suffix are tooltrial's own."""
+    """A folder's case files, tooltrial's own left out; raises UserError for a results folder, a folder whose
+    only files of a case file's suffix are tooltrial's own, and one of no such files that holds results folders
+    or is a fixtures folder (``caseless_error``)."""
     if is_results_folder(path):
         raise results_error(path)
     named = _case_files(path)
+    if not named and (error := caseless_error(path)):
+        raise error
     files = [p for p in named if not_a_case(p) is None]
     if named and not files:
         raise UserError(f"{path} holds no case files: {', '.join(f'{p.name} is {not_a_case(p)}' for p in named)}",
