@@ -114,22 +114,15 @@ def test_the_hint_reads_the_levels_yaml_opened(text: str, error: str, tmp_path: 
 
 
 def _tree(leaves: int) -> st.SearchStrategy[list[str]]:
-    """Lines of a block mapping under ``root:``, two spaces a level, of up to ``leaves`` keys with a
-    value, each key named by its line (k0, k1...) so that none is a duplicate wherever it moves."""
-    node = st.recursive(
-        st.just(["v: 1"]),
-        lambda inner: st.lists(inner, min_size=1, max_size=3).map(
-            lambda children: [line for child in children for line in _keyed(child)]),
-        max_leaves=leaves,
-    )
-    rooted = node.map(lambda lines: ["root:", *("  " + line for line in lines)])
+    """Lines of a block mapping under ``root:``, two spaces a level, of up to ``leaves`` values (a
+    number, or a list of one to three ``- `` items), each key named by its line (k1, k2...) so that
+    none is a duplicate wherever it moves."""
+    leaf = st.one_of(st.just(["k: 1"]), st.integers(1, 3).map(lambda n: ["k:", *["  - x"] * n]))
+    entry = st.recursive(leaf, lambda inner: st.lists(inner, min_size=1, max_size=3).map(
+        lambda children: ["k:", *("  " + line for child in children for line in child)]), max_leaves=leaves)
+    rooted = st.lists(entry, min_size=1, max_size=3).map(
+        lambda entries: ["root:", *("  " + line for lines in entries for line in lines)])
     return rooted.map(lambda lines: [re.sub(r"\bk:", f"k{i}:", line) for i, line in enumerate(lines)])
-
-
-def _keyed(child: list[str]) -> list[str]:
-    if child == ["v: 1"]:
-        return ["k: 1"]
-    return ["k:", *("  " + line for line in child)]
 
 
 _HINTED = re.compile(r"column (\d+)")
