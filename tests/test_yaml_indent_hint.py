@@ -93,6 +93,9 @@ def test_run_refuses_with_the_same_hint(tmp_path: Path) -> None:
         ("- id: a\n  turns: [x]\n  expect:\n    max_turns: 3\n script: []\n", "5:2: {} (indent this line like its siblings at column 3)"),
         # its children at the upper level's column: it belongs to the lower one
         ("defaults:\n  timeout: 3\n cases:\n  - id: a\n", "3:2: {} (indent this line like its siblings at column 1)"),
+        # its keys at the upper level's column: they could be its children or its siblings
+        ("a:\n  b:\n    c: 1\n   d:\n    e: 1\n",
+         "4:4: {} (indent this line like its siblings at column 5, or like its parent's at column 3)"),
         # a later sibling at column 5: it belongs to the upper one, though its children are deeper
         ("a:\n  b:\n    c: 1\n   d:\n      e: 1\n    f: 2\n", "4:4: {} (indent this line like its siblings at column 5)"),
         # the same without the later sibling: either

@@ -17,12 +17,14 @@ from itertools import chain
 from ruamel.yaml import YAML
 from ruamel.yaml.error import YAMLError
 from ruamel.yaml.tokens import (
+    AnchorToken,
     BlockEndToken,
     BlockEntryToken,
     BlockMappingStartToken,
     BlockSequenceStartToken,
     CommentToken,
     KeyToken,
+    TagToken,
     Token,
     ValueToken,
 )
@@ -44,7 +46,8 @@ class _Level:
 def candidate_columns(text: str, line: int, column: int, item: bool) -> tuple[int, ...]:
     """The 0-based columns the 0-based ``line`` of ``text``, starting at ``column`` with a key (or,
     when ``item``, a ``- `` item), may be indented to: (the siblings',) when the lines around tell,
-    (the siblings', the parent's) when it could be either, () when no open level takes it."""
+    (the siblings', the parent's) when it could be either, () when no open level takes it. Raises
+    nothing: the tokens read stop at the first error YAML's scanner finds."""
     kind = ITEM if item else KEY
     tokens = _tokens(text)
     stack: list[_Level] = []
@@ -90,7 +93,8 @@ def _track(stack: list[_Level], token: Token) -> None:
 def _decide(after: Iterator[Token], line: int, column: int, siblings: int, parent: int,
             kinds: set[str]) -> tuple[int, ...]:
     """(siblings,) when a later line continues the siblings' level (whose ``kinds`` of line may
-    start there), (parent,) when the line's own children start at or left of it, else both."""
+    start there), (parent,) when the line's own children start left of it, or at it but of a kind
+    that may not start there (``- `` items under a key of a mapping), else both."""
     own: list[Token] = []
     for token in after:
         if token.start_mark.line > line:
@@ -98,21 +102,22 @@ def _decide(after: Iterator[Token], line: int, column: int, siblings: int, paren
             break
         if not isinstance(token, BlockEndToken):
             own.append(token)
-    holds = bool(own) and (isinstance(own[-1], (ValueToken, BlockEntryToken))
+    holds = bool(own) and (isinstance(own[-1], (ValueToken, BlockEntryToken, AnchorToken, TagToken))
                            or (isinstance(own[0], (BlockSequenceStartToken, BlockEntryToken))
                                and any(isinstance(t, KeyToken) for t in own)))
-    children = None
+    children, first = None, None
     for start, kind in _line_starts(after, line):
         if start <= column:
             break
         if children is None and holds:
-            children = start
+            children, first = start, kind
         if children is not None and start >= children:
             continue
         if start == siblings and kind in kinds:
             return (siblings,)
         break
-    if children is not None and children <= siblings:
+    # children at the siblings' column could be its siblings only where such a line may start there
+    if children is not None and (children < siblings or (children == siblings and first not in kinds)):
         return (parent,)
     return (siblings, parent)
 
