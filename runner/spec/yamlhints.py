@@ -13,6 +13,8 @@ from dataclasses import dataclass
 
 from ruamel.yaml.error import MarkedYAMLError
 
+from runner.spec.yamlindent import candidate_columns
+
 
 @dataclass(frozen=True)
 class Explained:
@@ -34,9 +36,12 @@ def explain(error: MarkedYAMLError, text: str) -> Explained | None:
         return None
     here = (mark.line, mark.column)
     if problem.startswith("expected <block end>") and opened is not None:
-        column = _sibling_column(text, mark.line, opened.column, "<block sequence start>" in problem)
-        return Explained("invalid YAML: this line is indented unlike the lines around it", here,
-                         f"indent this line like its siblings at column {column + 1}")
+        item = "<block sequence start>" in problem
+        columns = candidate_columns(text, mark.line, mark.column, item) or (opened.column,)
+        hint = f"indent this line like its siblings at column {columns[0] + 1}"
+        if len(columns) > 1:
+            hint += f", or like its parent's at column {columns[1] + 1}"
+        return Explained("invalid YAML: this line is indented unlike the lines around it", here, hint)
     if problem == "mapping values are not allowed here":
         lines = text.splitlines()
         sibling = next((c for c in map(_key_start, reversed(lines[: mark.line])) if c is not None), None)
@@ -57,20 +62,6 @@ def explain(error: MarkedYAMLError, text: str) -> Explained | None:
             hint = f"close it with {end!r} before line {mark.line + 1}, column {mark.column + 1}, and separate its items with ', '"
             return Explained(f"invalid YAML: {start!r} is not closed", (opened.line, opened.column), hint)
     return None
-
-
-def _indent(line: str) -> int:
-    return len(line) - len(line.lstrip(" "))
-
-
-def _sibling_column(text: str, line: int, mapping_column: int, item: bool) -> int:
-    """The 0-based column the siblings of the bad ``line`` start at: for a ``- `` item, the
-    nearest list item above it inside the mapping; else the mapping's keys' column."""
-    if item:
-        for above in reversed(text.splitlines()[:line]):
-            if above.lstrip(" ").startswith("- ") and _indent(above) > mapping_column:
-                return _indent(above)
-    return mapping_column
 
 
 def _key_start(line: str) -> int | None:
