@@ -198,6 +198,111 @@ def test_a_bad_provider_is_a_usage_error(tmp_path: Path, capsys: pytest.CaptureF
                                        "(give each -p once; to run each case more often, use --runs N)\n\n")
 
 
+WRITES = """\
+- id: write-hi
+  turns: [Write hi to out.txt]
+  tools: [read_file, write_file]
+  expect:
+    files: {out.txt: {equals: hi}}
+    trace: {args: {write_file: {path: out.txt}}}
+  script:
+    - tool_calls: [{name: write_file, arguments: {file_path: out.txt, content: hi}}]
+    - content: Done.
+"""
+
+SAVES = """\
+- id: retries
+  turns: [Write hi to out.txt]
+  expect: {files: {out.txt: {equals: hi}}}
+  script:
+    - tool_calls: [{name: write_file, arguments: {path: out.txt, content: hi}}]
+    - tool_calls: [{name: write_file, arguments: {path: out.txt, content: hi}}]
+    - content: Done.
+- id: gives-up
+  turns: [Write hi to out.txt]
+  expect: {files: {out.txt: {equals: hi}}}
+  script:
+    - tool_calls: [{name: write_file, arguments: {path: out.txt, content: hi}}]
+    - content: Done.
+"""
+
+
+def _outcomes(out: str) -> list[str]:
+    """``OUTCOME path::name`` of each item, from the short summary ``-rA`` prints, in its order."""
+    return [line.split(" - ")[0] for line in out.splitlines() if line.startswith(("PASSED ", "FAILED "))]
+
+
+def test_each_tool_definition_file_is_an_arm_and_a_renamed_parameter_reaches_the_tool_by_its_own_name(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "cases").mkdir()
+    (tmp_path / "cases" / "writes.yml").write_text(WRITES)  # the script writes file_path, as `renamed` shows it
+    (tmp_path / "renamed.yml").write_text("name: renamed\ntools:\n  write_file:\n    parameters:\n"
+                                          "      path: {name: file_path}\n")
+    (tmp_path / "plain.yml").write_text("tools:\n  write_file:\n    description: Write a file.\n")
+    code, out, _ = _pytest_here(capsys, "cases", "--tooltrial-provider", "scripted", "--tooltrial-tools", "renamed.yml",
+                                "--tooltrial-tools", "plain.yml", "-rA", "--junitxml", "junit.xml", cwd=tmp_path)
+    assert code == 1
+    assert _outcomes(out) == ["PASSED cases/writes.yml::writes/write-hi[renamed]",
+                              "FAILED cases/writes.yml::writes/write-hi[plain]"]
+    assert "tooltrial case writes/write-hi[plain] (scripted · default · plain)" in out
+    runs = _testcases(tmp_path / "junit.xml")
+    assert [(name, run["tooltrial_arm"], run["tooltrial_status"]) for name, run in runs.items()] == [
+        ("writes/write-hi[renamed]", "scripted · default · renamed", "pass"),
+        ("writes/write-hi[plain]", "scripted · default · plain", "fail")]
+    assert runs["writes/write-hi[plain]"]["failure"] == (
+        "FAIL writes/write-hi\n  failure cause: missing_output\n  out.txt does not exist\n"
+        "  no write_file call has arguments matching {\"path\": \"out.txt\"}: write_file was never called "
+        "(1 refused call: invalid arguments for write_file: 'path' is a required property)")
+    code, out, _ = _pytest_here(capsys, "cases", "--tooltrial-provider", "scripted", "--tooltrial-tools", "renamed.yml",
+                                "--tooltrial-tools", "plain.yml", "--tooltrial-faults", "case", "--collect-only", "-q",
+                                cwd=tmp_path)
+    assert (code, [line for line in out.splitlines() if "::" in line]) == (0, [
+        f"cases/writes.yml::writes/write-hi[{tools}-faults-{faults}]" for tools in ("renamed", "plain")
+        for faults in ("off", "case")])
+
+
+def test_a_fault_profile_runs_beside_its_clean_twin_and_fails_the_case_that_does_not_recover(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "cases").mkdir()
+    (tmp_path / "cases" / "saves.yml").write_text(SAVES)
+    (tmp_path / "flaky.yml").write_text("name: flaky-writes\nfaults:\n  - {tool: write_file, kind: error, call: 1}\n")
+    code, out, _ = _pytest_here(capsys, "cases", "--tooltrial-provider", "scripted", "--tooltrial-faults", "flaky.yml",
+                                "-rA", "--junitxml", "junit.xml", cwd=tmp_path)
+    assert code == 1
+    assert _outcomes(out) == [
+        "PASSED cases/saves.yml::saves/retries[faults-off]", "PASSED cases/saves.yml::saves/gives-up[faults-off]",
+        "PASSED cases/saves.yml::saves/retries[faults-flaky-writes]",
+        "FAILED cases/saves.yml::saves/gives-up[faults-flaky-writes]"]
+    runs = _testcases(tmp_path / "junit.xml")
+    assert [(name, run["tooltrial_arm"], run.get("tooltrial_failure")) for name, run in runs.items()] == [
+        ("saves/retries[faults-off]", "scripted · default · faults off", None),
+        ("saves/gives-up[faults-off]", "scripted · default · faults off", None),
+        ("saves/retries[faults-flaky-writes]", "scripted · default · faults flaky-writes", None),
+        ("saves/gives-up[faults-flaky-writes]", "scripted · default · faults flaky-writes", "fault_not_handled")]
+    assert runs["saves/gives-up[faults-flaky-writes]"]["failure"] == (
+        "FAIL saves/gives-up\n  failure cause: fault_not_handled\n  out.txt does not exist")
+
+
+@pytest.mark.parametrize(("option", "text", "error"), [
+    ("--tooltrial-tools", "tools:\n  bash:\n    descripton: x\n",
+     "bad.yml:3:5: tools.bash: unknown key 'descripton' (did you mean 'description'?)"),
+    ("--tooltrial-tools", "tools:\n  write_fle:\n    description: x\n",  # held to the collected cases' tools
+     "bad.yml:2:3: tools.write_fle: tool 'write_fle' is offered by no selected case (did you mean 'write_file'?)"),
+    ("--tooltrial-faults", "faults:\n  - {tool: write_file, kind: explode}\n",
+     "bad.yml:2:30: faults[0].kind: 'explode' is not one of 'error', 'timeout', 'empty', 'truncated', 'garbage', 'slow'"),
+    ("--tooltrial-faults", None,
+     "bad.yml: cannot read the fault profile: No such file or directory (give --faults a profile file, `off` or `case`)"),
+], ids=["tools-key", "tools-unoffered", "faults-kind", "faults-missing"])
+def test_a_bad_tool_definition_file_or_fault_profile_is_a_usage_error(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], option: str, text: str | None, error: str) -> None:
+    _suite(tmp_path)
+    if text is not None:
+        (tmp_path / "bad.yml").write_text(text)
+    code, _, err = _pytest_here(capsys, "cases/good.yml", "--tooltrial-provider", "scripted", option, "bad.yml",
+                                cwd=tmp_path)
+    assert (code, err) == (4, f"ERROR: tooltrial: {error}\n\n")
+
+
 def test_the_projects_own_tests_never_collect_cases() -> None:
     options = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["pytest"]["ini_options"]
     assert options["testpaths"] == ["tests"] and "tooltrial" not in options["addopts"]

@@ -1,8 +1,11 @@
 """Case files as pytest collectors and each run of a case as a pytest item (runner.cli.pytest_plugin).
 
-An item is one run of one case in one arm, named ``group/id``, with ``[provider-prompt-runN]``
+An item is one run of one case in one arm, named ``group/id``, with ``[provider-prompt-tools-faults-NAME-runN]``
 parts added for what varies: the provider when several ``--tooltrial-provider`` are given, the
-prompt when several ``--tooltrial-prompt``, the run (1-based) when a case runs more than once. It
+prompt when several ``--tooltrial-prompt``, the tool definitions' name when several ``--tooltrial-tools``, the
+fault arm when there are several (``--tooltrial-faults`` adds the clean twin ``off``), the run (1-based) when a
+case runs more than once; the arm's whole label (``scripted · default · renamed · faults off``) is in the
+item's report line and its ``tooltrial_arm`` property. It
 runs through the engine's one-run step (runner.run.execute, as ``tooltrial run`` does per run), so
 its record, checks and scores are the same; it passes when the run's status is ``pass``, else it
 fails with the lines ``tooltrial run`` prints (``FAIL group/id`` and one line per failed check, or
@@ -13,7 +16,7 @@ duration are the item's ``user_properties`` (``--junitxml`` writes them as prope
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -35,38 +38,45 @@ from runner.sandbox.choose import choose_sandbox
 from runner.spec.case import Case
 from runner.spec.casefile import read_file
 from runner.spec.config import Config, load_config
+from runner.spec.faults import load_profiles
+from runner.spec.tooldefs import ToolDefs, check_tool_defs, load_all
 from runner.suite.engine import preflight, require_scripts
-from runner.suite.options import make_arms
+from runner.suite.options import make_arms, with_faults
 from runner.text import first_line, printable
 
 
 @dataclass
 class Suite:
-    """What every item of a session shares: the arms (provider x prompt), the default repeat count,
-    the run options (sandbox, no judges yet) and one breaker per provider (runner.providers.breaker)."""
+    """What every item of a session shares: the arms (provider x prompt x tool definitions x fault arm, built
+    as ``tooltrial run`` builds them), the default repeat count, the run options (sandbox, no judges yet), one
+    breaker per provider (runner.providers.breaker) and the ``--tooltrial-tools`` files loaded."""
 
     config: Config
     arms: list[Arm]
     runs: int
     options: RunOptions
     breakers: dict[str, Breaker] = field(default_factory=dict)
+    tool_defs: list[ToolDefs] = field(default_factory=list)
 
     @classmethod
     def from_config(cls, config: pytest.Config) -> Suite:
         """The suite the ``--tooltrial-*`` options describe. Raises pytest.UsageError for a provider,
-        prompt, config or sandbox that tooltrial refuses, with tooltrial's message."""
+        prompt, tool-definition file, fault profile, config or sandbox that tooltrial refuses, with tooltrial's
+        message (a file's errors each at its file, line and column)."""
         try:
             project = load_config(config.getoption("tooltrial_config"))
             names = config.getoption("tooltrial_provider")
             providers = [resolve_provider(name, project) for name in names]
-            arms = make_arms(providers, load_prompts(config.getoption("tooltrial_prompt")))
+            tool_defs = load_all(config.getoption("tooltrial_tools"))
+            arms = make_arms(providers, load_prompts(config.getoption("tooltrial_prompt")), tool_defs)
+            arms = with_faults(arms, load_profiles(config.getoption("tooltrial_faults")))
             runs = config.getoption("tooltrial_runs")
             if runs < 1:
                 raise UserError(f"--tooltrial-runs must be at least 1, got {runs}")
             options = RunOptions(choose_sandbox(config.getoption("tooltrial_sandbox")))
         except (UserError, UserErrors) as e:
             raise pytest.UsageError(f"tooltrial: {e}") from e
-        return cls(project, arms, runs, options, {p.name: Breaker(p.name) for p in providers})
+        return cls(project, arms, runs, options, {p.name: Breaker(p.name) for p in providers}, tool_defs)
 
 
 class CaseFile(pytest.File):
@@ -85,16 +95,33 @@ class CaseFile(pytest.File):
             preflight(cases, suite.arms)
         except (UserError, UserErrors) as e:
             raise self.CollectError(str(e)) from e
-        several = len({a.provider.name for a in suite.arms}) > 1, len({a.prompt.name for a in suite.arms}) > 1
+        varying = [part for part in _ARM_PARTS if len({part(arm) for arm in suite.arms}) > 1]
         for arm in suite.arms:
             for case in cases:
                 repeats = case.runs or suite.runs
                 for index in range(repeats):
-                    parts = [arm.provider.name] if several[0] else []
-                    parts += [arm.prompt.name] if several[1] else []
-                    parts += [f"run{index + 1}"] if repeats > 1 else []
+                    parts = [part(arm) for part in varying] + ([f"run{index + 1}"] if repeats > 1 else [])
                     name = case.full_id + (f"[{'-'.join(parts)}]" if parts else "")
                     yield CaseRun.from_parent(self, name=name, case=case, arm=arm, index=index)
+
+
+# what an item's name may show of its arm, in this order: a part is shown when the session's arms differ in it
+_ARM_PARTS: tuple[Callable[[Arm], str], ...] = (
+    lambda arm: arm.provider.name, lambda arm: arm.prompt.name, lambda arm: arm.tool_defs or "",
+    lambda arm: f"faults-{arm.fault_arm}" if arm.fault_arm else "")
+
+
+def check_tool_names(suite: Suite, items: Sequence[pytest.Item]) -> None:
+    """Hold ``suite``'s tool-definition files to the tools the cases of ``items`` (their CaseRuns) offer
+    (runner.spec.tooldefs.check_tool_defs); nothing when no item is a case run. Raises pytest.UsageError
+    with every error, each at its file, line and column."""
+    cases = list({id(item.case): item.case for item in items if isinstance(item, CaseRun)}.values())
+    if not cases:
+        return
+    try:
+        check_tool_defs(suite.tool_defs, cases)
+    except UserErrors as e:
+        raise pytest.UsageError(f"tooltrial: {e}") from e
 
 
 class RunFailed(Exception):

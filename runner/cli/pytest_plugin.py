@@ -41,6 +41,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--tooltrial-prompt", action="append", default=[], metavar="FILE",
                     help="system prompt template: a file, or a bundled prompt's name (default, terse) "
                          "(repeatable: one item per prompt; default: the bundled default)")
+    group.addoption("--tooltrial-tools", action="append", default=[], metavar="FILE",
+                    help="tool definitions the model is shown (descriptions, parameter names, enums, which tools): "
+                         "a YAML file, as run -T takes it (repeatable: one item per file)")
+    group.addoption("--tooltrial-faults", action="append", default=[], metavar="FILE|off|case",
+                    help="a fault arm, as run --faults takes it: a fault profile file, off (no faults) or case (each "
+                         "case's own faults); repeatable, the clean twin (off) added when not given")
     group.addoption("--tooltrial-runs", type=int, default=1, metavar="N",
                     help="run each case N times, one item per run (a case's runs: wins)")
     group.addoption("--tooltrial-sandbox", choices=("auto", "bwrap", "none"), default="auto",
@@ -49,8 +55,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """With ``--tooltrial-provider``, resolve the arms and the sandbox once; a bad provider, prompt
-    or config is a usage error (pytest exits 4) before anything is collected."""
+    """With ``--tooltrial-provider``, resolve the arms and the sandbox once; a bad provider, prompt, tool-definition
+    file, fault profile or config is a usage error (pytest exits 4) before anything is collected."""
     config.addinivalue_line("markers", "tooltrial: one run of a tooltrial case (collected with --tooltrial-provider)")
     if config.getoption("tooltrial_provider"):
         from runner.cli.pytest_cases import Suite
@@ -66,6 +72,17 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
     from runner.cli.pytest_cases import CaseFile
 
     return CaseFile.from_parent(parent, path=file_path)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """With ``--tooltrial-tools``, hold each file to the tools the selected items' cases offer (after ``-k``
+    deselects), as ``run -T`` does; a tool or parameter no such case has is a usage error (pytest exits 4)."""
+    suite = config.stash.get(SUITE, None)
+    if suite is not None and suite.tool_defs:
+        from runner.cli.pytest_cases import check_tool_names
+
+        check_tool_names(suite, items)
 
 
 def is_case_file(path: Path) -> bool:
