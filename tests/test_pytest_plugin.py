@@ -286,13 +286,11 @@ def test_a_fault_profile_runs_beside_its_clean_twin_and_fails_the_case_that_does
 @pytest.mark.parametrize(("option", "text", "error"), [
     ("--tooltrial-tools", "tools:\n  bash:\n    descripton: x\n",
      "bad.yml:3:5: tools.bash: unknown key 'descripton' (did you mean 'description'?)"),
-    ("--tooltrial-tools", "tools:\n  write_fle:\n    description: x\n",  # held to the collected cases' tools
-     "bad.yml:2:3: tools.write_fle: tool 'write_fle' is offered by no selected case (did you mean 'write_file'?)"),
     ("--tooltrial-faults", "faults:\n  - {tool: write_file, kind: explode}\n",
      "bad.yml:2:30: faults[0].kind: 'explode' is not one of 'error', 'timeout', 'empty', 'truncated', 'garbage', 'slow'"),
     ("--tooltrial-faults", None,
      "bad.yml: cannot read the fault profile: No such file or directory (give --faults a profile file, `off` or `case`)"),
-], ids=["tools-key", "tools-unoffered", "faults-kind", "faults-missing"])
+], ids=["tools-key", "faults-kind", "faults-missing"])
 def test_a_bad_tool_definition_file_or_fault_profile_is_a_usage_error(
         tmp_path: Path, capsys: pytest.CaptureFixture[str], option: str, text: str | None, error: str) -> None:
     _suite(tmp_path)
@@ -301,6 +299,23 @@ def test_a_bad_tool_definition_file_or_fault_profile_is_a_usage_error(
     code, _, err = _pytest_here(capsys, "cases/good.yml", "--tooltrial-provider", "scripted", option, "bad.yml",
                                 cwd=tmp_path)
     assert (code, err) == (4, f"ERROR: tooltrial: {error}\n\n")
+
+
+def test_a_tool_definition_file_naming_a_tool_no_collected_case_offers_is_a_collection_error(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _suite(tmp_path)
+    (tmp_path / "typo.yml").write_text("tools:\n  write_fle:\n    description: x\n  read_file:\n"
+                                       "    parameters: {pth: {name: where}}\n")
+    code, out, _ = _pytest_here(capsys, "cases/good.yml", "--tooltrial-provider", "scripted", "--tooltrial-tools",
+                                "typo.yml", cwd=tmp_path)
+    assert code == 2
+    assert "collected 2 items / 1 error / 2 deselected / 0 selected\n" in out  # so none runs, as under -n N
+    lines = out.splitlines()
+    heading = next(n for n, line in enumerate(lines) if line.strip("_ ") == "ERROR collecting typo.yml")
+    assert lines[heading + 1:heading + 3] == [
+        ("tooltrial: typo.yml:2:3: tools.write_fle: tool 'write_fle' is offered by no selected case "
+         "(did you mean 'write_file'?)"),
+        "typo.yml:5:18: tools.read_file.parameters.pth: tool 'read_file' has no parameter 'pth' (did you mean 'path'?)"]
 
 
 def test_the_projects_own_tests_never_collect_cases() -> None:

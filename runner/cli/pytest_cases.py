@@ -16,7 +16,7 @@ duration are the item's ``user_properties`` (``--junitxml`` writes them as prope
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,7 +25,7 @@ import pytest
 
 from runner.checks.judge import resolve_judges
 from runner.cli.pytest_plugin import SUITE
-from runner.errors import UserError, UserErrors
+from runner.errors import UserError, UserErrors, in_file_order
 from runner.providers.breaker import Breaker
 from runner.providers.redact import Secrets
 from runner.providers.registry import resolve_provider
@@ -39,7 +39,7 @@ from runner.spec.case import Case
 from runner.spec.casefile import read_file
 from runner.spec.config import Config, load_config
 from runner.spec.faults import load_profiles
-from runner.spec.tooldefs import ToolDefs, check_tool_defs, load_all
+from runner.spec.tooldefs import ToolDefs, case_tools, load_all, offer_errors
 from runner.suite.engine import preflight, require_scripts
 from runner.suite.options import make_arms, with_faults
 from runner.text import first_line, printable
@@ -111,17 +111,22 @@ _ARM_PARTS: tuple[Callable[[Arm], str], ...] = (
     lambda arm: f"faults-{arm.fault_arm}" if arm.fault_arm else "")
 
 
-def check_tool_names(suite: Suite, items: Sequence[pytest.Item]) -> None:
-    """Hold ``suite``'s tool-definition files to the tools the cases of ``items`` (their CaseRuns) offer
-    (runner.spec.tooldefs.check_tool_defs); nothing when no item is a case run. Raises pytest.UsageError
-    with every error, each at its file, line and column."""
-    cases = list({id(item.case): item.case for item in items if isinstance(item, CaseRun)}.values())
-    if not cases:
-        return
-    try:
-        check_tool_defs(suite.tool_defs, cases)
-    except UserErrors as e:
-        raise pytest.UsageError(f"tooltrial: {e}") from e
+def report_tool_names(suite: Suite, session: pytest.Session, items: list[pytest.Item]) -> None:
+    """Hold each of ``suite``'s tool-definition files to the tools the cases of ``items`` (their CaseRuns) offer,
+    as ``run -T`` does (runner.spec.tooldefs.offer_errors): a file naming a tool or parameter none of them has is
+    a collection error of that file (its nodeid the path given), each error at its line and column, and every
+    item is deselected, so nothing runs (under pytest-xdist too). Nothing when no item is a case run."""
+    offered = [case_tools(case) for case in {id(i.case): i.case for i in items if isinstance(i, CaseRun)}.values()]
+    failed = False
+    for defs in suite.tool_defs if offered else ():
+        errors = in_file_order(offer_errors(defs, offered))
+        if errors:
+            report = pytest.CollectReport(defs.file, "failed", f"tooltrial: {UserErrors(errors)}", [])
+            session.config.hook.pytest_collectreport(report=report)
+            failed = True
+    if failed:
+        session.config.hook.pytest_deselected(items=list(items))
+        items.clear()
 
 
 class RunFailed(Exception):

@@ -75,14 +75,14 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
 
 
 @pytest.hookimpl(trylast=True)
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
     """With ``--tooltrial-tools``, hold each file to the tools the selected items' cases offer (after ``-k``
-    deselects), as ``run -T`` does; a tool or parameter no such case has is a usage error (pytest exits 4)."""
+    deselects), as ``run -T`` does: a tool or parameter no such case has is a collection error of the file."""
     suite = config.stash.get(SUITE, None)
     if suite is not None and suite.tool_defs:
-        from runner.cli.pytest_cases import check_tool_names
+        from runner.cli.pytest_cases import report_tool_names
 
-        check_tool_names(suite, items)
+        report_tool_names(suite, session, items)
 
 
 def is_case_file(path: Path) -> bool:
