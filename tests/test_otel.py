@@ -160,7 +160,8 @@ def test_a_live_run_is_one_trace_with_genai_spans_sent_over_otlp_http(tmp_path: 
         assert abs(int(nanoseconds) - seconds * 1e9) < 1000  # to the microsecond: a float of epoch ns is coarser
     assert int(root["startTimeUnixNano"]) <= int(first["startTimeUnixNano"]) < int(first["endTimeUnixNano"]) \
         <= int(tool["startTimeUnixNano"]) <= int(second["startTimeUnixNano"]) <= int(root["endTimeUnixNano"])
-    assert not any(k.startswith(("gen_ai.output", "gen_ai.tool.call.a")) for k in _attributes(first))
+    content = ("gen_ai.output", "gen_ai.input", "gen_ai.system_instructions", "gen_ai.tool.call.a", "gen_ai.tool.def")
+    assert not any(k.startswith(content) for s in (first, second, tool) for k in _attributes(s))
 
 
 def test_the_otel_file_holds_one_otlp_json_request_per_run_and_content_only_when_asked(tmp_path: Path) -> None:
@@ -183,6 +184,34 @@ def test_the_otel_file_holds_one_otlp_json_request_per_run_and_content_only_when
     # the line is the protobuf message, once its ids go back to protobuf's base64
     message = ParseDict(_base64(document), ExportTraceServiceRequest())
     assert len(message.resource_spans[0].scope_spans[0].spans) == 4
+
+
+def test_with_content_each_chat_span_holds_the_input_it_carried_as_sent(tmp_path: Path) -> None:
+    lines = tmp_path / "traces.jsonl"
+    with OpenAIServer() as server:
+        server.push(openai_reply(tool_calls=[("write_file", HI)], ids=["call_w"], usage=(12, 7)),
+                    openai_reply("Wrote out.txt.", usage=(30, 4)))
+        code, err, (run,) = run_case(tmp_path, server, "openai/fake-model", flags=["--otel", str(lines), "--otel-content"])
+        sent = [chat.body for chat in server.chats]
+    assert code == 0, err
+    spans = _by_name(_spans(json.loads(lines.read_text(encoding="utf-8"))))
+    first, second = (_attributes(s) for s in sorted(spans["chat fake-model"], key=lambda s: int(s["startTimeUnixNano"])))
+    system = sent[0]["messages"][0]
+    assert system["role"] == "system" and system == run["messages"][0]
+    for span in (first, second):  # the rendered system prompt, apart from the conversation
+        assert json.loads(span["gen_ai.system_instructions"]) == [{"type": "text", "content": system["content"]}]
+    assert json.loads(first["gen_ai.input.messages"]) == [
+        {"role": "user", "parts": [{"type": "text", "content": "Write hi to out.txt"}]}]
+    assert json.loads(second["gen_ai.input.messages"]) == [
+        {"role": "user", "parts": [{"type": "text", "content": "Write hi to out.txt"}]},
+        {"role": "assistant", "parts": [{"type": "tool_call", "id": "call_w", "name": "write_file", "arguments": HI}]},
+        {"role": "tool", "parts": [{"type": "tool_call_response", "id": "call_w", "response": run["steps"][0]["result"]}]}]
+    assert sent[1]["messages"][3] == {"role": "tool", "tool_call_id": "call_w", "name": "write_file", "content": run["steps"][0]["result"]}
+    offered = sent[0]["tools"]
+    assert sent[1]["tools"] == offered and "write_file" in [t["function"]["name"] for t in offered]
+    definitions = [{"type": "function", "name": t["function"]["name"], "description": t["function"]["description"],
+                    "parameters": t["function"]["parameters"]} for t in offered]
+    assert json.loads(first["gen_ai.tool.definitions"]) == json.loads(second["gen_ai.tool.definitions"]) == definitions
 
 
 def _base64(value: Any) -> Any:

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 from runner import __version__
 from runner.errors import UserError
 from runner.names import SCRIPTED
+from runner.output.otelinput import request_content
 from runner.run.record import RunRecord
 from runner.run.requests import RequestStats
 from runner.run.trajectory import Step
@@ -135,7 +136,8 @@ def _run_trace(tracer: Tracer, record: RunRecord, started: float, target: OtelTa
     system, model = provider_and_model(target.models.get(record.provider, record.provider))
     for request in record.model_requests:
         if request.started is not None:
-            _request_span(tracer, inside, request, request.started, (system, model), target.content)
+            carried = _carried(record, request) if target.content else None
+            _request_span(tracer, inside, request, request.started, (system, model), carried)
     for step in record.steps:
         if step.started is not None:
             _tool_span(tracer, inside, step, step.started, target.content)
@@ -161,9 +163,19 @@ def _run_attributes(record: RunRecord, target: OtelTarget) -> dict[str, Any]:
     return _known(attributes)
 
 
+def _carried(record: RunRecord, request: RequestStats) -> dict[str, str]:
+    """The content attributes of what ``request`` carried (runner.output.otelinput); none for a record that does
+    not say (one of an earlier version, or a request whose body did not read)."""
+    if request.messages is None:
+        return {}
+    start, end = request.messages
+    return request_content(record.messages[start:end], record.tools)
+
+
 def _request_span(tracer: Tracer, parent: Context, request: RequestStats, started: float, reached: tuple[str, str],
-                  content: bool) -> None:
-    """The span of model request ``request``, sent at ``started`` to ``reached`` (provider name, model)."""
+                  carried: dict[str, str] | None) -> None:
+    """The span of model request ``request``, sent at ``started`` to ``reached`` (provider name, model); with
+    ``carried`` (``--otel-content``: the content attributes of what it carried) its input and its reply too."""
     from opentelemetry.trace import SpanKind
 
     system, model = reached
@@ -180,7 +192,8 @@ def _request_span(tracer: Tracer, parent: Context, request: RequestStats, starte
         "tooltrial.request.outcome": request.outcome, "tooltrial.request.attempts": len(request.attempts) or None,
         "tooltrial.cost": request.cost,
     }
-    if content:
+    if carried is not None:
+        attributes.update(carried)
         attributes["gen_ai.output.messages"] = json.dumps([_output_message(request)])
     span = tracer.start_span(f"chat {model}", parent, SpanKind.CLIENT, _known(attributes),
                              start_time=_ns(started))
