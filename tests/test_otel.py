@@ -28,6 +28,8 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
 from runner.output.otel import OtelTarget, provider_and_model, run_spans
 from runner.output.otlp import json_lines
 from runner.run.record import RunRecord
+from runner.run.requests import RequestStats
+from runner.run.transcript import TEXT_LIMIT, bounded
 from tests.fake_servers import OpenAIServer, error_reply, openai_reply
 from tests.wire_runs import run_case
 
@@ -212,6 +214,67 @@ def test_with_content_each_chat_span_holds_the_input_it_carried_as_sent(tmp_path
     definitions = [{"type": "function", "name": t["function"]["name"], "description": t["function"]["description"],
                     "parameters": t["function"]["parameters"]} for t in offered]
     assert json.loads(first["gen_ai.tool.definitions"]) == json.loads(second["gen_ai.tool.definitions"]) == definitions
+
+
+def _chat_content(record: RunRecord) -> dict[str, Any]:
+    """The content attributes of the one chat span of ``record``'s trace, exported with content, JSON decoded."""
+    (line,) = json_lines(run_spans([record], OtelTarget(content=True))).splitlines()
+    (chat,) = [s for s in _spans(json.loads(line)) if s["name"].startswith("chat ")]
+    return {k: json.loads(v) for k, v in _attributes(chat).items()
+            if k in ("gen_ai.system_instructions", "gen_ai.input.messages", "gen_ai.tool.definitions")}
+
+
+def test_an_external_agents_anthropic_messages_request_is_read_into_the_conventions_parts() -> None:
+    sent = [{"role": "system", "content": [{"type": "text", "text": "Be brief."}]},
+            {"role": "user", "content": [{"type": "text", "text": "Look"},
+                                         {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBO"}}]},
+            {"role": "assistant", "content": [{"type": "thinking", "thinking": "a file", "signature": "s1"},
+                                              {"type": "tool_use", "id": "toolu_1", "name": "read", "input": {"path": "a"}}]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "x", "is_error": False}]}]
+    tools = [{"name": "read", "description": "Read a file", "input_schema": {"type": "object"}},
+             {"type": "web_search_20250305", "name": "web_search"}]
+    record = RunRecord(case="g/c", provider="scripted", prompt="default", started=1.0, messages=sent, tools=tools,
+                       model_requests=[RequestStats(started=1.0, finish_reason="stop", messages=[0, 4])])
+    assert _chat_content(record) == {
+        "gen_ai.system_instructions": [{"type": "text", "content": "Be brief."}],
+        "gen_ai.input.messages": [
+            {"role": "user", "parts": [{"type": "text", "content": "Look"},
+                                       {"type": "blob", "modality": "image", "mime_type": "image/png", "content": "iVBO"}]},
+            {"role": "assistant", "parts": [{"type": "reasoning", "content": "a file"},
+                                            {"type": "tool_call", "id": "toolu_1", "name": "read", "arguments": {"path": "a"}}]},
+            {"role": "user", "parts": [{"type": "tool_call_response", "id": "toolu_1", "response": "x"}]}],
+        "gen_ai.tool.definitions": [
+            {"type": "function", "name": "read", "description": "Read a file", "parameters": {"type": "object"}},
+            {"type": "web_search_20250305", "name": "web_search"}]}
+
+
+def test_openai_reasoning_images_unparsed_arguments_and_cut_texts_go_as_recorded() -> None:
+    long = "a" * (TEXT_LIMIT + 5)
+    sent, cuts = bounded([
+        {"role": "user", "content": [{"type": "text", "text": long},
+                                     {"type": "image_url", "image_url": {"url": "data:image/jpeg;base64,/9j/"}},
+                                     {"type": "image_url", "image_url": {"url": "https://example.com/a.png"}}]},
+        {"role": "assistant", "reasoning_content": "think", "content": "Calling.",
+         "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "run", "arguments": "{not json"}}]},
+        {"role": "tool", "tool_call_id": "c1", "name": "run", "content": "ok"}])
+    record = RunRecord(case="g/c", provider="scripted", prompt="default", started=1.0, messages=sent, message_cuts=cuts,
+                       model_requests=[RequestStats(started=1.0, finish_reason="stop", messages=[0, 3])])
+    assert cuts[0].left_out == 5
+    assert _chat_content(record) == {"gen_ai.input.messages": [
+        {"role": "user", "parts": [{"type": "text", "content": sent[0]["content"][0]["text"]},
+                                   {"type": "blob", "modality": "image", "mime_type": "image/jpeg", "content": "/9j/"},
+                                   {"type": "uri", "modality": "image", "uri": "https://example.com/a.png"}]},
+        {"role": "assistant", "parts": [{"type": "reasoning", "content": "think"}, {"type": "text", "content": "Calling."},
+                                        {"type": "tool_call", "id": "c1", "name": "run", "arguments": "{not json"}]},
+        {"role": "tool", "parts": [{"type": "tool_call_response", "id": "c1", "response": "ok"}]}]}
+    assert "[... 5 characters left out ...]" in sent[0]["content"][0]["text"]
+
+
+def test_a_request_the_record_does_not_place_carries_no_input() -> None:
+    record = RunRecord(case="g/c", provider="scripted", prompt="default", started=1.0,
+                       messages=[{"role": "user", "content": "hi"}],
+                       model_requests=[RequestStats(started=1.0, finish_reason="stop")])
+    assert _chat_content(record) == {}
 
 
 def _base64(value: Any) -> Any:
