@@ -9,8 +9,8 @@ https://opentelemetry.io/docs/specs/semconv/gen-ai/gen-ai-spans/): ``gen_ai.oper
 ``chat`` or ``execute_tool``, ``gen_ai.provider.name`` (and the older ``gen_ai.system``),
 ``gen_ai.request.model``, ``gen_ai.response.finish_reasons``, ``gen_ai.usage.*``,
 ``gen_ai.tool.name``, ``gen_ai.tool.call.id``; what only tooltrial knows is under ``tooltrial.*``.
-Prompt and reply text, tool arguments and results can hold secrets: they are exported only with
-``content`` (``--otel-content``). runner.output.otlp writes the spans as OTLP JSON lines or sends them.
+Prompts, messages sent, reply text, tool arguments and results can hold secrets: they are exported only
+with ``content`` (``--otel-content``; what each request carried: runner.output.otelinput). runner.output.otlp writes the spans as OTLP JSON lines or sends them.
 
 Nothing here imports OpenTelemetry until spans are made; ``require_otel`` says which extra is missing.
 """
@@ -55,7 +55,8 @@ class OtelTarget:
     Attributes:
         file: the OTLP JSON lines file (``--otel``), or None.
         endpoint: the OTLP/HTTP traces URL (``--otel-endpoint``, ``/v1/traces`` added to a bare host), or None.
-        content: also export reply text, reasoning, tool arguments and results (``--otel-content``).
+        content: also export what each request carried, reply text, reasoning, tool arguments and results
+            (``--otel-content``).
         models: each arm's provider label -> the litellm model string it sends (an alias's ``model``).
     """
 

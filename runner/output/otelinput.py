@@ -17,8 +17,6 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from runner.providers.history import reasoning_text
-
 Part = dict[str, Any]
 
 
@@ -47,7 +45,7 @@ def input_message(message: Mapping[str, Any]) -> dict[str, Any]:
         parts: list[Part] = [{"type": "tool_call_response", "id": message.get("tool_call_id"),
                               "response": message.get("content")}]
     else:
-        reasoning = reasoning_text(message) if role == "assistant" else None
+        reasoning = _reasoning(message) if role == "assistant" else None
         parts = [{"type": "reasoning", "content": reasoning}] if reasoning else []
         parts += _parts(message.get("content"))
         parts += [_tool_call(c) for c in message.get("tool_calls") or () if isinstance(c, Mapping)]
@@ -72,6 +70,16 @@ def _function(name: Any, description: Any, parameters: Any) -> dict[str, Any]:
     return {"type": "function", "name": name, **{k: v for k, v in shown.items() if v is not None}}
 
 
+def _reasoning(message: Mapping[str, Any]) -> str | None:
+    """An assistant message's reasoning as the loop keeps it (litellm's): ``reasoning_content``, else its
+    ``thinking_blocks``' text joined; None for none."""
+    text = message.get("reasoning_content")
+    if not text:
+        blocks = message.get("thinking_blocks")
+        text = "".join(str(b.get("thinking") or "") for b in blocks if isinstance(b, Mapping)) if isinstance(blocks, list) else ""
+    return text if isinstance(text, str) and text else None
+
+
 def _parts(content: Any) -> list[Part]:
     """A message's ``content``: a string is one text part (none when empty), a list its blocks each as a part."""
     if isinstance(content, str):
@@ -92,9 +100,9 @@ def _part(block: Mapping[str, Any]) -> Part:
         return {"type": "tool_call", "id": block.get("id"), "name": block.get("name"), "arguments": block.get("input")}
     if kind == "tool_result":
         return {"type": "tool_call_response", "id": block.get("tool_use_id"), "response": block.get("content")}
-    if kind == "image_url" and isinstance(block.get("image_url"), Mapping):
-        return _image(str(block["image_url"].get("url") or ""))
-    source = block.get("source")
+    image, source = block.get("image_url"), block.get("source")
+    if kind == "image_url" and isinstance(image, Mapping):
+        return _image(str(image.get("url") or ""))
     if kind == "image" and isinstance(source, Mapping) and source.get("type") == "base64":
         return {"type": "blob", "modality": "image", "mime_type": source.get("media_type"), "content": source.get("data")}
     if kind == "image" and isinstance(source, Mapping) and source.get("type") == "url":
@@ -113,7 +121,8 @@ def _image(url: str) -> Part:
 def _tool_call(call: Mapping[str, Any]) -> Part:
     """An OpenAI tool call as a ``tool_call`` part, its arguments as the object they encode (the conventions ask
     for an object), else the text as sent."""
-    function = call.get("function") if isinstance(call.get("function"), Mapping) else {}
+    function = call.get("function")
+    function = function if isinstance(function, Mapping) else {}
     arguments = function.get("arguments")
     if isinstance(arguments, str):
         try:
