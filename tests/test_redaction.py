@@ -165,6 +165,7 @@ def test_no_output_holds_a_key_a_provider_a_tool_or_a_command_echoed(tmp_path: P
     _assert_clean(written, {CANARY, ENV_CANARY, *endpoint_keys})
     _assert_marked(tmp_path / "out", written)
     assert b"gen_ai.tool.call.result" not in written["otel.jsonl"]  # without --otel-content: no tool result
+    assert b"gen_ai.input.messages" not in written["otel.jsonl"] and b"gen_ai.system_instructions" not in written["otel.jsonl"]
 
 
 def test_worker_processes_redact_too_with_otel_content(tmp_path: Path) -> None:
