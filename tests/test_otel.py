@@ -216,6 +216,43 @@ def test_with_content_each_chat_span_holds_the_input_it_carried_as_sent(tmp_path
     assert json.loads(first["gen_ai.tool.definitions"]) == json.loads(second["gen_ai.tool.definitions"]) == definitions
 
 
+MESSAGES_AGENT = """\
+- id: look
+  agent: {command: "PYTHON AGENT", input: stdin}
+  files: {name.txt: Ada}
+  turns: [Read name.txt.]
+  script:
+    - tool_calls: [{name: read_file, arguments: {path: name.txt}}]
+    - content: It says Ada.
+"""
+
+
+def test_an_external_agents_anthropic_messages_requests_are_its_chat_spans_input(tmp_path: Path) -> None:
+    from tests.helpers import ROOT, run_cli
+
+    agent = ROOT / "tests" / "agents" / "messages_agent.py"
+    (tmp_path / "look.yml").write_text(MESSAGES_AGENT.replace("PYTHON", sys.executable).replace("AGENT", str(agent)))
+    lines, results = tmp_path / "traces.jsonl", tmp_path / "results"
+    done = run_cli("run", str(tmp_path / "look.yml"), "-p", "scripted", "--sandbox", "none", "--results", str(results),
+                   "--otel", str(lines), "--otel-content")
+    assert done.returncode == 0, done.stdout + done.stderr
+    run = json.loads(next(results.glob("*/runs/*.json")).read_text(encoding="utf-8"))
+    call = run["steps"][0]["call_id"]
+    spans = _by_name(_spans(json.loads(lines.read_text(encoding="utf-8"))))
+    first, second = (_attributes(s) for s in sorted(spans["chat scripted"], key=lambda s: int(s["startTimeUnixNano"])))
+    asked = {"role": "user", "parts": [{"type": "text", "content": run["messages"][1]["content"]}]}
+    assert run["messages"][1]["content"].startswith("Read name.txt.")
+    assert json.loads(first["gen_ai.input.messages"]) == [asked]
+    assert json.loads(second["gen_ai.input.messages"]) == [
+        asked,
+        {"role": "assistant", "parts": [{"type": "tool_call", "id": call, "name": "read_file", "arguments": {"path": "name.txt"}}]},
+        {"role": "user", "parts": [{"type": "tool_call_response", "id": call, "response": "Ada"}]}]
+    assert json.loads(second["gen_ai.system_instructions"]) == [{"type": "text", "content": "Be brief."}]
+    assert [(d["type"], d["name"], sorted(d["parameters"]["properties"]))
+            for d in json.loads(second["gen_ai.tool.definitions"])] == [
+        ("function", "read_file", ["path"]), ("function", "write_file", ["content", "path"])]
+
+
 def _chat_content(record: RunRecord) -> dict[str, Any]:
     """The content attributes of the one chat span of ``record``'s trace, exported with content, JSON decoded."""
     (line,) = json_lines(run_spans([record], OtelTarget(content=True))).splitlines()
