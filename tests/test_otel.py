@@ -307,6 +307,17 @@ def test_openai_reasoning_images_unparsed_arguments_and_cut_texts_go_as_recorded
     assert "[... 5 characters left out ...]" in sent[0]["content"][0]["text"]
 
 
+@settings(max_examples=40, deadline=None)
+@given(st.text(), st.text())
+def test_any_text_sent_comes_back_from_the_input_messages_as_sent(system: str, said: str) -> None:
+    record = RunRecord(case="g/c", provider="scripted", prompt="default", started=1.0,
+                       messages=[{"role": "system", "content": system}, {"role": "user", "content": said}],
+                       model_requests=[RequestStats(started=1.0, finish_reason="stop", messages=[0, 2])])
+    content = _chat_content(record)  # JSON escapes what UTF-8 cannot hold (a lone surrogate), so it comes back whole
+    assert content["gen_ai.input.messages"] == [{"role": "user", "parts": [{"type": "text", "content": said}] if said else []}]
+    assert content.get("gen_ai.system_instructions") == ([{"type": "text", "content": system}] if system else None)
+
+
 def test_a_request_the_record_does_not_place_carries_no_input() -> None:
     record = RunRecord(case="g/c", provider="scripted", prompt="default", started=1.0,
                        messages=[{"role": "user", "content": "hi"}],

@@ -23,14 +23,15 @@ Part = dict[str, Any]
 def request_content(messages: Sequence[Mapping[str, Any]], tools: Sequence[Mapping[str, Any]]) -> dict[str, str]:
     """The content attributes of a request that carried ``messages`` and offered ``tools`` (both as the record keeps
     them), each a JSON string: ``gen_ai.system_instructions`` (the parts of the system messages the request
-    begins with; absent without one), ``gen_ai.input.messages`` (the messages after them) and
+    begins with; absent when they hold none), ``gen_ai.input.messages`` (the messages after them) and
     ``gen_ai.tool.definitions`` (absent when no tool was offered)."""
     lead = 0
     while lead < len(messages) and messages[lead].get("role") in ("system", "developer"):
         lead += 1
     attributes = {"gen_ai.input.messages": json.dumps([input_message(m) for m in messages[lead:]])}
-    if lead:
-        attributes["gen_ai.system_instructions"] = json.dumps([p for m in messages[:lead] for p in _parts(m.get("content"))])
+    instructions = [p for m in messages[:lead] for p in _parts(m.get("content"))]
+    if instructions:
+        attributes["gen_ai.system_instructions"] = json.dumps(instructions)
     if tools:
         attributes["gen_ai.tool.definitions"] = json.dumps([tool_definition(t) for t in tools])
     return attributes
