@@ -10,7 +10,8 @@ https://opentelemetry.io/docs/specs/semconv/gen-ai/gen-ai-spans/): ``gen_ai.oper
 ``gen_ai.request.model``, ``gen_ai.response.finish_reasons``, ``gen_ai.usage.*``,
 ``gen_ai.tool.name``, ``gen_ai.tool.call.id``; what only tooltrial knows is under ``tooltrial.*``.
 Prompts, messages sent, reply text, tool arguments and results can hold secrets: they are exported only
-with ``content`` (``--otel-content``; what each request carried: runner.output.otelinput). runner.output.otlp writes the spans as OTLP JSON lines or sends them.
+with ``content`` (``--otel-content``; what each request carried: runner.output.otelinput).
+runner.output.otlp writes the spans as OTLP JSON lines or sends them.
 
 Nothing here imports OpenTelemetry until spans are made; ``require_otel`` says which extra is missing.
 """
