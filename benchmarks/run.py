@@ -23,7 +23,7 @@
     page from the report document, its size, and in headless Chromium (Debian's, through playwright) the first paint, the load event,
     the run list ready and one transcript opened; skipped with a message without chromium.
 (f) The OpenTelemetry export (``--otel``) of 1,000 run records, (b)'s repeated: the spans made
-    with the SDK and written as OTLP JSON lines, per run, and the file's size.
+    with the SDK and written as OTLP JSON lines, per run, and the file's size; then the same with ``--otel-content``.
 (g) What follows the matrix for 1,000 run records, (b)'s repeated, with ``--report FILE --output json``:
     the CPU time of ``conclude`` and ``finish`` (the report encoded once, a run at a time read
     back from its run file, for report.json; the --report file and stdout copied from it), best of 3.
@@ -257,12 +257,13 @@ def figure_f(records: Sequence[RunRecord], count: int = 1000) -> None:
     from runner.output.otlp import json_lines
 
     many = [records[i % len(records)] for i in range(count)]
-    started = time.perf_counter()
-    lines = json_lines(run_spans(many, OtelTarget()))
-    wall = time.perf_counter() - started
     spans = sum(len(r.model_requests) + len(r.steps) + 1 for r in many)
-    print(f"(f) --otel export of {count:,} runs ({spans:,} spans): {wall / count * 1000:.2f} ms/run,"
-          f" {len(lines.encode()) / 1e6:.1f} MB of OTLP JSON lines   target < 5 ms/run")
+    for content, flag in ((False, ""), (True, " --otel-content")):
+        started = time.perf_counter()
+        lines = json_lines(run_spans(many, OtelTarget(content=content)))
+        wall = time.perf_counter() - started
+        print(f"(f) --otel{flag} export of {count:,} runs ({spans:,} spans): {wall / count * 1000:.2f} ms/run,"
+              f" {len(lines.encode()) / 1e6:.1f} MB of OTLP JSON lines   target < 5 ms/run")
 
 
 def figure_g(folder: Path, records: Sequence[RunRecord], count: int = 1000) -> None:

@@ -28,6 +28,8 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
 from runner.output.otel import OtelTarget, provider_and_model, run_spans
 from runner.output.otlp import json_lines
 from runner.run.record import RunRecord
+from runner.run.requests import RequestStats
+from runner.run.transcript import TEXT_LIMIT, bounded
 from tests.fake_servers import OpenAIServer, error_reply, openai_reply
 from tests.wire_runs import run_case
 
@@ -160,7 +162,8 @@ def test_a_live_run_is_one_trace_with_genai_spans_sent_over_otlp_http(tmp_path: 
         assert abs(int(nanoseconds) - seconds * 1e9) < 1000  # to the microsecond: a float of epoch ns is coarser
     assert int(root["startTimeUnixNano"]) <= int(first["startTimeUnixNano"]) < int(first["endTimeUnixNano"]) \
         <= int(tool["startTimeUnixNano"]) <= int(second["startTimeUnixNano"]) <= int(root["endTimeUnixNano"])
-    assert not any(k.startswith(("gen_ai.output", "gen_ai.tool.call.a")) for k in _attributes(first))
+    content = ("gen_ai.output", "gen_ai.input", "gen_ai.system_instructions", "gen_ai.tool.call.a", "gen_ai.tool.def")
+    assert not any(k.startswith(content) for s in (first, second, tool) for k in _attributes(s))
 
 
 def test_the_otel_file_holds_one_otlp_json_request_per_run_and_content_only_when_asked(tmp_path: Path) -> None:
@@ -183,6 +186,143 @@ def test_the_otel_file_holds_one_otlp_json_request_per_run_and_content_only_when
     # the line is the protobuf message, once its ids go back to protobuf's base64
     message = ParseDict(_base64(document), ExportTraceServiceRequest())
     assert len(message.resource_spans[0].scope_spans[0].spans) == 4
+
+
+def test_with_content_each_chat_span_holds_the_input_it_carried_as_sent(tmp_path: Path) -> None:
+    lines = tmp_path / "traces.jsonl"
+    with OpenAIServer() as server:
+        server.push(openai_reply(tool_calls=[("write_file", HI)], ids=["call_w"], usage=(12, 7)),
+                    openai_reply("Wrote out.txt.", usage=(30, 4)))
+        code, err, (run,) = run_case(tmp_path, server, "openai/fake-model", flags=["--otel", str(lines), "--otel-content"])
+        sent = [chat.body for chat in server.chats]
+    assert code == 0, err
+    spans = _by_name(_spans(json.loads(lines.read_text(encoding="utf-8"))))
+    first, second = (_attributes(s) for s in sorted(spans["chat fake-model"], key=lambda s: int(s["startTimeUnixNano"])))
+    system = sent[0]["messages"][0]
+    assert system["role"] == "system" and system == run["messages"][0]
+    for span in (first, second):  # the rendered system prompt, apart from the conversation
+        assert json.loads(span["gen_ai.system_instructions"]) == [{"type": "text", "content": system["content"]}]
+    assert json.loads(first["gen_ai.input.messages"]) == [
+        {"role": "user", "parts": [{"type": "text", "content": "Write hi to out.txt"}]}]
+    assert json.loads(second["gen_ai.input.messages"]) == [
+        {"role": "user", "parts": [{"type": "text", "content": "Write hi to out.txt"}]},
+        {"role": "assistant", "parts": [{"type": "tool_call", "id": "call_w", "name": "write_file", "arguments": HI}]},
+        {"role": "tool", "parts": [{"type": "tool_call_response", "id": "call_w", "response": run["steps"][0]["result"]}]}]
+    assert sent[1]["messages"][3] == {"role": "tool", "tool_call_id": "call_w", "name": "write_file", "content": run["steps"][0]["result"]}
+    offered = sent[0]["tools"]
+    assert sent[1]["tools"] == offered and "write_file" in [t["function"]["name"] for t in offered]
+    definitions = [{"type": "function", "name": t["function"]["name"], "description": t["function"]["description"],
+                    "parameters": t["function"]["parameters"]} for t in offered]
+    assert json.loads(first["gen_ai.tool.definitions"]) == json.loads(second["gen_ai.tool.definitions"]) == definitions
+
+
+MESSAGES_AGENT = """\
+- id: look
+  agent: {command: "PYTHON AGENT", input: stdin}
+  files: {name.txt: Ada}
+  turns: [Read name.txt.]
+  script:
+    - tool_calls: [{name: read_file, arguments: {path: name.txt}}]
+    - content: It says Ada.
+"""
+
+
+def test_an_external_agents_anthropic_messages_requests_are_its_chat_spans_input(tmp_path: Path) -> None:
+    from tests.helpers import ROOT, run_cli
+
+    agent = ROOT / "tests" / "agents" / "messages_agent.py"
+    (tmp_path / "look.yml").write_text(MESSAGES_AGENT.replace("PYTHON", sys.executable).replace("AGENT", str(agent)))
+    lines, results = tmp_path / "traces.jsonl", tmp_path / "results"
+    done = run_cli("run", str(tmp_path / "look.yml"), "-p", "scripted", "--sandbox", "none", "--results", str(results),
+                   "--otel", str(lines), "--otel-content")
+    assert done.returncode == 0, done.stdout + done.stderr
+    run = json.loads(next(results.glob("*/runs/*.json")).read_text(encoding="utf-8"))
+    call = run["steps"][0]["call_id"]
+    spans = _by_name(_spans(json.loads(lines.read_text(encoding="utf-8"))))
+    first, second = (_attributes(s) for s in sorted(spans["chat scripted"], key=lambda s: int(s["startTimeUnixNano"])))
+    asked = {"role": "user", "parts": [{"type": "text", "content": run["messages"][1]["content"]}]}
+    assert run["messages"][1]["content"].startswith("Read name.txt.")
+    assert json.loads(first["gen_ai.input.messages"]) == [asked]
+    assert json.loads(second["gen_ai.input.messages"]) == [
+        asked,
+        {"role": "assistant", "parts": [{"type": "tool_call", "id": call, "name": "read_file", "arguments": {"path": "name.txt"}}]},
+        {"role": "user", "parts": [{"type": "tool_call_response", "id": call, "response": "Ada"}]}]
+    assert json.loads(second["gen_ai.system_instructions"]) == [{"type": "text", "content": "Be brief."}]
+    assert [(d["type"], d["name"], sorted(d["parameters"]["properties"]))
+            for d in json.loads(second["gen_ai.tool.definitions"])] == [
+        ("function", "read_file", ["path"]), ("function", "write_file", ["content", "path"])]
+
+
+def _chat_content(record: RunRecord) -> dict[str, Any]:
+    """The content attributes of the one chat span of ``record``'s trace, exported with content, JSON decoded."""
+    (line,) = json_lines(run_spans([record], OtelTarget(content=True))).splitlines()
+    (chat,) = [s for s in _spans(json.loads(line)) if s["name"].startswith("chat ")]
+    return {k: json.loads(v) for k, v in _attributes(chat).items()
+            if k in ("gen_ai.system_instructions", "gen_ai.input.messages", "gen_ai.tool.definitions")}
+
+
+def test_an_external_agents_anthropic_messages_request_is_read_into_the_conventions_parts() -> None:
+    sent = [{"role": "system", "content": [{"type": "text", "text": "Be brief."}]},
+            {"role": "user", "content": [{"type": "text", "text": "Look"},
+                                         {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBO"}}]},
+            {"role": "assistant", "content": [{"type": "thinking", "thinking": "a file", "signature": "s1"},
+                                              {"type": "tool_use", "id": "toolu_1", "name": "read", "input": {"path": "a"}}]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "x", "is_error": False}]}]
+    tools = [{"name": "read", "description": "Read a file", "input_schema": {"type": "object"}},
+             {"type": "web_search_20250305", "name": "web_search"}]
+    record = RunRecord(case="g/c", provider="scripted", prompt="default", started=1.0, messages=sent, tools=tools,
+                       model_requests=[RequestStats(started=1.0, finish_reason="stop", messages=[0, 4])])
+    assert _chat_content(record) == {
+        "gen_ai.system_instructions": [{"type": "text", "content": "Be brief."}],
+        "gen_ai.input.messages": [
+            {"role": "user", "parts": [{"type": "text", "content": "Look"},
+                                       {"type": "blob", "modality": "image", "mime_type": "image/png", "content": "iVBO"}]},
+            {"role": "assistant", "parts": [{"type": "reasoning", "content": "a file"},
+                                            {"type": "tool_call", "id": "toolu_1", "name": "read", "arguments": {"path": "a"}}]},
+            {"role": "user", "parts": [{"type": "tool_call_response", "id": "toolu_1", "response": "x"}]}],
+        "gen_ai.tool.definitions": [
+            {"type": "function", "name": "read", "description": "Read a file", "parameters": {"type": "object"}},
+            {"type": "web_search_20250305", "name": "web_search"}]}
+
+
+def test_openai_reasoning_images_unparsed_arguments_and_cut_texts_go_as_recorded() -> None:
+    long = "a" * (TEXT_LIMIT + 5)
+    sent, cuts = bounded([
+        {"role": "user", "content": [{"type": "text", "text": long},
+                                     {"type": "image_url", "image_url": {"url": "data:image/jpeg;base64,/9j/"}},
+                                     {"type": "image_url", "image_url": {"url": "https://example.com/a.png"}}]},
+        {"role": "assistant", "reasoning_content": "think", "content": "Calling.",
+         "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "run", "arguments": "{not json"}}]},
+        {"role": "tool", "tool_call_id": "c1", "name": "run", "content": "ok"}])
+    record = RunRecord(case="g/c", provider="scripted", prompt="default", started=1.0, messages=sent, message_cuts=cuts,
+                       model_requests=[RequestStats(started=1.0, finish_reason="stop", messages=[0, 3])])
+    assert cuts[0].left_out == 5
+    assert _chat_content(record) == {"gen_ai.input.messages": [
+        {"role": "user", "parts": [{"type": "text", "content": sent[0]["content"][0]["text"]},
+                                   {"type": "blob", "modality": "image", "mime_type": "image/jpeg", "content": "/9j/"},
+                                   {"type": "uri", "modality": "image", "uri": "https://example.com/a.png"}]},
+        {"role": "assistant", "parts": [{"type": "reasoning", "content": "think"}, {"type": "text", "content": "Calling."},
+                                        {"type": "tool_call", "id": "c1", "name": "run", "arguments": "{not json"}]},
+        {"role": "tool", "parts": [{"type": "tool_call_response", "id": "c1", "response": "ok"}]}]}
+    assert "[... 5 characters left out ...]" in sent[0]["content"][0]["text"]
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.text(), st.text())
+def test_any_text_sent_comes_back_from_the_input_messages_as_sent(system: str, said: str) -> None:
+    record = RunRecord(case="g/c", provider="scripted", prompt="default", started=1.0,
+                       messages=[{"role": "system", "content": system}, {"role": "user", "content": said}],
+                       model_requests=[RequestStats(started=1.0, finish_reason="stop", messages=[0, 2])])
+    content = _chat_content(record)  # JSON escapes what UTF-8 cannot hold (a lone surrogate), so it comes back whole
+    assert content["gen_ai.input.messages"] == [{"role": "user", "parts": [{"type": "text", "content": said}] if said else []}]
+    assert content.get("gen_ai.system_instructions") == ([{"type": "text", "content": system}] if system else None)
+
+
+def test_a_request_the_record_does_not_place_carries_no_input() -> None:
+    record = RunRecord(case="g/c", provider="scripted", prompt="default", started=1.0,
+                       messages=[{"role": "user", "content": "hi"}],
+                       model_requests=[RequestStats(started=1.0, finish_reason="stop")])
+    assert _chat_content(record) == {}
 
 
 def _base64(value: Any) -> Any:

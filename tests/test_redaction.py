@@ -165,6 +165,7 @@ def test_no_output_holds_a_key_a_provider_a_tool_or_a_command_echoed(tmp_path: P
     _assert_clean(written, {CANARY, ENV_CANARY, *endpoint_keys})
     _assert_marked(tmp_path / "out", written)
     assert b"gen_ai.tool.call.result" not in written["otel.jsonl"]  # without --otel-content: no tool result
+    assert b"gen_ai.input.messages" not in written["otel.jsonl"] and b"gen_ai.system_instructions" not in written["otel.jsonl"]
 
 
 def test_worker_processes_redact_too_with_otel_content(tmp_path: Path) -> None:
@@ -183,6 +184,22 @@ def test_worker_processes_redact_too_with_otel_content(tmp_path: Path) -> None:
     _assert_marked(tmp_path / "out", written)
     assert b"gen_ai.tool.call.result" in written["otel.jsonl"]
     assert ENV_MARK.encode() in written["otel.jsonl"] and AGENT_MARK.encode() in written["otel.jsonl"]
+    inputs = _otel_inputs(tmp_path / "out" / "otel.jsonl")  # what each request carried, as the record keeps it
+    assert inputs["agent"][0] == [{"role": "user", "parts": [{"type": "text", "content": f"ROW-agent {AGENT_MARK}"}]}]
+    (_, (_, _, result)) = inputs["tool"]
+    assert result["role"] == "tool" and ENV_MARK in result["parts"][0]["response"]
+
+
+def _otel_inputs(lines: Path) -> dict[str, list[list[dict[str, Any]]]]:
+    """Each case's chat spans' ``gen_ai.input.messages``, decoded, in request order, from an ``--otel`` file."""
+    found: dict[str, list[list[dict[str, Any]]]] = {}
+    for line in lines.read_text(encoding="utf-8").splitlines():
+        spans = [s for rs in json.loads(line)["resourceSpans"] for ss in rs["scopeSpans"] for s in ss["spans"]]
+        values = [{a["key"]: next(iter(a["value"].values())) for a in s["attributes"]} for s in spans]
+        (case,) = [v["tooltrial.case"] for v in values if "tooltrial.case" in v]
+        chats = sorted((v for v in values if "gen_ai.input.messages" in v), key=lambda v: int(v["tooltrial.request.index"]))
+        found[case.split("/")[1]] = [json.loads(v["gen_ai.input.messages"]) for v in chats]
+    return found
 
 
 def test_doctor_tells_what_the_server_said_without_the_key(tmp_path: Path) -> None:

@@ -112,7 +112,7 @@ FORMATS: list[OutputFormat] = [
                example="traces.jsonl"),
         Option("--otel-endpoint", "send each run as an OpenTelemetry trace to an OTLP/HTTP collector (http://localhost:4318)",
                metavar="URL", file=False),
-        Option("--otel-content", "put reply text, tool arguments and results in the traces (they may hold secrets)",
+        Option("--otel-content", "put the messages sent, the replies, tool arguments and results in the traces (they may hold secrets)",
                metavar=None, file=False),
     ), "runner.output.otlp:write_traces", frozenset({RUN}), target="runner.output.otlp:otel_target"),
 ]

@@ -9,8 +9,9 @@ https://opentelemetry.io/docs/specs/semconv/gen-ai/gen-ai-spans/): ``gen_ai.oper
 ``chat`` or ``execute_tool``, ``gen_ai.provider.name`` (and the older ``gen_ai.system``),
 ``gen_ai.request.model``, ``gen_ai.response.finish_reasons``, ``gen_ai.usage.*``,
 ``gen_ai.tool.name``, ``gen_ai.tool.call.id``; what only tooltrial knows is under ``tooltrial.*``.
-Prompt and reply text, tool arguments and results can hold secrets: they are exported only with
-``content`` (``--otel-content``). runner.output.otlp writes the spans as OTLP JSON lines or sends them.
+Prompts, messages sent, reply text, tool arguments and results can hold secrets: they are exported only
+with ``content`` (``--otel-content``; what each request carried: runner.output.otelinput).
+runner.output.otlp writes the spans as OTLP JSON lines or sends them.
 
 Nothing here imports OpenTelemetry until spans are made; ``require_otel`` says which extra is missing.
 """
@@ -27,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 from runner import __version__
 from runner.errors import UserError
 from runner.names import SCRIPTED
+from runner.output.otelinput import request_content
 from runner.run.record import RunRecord
 from runner.run.requests import RequestStats
 from runner.run.trajectory import Step
@@ -54,7 +56,8 @@ class OtelTarget:
     Attributes:
         file: the OTLP JSON lines file (``--otel``), or None.
         endpoint: the OTLP/HTTP traces URL (``--otel-endpoint``, ``/v1/traces`` added to a bare host), or None.
-        content: also export reply text, reasoning, tool arguments and results (``--otel-content``).
+        content: also export what each request carried, reply text, reasoning, tool arguments and results
+            (``--otel-content``).
         models: each arm's provider label -> the litellm model string it sends (an alias's ``model``).
     """
 
@@ -135,7 +138,8 @@ def _run_trace(tracer: Tracer, record: RunRecord, started: float, target: OtelTa
     system, model = provider_and_model(target.models.get(record.provider, record.provider))
     for request in record.model_requests:
         if request.started is not None:
-            _request_span(tracer, inside, request, request.started, (system, model), target.content)
+            carried = _carried(record, request) if target.content else None
+            _request_span(tracer, inside, request, request.started, (system, model), carried)
     for step in record.steps:
         if step.started is not None:
             _tool_span(tracer, inside, step, step.started, target.content)
@@ -161,9 +165,19 @@ def _run_attributes(record: RunRecord, target: OtelTarget) -> dict[str, Any]:
     return _known(attributes)
 
 
+def _carried(record: RunRecord, request: RequestStats) -> dict[str, str]:
+    """The content attributes of what ``request`` carried (runner.output.otelinput); none for a record that does
+    not say (one of an earlier version, or a request whose body did not read)."""
+    if request.messages is None:
+        return {}
+    start, end = request.messages
+    return request_content(record.messages[start:end], record.tools)
+
+
 def _request_span(tracer: Tracer, parent: Context, request: RequestStats, started: float, reached: tuple[str, str],
-                  content: bool) -> None:
-    """The span of model request ``request``, sent at ``started`` to ``reached`` (provider name, model)."""
+                  carried: dict[str, str] | None) -> None:
+    """The span of model request ``request``, sent at ``started`` to ``reached`` (provider name, model); with
+    ``carried`` (``--otel-content``: the content attributes of what it carried) its input and its reply too."""
     from opentelemetry.trace import SpanKind
 
     system, model = reached
@@ -180,7 +194,8 @@ def _request_span(tracer: Tracer, parent: Context, request: RequestStats, starte
         "tooltrial.request.outcome": request.outcome, "tooltrial.request.attempts": len(request.attempts) or None,
         "tooltrial.cost": request.cost,
     }
-    if content:
+    if carried is not None:
+        attributes.update(carried)
         attributes["gen_ai.output.messages"] = json.dumps([_output_message(request)])
     span = tracer.start_span(f"chat {model}", parent, SpanKind.CLIENT, _known(attributes),
                              start_time=_ns(started))
