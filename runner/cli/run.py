@@ -14,7 +14,6 @@ from typing import Any
 from runner.checks.base import JudgeSettings
 from runner.checks.judge import judge_names, refuse_judge, resolve_judges
 from runner.cli import listing
-from runner.cli.early import Trial, start_early
 from runner.cli.judgeoptions import add_judge_options, judge_settings
 from runner.cli.options import (
     add_arms,
@@ -199,12 +198,10 @@ def _shard(args: argparse.Namespace, cases: list[Case], arms: list[Arm]) -> dict
 
 def _request(args: argparse.Namespace, config: Config, cases: list[Case], arms: list[Arm], outputs: dict[str, Any],
              judges: Mapping[str | None, ProviderSpec], shard: dict[str, Any] | None,
-             judging: JudgeSettings, until: Stopping | None = None,
-             trial: Trial | None = None) -> SuiteRequest:
+             judging: JudgeSettings, until: Stopping | None = None) -> SuiteRequest:
     """The matrix's request from the parsed ``args``, the config and what is resolved so far: the simulated
     users resolved (runner.run.simuser.resolve_users), the Ray cluster checked (``_ray``), the console,
-    ``--live``'s view, the response cache opened, the sandbox chosen (``trial``: bubblewrap's, as for
-    choose_sandbox). Raises UserError as those do."""
+    ``--live``'s view, the response cache opened, the sandbox chosen. Raises UserError as those do."""
     users = resolve_users(cases, lambda name: resolve_provider(name, config, args.verbose))
     jobs = _jobs(args, config)
     providers = list({arm.provider.name: arm.provider for arm in arms}.values())
@@ -216,7 +213,7 @@ def _request(args: argparse.Namespace, config: Config, cases: list[Case], arms: 
     together = jobs > 1 and (len(cases) * len(arms) > 1 or repeated)  # runs that may go at once: label each line
     live = LiveView(console, together, repeated, len(arms) > 1) if args.live else None
     cache = open_cache(args.cache, create=True) if args.cache else None
-    each = RunOptions(choose_sandbox(args.sandbox, hidden, trial), keep=args.keep, timeout=args.timeout, judges=judges, judging=judging,
+    each = RunOptions(choose_sandbox(args.sandbox, hidden), keep=args.keep, timeout=args.timeout, judges=judges, judging=judging,
                       users=users, listener=live, cache=cache, secrets=Secrets.known(os.environ, config.key_variables))
     options = SuiteOptions(each, jobs=jobs, shard=args.shard, executor=args.executor, workers=args.workers,
                            ray_address=ray_address, ray_env=ray_env)
@@ -249,7 +246,6 @@ def command(args: argparse.Namespace) -> int:
     cases = with_agents(cases, args.agent, config.agents, config.path)
     names = args.provider or [config.default_provider or SCRIPTED]
     judge = _precheck(args, config, cases, names)
-    trial = start_early(args.sandbox, args.verbose, config, [*names, *judge_names(cases, judge).values()])
     prompts, tool_defs = load_prompts(args.prompt), load_all(args.tools)
     check_tool_defs(tool_defs, cases)
     profiles = load_profiles(args.faults)
@@ -264,7 +260,7 @@ def command(args: argparse.Namespace) -> int:
     shard = _shard(args, cases, arms)
     if shard is not None and not shard["selected"]:
         return ExitCode.NO_CASES
-    return run_suite(_request(args, config, cases, arms, outputs, judges, shard, judging, until, trial))
+    return run_suite(_request(args, config, cases, arms, outputs, judges, shard, judging, until))
 
 
 def resume_line(words: Sequence[str], folder: Path) -> str:

@@ -1,12 +1,11 @@
-"""litellm's import, once a process: ``load_litellm`` where a provider needs it, ``load_in_background``
-ahead of that.
+"""litellm's import, once a process: ``load_litellm`` where a provider needs it.
 
 Before the import litellm's remote model-cost-map fetch and its reading of ``.env`` files are turned
 off; afterwards its logging is kept quiet unless ``verbose``, and every line of it has the invocation's keys
 replaced by their markers (runner.providers.redact), whatever litellm's own patterns miss. litellm reads those switches from the
 environment, at import and while it runs, so they are set in ``os.environ`` once, on the main thread
-(``load_in_background``, else ``resolve_provider``'s first load), before any other thread imports litellm or any
-run starts; nothing here writes the environment after that (runs in other threads read it).
+(``resolve_provider``'s first load), before any run starts; nothing here writes
+the environment after that (runs in other threads read it).
 """
 
 from __future__ import annotations
@@ -80,27 +79,6 @@ def load_litellm(verbose: bool = False, key_variables: Iterable[str] = ()) -> An
             if logger.level != level or not _ours(logger):
                 _to_stderr(logger, level)
         return litellm
-
-
-def load_in_background(verbose: bool = False) -> threading.Thread:
-    """Start ``load_litellm(verbose)`` on a daemon thread and return it, its switches written first, on the
-    calling thread (call it on the main thread: the module docstring).
-
-    The import is CPU work under the interpreter lock: what it overlaps is the calling thread's waits (the
-    sandbox's trial, a subprocess). A later ``load_litellm`` waits for it (the lock) and returns the module;
-    when the import failed here, that call imports again and raises what ``import litellm`` raises, on its
-    own thread, where it would have raised without this.
-    """
-    set_switches()
-    thread = threading.Thread(target=_load_quietly, args=(verbose,), name="litellm-import", daemon=True)
-    thread.start()
-    return thread
-
-
-def _load_quietly(verbose: bool) -> None:
-    """``load_litellm`` whose failure is left to the next caller (``load_in_background``)."""
-    with contextlib.suppress(Exception):
-        load_litellm(verbose)
 
 
 def _first_load() -> Any:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import functools
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 from runner.errors import UserError
@@ -30,11 +30,8 @@ def bubblewrap() -> tuple[str | None, bool, str]:
     return probe(wrap=functools.partial(guarded, prefix=guard_prefix()[0], parent=os.getpid()))
 
 
-def choose_sandbox(requested: str, hide: Sequence[Path] = (),
-                   trial: Callable[[], tuple[str | None, bool, str]] | None = None) -> Sandbox:
-    """The Sandbox for ``--sandbox requested`` (one of runner.sandbox.command.MODES); ``hide`` as for Sandbox;
-    ``trial`` gives ``bubblewrap()``'s answer (``run`` hands the result of one started earlier, on a thread;
-    None: ``bubblewrap`` is called here).
+def choose_sandbox(requested: str, hide: Sequence[Path] = ()) -> Sandbox:
+    """The Sandbox for ``--sandbox requested`` (one of runner.sandbox.command.MODES); ``hide`` as for Sandbox.
 
     ``auto`` is bwrap when it works here, else ``none`` after a warning on stderr. Every weakness of the chosen
     sandbox (``Confinement.note``) is a warning line on stderr before any run, and so is each folder dropped from
@@ -45,7 +42,7 @@ def choose_sandbox(requested: str, hide: Sequence[Path] = (),
         sandbox = Sandbox("none", note="requested with --sandbox none")
         print(f"warning: --sandbox none: commands run unconfined: {_UNCONFINED}", file=sys.stderr)
     else:
-        binary, hardened, reason = (trial or bubblewrap)()
+        binary, hardened, reason = bubblewrap()
         if binary is None and requested == "bwrap":
             raise UserError(f"bubblewrap sandbox unavailable: {reason}",
                             hint="install bubblewrap (apt-get install bubblewrap) or use --sandbox none")

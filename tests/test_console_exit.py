@@ -1,24 +1,18 @@
-"""What ``run`` starts ahead on threads of their own (runner.cli.early): bubblewrap's trial, its answer and
-its error taken where the sandbox is chosen, as before; and the ``tooltrial`` process's exit, which skips the
-interpreter's module teardown only after every exit handler ran (runner.__main__)."""
+"""The ``tooltrial`` process's exit (runner.__main__), which skips the interpreter's module teardown only after
+every exit handler ran: its code, output and handlers as before, for a live run and for a mistake."""
 
 from __future__ import annotations
 
 import json
 import subprocess
 import sys
-import threading
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from runner.cli import early
-from runner.errors import MachineBusy
-from runner.providers import litellm_load
-from runner.spec.config import load_config
 from tests.fake_servers import OpenAIServer, openai_reply
-from tests.helpers import ROOT, config, run_cli, tooltrial
+from tests.helpers import ROOT, config, tooltrial
 
 SCRIPTED = """\
 - id: hello
@@ -36,48 +30,6 @@ def _report(results: Path) -> dict[str, Any]:
     (folder,) = results.iterdir()
     report: dict[str, Any] = json.loads((folder / "report.json").read_text(encoding="utf-8"))
     return report
-
-
-def test_the_sandbox_trial_runs_on_its_own_thread_and_its_answer_chooses_the_sandbox(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    threads: list[str] = []
-
-    def no_bwrap() -> tuple[str | None, bool, str]:
-        threads.append(threading.current_thread().name)
-        return None, False, "bwrap not found on PATH"
-
-    monkeypatch.setattr(early, "bubblewrap", no_bwrap)
-    (tmp_path / "hello.yml").write_text(SCRIPTED, encoding="utf-8")
-    done = run_cli("run", str(tmp_path / "hello.yml"), "--results", str(tmp_path / "r"), "-q", cwd=tmp_path)
-    assert done.returncode == 0, done.stderr
-    assert threads == ["sandbox-trial_0"]
-    assert done.stderr.splitlines()[0] == f"warning: bubblewrap unavailable (bwrap not found on PATH); {UNCONFINED}"
-    (run,) = _report(tmp_path / "r")["runs"]
-    assert (run["status"], run["sandbox"]["mode"]) == ("pass", "none")
-
-
-def test_a_trial_the_machine_refused_stops_the_run_as_before(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    def refused() -> tuple[str | None, bool, str]:
-        raise MachineBusy("the machine refused to start bwrap's trial each time (out of processes or memory)",
-                          hint="try again when the machine is less busy")
-
-    monkeypatch.setattr(early, "bubblewrap", refused)
-    (tmp_path / "hello.yml").write_text(SCRIPTED, encoding="utf-8")
-    done = run_cli("run", str(tmp_path / "hello.yml"), "--results", str(tmp_path / "r"), cwd=tmp_path)
-    assert (done.returncode, done.stdout) == (6, "")
-    assert done.stderr.splitlines() == [
-        ("error: the machine refused to start bwrap's trial each time (out of processes or memory) "
-         "(try again when the machine is less busy)")]
-    assert not (tmp_path / "r").exists()
-
-
-def test_sandbox_none_starts_no_trial_and_a_scripted_run_no_import(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    def never(*args: Any, **kwargs: Any) -> Any:
-        raise AssertionError("nothing to start for --sandbox none and a scripted provider")
-
-    monkeypatch.setattr(early, "ThreadPoolExecutor", never)
-    monkeypatch.setattr(litellm_load, "load_in_background", never)
-    assert early.start_early("none", False, load_config(str(config(tmp_path))), ["scripted"]) is None
 
 
 # console() with a main that registers an exit handler (after console's own), prints without a newline to a
